@@ -1,0 +1,20 @@
+import { MAX_BALANCE, parseUsd, type Nano } from "../../core/money.js";
+import { UsageError } from "../io.js";
+
+/** A USD option as exact nano-USD; null when absent. Label names the option in the message. */
+export function parseMoneyOption(values: Record<string, string | boolean | undefined>, name: string, label = `--${name}`): Nano | null {
+  const text = values[name];
+  if (text === undefined) return null;
+  if (typeof text !== "string") throw new UsageError(`${label} needs a value`);
+  const nano = parseUsd(text);
+  if (nano === null || nano < 0n) throw new UsageError(`${label}: "${text}" is not a non-negative USD amount with at most 9 decimals`);
+  if (nano > MAX_BALANCE * 1000n) throw new UsageError(`${label}: "${text}" is too large`);
+  return nano;
+}
+
+export function parseCountOption(values: Record<string, string | boolean | undefined>, name: string): number | null {
+  const text = values[name];
+  if (text === undefined) return null;
+  if (typeof text !== "string" || !/^\d{1,15}$/.test(text)) throw new UsageError(`--${name}: "${String(text)}" is not a whole number`);
+  return Number(text);
+}

@@ -1,0 +1,41 @@
+import type { GatewayConfig } from "../../config/load.js";
+import type { Store } from "../../store/index.js";
+import { emit, parseCommand, requireOption, table, UsageError, type CliIo } from "../io.js";
+
+export async function providerKeysCommand(sub: string | undefined, args: string[], io: CliIo, store: Store, config: GatewayConfig): Promise<void> {
+  switch (sub) {
+    case "add": {
+      const { values, json } = parseCommand(args, { account: { type: "string" }, provider: { type: "string" }, key: { type: "string" }, label: { type: "string" } }, []);
+      const provider = requireOption(values, "provider");
+      if (!config.providers.has(provider)) {
+        throw new UsageError(`--provider: unknown provider "${provider}" (configured: ${[...config.providers.keys()].join(", ") || "none"})`);
+      }
+      // "--key -" reads the key from standard input, keeping it out of shell history.
+      let secret = requireOption(values, "key");
+      if (secret === "-") secret = ((await io.readStdin?.()) ?? "").trim();
+      const info = await store.upstreamKeys.add({
+        accountId: requireOption(values, "account"),
+        provider,
+        key: secret,
+        label: typeof values.label === "string" ? values.label : "",
+      });
+      return emit(io, json, toJson(info), () => `added ${provider} key …${info.last4} (${info.id}) for account ${info.accountId}`);
+    }
+    case "list": {
+      const { values, json } = parseCommand(args, { account: { type: "string" } }, []);
+      const keys = await store.upstreamKeys.list(requireOption(values, "account"));
+      return emit(io, json, keys.map(toJson), () => table(keys.map((k) => ({ id: k.id, provider: k.provider, label: k.label, key: `…${k.last4}` }))));
+    }
+    case "remove": {
+      const { positionals, json } = parseCommand(args, {}, ["ID"]);
+      await store.upstreamKeys.remove(positionals[0]!);
+      return emit(io, json, { id: positionals[0], removed: true }, () => `removed upstream key ${positionals[0]}`);
+    }
+    default:
+      throw new UsageError("usage: gateway admin provider-keys add|list|remove");
+  }
+}
+
+function toJson(k: { id: string; accountId: string; provider: string; label: string; last4: string; createdAt: number }) {
+  return { id: k.id, account_id: k.accountId, provider: k.provider, label: k.label, last4: k.last4, created_at: new Date(k.createdAt).toISOString() };
+}

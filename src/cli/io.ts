@@ -1,0 +1,58 @@
+// What a CLI command may touch: its arguments, output streams and environment. Tests pass their own.
+import { parseArgs, type ParseArgsConfig } from "node:util";
+import { formatUsd, type Nano } from "../core/money.js";
+
+export interface CliIo {
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+  readStdin?: () => Promise<string>;
+}
+
+/** A bad invocation: printed as one line, exit code 2. */
+export class UsageError extends Error {
+  override name = "UsageError";
+}
+
+export type Options = NonNullable<ParseArgsConfig["options"]>;
+
+export function parseCommand(args: string[], options: Options, positionals: string[]) {
+  let parsed;
+  try {
+    parsed = parseArgs({ args, options: { ...options, json: { type: "boolean" } }, allowPositionals: true, strict: true });
+  } catch (error) {
+    throw new UsageError((error as Error).message.split("\n")[0]!.replace(/^TypeError \[\w+\]: /, ""));
+  }
+  if (parsed.positionals.length !== positionals.length) {
+    throw new UsageError(`expected ${positionals.length ? positionals.join(" ") : "no positional arguments"}, got ${parsed.positionals.length ? parsed.positionals.join(" ") : "none"}`);
+  }
+  return { values: parsed.values as Record<string, string | boolean | undefined>, positionals: parsed.positionals, json: parsed.values.json === true };
+}
+
+export function requireOption(values: Record<string, string | boolean | undefined>, name: string): string {
+  const value = values[name];
+  if (typeof value !== "string" || value === "") throw new UsageError(`--${name} is required`);
+  return value;
+}
+
+/** Prints a result as JSON (--json) or as aligned text lines. */
+export function emit(io: CliIo, json: boolean, value: unknown, text: () => string): void {
+  io.stdout(json ? `${JSON.stringify(value, jsonReplacer, 2)}\n` : `${text()}\n`);
+}
+
+function jsonReplacer(_key: string, value: unknown): unknown {
+  return typeof value === "bigint" ? value.toString() : value;
+}
+
+export function table(rows: Array<Record<string, string | number | null>>): string {
+  if (rows.length === 0) return "(none)";
+  const columns = Object.keys(rows[0]!);
+  const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => String(r[c] ?? "-").length)));
+  const line = (cells: string[]) => cells.map((cell, i) => cell.padEnd(widths[i]!)).join("  ").trimEnd();
+  return [line(columns), ...rows.map((r) => line(columns.map((c) => String(r[c] ?? "-"))))].join("\n");
+}
+
+export function usd(nano: Nano | null): string | null {
+  return nano === null ? null : formatUsd(nano);
+}

@@ -1,0 +1,141 @@
+#!/usr/bin/env node
+// The `gateway` command. Every subcommand takes --json; bad input exits non-zero with one line.
+import { realpathSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { ConfigError, loadConfig, type GatewayConfig } from "../config/load.js";
+import { resolveServerSecret } from "../config/server-secret.js";
+import { GatewayError } from "../errors/catalogue.js";
+import { openDatabase } from "../store/database.js";
+import { openStore, type Store } from "../store/index.js";
+import { migrate } from "../store/migrate.js";
+import { accountsCommand } from "./commands/accounts.js";
+import { keysCommand } from "./commands/keys.js";
+import { ledgerCommand } from "./commands/ledger.js";
+import { providerKeysCommand } from "./commands/provider-keys.js";
+import { emit, parseCommand, UsageError, type CliIo } from "./io.js";
+import { serve } from "./serve.js";
+
+const USAGE = `usage: gateway <command>
+  serve                                   start the gateway (what npm start runs)
+  migrate                                 apply database migrations
+  admin accounts create --email E [--balance USD] [--tier T] [--monthly-budget USD] [--monthly-token-budget N] [--admin]
+  admin accounts list
+  admin accounts set-status ID active|suspended|closed
+  admin accounts credit ID USD | debit ID USD
+  admin keys create --account ID [--name N] [--budget-cap USD] [--token-cap N]
+  admin keys list --account ID
+  admin keys revoke KEY_ID
+  admin provider-keys add --account ID --provider P --key K|- [--label L]
+  admin provider-keys list --account ID
+  admin provider-keys remove ID
+  admin ledger prune --older-than-days N
+Every command accepts --json. Environment: DATABASE_URL, GATEWAY_CONFIG, GATEWAY_SECRET, PORT, HOST.`;
+
+export async function runCli(argv: string[], io: CliIo): Promise<number> {
+  try {
+    const [command, ...rest] = argv;
+    if (!command || command === "help" || command === "--help" || command === "-h") {
+      io.stdout(`${USAGE}\n`);
+      return command ? 0 : 2;
+    }
+    const config = loadConfig(io.env, io.cwd);
+    switch (command) {
+      case "serve":
+        parseCommand(rest, {}, []);
+        await serve(config, io);
+        return 0;
+      case "migrate": {
+        const { json } = parseCommand(rest, {}, []);
+        const handle = openDatabase({ databaseUrl: config.databaseUrl, sqlitePath: config.sqlitePath });
+        try {
+          const { applied } = await migrate(handle);
+          emit(io, json, { database: handle.description, applied }, () => `${handle.description}: ${applied.length ? `applied ${applied.join(", ")}` : "up to date"}`);
+        } finally {
+          await handle.close();
+        }
+        return 0;
+      }
+      case "admin":
+        return await withStore(config, (store) => admin(rest, io, store, config));
+      default:
+        throw new UsageError(`unknown command "${command}"; run gateway help`);
+    }
+  } catch (error) {
+    return reportFailure(error, io);
+  }
+}
+
+async function admin(args: string[], io: CliIo, store: Store, config: GatewayConfig): Promise<number> {
+  const [group, sub, ...rest] = args;
+  switch (group) {
+    case "accounts":
+      await accountsCommand(sub, rest, io, store, config);
+      break;
+    case "keys":
+      await keysCommand(sub, rest, io, store);
+      break;
+    case "provider-keys":
+      await providerKeysCommand(sub, rest, io, store, config);
+      break;
+    case "ledger":
+      await ledgerCommand(sub, rest, io, store);
+      break;
+    default:
+      throw new UsageError("usage: gateway admin accounts|keys|provider-keys|ledger ...");
+  }
+  return 0;
+}
+
+async function withStore<T>(config: GatewayConfig, work: (store: Store) => Promise<T>): Promise<T> {
+  const store = await openStore({ databaseUrl: config.databaseUrl, sqlitePath: config.sqlitePath, secret: resolveServerSecret(config) });
+  try {
+    return await work(store);
+  } finally {
+    await store.close();
+  }
+}
+
+function reportFailure(error: unknown, io: CliIo): number {
+  if (error instanceof UsageError) {
+    io.stderr(`gateway: ${error.message}\n`);
+    return 2;
+  }
+  if (error instanceof GatewayError) {
+    io.stderr(`gateway: ${error.type}: ${error.message}\n`);
+    return 1;
+  }
+  if (error instanceof ConfigError) {
+    io.stderr(`gateway: config: ${error.message}\n`);
+    return 1;
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  io.stderr(`gateway: ${message.split("\n")[0]}\n`);
+  return 1;
+}
+
+function isEntryPoint(): boolean {
+  const entry = process.argv[1];
+  if (!entry) return false;
+  try {
+    return realpathSync(entry) === realpathSync(fileURLToPath(import.meta.url));
+  } catch {
+    return false;
+  }
+}
+
+if (isEntryPoint()) {
+  const io: CliIo = {
+    stdout: (text) => process.stdout.write(text),
+    stderr: (text) => process.stderr.write(text),
+    env: process.env,
+    cwd: process.cwd(),
+    readStdin: async () => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+      return Buffer.concat(chunks).toString("utf8");
+    },
+  };
+  runCli(process.argv.slice(2), io).then((code) => {
+    process.exitCode = code;
+  });
+}

@@ -1,0 +1,55 @@
+// `gateway serve`: migrate, bootstrap an empty database, listen, and shut down cleanly on SIGTERM.
+import { createApp } from "../app.js";
+import { bootstrapIfEmpty } from "../accounts/bootstrap.js";
+import type { GatewayConfig } from "../config/load.js";
+import type { CliIo } from "./io.js";
+
+const SHUTDOWN_DEADLINE_MS = 30_000;
+
+export async function serve(config: GatewayConfig, io: CliIo): Promise<void> {
+  const app = await createApp(config);
+  const first = await bootstrapIfEmpty(app.ctx.store, config);
+  const address = await app.server.listen({ host: config.host, port: config.port });
+  io.stderr(`model-gateway listening on ${address} (${app.ctx.store.handle.description})\n`);
+  if (!config.sourcePath) {
+    io.stderr("No config file: the catalog is empty. Copy gateway.config.example.yaml to gateway.config.yaml (or set GATEWAY_CONFIG) to add providers and models.\n");
+  } else {
+    io.stderr(`config: ${config.sourcePath} (${config.providers.size} providers, ${config.models.size} models)\n`);
+  }
+  if (first) {
+    io.stderr(
+      [
+        "",
+        "First start: created an administrator account. This is shown once.",
+        `  dashboard:  ${address}/dashboard  (email ${first.email}, password ${first.password})`,
+        `  API key:    ${first.apiKey}`,
+        `  try:        curl ${address}/v1/models -H "Authorization: Bearer ${first.apiKey}"`,
+        "",
+      ].join("\n"),
+    );
+  }
+
+  await new Promise<void>((resolve) => {
+    let stopping = false;
+    const stop = (signal: string) => {
+      if (stopping) return;
+      stopping = true;
+      io.stderr(`${signal}: no new connections; waiting up to ${SHUTDOWN_DEADLINE_MS / 1000}s for requests in flight\n`);
+      const deadline = setTimeout(() => {
+        io.stderr("shutdown deadline reached; closing remaining connections\n");
+        app.server.server.closeAllConnections();
+      }, SHUTDOWN_DEADLINE_MS);
+      deadline.unref();
+      app
+        .close()
+        .catch((error: unknown) => io.stderr(`error during shutdown: ${(error as Error).message}\n`))
+        .finally(() => {
+          clearTimeout(deadline);
+          app.ctx.logger.flush();
+          resolve();
+        });
+    };
+    process.once("SIGTERM", () => stop("SIGTERM"));
+    process.once("SIGINT", () => stop("SIGINT"));
+  });
+}

@@ -1,0 +1,212 @@
+// The only reader of environment variables and of the config file. Everything is parsed and
+// validated once at start; the request path reads the typed result, never the file.
+import { existsSync, readFileSync } from "node:fs";
+import { isAbsolute, resolve } from "node:path";
+import { parse as parseYaml } from "yaml";
+import type { z } from "zod";
+import { parseUsd, type Nano } from "../core/money.js";
+import { configFileSchema, type ConfigFile, type ModelFileEntry } from "./schema.js";
+
+export type ModelKind = "chat" | "image" | "video";
+export type ProviderType = "openai" | "anthropic" | "google-operations";
+export type UpstreamApi = "chat" | "responses" | "images" | "videos";
+
+export interface ProviderConfig {
+  name: string;
+  type: ProviderType;
+  baseUrl: string;
+  sharedKeys: string[];
+  apis: ReadonlySet<UpstreamApi>;
+  headers: Record<string, string>;
+  timeoutMs: number;
+  connectTimeoutMs: number;
+}
+
+export interface ModelPricing {
+  /** nano-USD per million tokens, so that sub-nano per-token prices stay exact. */
+  inputPerMtok: Nano;
+  cachedInputPerMtok: Nano;
+  outputPerMtok: Nano;
+  perImage: ReadonlyMap<string, Nano>;
+  perVideoSecond: Nano;
+}
+
+export interface ModelConfig {
+  id: string;
+  kind: ModelKind;
+  provider: ProviderConfig;
+  upstreamModel: string;
+  contextWindow: number | null;
+  maxOutputTokens: number | null;
+  defaultOutputTokens: number;
+  modalities: { input: string[]; output: string[] };
+  pricing: ModelPricing;
+  /** Tiers that include this model. */
+  tiers: string[];
+}
+
+export interface GatewayConfig {
+  /** The config file read, or null when the gateway runs with an empty catalog. */
+  sourcePath: string | null;
+  host: string;
+  port: number;
+  databaseUrl: string | null;
+  dataDir: string;
+  sqlitePath: string;
+  secret: string | null;
+  logLevel: string;
+  bodyLimitBytes: number;
+  signup: "open" | "invite_only";
+  defaultTier: string;
+  providers: ReadonlyMap<string, ProviderConfig>;
+  models: ReadonlyMap<string, ModelConfig>;
+  tiers: ReadonlyMap<string, ReadonlySet<string>>;
+}
+
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+const DEFAULT_OUTPUT_TOKENS = 4096;
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): GatewayConfig {
+  const explicit = env.GATEWAY_CONFIG;
+  const candidate = explicit ? resolvePath(cwd, explicit) : resolve(cwd, "gateway.config.yaml");
+  if (explicit && !existsSync(candidate)) throw new ConfigError(`${candidate}: file not found (from GATEWAY_CONFIG)`);
+  const sourcePath = existsSync(candidate) ? candidate : null;
+  const file = sourcePath ? readConfigFile(sourcePath, env) : configFileSchema.parse({});
+  const dataDir = resolvePath(cwd, env.GATEWAY_DATA_DIR ?? "data");
+  return {
+    sourcePath,
+    host: env.HOST ?? "127.0.0.1",
+    port: parsePort(env.PORT),
+    databaseUrl: env.DATABASE_URL?.trim() || null,
+    dataDir,
+    sqlitePath: resolve(dataDir, "gateway.db"),
+    secret: env.GATEWAY_SECRET ?? null,
+    logLevel: env.LOG_LEVEL ?? "info",
+    ...buildCatalog(file, sourcePath ?? "(defaults)"),
+  };
+}
+
+function resolvePath(cwd: string, path: string): string {
+  return isAbsolute(path) ? path : resolve(cwd, path);
+}
+
+function parsePort(text: string | undefined): number {
+  if (text === undefined || text === "") return 8080;
+  const port = Number(text);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError(`PORT: "${text}" is not a port number`);
+  return port;
+}
+
+export function readConfigFile(path: string, env: NodeJS.ProcessEnv): ConfigFile {
+  let raw: unknown;
+  try {
+    raw = parseYaml(readFileSync(path, "utf8"));
+  } catch (error) {
+    throw new ConfigError(`${path}: not valid YAML: ${(error as Error).message.split("\n")[0]}`);
+  }
+  const substituted = substituteEnv(raw ?? {}, env, path, []);
+  const parsed = configFileSchema.safeParse(substituted);
+  if (!parsed.success) throw new ConfigError(`${path}: ${describeIssue(parsed.error.issues[0]!)}`);
+  return parsed.data;
+}
+
+function describeIssue(issue: z.core.$ZodIssue): string {
+  const field = formatPath(issue.path);
+  return `${field || "(top level)"}: ${issue.message}`;
+}
+
+function formatPath(path: ReadonlyArray<PropertyKey>): string {
+  return path.map((part, i) => (typeof part === "number" ? `[${part}]` : `${i ? "." : ""}${String(part)}`)).join("");
+}
+
+// ${VAR} in any string value; a missing variable is a start-up error naming the field.
+function substituteEnv(value: unknown, env: NodeJS.ProcessEnv, file: string, path: PropertyKey[]): unknown {
+  if (typeof value === "string") {
+    return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, name: string) => {
+      const found = env[name];
+      if (found === undefined) throw new ConfigError(`${file}: ${formatPath(path)}: environment variable ${name} is not set`);
+      return found;
+    });
+  }
+  if (Array.isArray(value)) return value.map((item, i) => substituteEnv(item, env, file, [...path, i]));
+  if (value && typeof value === "object") {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, substituteEnv(v, env, file, [...path, k])]));
+  }
+  return value;
+}
+
+function buildCatalog(file: ConfigFile, source: string) {
+  const fail = (field: string, message: string): never => {
+    throw new ConfigError(`${source}: ${field}: ${message}`);
+  };
+  const providers = new Map<string, ProviderConfig>();
+  for (const [name, p] of Object.entries(file.providers)) {
+    providers.set(name, {
+      name,
+      type: p.type,
+      baseUrl: p.base_url.replace(/\/+$/, ""),
+      sharedKeys: p.keys,
+      apis: new Set(p.apis),
+      headers: p.headers,
+      timeoutMs: p.timeout_ms,
+      connectTimeoutMs: p.connect_timeout_ms,
+    });
+  }
+
+  const tiers = new Map<string, Set<string>>();
+  const tierEntries = Object.entries(file.tiers);
+  if (tierEntries.length === 0) tiers.set("default", new Set(["*"]));
+  for (const [name, tier] of tierEntries) tiers.set(name, new Set(tier.models));
+  const defaultTier = file.server.default_tier ?? (tiers.has("default") ? "default" : tiers.keys().next().value!);
+  if (!tiers.has(defaultTier)) fail("server.default_tier", `tier "${defaultTier}" is not defined under tiers`);
+
+  const models = new Map<string, ModelConfig>();
+  file.models.forEach((m, i) => {
+    const at = `models[${i}]`;
+    if (models.has(m.id)) fail(`${at}.id`, `duplicate model id "${m.id}"`);
+    const provider = providers.get(m.provider) ?? fail(`${at}.provider`, `provider "${m.provider}" is not defined under providers`);
+    models.set(m.id, {
+      id: m.id,
+      kind: m.kind,
+      provider,
+      upstreamModel: m.upstream_model ?? m.id,
+      contextWindow: m.context_window ?? null,
+      maxOutputTokens: m.max_output_tokens ?? null,
+      defaultOutputTokens: m.default_output_tokens ?? Math.min(m.max_output_tokens ?? DEFAULT_OUTPUT_TOKENS, DEFAULT_OUTPUT_TOKENS),
+      modalities: m.modalities ?? defaultModalities(m.kind),
+      pricing: buildPricing(m, `${at}.pricing`, fail),
+      tiers: [...tiers].filter(([, ids]) => ids.has("*") || ids.has(m.id)).map(([name]) => name),
+    });
+  });
+  for (const [name, ids] of tiers) {
+    for (const id of ids) if (id !== "*" && !models.has(id)) fail(`tiers.${name}.models`, `model "${id}" is not defined under models`);
+  }
+  return { bodyLimitBytes: Math.floor(file.server.body_limit_mb * 1024 * 1024), signup: file.server.signup, defaultTier, providers, models, tiers };
+}
+
+function defaultModalities(kind: ModelKind) {
+  if (kind === "image") return { input: ["text"], output: ["image"] };
+  if (kind === "video") return { input: ["text"], output: ["video"] };
+  return { input: ["text"], output: ["text"] };
+}
+
+function buildPricing(m: ModelFileEntry, at: string, fail: (field: string, message: string) => never): ModelPricing {
+  const price = (value: string | number | undefined, field: string): Nano => {
+    if (value === undefined) return 0n;
+    const nano = parseUsd(value);
+    if (nano === null || nano < 0n) return fail(`${at}.${field}`, `"${value}" is not a non-negative USD amount with at most 9 decimals`);
+    return nano;
+  };
+  const perImage = new Map<string, Nano>();
+  for (const [key, value] of Object.entries(m.pricing.per_image ?? {})) perImage.set(key, price(value, `per_image.${key}`));
+  return {
+    inputPerMtok: price(m.pricing.input_per_mtok, "input_per_mtok"),
+    cachedInputPerMtok: price(m.pricing.cached_input_per_mtok ?? m.pricing.input_per_mtok, "cached_input_per_mtok"),
+    outputPerMtok: price(m.pricing.output_per_mtok, "output_per_mtok"),
+    perImage,
+    perVideoSecond: price(m.pricing.per_video_second, "per_video_second"),
+  };
+}

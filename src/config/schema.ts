@@ -1,0 +1,69 @@
+// The config file's shape. Prices are USD decimal strings (or plain numbers) and become exact
+// nano-USD integers in load.ts; nothing downstream sees a float.
+import { z } from "zod";
+
+const usd = z.union([z.string(), z.number()]);
+const identifier = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:/@-]*$/, "letters, digits and . _ : / @ - only");
+
+export const providerSchema = z.strictObject({
+  /** openai: any OpenAI-compatible API; anthropic: the native Messages API; google-operations: long-running video operations. */
+  type: z.enum(["openai", "anthropic", "google-operations"]),
+  base_url: z.url(),
+  /** Shared upstream keys, used for accounts that have none of their own for this provider. */
+  keys: z.array(z.string().min(1)).default([]),
+  /** Which OpenAI APIs an openai-type upstream speaks natively; others are bridged over chat. */
+  apis: z.array(z.enum(["chat", "responses", "images", "videos"])).default(["chat"]),
+  /** Extra headers sent upstream (for example an API version). */
+  headers: z.record(z.string(), z.string()).default({}),
+  timeout_ms: z.number().int().positive().default(600_000),
+  connect_timeout_ms: z.number().int().positive().default(10_000),
+});
+
+const pricingSchema = z.strictObject({
+  input_per_mtok: usd.optional(),
+  cached_input_per_mtok: usd.optional(),
+  output_per_mtok: usd.optional(),
+  /** Per image, keyed by "SIZE" or "SIZE/QUALITY" (for example "1024x1024/hd"); "default" as fallback. */
+  per_image: z.record(z.string(), usd).optional(),
+  per_video_second: usd.optional(),
+});
+
+const modality = z.enum(["text", "image", "audio", "video"]);
+
+export const modelSchema = z.strictObject({
+  id: identifier,
+  kind: z.enum(["chat", "image", "video"]),
+  provider: z.string().min(1),
+  upstream_model: z.string().min(1).optional(),
+  context_window: z.number().int().positive().optional(),
+  max_output_tokens: z.number().int().positive().optional(),
+  /** Output tokens assumed at admission when the request sets no max_tokens. */
+  default_output_tokens: z.number().int().positive().optional(),
+  modalities: z
+    .strictObject({ input: z.array(modality).min(1), output: z.array(modality).min(1) })
+    .optional(),
+  pricing: pricingSchema.default({}),
+});
+
+export const tierSchema = z.strictObject({
+  /** Model ids this tier includes; "*" includes every model. */
+  models: z.array(z.string().min(1)).min(1),
+});
+
+export const configFileSchema = z.strictObject({
+  server: z
+    .strictObject({
+      body_limit_mb: z.number().positive().max(1024).default(16),
+      signup: z.enum(["open", "invite_only"]).default("open"),
+      /** Default tier for accounts created without one. */
+      default_tier: z.string().min(1).optional(),
+    })
+    .default({ body_limit_mb: 16, signup: "open" }),
+  providers: z.record(identifier, providerSchema).default({}),
+  models: z.array(modelSchema).default([]),
+  tiers: z.record(identifier, tierSchema).default({}),
+});
+
+export type ConfigFile = z.infer<typeof configFileSchema>;
+export type ProviderFileEntry = z.infer<typeof providerSchema>;
+export type ModelFileEntry = z.infer<typeof modelSchema>;

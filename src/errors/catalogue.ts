@@ -1,0 +1,77 @@
+// Every error type of SPEC.md with its HTTP status, and how each route family renders it.
+// Handlers throw GatewayError; the HTTP layer renders it once, in the route's native shape.
+
+export const ERROR_CATALOGUE = {
+  auth_error: { status: 401, message: "Missing, malformed or unknown API key." },
+  invalid_request: { status: 400, message: "The request is malformed or has an invalid parameter." },
+  not_supported: { status: 400, message: "The model is not included in this key's tier." },
+  forbidden: { status: 403, message: "Your role in this workspace does not allow this action; ask an owner or admin." },
+  unauthenticated: { status: 401, message: "Sign in first." },
+  workspace_write_failed: { status: 500, message: "The workspace change could not be saved; nothing was changed. Safe to retry." },
+  invite_used: { status: 404, message: "This invite was already accepted." },
+  invite_expired: { status: 404, message: "This invite has expired." },
+  already_member: { status: 404, message: "You are already a member of this workspace." },
+  not_found: { status: 404, message: "Not found." },
+  payload_too_large: { status: 413, message: "The request body exceeds the size limit." },
+  rate_limit_error: { status: 429, message: "Every upstream key is rate limited; retry later." },
+  provider_error: { status: 502, message: "The upstream provider could not be reached." },
+  quota_exceeded: { status: 402, message: "The account's budget or balance does not cover this request." },
+  account_suspended: { status: 402, message: "The account is suspended or closed." },
+  account_not_found: { status: 400, message: "The referenced account does not exist." },
+  sub_key_limit_reached: { status: 400, message: "The account already has 50 enabled keys." },
+  balance_invariant: { status: 400, message: "The change would put the balance outside 0.00 to 1,000,000.00 or move total spend backwards or past its maximum." },
+  key_budget_exceeded: { status: 402, message: "This request would exceed the key's budget cap." },
+  key_token_cap_exceeded: { status: 402, message: "This request would exceed the key's token cap." },
+  ledger_write_failed: { status: 502, message: "The usage could not be recorded; nothing was charged." },
+  ledger_retention_violation: { status: 409, message: "Ledger rows are kept for 365 days after they are written." },
+  key_show_expired: { status: 410, message: "The show-again window has passed or the token is not valid for this key. Revoke the key and create a new one." },
+  invalid_state: { status: 409, message: "The resource's state does not allow this operation." },
+  conflict: { status: 409, message: "This state transition is not allowed." },
+  internal_error: { status: 500, message: "Internal error." },
+} as const satisfies Record<string, { status: number; message: string }>;
+
+export type ErrorType = keyof typeof ERROR_CATALOGUE;
+
+export interface ErrorDetails {
+  /** The request field the error is about, for invalid_request. */
+  param?: string;
+  /** A more specific machine-readable code than the type. */
+  code?: string;
+  /** Headers the response must carry, e.g. Retry-After. */
+  headers?: Record<string, string>;
+}
+
+export class GatewayError extends Error {
+  readonly status: number;
+  constructor(
+    readonly type: ErrorType,
+    message?: string,
+    readonly details: ErrorDetails = {},
+  ) {
+    super(message ?? ERROR_CATALOGUE[type].message);
+    this.name = "GatewayError";
+    this.status = ERROR_CATALOGUE[type].status;
+  }
+}
+
+export function invalidRequest(param: string, message: string): GatewayError {
+  return new GatewayError("invalid_request", message, { param });
+}
+
+/** Wire shapes: OpenAI for /v1 routes and the dashboard, Anthropic for /v1/messages. */
+export type ErrorShape = "openai" | "anthropic";
+
+export function renderError(error: GatewayError, shape: ErrorShape, requestId: string): object {
+  if (shape === "anthropic") {
+    return { type: "error", error: { type: error.type, message: error.message }, request_id: requestId };
+  }
+  return {
+    error: {
+      message: error.message,
+      type: error.type,
+      param: error.details.param ?? null,
+      code: error.details.code ?? error.type,
+    },
+    request_id: requestId,
+  };
+}

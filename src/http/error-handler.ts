@@ -1,0 +1,55 @@
+// The one place errors become HTTP responses: GatewayError as is, Fastify's own errors mapped to
+// SPEC types, and anything else as a generic internal_error (never the original message).
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { ERROR_CATALOGUE, GatewayError, renderError } from "../errors/catalogue.js";
+
+function fromFastifyError(error: FastifyError): GatewayError | null {
+  switch (error.code) {
+    case "FST_ERR_CTP_BODY_TOO_LARGE":
+      return new GatewayError("payload_too_large");
+    case "FST_ERR_CTP_INVALID_JSON_BODY":
+    case "FST_ERR_CTP_EMPTY_JSON_BODY":
+      return new GatewayError("invalid_request", `the body is not valid JSON: ${error.message}`, { param: "body" });
+    case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
+      return new GatewayError("invalid_request", "send the body as application/json", { param: "content-type" });
+    case "FST_ERR_CTP_INVALID_CONTENT_LENGTH":
+      return new GatewayError("invalid_request", "the Content-Length header does not match the body", { param: "content-length" });
+    default:
+      break;
+  }
+  if (error instanceof SyntaxError) return new GatewayError("invalid_request", `the body is not valid JSON: ${error.message}`, { param: "body" });
+  if (error.validation) return new GatewayError("invalid_request", error.message);
+  return null;
+}
+
+export function toGatewayError(error: unknown): GatewayError {
+  if (error instanceof GatewayError) return error;
+  if (error && typeof error === "object" && "code" in error) {
+    const mapped = fromFastifyError(error as FastifyError);
+    if (mapped) return mapped;
+  }
+  return new GatewayError("internal_error", ERROR_CATALOGUE.internal_error.message);
+}
+
+export function sendError(request: FastifyRequest, reply: FastifyReply, error: GatewayError): FastifyReply {
+  request.meter.errorType = error.type;
+  for (const [name, value] of Object.entries(error.details.headers ?? {})) reply.header(name, value);
+  return reply
+    .code(error.status)
+    .header("content-type", "application/json; charset=utf-8")
+    .send(renderError(error, request.errorShape, request.id));
+}
+
+export function installErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error, request, reply) => {
+    const gatewayError = toGatewayError(error);
+    if (gatewayError.type === "internal_error") request.log.error({ err: error }, "unhandled error");
+    if (reply.sent || reply.raw.headersSent) {
+      // A stream already under way: the pipeline reports in-band; just make sure the socket ends.
+      reply.raw.end();
+      return;
+    }
+    return sendError(request, reply, gatewayError);
+  });
+  app.setNotFoundHandler((request, reply) => sendError(request, reply, new GatewayError("not_found", `no route ${request.method} ${request.url.split("?")[0]}`)));
+}

@@ -1,0 +1,58 @@
+// The storage port: one set of repositories over Kysely, the same code on SQLite and PostgreSQL.
+import { SecretBox } from "../core/secret-box.js";
+import { AccountsStore } from "./accounts-store.js";
+import { openDatabase, type DatabaseHandle, type DatabaseOptions } from "./database.js";
+import { KeysStore } from "./keys-store.js";
+import { LedgerStore } from "./ledger-store.js";
+import { migrate } from "./migrate.js";
+import { UpstreamKeysStore } from "./upstream-keys-store.js";
+
+export class Store {
+  readonly accounts: AccountsStore;
+  readonly keys: KeysStore;
+  readonly ledger: LedgerStore;
+  readonly upstreamKeys: UpstreamKeysStore;
+
+  constructor(
+    readonly handle: DatabaseHandle,
+    readonly box: SecretBox,
+  ) {
+    this.accounts = new AccountsStore(handle.db);
+    this.keys = new KeysStore(handle.db);
+    this.ledger = new LedgerStore(handle.db);
+    this.upstreamKeys = new UpstreamKeysStore(handle.db, box);
+  }
+
+  get db() {
+    return this.handle.db;
+  }
+
+  get dialect() {
+    return this.handle.dialect;
+  }
+
+  /** True when a trivial query answers: what /readyz reports. */
+  async ping(): Promise<boolean> {
+    try {
+      await this.db.selectFrom("accounts").select("id").limit(1).execute();
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  close(): Promise<void> {
+    return this.handle.close();
+  }
+}
+
+export async function openStore(options: DatabaseOptions & { secret: string; migrate?: boolean }): Promise<Store> {
+  const handle = openDatabase(options);
+  try {
+    if (options.migrate !== false) await migrate(handle);
+  } catch (error) {
+    await handle.close();
+    throw error;
+  }
+  return new Store(handle, new SecretBox(options.secret));
+}

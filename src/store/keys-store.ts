@@ -1,0 +1,154 @@
+// API sub-keys: minting (at most 50 enabled per account), lookup by hash, caps, revoke.
+import type { Kysely, Selectable, Transaction } from "kysely";
+import { mintApiKey } from "../accounts/api-keys.js";
+import { GatewayError } from "../errors/catalogue.js";
+import { newId, nowMs } from "../core/ids.js";
+import type { Nano } from "../core/money.js";
+import { toAccount, type Account } from "./accounts-store.js";
+import type { Database, KeyStatus, KeysTable } from "./tables.js";
+
+export const MAX_ENABLED_KEYS_PER_ACCOUNT = 50;
+
+export interface ApiKey {
+  id: string;
+  accountId: string;
+  workspaceId: string | null;
+  name: string;
+  prefix: string;
+  hash: string;
+  status: KeyStatus;
+  budgetCap: Nano | null;
+  spent: Nano;
+  tokenCap: number | null;
+  tokensUsed: number;
+  held: Nano;
+  heldTokens: number;
+  createdAt: number;
+  revokedAt: number | null;
+  lastUsedAt: number | null;
+}
+
+export interface KeyCaps {
+  budgetCap?: Nano | null;
+  tokenCap?: number | null;
+}
+
+export function toApiKey(row: Selectable<KeysTable>): ApiKey {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    workspaceId: row.workspace_id,
+    name: row.name,
+    prefix: row.prefix,
+    hash: row.hash,
+    status: row.status,
+    budgetCap: row.budget_cap_nano === null ? null : BigInt(row.budget_cap_nano),
+    spent: BigInt(row.spent_nano),
+    tokenCap: row.token_cap === null ? null : Number(row.token_cap),
+    tokensUsed: Number(row.tokens_used),
+    held: BigInt(row.held_nano),
+    heldTokens: Number(row.held_tokens),
+    createdAt: Number(row.created_at),
+    revokedAt: row.revoked_at === null ? null : Number(row.revoked_at),
+    lastUsedAt: row.last_used_at === null ? null : Number(row.last_used_at),
+  };
+}
+
+/** Locks the account row for the rest of the transaction (PostgreSQL row lock; SQLite write lock). */
+export async function lockAccount(trx: Transaction<Database>, accountId: string): Promise<boolean> {
+  const result = await trx.updateTable("accounts").set((eb) => ({ updated_at: eb.ref("updated_at") })).where("id", "=", accountId).executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+export class KeysStore {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  /** Mints a key; the raw value is returned only here. */
+  async create(input: { accountId: string; name?: string; workspaceId?: string | null; actorAccountId?: string | null } & KeyCaps): Promise<{ key: ApiKey; raw: string }> {
+    const minted = mintApiKey();
+    const now = nowMs();
+    const key = await this.db.transaction().execute(async (trx) => {
+      if (!(await lockAccount(trx, input.accountId))) throw new GatewayError("account_not_found", `no account ${input.accountId}`);
+      const enabled = await trx
+        .selectFrom("keys")
+        .select((eb) => eb.fn.countAll<bigint>().as("n"))
+        .where("account_id", "=", input.accountId)
+        .where("status", "=", "enabled")
+        .executeTakeFirstOrThrow();
+      if (Number(enabled.n) >= MAX_ENABLED_KEYS_PER_ACCOUNT) throw new GatewayError("sub_key_limit_reached");
+      const row = await trx
+        .insertInto("keys")
+        .values({
+          id: newId("key"),
+          account_id: input.accountId,
+          workspace_id: input.workspaceId ?? null,
+          name: input.name ?? "",
+          prefix: minted.display,
+          hash: minted.hash,
+          status: "enabled",
+          budget_cap_nano: input.budgetCap ?? null,
+          spent_nano: 0n,
+          token_cap: input.tokenCap == null ? null : BigInt(input.tokenCap),
+          tokens_used: 0n,
+          held_nano: 0n,
+          held_tokens: 0n,
+          created_at: now,
+          updated_at: now,
+          revoked_at: null,
+          last_used_at: null,
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      await trx
+        .insertInto("key_allocations")
+        .values({
+          key_id: row.id,
+          account_id: row.account_id,
+          budget_cap_nano: row.budget_cap_nano,
+          token_cap: row.token_cap,
+          reason: "created",
+          actor_account_id: input.actorAccountId ?? null,
+          created_at: now,
+        })
+        .execute();
+      return toApiKey(row);
+    });
+    return { key, raw: minted.raw };
+  }
+
+  async get(id: string): Promise<ApiKey | null> {
+    const row = await this.db.selectFrom("keys").selectAll().where("id", "=", id).executeTakeFirst();
+    return row ? toApiKey(row) : null;
+  }
+
+  async listByAccount(accountId: string): Promise<ApiKey[]> {
+    const rows = await this.db.selectFrom("keys").selectAll().where("account_id", "=", accountId).orderBy("created_at").orderBy("id").execute();
+    return rows.map(toApiKey);
+  }
+
+  /** The authentication lookup: a key and its owning account, by the key's hash. */
+  async findByHash(hash: string): Promise<{ key: ApiKey; account: Account } | null> {
+    const key = await this.db.selectFrom("keys").selectAll().where("hash", "=", hash).executeTakeFirst();
+    if (!key) return null;
+    const account = await this.db.selectFrom("accounts").selectAll().where("id", "=", key.account_id).executeTakeFirstOrThrow();
+    return { key: toApiKey(key), account: toAccount(account) };
+  }
+
+  /** enabled or exhausted -> revoked; revoking a revoked key changes nothing. */
+  async revoke(id: string): Promise<ApiKey> {
+    return this.db.transaction().execute(async (trx) => {
+      const now = nowMs();
+      const row = await trx
+        .updateTable("keys")
+        .set({ status: "revoked", revoked_at: now, updated_at: now })
+        .where("id", "=", id)
+        .where("status", "!=", "revoked")
+        .returningAll()
+        .executeTakeFirst();
+      const current = row ?? (await trx.selectFrom("keys").selectAll().where("id", "=", id).executeTakeFirst());
+      if (!current) throw new GatewayError("not_found", `no key ${id}`);
+      if (row) await trx.insertInto("auth_events").values({ key_hash: row.hash, account_id: null, created_at: now }).execute();
+      return toApiKey(current);
+    });
+  }
+}

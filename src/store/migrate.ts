@@ -1,0 +1,26 @@
+// Migrations run at start and with `gateway migrate`. Kysely's migrator takes a lock, so several
+// gateway processes starting together against one PostgreSQL apply each migration once.
+import { Migrator, type Kysely, type Migration } from "kysely";
+import type { DatabaseHandle } from "./database.js";
+import * as initial from "./migrations/0001-initial.js";
+
+type MigrationModule = { up(db: Kysely<unknown>, dialect: DatabaseHandle["dialect"]): Promise<void> };
+
+const MIGRATIONS: Record<string, MigrationModule> = {
+  "0001-initial": initial,
+};
+
+export interface MigrationReport {
+  applied: string[];
+}
+
+export async function migrate(handle: DatabaseHandle): Promise<MigrationReport> {
+  const migrations: Record<string, Migration> = {};
+  for (const [name, module] of Object.entries(MIGRATIONS)) {
+    migrations[name] = { up: (db) => module.up(db, handle.dialect) };
+  }
+  const migrator = new Migrator({ db: handle.db, provider: { getMigrations: async () => migrations } });
+  const { error, results = [] } = await migrator.migrateToLatest();
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+  return { applied: results.filter((r) => r.status === "Success").map((r) => r.migrationName) };
+}

@@ -1,0 +1,209 @@
+// Row types of every table, as both drivers return them: all integers as bigint (SQLite with
+// safeIntegers, PostgreSQL int8 parsed to BigInt), timestamps as epoch milliseconds, flags as 0/1.
+import type { ColumnType, Generated } from "kysely";
+
+type Int = bigint;
+type Stamp = bigint;
+
+export interface AccountsTable {
+  id: string;
+  email: string;
+  password_hash: string | null;
+  status: "active" | "suspended" | "closed";
+  tier: string;
+  is_admin: Int;
+  balance_nano: Int;
+  total_spent_nano: Int;
+  held_nano: Int;
+  held_tokens: Int;
+  monthly_budget_nano: Int | null;
+  monthly_token_budget: Int | null;
+  default_model: string | null;
+  created_at: Stamp;
+  updated_at: Stamp;
+}
+
+export type KeyStatus = "enabled" | "exhausted" | "revoked";
+
+export interface KeysTable {
+  id: string;
+  account_id: string;
+  workspace_id: string | null;
+  name: string;
+  prefix: string;
+  hash: string;
+  status: KeyStatus;
+  budget_cap_nano: Int | null;
+  spent_nano: Int;
+  token_cap: Int | null;
+  tokens_used: Int;
+  held_nano: Int;
+  held_tokens: Int;
+  created_at: Stamp;
+  updated_at: Stamp;
+  revoked_at: Stamp | null;
+  last_used_at: Stamp | null;
+}
+
+export interface KeyAllocationsTable {
+  id: Generated<Int>;
+  key_id: string;
+  account_id: string;
+  budget_cap_nano: Int | null;
+  token_cap: Int | null;
+  reason: string;
+  actor_account_id: string | null;
+  created_at: Stamp;
+}
+
+export type LedgerKind = "usage" | "credit" | "debit";
+
+export interface LedgerTable {
+  id: Generated<Int>;
+  created_at: Stamp;
+  account_id: string;
+  key_id: string | null;
+  request_id: string;
+  kind: LedgerKind;
+  model: string | null;
+  provider: string | null;
+  route: string | null;
+  input_tokens: Int;
+  cached_tokens: Int;
+  output_tokens: Int;
+  reasoning_tokens: Int;
+  cost_nano: Int;
+  estimated: Int;
+  note: string | null;
+}
+
+export interface MonthlyUsageTable {
+  account_id: string;
+  month: string;
+  cost_nano: Int;
+  tokens: Int;
+  requests: Int;
+}
+
+export interface HoldsTable {
+  id: string;
+  account_id: string;
+  key_id: string | null;
+  request_id: string;
+  amount_nano: Int;
+  tokens: Int;
+  created_at: Stamp;
+  expires_at: Stamp;
+}
+
+export interface UpstreamKeysTable {
+  id: string;
+  account_id: string;
+  provider: string;
+  label: string;
+  ciphertext: string;
+  fingerprint: string;
+  last4: string;
+  created_at: Stamp;
+}
+
+export interface WorkspacesTable {
+  id: string;
+  name: string;
+  created_by: string;
+  created_at: Stamp;
+}
+
+export type Role = "owner" | "admin" | "member";
+
+export interface MembershipsTable {
+  workspace_id: string;
+  account_id: string;
+  role: Role;
+  created_at: Stamp;
+}
+
+export interface InvitesTable {
+  id: string;
+  workspace_id: string;
+  token_hash: string;
+  role: Exclude<Role, "owner">;
+  email: string | null;
+  created_by: string;
+  created_at: Stamp;
+  expires_at: Stamp;
+  used_at: Stamp | null;
+  used_by: string | null;
+}
+
+export interface SessionsTable {
+  id: string;
+  account_id: string;
+  csrf_token: string;
+  created_at: Stamp;
+  expires_at: Stamp;
+}
+
+export interface ShowAgainTokensTable {
+  token_hash: string;
+  account_id: string;
+  key_id: string;
+  ciphertext: string;
+  created_at: Stamp;
+  expires_at: Stamp;
+}
+
+export type VideoTaskStatus = "queued" | "in_progress" | "completed" | "failed" | "expired";
+
+export interface VideoTasksTable {
+  id: string;
+  account_id: string;
+  key_id: string;
+  request_id: string;
+  model: string;
+  provider: string;
+  upstream_key_ciphertext: string;
+  upstream_task_id: string;
+  status: VideoTaskStatus;
+  progress: Int;
+  seconds: Int | null;
+  size: string | null;
+  error_message: string | null;
+  created_at: Stamp;
+  updated_at: Stamp;
+  last_polled_at: Stamp | null;
+  completed_at: Stamp | null;
+}
+
+export interface StoredResponsesTable {
+  id: string;
+  account_id: string;
+  body: string;
+  created_at: Stamp;
+  expires_at: Stamp;
+}
+
+export interface AuthEventsTable {
+  seq: Generated<Int>;
+  key_hash: string | null;
+  account_id: string | null;
+  created_at: ColumnType<Stamp, Stamp, never>;
+}
+
+export interface Database {
+  accounts: AccountsTable;
+  keys: KeysTable;
+  key_allocations: KeyAllocationsTable;
+  ledger: LedgerTable;
+  monthly_usage: MonthlyUsageTable;
+  holds: HoldsTable;
+  upstream_keys: UpstreamKeysTable;
+  workspaces: WorkspacesTable;
+  memberships: MembershipsTable;
+  invites: InvitesTable;
+  sessions: SessionsTable;
+  show_again_tokens: ShowAgainTokensTable;
+  video_tasks: VideoTasksTable;
+  stored_responses: StoredResponsesTable;
+  auth_events: AuthEventsTable;
+}
