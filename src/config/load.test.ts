@@ -1,0 +1,79 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { ConfigError, loadConfig } from "./load.js";
+
+function withFile(text: string): { dir: string; path: string } {
+  const dir = mkdtempSync(join(tmpdir(), "gw-config-"));
+  const path = join(dir, "gateway.config.yaml");
+  writeFileSync(path, text);
+  return { dir, path };
+}
+
+const MINIMAL = `
+providers:
+  mock: { type: openai, base_url: "http://127.0.0.1:9/v1", keys: ["\${MOCK_KEY}"] }
+models:
+  - { id: m1, kind: chat, provider: mock, pricing: { input_per_mtok: "0.0375", output_per_mtok: 2 } }
+tiers:
+  basic: { models: [m1] }
+`;
+
+describe("loadConfig", () => {
+  it("starts with an empty catalog when there is no file", () => {
+    const dir = mkdtempSync(join(tmpdir(), "gw-config-"));
+    const config = loadConfig({}, dir);
+    expect(config.sourcePath).toBeNull();
+    expect(config.models.size).toBe(0);
+    expect(config.defaultTier).toBe("default");
+    expect(config.bodyLimitBytes).toBe(16 * 1024 * 1024);
+    expect(config.port).toBe(8080);
+  });
+
+  it("reads the default file, substitutes env vars and converts prices exactly", () => {
+    const { dir } = withFile(MINIMAL);
+    const config = loadConfig({ MOCK_KEY: "sk-test" }, dir);
+    expect(config.providers.get("mock")!.sharedKeys).toEqual(["sk-test"]);
+    const model = config.models.get("m1")!;
+    expect(model.pricing.inputPerMtok).toBe(37_500_000n);
+    expect(model.pricing.cachedInputPerMtok).toBe(37_500_000n);
+    expect(model.pricing.outputPerMtok).toBe(2_000_000_000n);
+    expect(model.upstreamModel).toBe("m1");
+    expect(model.tiers).toEqual(["basic"]);
+    expect(config.defaultTier).toBe("basic");
+  });
+
+  it("names the file, the field and the problem", () => {
+    const cases: Array<[string, Record<string, string>, RegExp]> = [
+      [MINIMAL, {}, /gateway\.config\.yaml: providers\.mock\.keys\[0\]: environment variable MOCK_KEY is not set/],
+      [MINIMAL.replace("kind: chat", "kind: audio"), { MOCK_KEY: "k" }, /gateway\.config\.yaml: models\[0\]\.kind: /],
+      [MINIMAL.replace("provider: mock,", "provider: nope,"), { MOCK_KEY: "k" }, /models\[0\]\.provider: provider "nope" is not defined/],
+      [MINIMAL.replace('"0.0375"', '"cheap"'), { MOCK_KEY: "k" }, /models\[0\]\.pricing\.input_per_mtok: "cheap" is not a non-negative USD amount/],
+      [MINIMAL.replace("models: [m1]", "models: [m2]"), { MOCK_KEY: "k" }, /tiers\.basic\.models: model "m2" is not defined/],
+      [MINIMAL.replace('base_url: "http://127.0.0.1:9/v1"', "base_url: nowhere"), { MOCK_KEY: "k" }, /providers\.mock\.base_url: /],
+      ["models: [", {}, /gateway\.config\.yaml: not valid YAML/],
+      [MINIMAL + "\nextra: 1\n", { MOCK_KEY: "k" }, /gateway\.config\.yaml: \(top level\): .*extra/],
+    ];
+    for (const [text, env, pattern] of cases) {
+      const { dir } = withFile(text);
+      expect(() => loadConfig(env, dir)).toThrow(ConfigError);
+      expect(() => loadConfig(env, dir)).toThrow(pattern);
+    }
+  });
+
+  it("loads the shipped example with every key variable set", () => {
+    const config = loadConfig(
+      { GATEWAY_CONFIG: new URL("../../gateway.config.example.yaml", import.meta.url).pathname, OPENAI_API_KEY: "a", ANTHROPIC_API_KEY: "b", GEMINI_API_KEY: "c" },
+      "/",
+    );
+    expect(config.models.get("gpt-4o-mini")!.pricing.outputPerMtok).toBe(600_000_000n);
+    expect(config.models.get("claude-sonnet-4-5")!.upstreamModel).toBe("claude-sonnet-4-5-20250929");
+    expect(config.models.get("claude-haiku-4-5")!.tiers).toEqual(["free", "standard"]);
+  });
+
+  it("rejects a GATEWAY_CONFIG that does not exist and a bad PORT", () => {
+    expect(() => loadConfig({ GATEWAY_CONFIG: "/nonexistent.yaml" }, "/")).toThrow(/nonexistent\.yaml: file not found/);
+    expect(() => loadConfig({ PORT: "http" }, mkdtempSync(join(tmpdir(), "gw-")))).toThrow(/PORT/);
+  });
+});
