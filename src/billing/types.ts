@@ -1,0 +1,50 @@
+// The billing contract the request pipeline calls: admit before forwarding (places a hold),
+// settle after the upstream answered (one transaction: ledger row + every counter), or release.
+import type { ModelConfig } from "../config/load.js";
+import type { Nano } from "../core/money.js";
+import type { Usage } from "../core/usage.js";
+
+export type Route = "chat" | "responses" | "messages" | "images" | "videos";
+
+export interface AdmissionRequest {
+  requestId: string;
+  accountId: string;
+  keyId: string;
+  model: ModelConfig;
+  route: Route;
+  /** Tokens the request is expected to consume: prompt estimate + max output. */
+  projectedInputTokens: number;
+  projectedOutputTokens: number;
+  /** Units priced per unit (images, video seconds), when the route has them. */
+  projectedImages?: number;
+  projectedVideoSeconds?: number;
+  /** Image pricing key, e.g. "1024x1024/hd". */
+  imageVariant?: string;
+}
+
+export interface Hold {
+  id: string;
+  requestId: string;
+  accountId: string;
+  keyId: string;
+  amount: Nano;
+  tokens: number;
+  model: ModelConfig;
+  route: Route;
+  imageVariant?: string;
+}
+
+export interface Charge {
+  cost: Nano;
+  /** False when the request id was already settled (idempotent replay). */
+  recorded: boolean;
+}
+
+export interface Billing {
+  /** Throws GatewayError quota_exceeded, key_budget_exceeded or key_token_cap_exceeded. */
+  admit(request: AdmissionRequest): Promise<Hold>;
+  /** Throws GatewayError ledger_write_failed; nothing is changed then. */
+  settle(hold: Hold, usage: Usage, provider: string): Promise<Charge>;
+  /** Gives back a hold that will not be settled (failure before any delivery). */
+  release(hold: Hold): Promise<void>;
+}

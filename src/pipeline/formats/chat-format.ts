@@ -1,0 +1,34 @@
+// POST /v1/chat/completions.
+import { estimateChatPromptTokens } from "../../billing/estimate-tokens.js";
+import { invalidRequest } from "../../errors/catalogue.js";
+import type { ClientFormat } from "../client-format.js";
+import { chatToAnthropic, chatToOpenAiChat } from "../plans/chat-plans.js";
+import { readModelField, readOptionalPositiveInt, readStreamFlag } from "./fields.js";
+
+export const chatFormat: ClientFormat = {
+  route: "chat",
+  errorShape: "openai",
+  describe(body) {
+    const model = readModelField(body);
+    if (!Array.isArray(body.messages) || body.messages.length === 0) throw invalidRequest("messages", "messages must be a non-empty array.");
+    body.messages.forEach((message, i) => {
+      if (!message || typeof message !== "object" || typeof (message as { role?: unknown }).role !== "string") {
+        throw invalidRequest(`messages[${i}].role`, `messages[${i}] must be an object with a role.`);
+      }
+    });
+    return {
+      model,
+      stream: readStreamFlag(body),
+      maxOutputTokens: readOptionalPositiveInt(body, "max_completion_tokens") ?? readOptionalPositiveInt(body, "max_tokens"),
+      promptTokens: estimateChatPromptTokens(body.messages),
+    };
+  },
+  plan(body, model) {
+    switch (model.provider.type) {
+      case "anthropic":
+        return chatToAnthropic(body, model);
+      default:
+        return chatToOpenAiChat(body, model);
+    }
+  },
+};

@@ -1,0 +1,187 @@
+// The request path of every model route, as named stages:
+//   authenticate (onRequest hook, before the body is read) -> read body -> resolve model ->
+//   check tier -> plan -> admit (hold) -> forward with failover -> relay (scrub, meter) -> settle.
+// Each stage throws a GatewayError; the HTTP edge renders it in the route's native shape.
+import type { FastifyReply, FastifyRequest } from "fastify";
+import type { Hold } from "../billing/types.js";
+import { estimateTextTokens } from "../billing/estimate-tokens.js";
+import type { ModelConfig } from "../config/load.js";
+import { formatUsd } from "../core/money.js";
+import { requestLogLine } from "../http/request-context.js";
+import type { Usage } from "../core/usage.js";
+import { GatewayError, invalidRequest } from "../errors/catalogue.js";
+import { ClientAbortedError } from "../providers/upstream-client.js";
+import type { ClientFormat } from "./client-format.js";
+import { forward, type Forwarded } from "./forward.js";
+import type { ClientRequestInfo, UpstreamPlan } from "./plan.js";
+import { encodeFrames, pumpStream, scrubOrFail } from "./relay.js";
+import { scrubHeaders } from "./scrub.js";
+import type { PipelineServices } from "./services.js";
+import { upstreamError } from "./upstream-errors.js";
+
+export async function handleModelRequest(services: PipelineServices, format: ClientFormat, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  const body = readBody(request.body);
+  const info = format.describe(body);
+  const model = resolveModel(services, info.model, "chat");
+  request.meter.model = model.id;
+  request.meter.provider = model.provider.name;
+  checkTier(request, model);
+  const plan = await format.plan(body, model, { accountId: request.principal.account.id, requestId: request.id });
+  if (plan.warnings.length > 0) reply.header("x-gateway-warnings", plan.warnings.join("; ").slice(0, 2000));
+
+  const hold = await services.billing.admit({
+    requestId: request.id,
+    accountId: request.principal.account.id,
+    keyId: request.principal.key.id,
+    model,
+    route: format.route,
+    projectedInputTokens: info.promptTokens,
+    projectedOutputTokens: info.maxOutputTokens ?? model.defaultOutputTokens,
+  });
+
+  const abort = new AbortController();
+  reply.raw.once("close", () => {
+    if (!reply.raw.writableFinished) abort.abort();
+  });
+
+  let forwarded: Forwarded;
+  try {
+    forwarded = await forward(services, request.principal.account.id, model, plan, request.headers, abort.signal, (n) => {
+      request.meter.attempts = n;
+      reply.header("x-gateway-attempts", String(n));
+    });
+  } catch (error) {
+    await services.billing.release(hold);
+    if (error instanceof ClientAbortedError) return;
+    throw error;
+  }
+
+  const { response } = forwarded;
+  if (response.status < 200 || response.status >= 300) {
+    const text = await response.body.text().catch(() => "");
+    await services.billing.release(hold);
+    throw upstreamError(response.status, text, services.scrubber);
+  }
+  const passHeaders = scrubHeaders(response.headers);
+  delete passHeaders["content-type"];
+  reply.headers(passHeaders);
+
+  if (plan.stream) return relayStream(services, request, reply, { plan, info, hold, forwarded, signal: abort.signal });
+  return relayBuffered(services, request, reply, { plan, info, hold, forwarded });
+}
+
+function readBody(body: unknown): Record<string, unknown> {
+  if (!body || typeof body !== "object" || Array.isArray(body)) throw invalidRequest("body", "The request body must be a JSON object.");
+  return body as Record<string, unknown>;
+}
+
+export function resolveModel(services: PipelineServices, id: string, kind: ModelConfig["kind"]): ModelConfig {
+  const model = services.config.models.get(id);
+  if (!model) throw new GatewayError("not_found", `The model ${id} does not exist.`, { param: "model", code: "model_not_found" });
+  if (model.kind !== kind) {
+    const route = model.kind === "image" ? "/v1/images/generations" : model.kind === "video" ? "/v1/videos" : "a chat route";
+    throw invalidRequest("model", `The model ${id} is a ${model.kind} model; use ${route}.`);
+  }
+  return model;
+}
+
+export function checkTier(request: FastifyRequest, model: ModelConfig): void {
+  if (!model.tiers.includes(request.principal.account.tier)) {
+    throw new GatewayError("not_supported", `The model ${model.id} is not included in the ${request.principal.account.tier} tier.`, { param: "model" });
+  }
+}
+
+interface RelayInput {
+  plan: UpstreamPlan;
+  info: ClientRequestInfo;
+  hold: Hold;
+  forwarded: Forwarded;
+}
+
+async function relayBuffered(services: PipelineServices, request: FastifyRequest, reply: FastifyReply, input: RelayInput): Promise<void> {
+  const { plan, info, hold, forwarded } = input;
+  let payload: string;
+  let usage: Usage;
+  try {
+    const text = await forwarded.response.body.text();
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      throw new GatewayError("provider_error", "The upstream answered with a body that is not JSON.");
+    }
+    const converted = plan.fromUpstream(json);
+    payload = scrubOrFail(services.scrubber, JSON.stringify(converted.body));
+    usage = converted.usage ?? estimateUsage(info, payload);
+  } catch (error) {
+    await services.billing.release(hold);
+    throw error instanceof GatewayError ? error : new GatewayError("provider_error", "The upstream answer could not be read.");
+  }
+  // Not released before its charge is settled: a failed settlement is a 502 and nothing is charged.
+  const charge = await services.billing.settle(hold, usage, hold.model.provider.name);
+  meter(request, usage, charge.cost);
+  reply.header("x-gateway-cost-usd", formatUsd(charge.cost));
+  reply.code(200).header("content-type", "application/json").send(payload);
+}
+
+async function relayStream(
+  services: PipelineServices,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  input: RelayInput & { signal: AbortSignal },
+): Promise<void> {
+  const { plan, info, hold, forwarded, signal } = input;
+  const translator = plan.streamTranslator();
+  reply.hijack();
+  const raw = reply.raw;
+  raw.writeHead(200, {
+    ...(reply.getHeaders() as Record<string, string>),
+    "content-type": "text/event-stream; charset=utf-8",
+    "cache-control": "no-cache",
+    connection: "keep-alive",
+    "x-accel-buffering": "no",
+  });
+  raw.flushHeaders();
+
+  const outcome = await pumpStream({ reply, chunks: forwarded.chunks!, firstChunk: forwarded.firstChunk ?? null, translator, scrubber: services.scrubber, signal });
+  const usage = translator.reportedUsage() ?? estimateUsage(info, translator.deliveredText());
+  // Settle before the closing frames so the request's log line carries its cost; a failure here
+  // cannot become a 502 any more (the content is delivered), so the charge is retried instead.
+  let cost: bigint | undefined;
+  try {
+    cost = (await services.billing.settle(hold, usage, hold.model.provider.name)).cost;
+  } catch (error) {
+    services.logger.error({ request_id: request.id, err: error }, "stream settlement failed; retrying in the background");
+    services.settlementRetries.schedule(hold, usage, hold.model.provider.name);
+  }
+  meter(request, usage, cost);
+
+  if (outcome.end !== "client_aborted" && !raw.destroyed) {
+    const frames =
+      outcome.end === "completed"
+        ? translator.end()
+        : translator.fail(outcome.failure === "internal_error" ? "internal_error" : "provider_error", outcome.failure === "internal_error" ? "Internal error." : "The upstream stream failed.");
+    try {
+      raw.write(encodeFrames(frames, services.scrubber));
+    } catch {
+      raw.write(encodeFrames(translator.fail("internal_error", "Internal error."), services.scrubber));
+    }
+    raw.end();
+  } else {
+    request.meter.errorType = "client_aborted";
+    raw.destroy();
+  }
+  // A hijacked reply skips Fastify's onResponse hook: write the request's log line here.
+  request.server.log.info(requestLogLine(request, raw.statusCode), "request");
+}
+
+function estimateUsage(info: ClientRequestInfo, deliveredText: string): Usage {
+  const outputTokens = deliveredText ? estimateTextTokens(deliveredText) : 0;
+  return { inputTokens: info.promptTokens, cachedInputTokens: 0, outputTokens, reasoningTokens: 0, estimated: true };
+}
+
+function meter(request: FastifyRequest, usage: Usage, cost: bigint | undefined): void {
+  request.meter.inputTokens = usage.inputTokens;
+  request.meter.outputTokens = usage.outputTokens;
+  request.meter.costNano = cost;
+}

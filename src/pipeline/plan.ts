@@ -1,0 +1,55 @@
+// A plan is what one client format needs from one upstream API: the request to send, and how to
+// turn the answer (a JSON body or a stream of events) back into the client's format.
+// There is one plan builder per (client format, upstream API) pair that is not a pass-through
+// of the same format, and each is a thin binding over the pure translators in src/formats.
+import type { Usage } from "../core/usage.js";
+import type { SseEvent } from "../core/sse.js";
+import type { ErrorShape } from "../errors/catalogue.js";
+
+/** One frame for the client, before scrubbing and encoding: `data` is JSON-serialisable or a literal. */
+export interface ClientFrame {
+  event?: string;
+  data: unknown;
+  /** Send data as is (e.g. "[DONE]") instead of JSON-encoding it. */
+  raw?: boolean;
+}
+
+export interface StreamTranslator {
+  /** One upstream event in, zero or more client frames out. */
+  push(event: SseEvent): ClientFrame[];
+  /** The upstream stream ended; what closes the client's stream. */
+  end(): ClientFrame[];
+  /** Something failed after the client's stream started: the format's in-band error. */
+  fail(type: string, message: string): ClientFrame[];
+  /** Usage as the upstream reported it, or null when it did not (yet). */
+  reportedUsage(): Usage | null;
+  /** Output text (and tool arguments) delivered so far, for estimates when usage is missing. */
+  deliveredText(): string;
+}
+
+export interface UpstreamPlan {
+  /** Path under the provider's base URL. */
+  path: string;
+  body: unknown;
+  stream: boolean;
+  /** A buffered upstream answer, in the client's format, with the usage it reports. */
+  fromUpstream(json: unknown): { body: unknown; usage: Usage | null };
+  streamTranslator(): StreamTranslator;
+  /** What the request path returns to the client alongside (e.g. x-gateway-warnings). */
+  warnings: string[];
+}
+
+export interface ClientRequestInfo {
+  /** The model id the client asked for (a gateway catalog id). */
+  model: string;
+  stream: boolean;
+  /** max_tokens or its equivalent, when given. */
+  maxOutputTokens: number | null;
+  /** Estimated prompt tokens, for admission and for estimates when usage is missing. */
+  promptTokens: number;
+}
+
+export interface ClientFormatInfo {
+  route: "chat" | "responses" | "messages";
+  errorShape: ErrorShape;
+}

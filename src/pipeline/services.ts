@@ -1,0 +1,22 @@
+// Everything the request pipeline uses, built once at start (see app.ts).
+import type { Logger } from "pino";
+import type { Billing } from "../billing/types.js";
+import type { GatewayConfig } from "../config/load.js";
+import type { Store } from "../store/index.js";
+import type { AuthCache } from "./auth-cache.js";
+import type { KeyRotation } from "./failover.js";
+import type { Scrubber } from "./scrub.js";
+import type { UpstreamKeyResolver } from "./upstream-key-resolver.js";
+import type { SettlementRetries } from "./settlement-retries.js";
+
+export interface PipelineServices {
+  config: GatewayConfig;
+  store: Store;
+  logger: Logger;
+  authCache: AuthCache;
+  rotation: KeyRotation;
+  billing: Billing;
+  scrubber: Scrubber;
+  upstreamKeys: UpstreamKeyResolver;
+  settlementRetries: SettlementRetries;
+}

@@ -1,0 +1,39 @@
+// A stream whose content already reached the client cannot be answered with 502 any more. If its
+// settlement fails, the charge is retried here with backoff (settlement is idempotent by request
+// id) while its hold keeps the amount reserved, so the charge is not lost.
+import type { Logger } from "pino";
+import type { Billing, Hold } from "../billing/types.js";
+import type { Usage } from "../core/usage.js";
+
+const DELAYS_MS = [250, 1_000, 5_000, 15_000, 60_000, 300_000];
+
+export class SettlementRetries {
+  #pending = 0;
+
+  constructor(
+    private readonly billing: Billing,
+    private readonly logger: Logger,
+  ) {}
+
+  get pending(): number {
+    return this.#pending;
+  }
+
+  schedule(hold: Hold, usage: Usage, provider: string, attempt = 0): void {
+    if (attempt === 0) this.#pending += 1;
+    const delay = DELAYS_MS[Math.min(attempt, DELAYS_MS.length - 1)]!;
+    const timer = setTimeout(() => {
+      this.billing.settle(hold, usage, provider).then(
+        () => {
+          this.#pending -= 1;
+          this.logger.info({ request_id: hold.requestId, attempt: attempt + 1 }, "deferred settlement recorded");
+        },
+        (error: unknown) => {
+          this.logger.error({ request_id: hold.requestId, attempt: attempt + 1, err: error }, "deferred settlement failed; retrying");
+          this.schedule(hold, usage, provider, attempt + 1);
+        },
+      );
+    }, delay);
+    timer.unref();
+  }
+}
