@@ -1,0 +1,156 @@
+// Chat stream chunks -> Anthropic stream events (wire-formats.md §3.8). Fed parsed chunks one at a time;
+// returns typed events, the HTTP layer frames them as SSE. Blocks never interleave: a text block is
+// closed before a tool block opens, and each tool call (by Chat index) gets its own block.
+import { ToolCallSequencer, type ToolCallOperation } from "../openai-chat/sequence-tool-call-deltas.js";
+import type { ChatCompletionChunk, ChatUsage } from "../openai-chat/types.js";
+import { deriveId } from "../shared/ids.js";
+import { convertChatUsageToAnthropic } from "./convert-usage.js";
+import { mapFinishReasonToStopReason } from "./map-stop-reason.js";
+import type { AnthropicStopReason, AnthropicStreamEvent } from "./types.js";
+
+export interface ChatStreamToMessagesOptions {
+  /** Message id; derived from the first chunk's id when absent. */
+  id?: string;
+  /** Model name to report; the upstream's when absent. */
+  model?: string;
+}
+
+type Phase = "idle" | "streaming" | "choice-finished" | "done";
+
+export class ChatStreamToMessagesEvents {
+  private phase: Phase = "idle";
+  private nextBlockIndex = 0;
+  private textBlockIndex: number | undefined;
+  private readonly toolBlockIndex = new Map<number, number>();
+  private readonly tools = new ToolCallSequencer();
+  private finishReason: string | null = null;
+  private matchedStop: unknown;
+  private usage: ChatUsage | undefined;
+
+  constructor(private readonly options: ChatStreamToMessagesOptions = {}) {}
+
+  push(chunk: ChatCompletionChunk): AnthropicStreamEvent[] {
+    if (this.phase === "done") return [];
+    const events = this.start(chunk);
+    if (chunk.usage !== undefined && chunk.usage !== null) this.usage = chunk.usage;
+    // Only choice 0 is translated: Anthropic has no n>1.
+    const choice = chunk.choices?.find((c) => c.index === 0) ?? (chunk.choices?.length === 1 ? chunk.choices[0] : undefined);
+    if (choice !== undefined && this.phase === "streaming") {
+      const delta = choice.delta ?? {};
+      const text = (delta.content ?? "") + (delta.refusal ?? "");
+      if (text !== "") events.push(...this.appendText(text));
+      if (delta.tool_calls !== undefined && delta.tool_calls.length > 0) {
+        events.push(...this.applyToolOps(this.tools.push(delta.tool_calls)));
+      }
+      if (choice.finish_reason !== null && choice.finish_reason !== undefined) {
+        this.finishReason = choice.finish_reason;
+        this.matchedStop = choice.stop_reason;
+        events.push(...this.closeBlocks());
+        this.phase = "choice-finished";
+      }
+    }
+    // The usage chunk (choices: []) follows the finish_reason chunk; some upstreams put usage on the finish chunk.
+    if (this.phase === "choice-finished" && this.usage !== undefined) events.push(...this.end());
+    return events;
+  }
+
+  /** End of the upstream stream: emits whichever closing events are still missing. */
+  finish(): AnthropicStreamEvent[] {
+    if (this.phase === "done") return [];
+    const events = this.start(undefined);
+    events.push(...this.closeBlocks(), ...this.end());
+    return events;
+  }
+
+  /** Upstream failed mid-stream: an in-band error event; nothing else is emitted afterwards. */
+  abort(message: string, type = "api_error"): AnthropicStreamEvent[] {
+    if (this.phase === "done") return [];
+    this.phase = "done";
+    return [{ type: "error", error: { type, message } }];
+  }
+
+  private start(chunk: ChatCompletionChunk | undefined): AnthropicStreamEvent[] {
+    if (this.phase !== "idle") return [];
+    this.phase = "streaming";
+    return [
+      {
+        type: "message_start",
+        message: {
+          id: this.options.id ?? deriveId(chunk?.id, ["chatcmpl-"], "msg_"),
+          type: "message",
+          role: "assistant",
+          model: this.options.model ?? chunk?.model ?? "",
+          content: [],
+          stop_reason: null,
+          stop_sequence: null,
+          // Chat reports input tokens only at the end; the real counts go in message_delta.
+          usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+        },
+      },
+    ];
+  }
+
+  private appendText(text: string): AnthropicStreamEvent[] {
+    const events = this.applyToolOps(this.tools.closeOpen());
+    if (this.textBlockIndex === undefined) {
+      this.textBlockIndex = this.nextBlockIndex++;
+      events.push({ type: "content_block_start", index: this.textBlockIndex, content_block: { type: "text", text: "", citations: null } });
+    }
+    events.push({ type: "content_block_delta", index: this.textBlockIndex, delta: { type: "text_delta", text } });
+    return events;
+  }
+
+  private applyToolOps(ops: ToolCallOperation[]): AnthropicStreamEvent[] {
+    const events: AnthropicStreamEvent[] = [];
+    for (const op of ops) {
+      switch (op.kind) {
+        case "start": {
+          events.push(...this.closeText());
+          const index = this.nextBlockIndex++;
+          this.toolBlockIndex.set(op.key, index);
+          events.push({ type: "content_block_start", index, content_block: { type: "tool_use", id: op.id, name: op.name, input: {} } });
+          break;
+        }
+        case "arguments": {
+          const index = this.toolBlockIndex.get(op.key);
+          if (index !== undefined) events.push({ type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: op.fragment } });
+          break;
+        }
+        case "end": {
+          const index = this.toolBlockIndex.get(op.key);
+          if (index !== undefined) events.push({ type: "content_block_stop", index });
+          break;
+        }
+      }
+    }
+    return events;
+  }
+
+  private closeText(): AnthropicStreamEvent[] {
+    if (this.textBlockIndex === undefined) return [];
+    const index = this.textBlockIndex;
+    this.textBlockIndex = undefined;
+    return [{ type: "content_block_stop", index }];
+  }
+
+  private closeBlocks(): AnthropicStreamEvent[] {
+    return [...this.closeText(), ...this.applyToolOps(this.tools.flush())];
+  }
+
+  private end(): AnthropicStreamEvent[] {
+    this.phase = "done";
+    const { stopReason, stopSequence } = this.stopReason();
+    const usage = convertChatUsageToAnthropic(this.usage);
+    return [
+      { type: "message_delta", delta: { stop_reason: stopReason, stop_sequence: stopSequence }, usage },
+      { type: "message_stop" },
+    ];
+  }
+
+  private stopReason(): { stopReason: AnthropicStopReason; stopSequence: string | null } {
+    return mapFinishReasonToStopReason(this.finishReason, {
+      matchedStop: this.matchedStop,
+      hasToolCalls: this.toolBlockIndex.size > 0,
+    });
+  }
+}

@@ -1,0 +1,149 @@
+// Chat `messages` -> Anthropic `system` + alternating turns. Tool messages become tool_result blocks in a
+// user turn; consecutive same-role turns are merged because Anthropic requires alternation, with
+// tool_result blocks first in a user turn as the API requires.
+import { invalidRequest } from "../../errors/catalogue.js";
+import { isRecord, isString, parseJsonObject, type JsonObject, type WarningList } from "../shared/narrow.js";
+import type { AnthropicContentBlockParam, AnthropicImageBlockParam, AnthropicMessageParam, AnthropicTextBlockParam } from "./types.js";
+
+export function convertChatMessagesToTurns(
+  messages: readonly unknown[],
+  warnings: WarningList,
+): { system: string | undefined; turns: AnthropicMessageParam[] } {
+  const systemParts: string[] = [];
+  const turns: AnthropicMessageParam[] = [];
+  messages.forEach((message, i) => {
+    const path = `messages[${i}]`;
+    if (!isRecord(message)) throw invalidRequest(path, `${path} must be an object.`);
+    switch (message.role) {
+      case "system":
+      case "developer": {
+        // Anthropic has one top-level system prompt; later system messages are folded into it.
+        if (turns.length > 0) warnings.add("system messages after the first turn: moved into the top-level system prompt");
+        const text = textOf(message.content, `${path}.content`);
+        if (text !== "") systemParts.push(text);
+        return;
+      }
+      case "user":
+        pushTurn(turns, "user", userBlocks(message.content, `${path}.content`, warnings));
+        return;
+      case "assistant":
+        pushTurn(turns, "assistant", assistantBlocks(message, path, warnings));
+        return;
+      case "tool": {
+        if (!isString(message.tool_call_id)) throw invalidRequest(`${path}.tool_call_id`, `${path}.tool_call_id is required.`);
+        const content = textOf(message.content, `${path}.content`);
+        pushTurn(turns, "user", [{ type: "tool_result", tool_use_id: message.tool_call_id, content }]);
+        return;
+      }
+      default:
+        throw invalidRequest(`${path}.role`, `${path}.role must be one of system, developer, user, assistant, tool.`);
+    }
+  });
+  return { system: systemParts.length > 0 ? systemParts.join("\n\n") : undefined, turns };
+}
+
+function pushTurn(turns: AnthropicMessageParam[], role: "user" | "assistant", blocks: AnthropicContentBlockParam[]): void {
+  if (blocks.length === 0) return;
+  const last = turns[turns.length - 1];
+  if (last !== undefined && last.role === role && Array.isArray(last.content)) {
+    last.content.push(...blocks);
+    if (role === "user") last.content.sort((a, b) => rank(a) - rank(b));
+    return;
+  }
+  turns.push({ role, content: role === "user" ? [...blocks].sort((a, b) => rank(a) - rank(b)) : blocks });
+}
+
+/** tool_result blocks first, everything else after, each group in its original order (sort is stable). */
+function rank(block: AnthropicContentBlockParam): number {
+  return block.type === "tool_result" ? 0 : 1;
+}
+
+function textOf(content: unknown, path: string): string {
+  if (content === null || content === undefined) return "";
+  if (isString(content)) return content;
+  if (!Array.isArray(content)) throw invalidRequest(path, `${path} must be a string or an array of parts.`);
+  return content
+    .map((part, j) => {
+      if (!isRecord(part)) throw invalidRequest(`${path}[${j}]`, `${path}[${j}] must be an object.`);
+      if (part.type === "text" && isString(part.text)) return part.text;
+      if (part.type === "refusal" && isString(part.refusal)) return part.refusal;
+      throw invalidRequest(`${path}[${j}].type`, `${path}[${j}] must be a text part here.`);
+    })
+    .join("\n");
+}
+
+function userBlocks(content: unknown, path: string, warnings: WarningList): AnthropicContentBlockParam[] {
+  if (isString(content)) return nonEmptyText(content);
+  if (!Array.isArray(content)) throw invalidRequest(path, `${path} must be a string or an array of parts.`);
+  const blocks: AnthropicContentBlockParam[] = [];
+  content.forEach((part: unknown, j) => {
+    const at = `${path}[${j}]`;
+    if (!isRecord(part)) throw invalidRequest(at, `${at} must be an object.`);
+    switch (part.type) {
+      case "text":
+        if (!isString(part.text)) throw invalidRequest(`${at}.text`, `${at}.text must be a string.`);
+        blocks.push(...nonEmptyText(part.text));
+        return;
+      case "image_url":
+        blocks.push(imageBlock(part, at));
+        return;
+      case "file":
+        blocks.push(...fileBlocks(part, at, warnings));
+        return;
+      case "input_audio":
+        warnings.add("input_audio parts: dropped (Anthropic has no audio input)");
+        return;
+      default:
+        throw invalidRequest(`${at}.type`, `Content part type ${JSON.stringify(part.type)} is not supported.`);
+    }
+  });
+  return blocks;
+}
+
+function assistantBlocks(message: JsonObject, path: string, warnings: WarningList): AnthropicContentBlockParam[] {
+  const blocks: AnthropicContentBlockParam[] = [...nonEmptyText(textOf(message.content, `${path}.content`))];
+  if (isString(message.refusal) && message.refusal !== "") blocks.push({ type: "text", text: message.refusal });
+  const calls = message.tool_calls;
+  if (calls !== undefined && calls !== null && !Array.isArray(calls)) throw invalidRequest(`${path}.tool_calls`, `${path}.tool_calls must be an array.`);
+  (calls ?? []).forEach((call: unknown, k: number) => {
+    const at = `${path}.tool_calls[${k}]`;
+    if (!isRecord(call) || !isString(call.id)) throw invalidRequest(`${at}.id`, `${at}.id is required.`);
+    const fn = call.function;
+    if (!isRecord(fn) || !isString(fn.name)) throw invalidRequest(`${at}.function.name`, `${at}.function.name is required.`);
+    const args = isString(fn.arguments) ? fn.arguments : "";
+    const parsed = parseJsonObject(args);
+    // Anthropic needs an object input; a history entry with broken JSON is sent as {} rather than failing the turn.
+    if (!parsed.ok) warnings.add(`${at}.function.arguments: not a JSON object, sent as {}`);
+    blocks.push({ type: "tool_use", id: call.id, name: fn.name, input: parsed.value });
+  });
+  return blocks;
+}
+
+/** Anthropic rejects empty text blocks, so empty strings produce no block. */
+function nonEmptyText(text: string): AnthropicTextBlockParam[] {
+  return text === "" ? [] : [{ type: "text", text }];
+}
+
+const DATA_URL = /^data:([^;,]+)(?:;[^,]*)?;base64,(.*)$/s;
+
+function imageBlock(part: JsonObject, path: string): AnthropicImageBlockParam {
+  const image = part.image_url;
+  const url = isRecord(image) ? image.url : image;
+  if (!isString(url)) throw invalidRequest(`${path}.image_url.url`, `${path}.image_url.url must be a string.`);
+  const data = DATA_URL.exec(url);
+  if (data !== null) return { type: "image", source: { type: "base64", media_type: data[1] ?? "", data: data[2] ?? "" } };
+  if (/^https?:\/\//i.test(url)) return { type: "image", source: { type: "url", url } };
+  throw invalidRequest(`${path}.image_url.url`, "Image URLs must be http(s) or base64 data URLs.");
+}
+
+function fileBlocks(part: JsonObject, path: string, warnings: WarningList): AnthropicContentBlockParam[] {
+  const file = isRecord(part.file) ? part.file : {};
+  const data = isString(file.file_data) ? DATA_URL.exec(file.file_data) : null;
+  if (data !== null && data[1] === "application/pdf") {
+    const block: AnthropicContentBlockParam = { type: "document", source: { type: "base64", media_type: "application/pdf", data: data[2] ?? "" } };
+    if (isString(file.filename)) block.title = file.filename;
+    return [block];
+  }
+  warnings.add(`${path}: file parts other than base64 PDF data dropped (no Anthropic equivalent here)`);
+  return [];
+}

@@ -1,0 +1,41 @@
+// Anthropic Message -> Chat Completions response (non-streaming), for Chat clients on Anthropic upstreams.
+import type { ChatCompletion, ChatResponseMessage, ChatToolCall } from "../openai-chat/types.js";
+import { deriveId, nowSeconds } from "../shared/ids.js";
+import { convertAnthropicUsageToChat } from "./convert-usage.js";
+import { mapStopReasonToFinishReason } from "./map-stop-reason.js";
+import type { AnthropicMessage } from "./types.js";
+
+export interface MessagesToChatOptions {
+  /** Chat id; derived from the message id ("msg_x" -> "chatcmpl-x") when absent. */
+  id?: string;
+  /** Unix seconds; now when absent. */
+  created?: number;
+  /** Model name to report; the upstream's when absent. */
+  model?: string;
+}
+
+export function convertMessagesResponseToChat(message: AnthropicMessage, options: MessagesToChatOptions = {}): ChatCompletion {
+  const texts: string[] = [];
+  const toolCalls: ChatToolCall[] = [];
+  for (const block of message.content ?? []) {
+    // Thinking blocks have no Chat field; they are dropped.
+    if (block.type === "text") texts.push(block.text);
+    else if (block.type === "tool_use") {
+      toolCalls.push({ id: block.id, type: "function", function: { name: block.name, arguments: JSON.stringify(block.input ?? {}) } });
+    }
+  }
+  const chatMessage: ChatResponseMessage = {
+    role: "assistant",
+    content: texts.length > 0 ? texts.join("") : toolCalls.length > 0 ? null : "",
+    refusal: null,
+  };
+  if (toolCalls.length > 0) chatMessage.tool_calls = toolCalls;
+  return {
+    id: options.id ?? deriveId(message.id, ["msg_"], "chatcmpl-"),
+    object: "chat.completion",
+    created: options.created ?? nowSeconds(),
+    model: options.model ?? message.model,
+    choices: [{ index: 0, message: chatMessage, finish_reason: mapStopReasonToFinishReason(message.stop_reason), logprobs: null }],
+    usage: convertAnthropicUsageToChat(message.usage),
+  };
+}
