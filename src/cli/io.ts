@@ -22,12 +22,25 @@ export function parseCommand(args: string[], options: Options, positionals: stri
   try {
     parsed = parseArgs({ args, options: { ...options, json: { type: "boolean" } }, allowPositionals: true, strict: true });
   } catch (error) {
-    throw new UsageError((error as Error).message.split("\n")[0]!.replace(/^TypeError \[\w+\]: /, ""));
+    throw new UsageError(describeParseError(error));
   }
   if (parsed.positionals.length !== positionals.length) {
     throw new UsageError(`expected ${positionals.length ? positionals.join(" ") : "no positional arguments"}, got ${parsed.positionals.length ? parsed.positionals.join(" ") : "none"}`);
   }
   return { values: parsed.values as Record<string, string | boolean | undefined>, positionals: parsed.positionals, json: parsed.values.json === true };
+}
+
+// node:util's messages run over several lines and suggest "--" tricks; keep one short line.
+function describeParseError(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const code = (error as { code?: unknown } | null)?.code;
+  const option = /'(-[^' ]*)/.exec(message)?.[1];
+  if (code === "ERR_PARSE_ARGS_UNKNOWN_OPTION" && option) return `unknown option ${option}`;
+  if (code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE" && option && /ambiguous/.test(message)) {
+    return `${option} needs a value; write a value starting with "-" as ${option}=-…`;
+  }
+  const first = message.split("\n")[0]!.replace(/^TypeError \[\w+\]: /, "");
+  return first.charAt(0).toLowerCase() + first.slice(1);
 }
 
 export function requireOption(values: Record<string, string | boolean | undefined>, name: string): string {

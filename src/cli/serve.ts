@@ -1,6 +1,6 @@
 // `gateway serve`: migrate, bootstrap an empty database, listen, and shut down cleanly on SIGTERM.
 import { createApp } from "../app.js";
-import { bootstrapIfEmpty } from "../accounts/bootstrap.js";
+import { bootstrapIfEmpty, type BootstrapResult } from "../accounts/bootstrap.js";
 import type { GatewayConfig } from "../config/load.js";
 import type { CliIo } from "./io.js";
 
@@ -8,8 +8,16 @@ const SHUTDOWN_DEADLINE_MS = 30_000;
 
 export async function serve(config: GatewayConfig, io: CliIo): Promise<void> {
   const app = await createApp(config);
-  const first = await bootstrapIfEmpty(app.ctx.store, config);
-  const address = await app.server.listen({ host: config.host, port: config.port });
+  let first: BootstrapResult | null;
+  let address: string;
+  try {
+    first = await bootstrapIfEmpty(app.ctx.store, config);
+    address = await app.server.listen({ host: config.host, port: config.port });
+  } catch (error) {
+    // A failed start (port in use, ...) must not leave the database pool holding the process open.
+    await app.close().catch(() => undefined);
+    throw error;
+  }
   io.stderr(`model-gateway listening on ${address} (${app.ctx.store.handle.description})\n`);
   if (!config.sourcePath) {
     io.stderr("No config file: the catalog is empty. Copy gateway.config.example.yaml to gateway.config.yaml (or set GATEWAY_CONFIG) to add providers and models.\n");

@@ -1,7 +1,7 @@
 import type { ApiKey } from "../../store/keys-store.js";
 import type { Store } from "../../store/index.js";
 import { emit, parseCommand, requireOption, table, usd, UsageError, type CliIo } from "../io.js";
-import { parseCountOption, parseMoneyOption } from "./parse.js";
+import { parseCountOption, parseMoneyOption, requireAccount } from "./parse.js";
 
 export function keyJson(k: ApiKey) {
   return {
@@ -38,7 +38,9 @@ export async function keysCommand(sub: string | undefined, args: string[], io: C
     }
     case "list": {
       const { values, json } = parseCommand(args, { account: { type: "string" } }, []);
-      const keys = await store.keys.listByAccount(requireOption(values, "account"));
+      const accountId = requireOption(values, "account");
+      await requireAccount(store, accountId);
+      const keys = await store.keys.listByAccount(accountId);
       return emit(io, json, keys.map(keyJson), () =>
         table(keys.map((k) => ({ id: k.id, name: k.name, prefix: k.prefix, status: k.status, spent_usd: usd(k.spent), budget_cap_usd: usd(k.budgetCap), tokens_used: k.tokensUsed, token_cap: k.tokenCap }))),
       );

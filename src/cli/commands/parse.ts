@@ -1,4 +1,6 @@
 import { MAX_BALANCE, parseUsd, type Nano } from "../../core/money.js";
+import { GatewayError } from "../../errors/catalogue.js";
+import type { Store } from "../../store/index.js";
 import { UsageError } from "../io.js";
 
 /** A USD option as exact nano-USD; null when absent. Label names the option in the message. */
@@ -17,4 +19,9 @@ export function parseCountOption(values: Record<string, string | boolean | undef
   if (text === undefined) return null;
   if (typeof text !== "string" || !/^\d{1,15}$/.test(text)) throw new UsageError(`--${name}: "${String(text)}" is not a whole number`);
   return Number(text);
+}
+
+/** A listing for an unknown account is a typo, not an empty list. */
+export async function requireAccount(store: Store, accountId: string): Promise<void> {
+  if (!(await store.accounts.get(accountId))) throw new GatewayError("account_not_found", `no account ${accountId}`);
 }

@@ -1,6 +1,7 @@
 import type { GatewayConfig } from "../../config/load.js";
 import type { Store } from "../../store/index.js";
 import { emit, parseCommand, requireOption, table, UsageError, type CliIo } from "../io.js";
+import { requireAccount } from "./parse.js";
 
 export async function providerKeysCommand(sub: string | undefined, args: string[], io: CliIo, store: Store, config: GatewayConfig): Promise<void> {
   switch (sub) {
@@ -23,7 +24,9 @@ export async function providerKeysCommand(sub: string | undefined, args: string[
     }
     case "list": {
       const { values, json } = parseCommand(args, { account: { type: "string" } }, []);
-      const keys = await store.upstreamKeys.list(requireOption(values, "account"));
+      const accountId = requireOption(values, "account");
+      await requireAccount(store, accountId);
+      const keys = await store.upstreamKeys.list(accountId);
       return emit(io, json, keys.map(toJson), () => table(keys.map((k) => ({ id: k.id, provider: k.provider, label: k.label, key: `…${k.last4}` }))));
     }
     case "remove": {

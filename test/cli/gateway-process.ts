@@ -1,0 +1,109 @@
+// Starts the real `gateway serve` entry as a child process (through tsx) and waits on it, with every
+// wait bounded. Children are tracked so a test can always kill what it started.
+import { spawn, type ChildProcess } from "node:child_process";
+import { createServer } from "node:net";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { createRequire } from "node:module";
+
+const MAIN = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url));
+// Resolved from this file, so the child's cwd (an empty temp dir) need not contain node_modules.
+const TSX_LOADER = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
+
+/** Variables of the test runner's own environment that must not leak into a "fresh" gateway. */
+const GATEWAY_VARIABLES = ["GATEWAY_CONFIG", "GATEWAY_DATA_DIR", "GATEWAY_SECRET", "DATABASE_URL", "PORT", "HOST", "LOG_LEVEL"];
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export interface GatewayProcess {
+  child: ChildProcess;
+  baseUrl: string;
+  stderr(): string;
+  stdout(): string;
+  /** Resolves with the exit code once the process has exited (or rejects after the timeout). */
+  exited(timeoutMs: number): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+const running = new Set<ChildProcess>();
+
+export async function startGateway(cwd: string, env: Record<string, string>, options: { port?: number } = {}): Promise<GatewayProcess> {
+  const port = options.port ?? (await freePort());
+  const childEnv: NodeJS.ProcessEnv = { ...process.env };
+  for (const name of GATEWAY_VARIABLES) delete childEnv[name];
+  Object.assign(childEnv, env, { PORT: String(port), HOST: "127.0.0.1" });
+  const child = spawn(process.execPath, ["--import", TSX_LOADER, MAIN, "serve"], { cwd, env: childEnv, stdio: ["ignore", "pipe", "pipe"] });
+  running.add(child);
+  let out = "";
+  let err = "";
+  child.stdout?.setEncoding("utf8").on("data", (chunk: string) => (out += chunk));
+  child.stderr?.setEncoding("utf8").on("data", (chunk: string) => (err += chunk));
+  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    child.once("exit", (code, signal) => {
+      running.delete(child);
+      resolve({ code, signal });
+    });
+  });
+  return {
+    child,
+    baseUrl: `http://127.0.0.1:${port}`,
+    stderr: () => err,
+    stdout: () => out,
+    exited: (timeoutMs) => withTimeout(exit, timeoutMs, () => `gateway did not exit within ${timeoutMs} ms; stderr:\n${err}`),
+  };
+}
+
+/** Polls until the predicate holds, failing after timeoutMs with a message from describe(). */
+export async function waitFor(predicate: () => boolean | Promise<boolean>, timeoutMs: number, describe: () => string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await predicate()) return;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms: ${describe()}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/** Waits until GET /healthz answers 200 (or the process exits). */
+export async function waitUntilHealthy(gateway: GatewayProcess, timeoutMs = 20_000): Promise<void> {
+  await waitFor(
+    async () => {
+      if (gateway.child.exitCode !== null) throw new Error(`gateway exited with ${gateway.child.exitCode}:\n${gateway.stderr()}`);
+      try {
+        const response = await fetch(`${gateway.baseUrl}/healthz`, { signal: AbortSignal.timeout(1000) });
+        await response.arrayBuffer();
+        return response.status === 200;
+      } catch {
+        return false;
+      }
+    },
+    timeoutMs,
+    () => `GET /healthz never answered 200; stderr:\n${gateway.stderr()}`,
+  );
+}
+
+export function killAll(): void {
+  for (const child of running) child.kill("SIGKILL");
+  running.clear();
+}
+
+async function withTimeout<T>(promise: Promise<T>, ms: number, message: () => string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      promise,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(message())), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
