@@ -1,16 +1,28 @@
-// The composition root: config -> store -> server. Everything a request needs is built here once.
+// The composition root: config -> store -> services -> server. Everything a request needs is
+// built here once; the request path reads no config and parses nothing but its own body.
 import pino, { type Logger } from "pino";
 import type { FastifyInstance } from "fastify";
+import { StoreBilling } from "./billing/billing-store.js";
 import type { GatewayConfig } from "./config/load.js";
 import { resolveServerSecret } from "./config/server-secret.js";
+import { registerGatewayRoutes } from "./http/routes/gateway.js";
 import { registerHealthRoutes } from "./http/routes/health.js";
+import { registerModelRoutes } from "./http/routes/models.js";
 import { buildServer, type RouteRegistrar } from "./http/server.js";
+import { AuthCache } from "./pipeline/auth-cache.js";
+import { KeyRotation } from "./pipeline/failover.js";
+import { createScrubber } from "./pipeline/scrub.js";
+import type { PipelineServices } from "./pipeline/services.js";
+import { SettlementRetries } from "./pipeline/settlement-retries.js";
+import { UpstreamKeyResolver } from "./pipeline/upstream-key-resolver.js";
 import { openStore, type Store } from "./store/index.js";
 
 export interface AppContext {
   config: GatewayConfig;
   store: Store;
   logger: Logger;
+  billing: StoreBilling;
+  pipeline: PipelineServices;
 }
 
 export interface App {
@@ -19,7 +31,7 @@ export interface App {
   close(): Promise<void>;
 }
 
-const ROUTES: readonly RouteRegistrar[] = [registerHealthRoutes];
+const ROUTES: readonly RouteRegistrar[] = [registerHealthRoutes, registerModelRoutes, registerGatewayRoutes];
 
 export function createLogger(level: string): Logger {
   return pino({ level, base: undefined, timestamp: pino.stdTimeFunctions.isoTime }, pino.destination({ sync: false }));
@@ -28,7 +40,23 @@ export function createLogger(level: string): Logger {
 export async function createApp(config: GatewayConfig, options: { logger?: Logger } = {}): Promise<App> {
   const logger = options.logger ?? createLogger(config.logLevel);
   const store = await openStore({ databaseUrl: config.databaseUrl, sqlitePath: config.sqlitePath, secret: resolveServerSecret(config) });
-  const ctx: AppContext = { config, store, logger };
+  const billing = new StoreBilling(store.db, store.dialect, { onSweepError: (err) => logger.warn({ err }, "hold sweep failed") });
+  const authCache = new AuthCache(store);
+  await authCache.start();
+  billing.startSweeper();
+  const providers = [...config.providers.values()];
+  const pipeline: PipelineServices = {
+    config,
+    store,
+    logger,
+    authCache,
+    billing,
+    rotation: new KeyRotation(),
+    scrubber: createScrubber({ secrets: providers.flatMap((p) => p.sharedKeys), hosts: providers.map((p) => p.baseUrl) }),
+    upstreamKeys: new UpstreamKeyResolver(store),
+    settlementRetries: new SettlementRetries(billing, logger),
+  };
+  const ctx: AppContext = { config, store, logger, billing, pipeline };
   const server = buildServer(ctx, logger, ROUTES);
   let closed = false;
   return {
@@ -38,6 +66,8 @@ export async function createApp(config: GatewayConfig, options: { logger?: Logge
       if (closed) return;
       closed = true;
       await server.close();
+      authCache.stop();
+      await billing.stopSweeper();
       await store.close();
     },
   };

@@ -1,6 +1,6 @@
 // The HTTP edge: request ids, the body limit, one log line per request, error rendering, routes.
 import { randomBytes } from "node:crypto";
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import type { AppContext } from "../app.js";
 import { installErrorHandling } from "./error-handler.js";
@@ -16,7 +16,8 @@ export function newRequestId(): string {
 export function buildServer(ctx: AppContext, logger: Logger, routes: readonly RouteRegistrar[]): FastifyInstance {
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
-    disableRequestLogging: true,
+    // Our own one-line-per-request log replaces Fastify's two lines.
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: ctx.config.bodyLimitBytes,
     genReqId: newRequestId,
     requestIdHeader: false,

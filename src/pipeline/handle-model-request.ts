@@ -14,7 +14,7 @@ import { ClientAbortedError } from "../providers/upstream-client.js";
 import type { ClientFormat } from "./client-format.js";
 import { forward, type Forwarded } from "./forward.js";
 import type { ClientRequestInfo, UpstreamPlan } from "./plan.js";
-import { encodeFrames, pumpStream, scrubOrFail } from "./relay.js";
+import { encodeFrames, pumpStream, scrubToJson } from "./relay.js";
 import { scrubHeaders } from "./scrub.js";
 import type { PipelineServices } from "./services.js";
 import { upstreamError } from "./upstream-errors.js";
@@ -111,8 +111,9 @@ async function relayBuffered(services: PipelineServices, request: FastifyRequest
       throw new GatewayError("provider_error", "The upstream answered with a body that is not JSON.");
     }
     const converted = plan.fromUpstream(json);
-    payload = scrubOrFail(services.scrubber, JSON.stringify(converted.body));
+    payload = scrubToJson(services.scrubber, converted.body);
     usage = converted.usage ?? estimateUsage(info, payload);
+    await plan.complete?.();
   } catch (error) {
     await services.billing.release(hold);
     throw error instanceof GatewayError ? error : new GatewayError("provider_error", "The upstream answer could not be read.");
@@ -157,16 +158,21 @@ async function relayStream(
   meter(request, usage, cost);
 
   if (outcome.end !== "client_aborted" && !raw.destroyed) {
-    const frames =
-      outcome.end === "completed"
-        ? translator.end()
-        : translator.fail(outcome.failure === "internal_error" ? "internal_error" : "provider_error", outcome.failure === "internal_error" ? "Internal error." : "The upstream stream failed.");
+    let closing: string;
     try {
-      raw.write(encodeFrames(frames, services.scrubber));
-    } catch {
-      raw.write(encodeFrames(translator.fail("internal_error", "Internal error."), services.scrubber));
+      const frames =
+        outcome.end === "completed"
+          ? translator.end()
+          : outcome.failure === "internal_error"
+            ? translator.fail("internal_error", "Internal error.")
+            : translator.fail("provider_error", "The upstream stream failed.");
+      if (outcome.end === "completed") await plan.complete?.();
+      closing = encodeFrames(frames, services.scrubber);
+    } catch (error) {
+      services.logger.error({ request_id: request.id, err: error }, "closing the stream failed");
+      closing = encodeFrames(translator.fail("internal_error", "Internal error."), services.scrubber);
     }
-    raw.end();
+    raw.end(closing);
   } else {
     request.meter.errorType = "client_aborted";
     raw.destroy();

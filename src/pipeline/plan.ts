@@ -37,6 +37,8 @@ export interface UpstreamPlan {
   streamTranslator(): StreamTranslator;
   /** What the request path returns to the client alongside (e.g. x-gateway-warnings). */
   warnings: string[];
+  /** Runs once the whole answer is known, before its last bytes go out (e.g. storing a response). */
+  complete?(): Promise<void>;
 }
 
 export interface ClientRequestInfo {

@@ -6,10 +6,13 @@ import { GatewayError } from "../errors/catalogue.js";
 import type { ClientFrame, StreamTranslator } from "./plan.js";
 import type { Scrubber } from "./scrub.js";
 
-/** Scrubs one serialised body; any failure in the scrubber becomes a generic internal_error. */
-export function scrubOrFail(scrubber: Scrubber, text: string): string {
+/**
+ * Scrubs one JSON value and serialises it; any failure in the scrubber becomes a generic
+ * internal_error, so no unscrubbed byte can leave through this path.
+ */
+export function scrubToJson(scrubber: Scrubber, value: unknown): string {
   try {
-    return scrubber.scrubText(text);
+    return JSON.stringify(scrubber.scrubJson(value));
   } catch {
     throw new GatewayError("internal_error");
   }
@@ -18,7 +21,7 @@ export function scrubOrFail(scrubber: Scrubber, text: string): string {
 export function encodeFrames(frames: ClientFrame[], scrubber: Scrubber): string {
   let out = "";
   for (const frame of frames) {
-    const data = frame.raw ? String(frame.data) : scrubOrFail(scrubber, JSON.stringify(frame.data));
+    const data = frame.raw ? String(frame.data) : scrubToJson(scrubber, frame.data);
     out += frame.event ? `event: ${frame.event}\ndata: ${data}\n\n` : `data: ${data}\n\n`;
   }
   return out;

@@ -5,13 +5,21 @@ import { openDatabase, type DatabaseHandle, type DatabaseOptions } from "./datab
 import { KeysStore } from "./keys-store.js";
 import { LedgerStore } from "./ledger-store.js";
 import { migrate } from "./migrate.js";
+import { SessionsStore } from "./sessions-store.js";
+import { ShowAgainStore } from "./show-again-store.js";
+import { ResponsesStore } from "./responses-store.js";
 import { UpstreamKeysStore } from "./upstream-keys-store.js";
+import { WorkspacesStore } from "./workspaces-store.js";
 
 export class Store {
   readonly accounts: AccountsStore;
   readonly keys: KeysStore;
   readonly ledger: LedgerStore;
   readonly upstreamKeys: UpstreamKeysStore;
+  readonly sessions: SessionsStore;
+  readonly showAgain: ShowAgainStore;
+  readonly workspaces: WorkspacesStore;
+  readonly responses: ResponsesStore;
 
   constructor(
     readonly handle: DatabaseHandle,
@@ -21,6 +29,10 @@ export class Store {
     this.keys = new KeysStore(handle.db);
     this.ledger = new LedgerStore(handle.db);
     this.upstreamKeys = new UpstreamKeysStore(handle.db, box);
+    this.sessions = new SessionsStore(handle.db);
+    this.showAgain = new ShowAgainStore(handle.db, box);
+    this.workspaces = new WorkspacesStore(handle.db);
+    this.responses = new ResponsesStore(handle.db);
   }
 
   get db() {

@@ -4,16 +4,39 @@ import type { AppContext } from "../../app.js";
 import { authenticate } from "../../pipeline/authenticate.js";
 import type { ClientFormat } from "../../pipeline/client-format.js";
 import { chatFormat } from "../../pipeline/formats/chat-format.js";
-import { handleModelRequest } from "../../pipeline/handle-model-request.js";
-
-export const MODEL_ROUTES: ReadonlyArray<[string, ClientFormat]> = [["/v1/chat/completions", chatFormat]];
+import { estimateMessagesPromptTokens, messagesFormat } from "../../pipeline/formats/messages-format.js";
+import { readModelField } from "../../pipeline/formats/fields.js";
+import { responsesFormat } from "../../pipeline/formats/responses-format.js";
+import { checkTier, handleModelRequest, resolveModel } from "../../pipeline/handle-model-request.js";
+import { GatewayError, invalidRequest } from "../../errors/catalogue.js";
 
 export function registerGatewayRoutes(app: FastifyInstance, ctx: AppContext): void {
   const services = ctx.pipeline;
   const onRequest = async (request: FastifyRequest) => {
     await authenticate(request, services.authCache);
   };
-  for (const [path, format] of MODEL_ROUTES) {
+  const routes: ReadonlyArray<[string, ClientFormat]> = [
+    ["/v1/chat/completions", chatFormat],
+    ["/v1/messages", messagesFormat],
+    ["/v1/responses", responsesFormat(ctx.store.responses)],
+  ];
+  for (const [path, format] of routes) {
     app.post(path, { onRequest }, (request, reply) => handleModelRequest(services, format, request, reply));
   }
+
+  // Anthropic's token counter, which coding agents call before long requests: an estimate with
+  // the gateway's documented method (no upstream call, nothing billed).
+  app.post("/v1/messages/count_tokens", { onRequest }, async (request) => {
+    const body = request.body;
+    if (!body || typeof body !== "object" || Array.isArray(body)) throw invalidRequest("body", "The request body must be a JSON object.");
+    const model = resolveModel(services, readModelField(body as Record<string, unknown>), "chat");
+    checkTier(request, model);
+    return { input_tokens: estimateMessagesPromptTokens(body as Record<string, unknown>) };
+  });
+
+  app.get<{ Params: { id: string } }>("/v1/responses/:id", { onRequest }, async (request) => {
+    const stored = (await ctx.store.responses.get(request.principal.account.id, request.params.id)) as { response?: unknown } | null;
+    if (!stored?.response) throw new GatewayError("not_found", `No stored response ${request.params.id}.`);
+    return stored.response;
+  });
 }

@@ -1,0 +1,29 @@
+// POST /v1/messages (Anthropic Messages). Errors use the Anthropic envelope.
+import { estimateTextTokens } from "../../billing/estimate-tokens.js";
+import { invalidRequest } from "../../errors/catalogue.js";
+import type { ClientFormat } from "../client-format.js";
+import { messagesOverChat, messagesToAnthropic } from "../plans/messages-plans.js";
+import { readModelField, readOptionalPositiveInt, readStreamFlag } from "./fields.js";
+
+/** A prompt estimate for admission: system, messages and tool definitions, as text. */
+export function estimateMessagesPromptTokens(body: Record<string, unknown>): number {
+  return estimateTextTokens(JSON.stringify([body.system ?? "", body.messages ?? [], body.tools ?? []]));
+}
+
+export const messagesFormat: ClientFormat = {
+  route: "messages",
+  errorShape: "anthropic",
+  describe(body) {
+    const model = readModelField(body);
+    if (!Array.isArray(body.messages)) throw invalidRequest("messages", "messages must be an array.");
+    return {
+      model,
+      stream: readStreamFlag(body),
+      maxOutputTokens: readOptionalPositiveInt(body, "max_tokens"),
+      promptTokens: estimateMessagesPromptTokens(body),
+    };
+  },
+  plan(body, model) {
+    return model.provider.type === "anthropic" ? messagesToAnthropic(body, model) : messagesOverChat(body, model);
+  },
+};

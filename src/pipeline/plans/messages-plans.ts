@@ -1,0 +1,102 @@
+// Messages (Anthropic) clients: pass-through to Anthropic-native upstreams (model renamed, usage
+// read from the stream), or bridged over Chat Completions for OpenAI-compatible upstreams.
+import type { ModelConfig } from "../../config/load.js";
+import type { Usage } from "../../core/usage.js";
+import {
+  ChatStreamToMessagesEvents,
+  convertChatResponseToMessages,
+  convertMessagesRequestToChat,
+  type AnthropicMessage,
+} from "../../formats/anthropic-messages/index.js";
+import type { ClientFrame, StreamTranslator, UpstreamPlan } from "../plan.js";
+import { bridgeOverChat, type ChatBridge } from "./bridge-over-chat.js";
+import { chatToOpenAiChat } from "./chat-plans.js";
+import { parseEventJson } from "./usage.js";
+
+type Json = Record<string, unknown>;
+
+interface AnthropicUsage {
+  input_tokens?: number;
+  output_tokens?: number;
+  cache_read_input_tokens?: number | null;
+  cache_creation_input_tokens?: number | null;
+}
+
+export function usageFromAnthropic(usage: AnthropicUsage | undefined | null): Usage | null {
+  if (!usage || typeof usage !== "object") return null;
+  const cached = usage.cache_read_input_tokens ?? 0;
+  return {
+    inputTokens: (usage.input_tokens ?? 0) + cached + (usage.cache_creation_input_tokens ?? 0),
+    cachedInputTokens: cached,
+    outputTokens: usage.output_tokens ?? 0,
+    reasoningTokens: 0,
+    estimated: false,
+  };
+}
+
+export function messagesToAnthropic(body: Json, model: ModelConfig): UpstreamPlan {
+  const stream = body.stream === true;
+  return {
+    path: "/v1/messages",
+    body: { ...body, model: model.upstreamModel },
+    stream,
+    warnings: [],
+    fromUpstream(json) {
+      const message = json as AnthropicMessage & { usage?: AnthropicUsage };
+      return { body: { ...message, model: model.id }, usage: usageFromAnthropic(message.usage) };
+    },
+    streamTranslator(): StreamTranslator {
+      let usage: AnthropicUsage = {};
+      let sawDelta = false;
+      const delivered: string[] = [];
+      return {
+        push(event): ClientFrame[] {
+          const data = parseEventJson(event.data) as Json & { type?: string; message?: Json & { usage?: AnthropicUsage }; usage?: AnthropicUsage; delta?: Json };
+          switch (data.type) {
+            case "message_start":
+              if (data.message) {
+                usage = { ...usage, ...data.message.usage };
+                data.message = { ...data.message, model: model.id };
+              }
+              break;
+            case "message_delta":
+              sawDelta = true;
+              usage = { ...usage, ...data.usage };
+              break;
+            case "content_block_delta": {
+              const delta = data.delta as { text?: unknown; partial_json?: unknown } | undefined;
+              if (typeof delta?.text === "string") delivered.push(delta.text);
+              if (typeof delta?.partial_json === "string") delivered.push(delta.partial_json);
+              break;
+            }
+            default:
+              break;
+          }
+          return [{ event: event.event ?? data.type, data }];
+        },
+        end: () => [],
+        fail: (type, message) => [{ event: "error", data: { type: "error", error: { type, message } } }],
+        reportedUsage: () => (sawDelta ? usageFromAnthropic(usage) : null),
+        deliveredText: () => delivered.join(""),
+      };
+    },
+  };
+}
+
+export function messagesOverChat(body: Json, model: ModelConfig): UpstreamPlan {
+  const { request, warnings } = convertMessagesRequestToChat(body);
+  if (request.stream) request.stream_options = { include_usage: true };
+  const bridge: ChatBridge = {
+    fromChatCompletion: (completion) => convertChatResponseToMessages(completion, { model: model.id }),
+    stream() {
+      const machine = new ChatStreamToMessagesEvents({ model: model.id });
+      const frames = (events: ReturnType<ChatStreamToMessagesEvents["push"]>): ClientFrame[] => events.map((e) => ({ event: e.type, data: e }));
+      return {
+        push: (chunk) => frames(machine.push(chunk)),
+        finish: () => frames(machine.finish()),
+        abort: (type, message) => frames(machine.abort(message, type)),
+      };
+    },
+  };
+  return bridgeOverChat(chatToOpenAiChat(request as unknown as Json, model), bridge, warnings);
+}
