@@ -40,9 +40,14 @@ export interface Charge {
   recorded: boolean;
 }
 
+export interface AdmitOptions {
+  /** How long the hold lives before the sweeper may release it; default 15 minutes. Video tasks, which settle late, pass more. */
+  ttlMs?: number;
+}
+
 export interface Billing {
   /** Throws GatewayError quota_exceeded, key_budget_exceeded or key_token_cap_exceeded. */
-  admit(request: AdmissionRequest): Promise<Hold>;
+  admit(request: AdmissionRequest, options?: AdmitOptions): Promise<Hold>;
   /** Throws GatewayError ledger_write_failed; nothing is changed then. */
   settle(hold: Hold, usage: Usage, provider: string): Promise<Charge>;
   /** Gives back a hold that will not be settled (failure before any delivery). */

@@ -1,0 +1,178 @@
+// StoreBilling: the Billing contract over the shared database, correct for several gateway processes
+// on one PostgreSQL (row locks and conditional UPDATEs, no in-process state) and for SQLite (one
+// writer; each call is one short write transaction that starts with a write, so it never has to
+// upgrade a read lock). See admission.ts, settlement.ts and holds.ts for the statements and why.
+//
+// Holds expire after 15 minutes by default (longer than any buffered or streamed response the
+// gateway allows); video tasks, which settle when the task completes, pass a longer ttlMs to admit().
+// An expired hold is released by the sweeper; a settlement that arrives afterwards still charges the
+// full cost (see settlement.ts for the over-balance policy).
+import type { Kysely } from "kysely";
+import type { Nano } from "../core/money.js";
+import type { Usage } from "../core/usage.js";
+import { GatewayError } from "../errors/catalogue.js";
+import type { ApiKey } from "../store/keys-store.js";
+import type { Dialect } from "../store/dialect.js";
+import type { Database } from "../store/tables.js";
+import { reserve } from "./admission.js";
+import { releaseExpiredHolds as sweepExpiredHolds, releaseHold } from "./holds.js";
+import { setKeyCaps, type KeyCapsChange } from "./key-caps.js";
+import { priceUsage, projectCost, projectTokens } from "./pricing.js";
+import { AlreadySettled, applySettlement } from "./settlement.js";
+import type { AdmissionRequest, AdmitOptions, Billing, Charge, Hold } from "./types.js";
+import { accountProfile, keyUsage, type AccountProfile, type KeyUsage } from "./usage-queries.js";
+
+export const DEFAULT_HOLD_TTL_MS = 15 * 60_000;
+export const DEFAULT_SWEEP_INTERVAL_MS = 30_000;
+
+export interface StoreBillingOptions {
+  /** The clock, epoch ms; tests inject one to cross month boundaries and expire holds. */
+  now?: () => number;
+  holdTtlMs?: number;
+  /** Called with errors of background sweeps (the next sweep retries). */
+  onSweepError?: (error: unknown) => void;
+}
+
+// Deadlocks and serialization failures roll everything back and are safe to retry; the lock order
+// makes them unexpected, but a retry is cheaper than a 502.
+const TRANSIENT_CODES = new Set(["40P01", "40001", "SQLITE_BUSY"]);
+const MAX_ATTEMPTS = 3;
+
+function isTransient(error: unknown): boolean {
+  return typeof error === "object" && error !== null && TRANSIENT_CODES.has(String((error as { code?: unknown }).code));
+}
+
+export class StoreBilling implements Billing {
+  readonly now: () => number;
+  readonly #holdTtlMs: number;
+  readonly #onSweepError: (error: unknown) => void;
+  #sweepTimer: NodeJS.Timeout | undefined;
+  #sweeping: Promise<unknown> | undefined;
+
+  constructor(
+    private readonly db: Kysely<Database>,
+    private readonly dialect: Dialect,
+    options: StoreBillingOptions = {},
+  ) {
+    this.now = options.now ?? Date.now;
+    this.#holdTtlMs = options.holdTtlMs ?? DEFAULT_HOLD_TTL_MS;
+    this.#onSweepError = options.onSweepError ?? (() => undefined);
+  }
+
+  /** Checks every limit and reserves the projected cost and tokens; see admission.ts for the order. */
+  async admit(request: AdmissionRequest, options: AdmitOptions = {}): Promise<Hold> {
+    const amount = projectCost(request);
+    const tokens = projectTokens(request);
+    const ttlMs = options.ttlMs ?? this.#holdTtlMs;
+    return this.#withRetry(() => this.db.transaction().execute((trx) => reserve(trx, { request, amount, tokens, now: this.now(), ttlMs })));
+  }
+
+  /** Prices the usage and records it; see settlement.ts. Idempotent by the hold's request id. */
+  async settle(hold: Hold, usage: Usage, provider: string): Promise<Charge> {
+    let cost: Nano;
+    let normalized: Usage;
+    try {
+      normalized = normalizeUsage(usage);
+      cost = priceUsage(hold.model, normalized, hold.imageVariant);
+    } catch (error) {
+      throw ledgerWriteFailed(error);
+    }
+    try {
+      await this.#withRetry(() =>
+        this.db.transaction().execute((trx) => applySettlement(trx, this.dialect, { hold, usage: normalized, provider, cost, now: this.now() })),
+      );
+      return { cost, recorded: true };
+    } catch (error) {
+      if (error instanceof AlreadySettled) return { cost: await this.#recordedCost(hold.requestId, cost), recorded: false };
+      throw ledgerWriteFailed(error);
+    }
+  }
+
+  /** Gives a hold back; releasing twice, or after settlement, changes nothing. */
+  async release(hold: Hold): Promise<void> {
+    await this.#withRetry(() => this.db.transaction().execute((trx) => releaseHold(trx, hold.id)));
+  }
+
+  /** Releases holds past their expiry (left by crashed processes). Returns how many. */
+  releaseExpiredHolds(now: number = this.now()): Promise<number> {
+    return sweepExpiredHolds(this.db, now);
+  }
+
+  /** Sweeps expired holds every intervalMs until stopSweeper(); the timer does not keep Node alive. */
+  startSweeper(intervalMs: number = DEFAULT_SWEEP_INTERVAL_MS): void {
+    if (this.#sweepTimer) return;
+    this.#sweepTimer = setInterval(() => {
+      if (this.#sweeping) return; // a slow sweep is never overlapped by the next one
+      this.#sweeping = this.releaseExpiredHolds()
+        .catch((error: unknown) => this.#onSweepError(error))
+        .finally(() => (this.#sweeping = undefined));
+    }, intervalMs);
+    this.#sweepTimer.unref();
+  }
+
+  /** Stops the timer and waits for a sweep in progress, so the database can be closed afterwards. */
+  async stopSweeper(): Promise<void> {
+    clearInterval(this.#sweepTimer);
+    this.#sweepTimer = undefined;
+    await this.#sweeping;
+  }
+
+  /** Changes a key's caps (recorded in key_allocations) and re-judges exhaustion; see key-caps.ts. */
+  setKeyCaps(keyId: string, caps: KeyCapsChange, actorAccountId: string | null): Promise<ApiKey> {
+    return setKeyCaps(this.db, keyId, caps, actorAccountId, this.now());
+  }
+
+  /** GET /v1/me: balance, held amount, monthly budget and its use this UTC month. */
+  accountProfile(accountId: string): Promise<AccountProfile> {
+    return accountProfile(this.db, accountId, this.now());
+  }
+
+  /** GET /v1/usage: totals, by model and by UTC day, over [start, end) (default: the 30 days up to now). */
+  keyUsage(keyId: string, range: { start?: number; end?: number } = {}): Promise<KeyUsage> {
+    return keyUsage(this.db, keyId, range, this.now());
+  }
+
+  async #recordedCost(requestId: string, fallback: Nano): Promise<Nano> {
+    const row = await this.db.selectFrom("ledger").select("cost_nano").where("request_id", "=", requestId).executeTakeFirst();
+    return row?.cost_nano ?? fallback;
+  }
+
+  async #withRetry<T>(run: () => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await run();
+      } catch (error) {
+        if (attempt >= MAX_ATTEMPTS || !isTransient(error)) throw error;
+      }
+    }
+  }
+}
+
+function ledgerWriteFailed(cause: unknown): GatewayError {
+  const error = new GatewayError("ledger_write_failed");
+  error.cause = cause;
+  return error;
+}
+
+/**
+ * Whole, non-negative counts with the parts inside their totals: an estimate's fractions round up
+ * (never under-bill), cached input is capped at input, reasoning at output.
+ */
+export function normalizeUsage(usage: Usage): Usage {
+  const whole = (value: number | undefined, field: string): number => {
+    if (value === undefined) return 0;
+    if (!Number.isFinite(value) || value < 0) throw new RangeError(`usage.${field} must be a non-negative number, got ${value}`);
+    return Math.ceil(value);
+  };
+  const inputTokens = whole(usage.inputTokens, "inputTokens");
+  const outputTokens = whole(usage.outputTokens, "outputTokens");
+  return {
+    inputTokens,
+    cachedInputTokens: Math.min(whole(usage.cachedInputTokens, "cachedInputTokens"), inputTokens),
+    outputTokens,
+    reasoningTokens: Math.min(whole(usage.reasoningTokens, "reasoningTokens"), outputTokens),
+    ...(usage.images !== undefined && { images: whole(usage.images, "images") }),
+    ...(usage.videoSeconds !== undefined && { videoSeconds: whole(usage.videoSeconds, "videoSeconds") }),
+    estimated: usage.estimated,
+  };
+}

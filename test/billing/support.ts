@@ -1,0 +1,123 @@
+// Fixtures shared by the billing suites: a priced model, accounts and keys, and an injectable clock.
+import { expect } from "vitest";
+import type { ModelConfig, ProviderConfig } from "../../src/config/load.js";
+import { newId } from "../../src/core/ids.js";
+import type { Nano } from "../../src/core/money.js";
+import type { Usage } from "../../src/core/usage.js";
+import type { AdmissionRequest } from "../../src/billing/types.js";
+import { openStore, type Store } from "../../src/store/index.js";
+import type { TestDatabase } from "../support/databases.js";
+
+export const provider: ProviderConfig = {
+  name: "mock",
+  type: "openai",
+  baseUrl: "http://127.0.0.1:9",
+  sharedKeys: [],
+  apis: new Set(["chat"]),
+  headers: {},
+  timeoutMs: 1000,
+  connectTimeoutMs: 1000,
+};
+
+/** $2.50 / $1.25 / $10.00 per million tokens: 2500, 1250 and 10000 nano-USD per token. */
+export function chatModel(overrides: Partial<ModelConfig> = {}): ModelConfig {
+  return {
+    id: "mock-chat",
+    kind: "chat",
+    provider,
+    upstreamModel: "mock-chat",
+    contextWindow: 128_000,
+    maxOutputTokens: 16_384,
+    defaultOutputTokens: 4096,
+    modalities: { input: ["text"], output: ["text"] },
+    pricing: {
+      inputPerMtok: 2_500_000_000n,
+      cachedInputPerMtok: 1_250_000_000n,
+      outputPerMtok: 10_000_000_000n,
+      perImage: new Map(),
+      perVideoSecond: 0n,
+    },
+    tiers: ["default"],
+    ...overrides,
+  };
+}
+
+export const MODEL = chatModel();
+
+export function usage(inputTokens: number, outputTokens: number, extra: Partial<Usage> = {}): Usage {
+  return { inputTokens, cachedInputTokens: 0, outputTokens, reasoningTokens: 0, estimated: false, ...extra };
+}
+
+export function admission(
+  accountId: string,
+  keyId: string,
+  input = 1000,
+  output = 500,
+  extra: Partial<AdmissionRequest> = {},
+): AdmissionRequest {
+  return {
+    requestId: newId("req"),
+    accountId,
+    keyId,
+    model: MODEL,
+    route: "chat",
+    projectedInputTokens: input,
+    projectedOutputTokens: output,
+    ...extra,
+  };
+}
+
+/** 1000 input + 500 output tokens at MODEL's prices. */
+export const DEFAULT_PROJECTION: Nano = 7_500_000n;
+
+export function openTestStore(database: TestDatabase, migrate = true): Promise<Store> {
+  return openStore({ databaseUrl: database.databaseUrl, sqlitePath: database.sqlitePath, secret: "test-secret-0123456789", migrate });
+}
+
+export async function makeAccount(
+  store: Store,
+  options: { balance?: Nano; monthlyBudget?: Nano | null; monthlyTokenBudget?: number | null } = {},
+): Promise<string> {
+  const account = await store.accounts.create({ email: `${newId("u")}@example.com`, tier: "default", ...options });
+  return account.id;
+}
+
+export async function makeKey(store: Store, accountId: string, caps: { budgetCap?: Nano | null; tokenCap?: number | null } = {}): Promise<string> {
+  const { key } = await store.keys.create({ accountId, ...caps });
+  return key.id;
+}
+
+export class Clock {
+  constructor(public ms: number) {}
+  readonly now = (): number => this.ms;
+  advance(ms: number): void {
+    this.ms += ms;
+  }
+}
+
+export async function expectRefusal(promise: Promise<unknown>, type: string, status = 402): Promise<void> {
+  await expect(promise).rejects.toMatchObject({ name: "GatewayError", type, status });
+}
+
+/** Every counter the 502 contract protects, plus the ledger size and the hold reservations. */
+export async function counters(store: Store, accountId: string, keyId: string) {
+  const account = await store.db
+    .selectFrom("accounts")
+    .select(["balance_nano", "total_spent_nano", "held_nano", "held_tokens"])
+    .where("id", "=", accountId)
+    .executeTakeFirstOrThrow();
+  const key = await store.db
+    .selectFrom("keys")
+    .select(["spent_nano", "tokens_used", "held_nano", "held_tokens", "status"])
+    .where("id", "=", keyId)
+    .executeTakeFirstOrThrow();
+  const ledger = await store.ledger.count(accountId);
+  const monthly = await store.db
+    .selectFrom("monthly_usage")
+    .select(["month", "cost_nano", "tokens", "requests"])
+    .where("account_id", "=", accountId)
+    .orderBy("month")
+    .execute();
+  const holds = await store.db.selectFrom("holds").select("request_id").where("account_id", "=", accountId).orderBy("request_id").execute();
+  return { account, key, ledger, monthly, holds };
+}
