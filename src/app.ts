@@ -4,6 +4,7 @@ import pino, { type Logger } from "pino";
 import type { FastifyInstance } from "fastify";
 import { StoreBilling } from "./billing/billing-store.js";
 import type { GatewayConfig } from "./config/load.js";
+import { registerDashboardRoutes } from "./dashboard/index.js";
 import { resolveServerSecret } from "./config/server-secret.js";
 import { registerGatewayRoutes } from "./http/routes/gateway.js";
 import { registerHealthRoutes } from "./http/routes/health.js";
@@ -31,7 +32,7 @@ export interface App {
   close(): Promise<void>;
 }
 
-const ROUTES: readonly RouteRegistrar[] = [registerHealthRoutes, registerModelRoutes, registerGatewayRoutes];
+const ROUTES: readonly RouteRegistrar[] = [registerHealthRoutes, registerModelRoutes, registerGatewayRoutes, registerDashboardRoutes];
 
 export function createLogger(level: string): Logger {
   return pino({ level, base: undefined, timestamp: pino.stdTimeFunctions.isoTime }, pino.destination({ sync: false }));
@@ -45,6 +46,8 @@ export async function createApp(config: GatewayConfig, options: { logger?: Logge
   await authCache.start();
   billing.startSweeper();
   const providers = [...config.providers.values()];
+  const sharedSecrets = providers.flatMap((p) => p.sharedKeys);
+  const hosts = providers.map((p) => p.baseUrl);
   const pipeline: PipelineServices = {
     config,
     store,
@@ -52,8 +55,8 @@ export async function createApp(config: GatewayConfig, options: { logger?: Logge
     authCache,
     billing,
     rotation: new KeyRotation(),
-    scrubber: createScrubber({ secrets: providers.flatMap((p) => p.sharedKeys), hosts: providers.map((p) => p.baseUrl) }),
-    upstreamKeys: new UpstreamKeyResolver(store),
+    scrubber: createScrubber({ secrets: sharedSecrets, hosts }),
+    upstreamKeys: new UpstreamKeyResolver(store, (own) => createScrubber({ secrets: [...sharedSecrets, ...own], hosts })),
     settlementRetries: new SettlementRetries(billing, logger),
   };
   const ctx: AppContext = { config, store, logger, billing, pipeline };

@@ -6,6 +6,7 @@ import { adapterFor } from "../providers/index.js";
 import { NoResponseError, sendUpstream, type UpstreamHttpResponse } from "../providers/upstream-client.js";
 import { withFailover, type AttemptOutcome } from "./failover.js";
 import type { UpstreamPlan } from "./plan.js";
+import type { Scrubber } from "./scrub.js";
 import type { PipelineServices } from "./services.js";
 
 export interface Forwarded {
@@ -15,6 +16,8 @@ export interface Forwarded {
   firstChunk?: Buffer | null;
   key: string;
   attempts: number;
+  /** The scrubber for this account: the shared one, or one that also knows its own keys. */
+  scrubber: Scrubber;
 }
 
 export async function forward(
@@ -28,14 +31,14 @@ export async function forward(
 ): Promise<Forwarded> {
   const provider = model.provider;
   const adapter = adapterFor(provider.type);
-  const { keys, scope } = await services.upstreamKeys.keysFor(accountId, provider);
+  const { keys, scope, scrubber } = await services.upstreamKeys.keysFor(accountId, provider);
   const body = JSON.stringify(plan.body);
 
   const result = await withFailover(
     services.rotation,
     scope,
     keys,
-    async (key): Promise<AttemptOutcome<Omit<Forwarded, "key" | "attempts">>> => {
+    async (key): Promise<AttemptOutcome<Omit<Forwarded, "key" | "attempts" | "scrubber">>> => {
       const target = adapter.target(provider, plan.path, key, clientHeaders);
       const response = await sendUpstream({
         url: target.url,
@@ -63,5 +66,5 @@ export async function forward(
     },
     onAttempt,
   );
-  return { ...result.value, key: result.key, attempts: result.attempts };
+  return { ...result.value, key: result.key, attempts: result.attempts, scrubber: scrubber ?? services.scrubber };
 }

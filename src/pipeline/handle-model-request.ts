@@ -60,7 +60,7 @@ export async function handleModelRequest(services: PipelineServices, format: Cli
   if (response.status < 200 || response.status >= 300) {
     const text = await response.body.text().catch(() => "");
     await services.billing.release(hold);
-    throw upstreamError(response.status, text, services.scrubber);
+    throw upstreamError(response.status, text, forwarded.scrubber);
   }
   const passHeaders = scrubHeaders(response.headers);
   delete passHeaders["content-type"];
@@ -111,7 +111,7 @@ async function relayBuffered(services: PipelineServices, request: FastifyRequest
       throw new GatewayError("provider_error", "The upstream answered with a body that is not JSON.");
     }
     const converted = plan.fromUpstream(json);
-    payload = scrubToJson(services.scrubber, converted.body);
+    payload = scrubToJson(forwarded.scrubber, converted.body);
     usage = converted.usage ?? estimateUsage(info, payload);
     await plan.complete?.();
   } catch (error) {
@@ -144,7 +144,8 @@ async function relayStream(
   });
   raw.flushHeaders();
 
-  const outcome = await pumpStream({ reply, chunks: forwarded.chunks!, firstChunk: forwarded.firstChunk ?? null, translator, scrubber: services.scrubber, signal });
+  const { scrubber } = forwarded;
+  const outcome = await pumpStream({ reply, chunks: forwarded.chunks!, firstChunk: forwarded.firstChunk ?? null, translator, scrubber, signal });
   const usage = translator.reportedUsage() ?? estimateUsage(info, translator.deliveredText());
   // Settle before the closing frames so the request's log line carries its cost; a failure here
   // cannot become a 502 any more (the content is delivered), so the charge is retried instead.
@@ -167,10 +168,10 @@ async function relayStream(
             ? translator.fail("internal_error", "Internal error.")
             : translator.fail("provider_error", "The upstream stream failed.");
       if (outcome.end === "completed") await plan.complete?.();
-      closing = encodeFrames(frames, services.scrubber);
+      closing = encodeFrames(frames, scrubber);
     } catch (error) {
       services.logger.error({ request_id: request.id, err: error }, "closing the stream failed");
-      closing = encodeFrames(translator.fail("internal_error", "Internal error."), services.scrubber);
+      closing = encodeFrames(translator.fail("internal_error", "Internal error."), scrubber);
     }
     raw.end(closing);
   } else {

@@ -3,30 +3,43 @@
 // (and dropped at once when this process changes them), so the hot path does not query per request.
 import type { ProviderConfig } from "../config/load.js";
 import type { Store } from "../store/index.js";
+import type { Scrubber } from "./scrub.js";
 
 const TTL_MS = 5_000;
 
+interface Entry {
+  byProvider: Map<string, string[]>;
+  /** The shared scrubber plus this account's own keys; null when it has none. */
+  scrubber: Scrubber | null;
+  expiresAt: number;
+}
+
 export class UpstreamKeyResolver {
-  readonly #cache = new Map<string, { byProvider: Map<string, string[]>; expiresAt: number }>();
+  readonly #cache = new Map<string, Entry>();
 
-  constructor(private readonly store: Store) {}
+  constructor(
+    private readonly store: Store,
+    /** Builds a scrubber that also removes the given secrets (an account's own keys). */
+    private readonly scrubberWith: (extraSecrets: string[]) => Scrubber,
+  ) {}
 
-  async keysFor(accountId: string, provider: ProviderConfig): Promise<{ keys: string[]; scope: string }> {
-    const now = Date.now();
-    let entry = this.#cache.get(accountId);
-    if (!entry || entry.expiresAt <= now) {
-      entry = { byProvider: await this.store.upstreamKeys.secretsByProvider(accountId), expiresAt: now + TTL_MS };
-      if (this.#cache.size > 50_000) this.#cache.clear();
-      this.#cache.set(accountId, entry);
-    }
+  async keysFor(accountId: string, provider: ProviderConfig): Promise<{ keys: string[]; scope: string; scrubber: Scrubber | null }> {
+    const entry = await this.#entry(accountId);
     const own = entry.byProvider.get(provider.name);
-    if (own && own.length > 0) return { keys: own, scope: `${provider.name}:${accountId}` };
-    return { keys: provider.sharedKeys, scope: provider.name };
+    if (own && own.length > 0) return { keys: own, scope: `${provider.name}:${accountId}`, scrubber: entry.scrubber };
+    return { keys: provider.sharedKeys, scope: provider.name, scrubber: entry.scrubber };
   }
 
-  /** Every own key currently cached, so the scrubber can remove them too. */
-  ownKeysOf(accountId: string): string[] {
-    return [...(this.#cache.get(accountId)?.byProvider.values() ?? [])].flat();
+  async #entry(accountId: string): Promise<Entry> {
+    const now = Date.now();
+    const cached = this.#cache.get(accountId);
+    if (cached && cached.expiresAt > now) return cached;
+    const byProvider = await this.store.upstreamKeys.secretsByProvider(accountId);
+    const own = [...byProvider.values()].flat();
+    const entry = { byProvider, scrubber: own.length > 0 ? this.scrubberWith(own) : null, expiresAt: now + TTL_MS };
+    if (this.#cache.size > 50_000) this.#cache.clear();
+    this.#cache.set(accountId, entry);
+    return entry;
   }
 
   invalidate(accountId: string): void {
