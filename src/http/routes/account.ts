@@ -1,0 +1,77 @@
+// GET /v1/me (the account behind the key) and GET /v1/usage (the key's own usage, by model and
+// by day). Money as decimal strings; times as ISO 8601 (UTC).
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { AppContext } from "../../app.js";
+import { formatUsd } from "../../core/money.js";
+import type { UsageTotals } from "../../billing/usage-queries.js";
+import { invalidRequest } from "../../errors/catalogue.js";
+import { authenticate } from "../../pipeline/authenticate.js";
+
+function totalsJson(t: UsageTotals) {
+  return {
+    requests: t.requests,
+    input_tokens: t.inputTokens,
+    output_tokens: t.outputTokens,
+    cached_tokens: t.cachedTokens,
+    reasoning_tokens: t.reasoningTokens,
+    cost_usd: formatUsd(t.cost),
+  };
+}
+
+/** Accepts an ISO date or date-time, or epoch seconds; names the parameter when it is neither. */
+export function parseTimeParam(name: string, value: unknown): number | undefined {
+  if (value === undefined || value === "") return undefined;
+  if (typeof value !== "string") throw invalidRequest(name, `${name} must be a date (YYYY-MM-DD), an ISO date-time or epoch seconds.`);
+  const ms = /^\d{9,11}$/.test(value) ? Number(value) * 1000 : Date.parse(value);
+  if (Number.isNaN(ms)) throw invalidRequest(name, `${name} must be a date (YYYY-MM-DD), an ISO date-time or epoch seconds.`);
+  return ms;
+}
+
+export function registerAccountRoutes(app: FastifyInstance, ctx: AppContext): void {
+  const onRequest = async (request: FastifyRequest) => {
+    await authenticate(request, ctx.pipeline.authCache);
+  };
+
+  app.get("/v1/me", { onRequest }, async (request) => {
+    const p = await ctx.billing.accountProfile(request.principal.account.id);
+    const key = request.principal.key;
+    return {
+      object: "account",
+      id: p.accountId,
+      email: p.email,
+      status: p.status,
+      tier: p.tier,
+      default_model: p.defaultModel,
+      balance_usd: formatUsd(p.balance),
+      held_usd: formatUsd(p.held),
+      available_usd: formatUsd(p.balance > p.held ? p.balance - p.held : 0n),
+      total_spent_usd: formatUsd(p.totalSpent),
+      monthly_budget: {
+        usd: p.monthlyBudget === null ? null : formatUsd(p.monthlyBudget),
+        tokens: p.monthlyTokenBudget,
+        month: p.month,
+        spent_usd: formatUsd(p.monthSpent),
+        tokens_used: p.monthTokens,
+        requests: p.monthRequests,
+        resets_at: p.monthResetsAt,
+      },
+      key: { id: key.id, name: key.name, prefix: key.prefix, status: key.status },
+    };
+  });
+
+  app.get<{ Querystring: { start?: string; end?: string } }>("/v1/usage", { onRequest }, async (request) => {
+    const start = parseTimeParam("start", request.query.start);
+    const end = parseTimeParam("end", request.query.end);
+    if (start !== undefined && end !== undefined && end <= start) throw invalidRequest("end", "end must be after start.");
+    const usage = await ctx.billing.keyUsage(request.principal.key.id, { start, end });
+    return {
+      object: "usage",
+      key_id: usage.keyId,
+      start: new Date(usage.start).toISOString(),
+      end: new Date(usage.end).toISOString(),
+      totals: totalsJson(usage.totals),
+      by_model: usage.byModel.map((m) => ({ model: m.model, ...totalsJson(m) })),
+      by_day: usage.byDay.map((d) => ({ day: d.day, ...totalsJson(d) })),
+    };
+  });
+}
