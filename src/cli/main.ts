@@ -34,9 +34,10 @@ Every command accepts --json. Environment: DATABASE_URL, GATEWAY_CONFIG, GATEWAY
 export async function runCli(argv: string[], io: CliIo): Promise<number> {
   try {
     const [command, ...rest] = argv;
-    if (!command || command === "help" || command === "--help" || command === "-h") {
+    if (!command) throw new UsageError("no command given; run gateway help");
+    if (command === "help" || command === "--help" || command === "-h") {
       io.stdout(`${USAGE}\n`);
-      return command ? 0 : 2;
+      return 0;
     }
     const config = loadConfig(io.env, io.cwd);
     switch (command) {

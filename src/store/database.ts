@@ -3,7 +3,7 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import SqliteDatabase from "better-sqlite3";
-import { Kysely, PostgresDialect, SqliteDialect } from "kysely";
+import { Kysely, PostgresDialect, SqliteAdapter, SqliteDialect, type DialectAdapter } from "kysely";
 import pg from "pg";
 import type { Dialect } from "./dialect.js";
 import type { Database } from "./tables.js";
@@ -28,6 +28,21 @@ export function openDatabase(options: DatabaseOptions): DatabaseHandle {
   return openSqlite(options.sqlitePath);
 }
 
+// SQLite runs DDL inside transactions just fine; telling Kysely so makes each migration atomic,
+// and a second process migrating at the same moment fails with SQLITE_BUSY (retried in migrate.ts)
+// instead of half-applying a migration.
+class TransactionalDdlSqliteAdapter extends SqliteAdapter {
+  override get supportsTransactionalDdl(): boolean {
+    return true;
+  }
+}
+
+class GatewaySqliteDialect extends SqliteDialect {
+  override createAdapter(): DialectAdapter {
+    return new TransactionalDdlSqliteAdapter();
+  }
+}
+
 function openSqlite(path: string): DatabaseHandle {
   if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
   const sqlite = new SqliteDatabase(path);
@@ -36,7 +51,7 @@ function openSqlite(path: string): DatabaseHandle {
   sqlite.pragma("foreign_keys = ON");
   sqlite.pragma("busy_timeout = 5000");
   sqlite.defaultSafeIntegers(true);
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const db = new Kysely<Database>({ dialect: new GatewaySqliteDialect({ database: sqlite }) });
   return { db, dialect: "sqlite", description: `sqlite:${path}`, close: () => db.destroy() };
 }
 

@@ -14,7 +14,20 @@ export interface MigrationReport {
   applied: string[];
 }
 
+/** Several processes starting on one new SQLite file: the losers of the write lock try again. */
 export async function migrate(handle: DatabaseHandle): Promise<MigrationReport> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await migrateOnce(handle);
+    } catch (error) {
+      const code = String((error as { code?: unknown }).code ?? "");
+      if (handle.dialect !== "sqlite" || !code.startsWith("SQLITE_BUSY") || attempt >= 20) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
+    }
+  }
+}
+
+async function migrateOnce(handle: DatabaseHandle): Promise<MigrationReport> {
   const migrations: Record<string, Migration> = {};
   for (const [name, module] of Object.entries(MIGRATIONS)) {
     migrations[name] = { up: (db) => module.up(db, handle.dialect) };

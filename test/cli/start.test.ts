@@ -131,9 +131,7 @@ for (const kind of DATABASE_KINDS) {
       }
     });
 
-    // On SQLite this currently fails: two processes migrating one new file race in src/store/migrate.ts
-    // ("table accounts already exists"); reported to the lead. Several processes are PostgreSQL's case.
-    it.skipIf(kind === "sqlite")("two processes starting together on an empty database: both serve, one banner", async () => {
+    it("two processes starting together on an empty database: both serve, one banner", async () => {
       const fresh = await createTestDatabase(kind);
       const sharedCwd = mkdtempSync(join(tmpdir(), "gw-start-"));
       const sharedEnv: Record<string, string> = { GATEWAY_SECRET: "shared-secret-for-test" };
