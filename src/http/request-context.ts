@@ -28,11 +28,10 @@ export function errorShapeFor(url: string): ErrorShape {
   return url.startsWith("/v1/messages") ? "anthropic" : "openai";
 }
 
-/** The one structured log line per request. */
+/** The one structured log line per request (the request id comes from the request logger). */
 export function requestLogLine(request: FastifyRequest, status: number): Record<string, unknown> {
   const m = request.meter;
   return {
-    request_id: request.id,
     method: request.method,
     path: request.url.split("?")[0],
     status,

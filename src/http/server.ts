@@ -9,15 +9,29 @@ import { errorShapeFor, requestLogLine } from "./request-context.js";
 /** A route family (health, gateway routes, dashboard): registers its routes on the server. */
 export type RouteRegistrar = (app: FastifyInstance, ctx: AppContext) => void;
 
+// Request ids come from a pool of random bytes refilled 4 KiB at a time: one randomBytes() call per
+// request (a synchronous getrandom per call) was ~2% of the gateway's CPU under load. Each id still
+// takes 12 fresh bytes that no other id uses.
+const ID_BYTES = 12;
+const ID_POOL_SIZE = ID_BYTES * 341;
+let idPool = Buffer.alloc(0);
+let idOffset = 0;
+
 export function newRequestId(): string {
-  return `req_${randomBytes(12).toString("hex")}`;
+  if (idOffset + ID_BYTES > idPool.length) {
+    idPool = randomBytes(ID_POOL_SIZE);
+    idOffset = 0;
+  }
+  const id = idPool.toString("hex", idOffset, idOffset + ID_BYTES);
+  idOffset += ID_BYTES;
+  return `req_${id}`;
 }
 
 export function buildServer(ctx: AppContext, logger: Logger, routes: readonly RouteRegistrar[]): FastifyInstance {
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
     // Our own one-line-per-request log replaces Fastify's two lines.
-    logController: new LogController({ disableRequestLogging: true }),
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: "request_id" }),
     bodyLimit: ctx.config.bodyLimitBytes,
     genReqId: newRequestId,
     requestIdHeader: false,

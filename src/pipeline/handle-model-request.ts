@@ -7,7 +7,6 @@ import type { Hold } from "../billing/types.js";
 import { estimateTextTokens } from "../billing/estimate-tokens.js";
 import type { ModelConfig } from "../config/load.js";
 import { formatUsd } from "../core/money.js";
-import { requestLogLine } from "../http/request-context.js";
 import type { Usage } from "../core/usage.js";
 import { GatewayError, invalidRequest } from "../errors/catalogue.js";
 import { ClientAbortedError } from "../providers/upstream-client.js";
@@ -178,8 +177,6 @@ async function relayStream(
     request.meter.errorType = "client_aborted";
     raw.destroy();
   }
-  // A hijacked reply skips Fastify's onResponse hook: write the request's log line here.
-  request.server.log.info(requestLogLine(request, raw.statusCode), "request");
 }
 
 function estimateUsage(info: ClientRequestInfo, deliveredText: string): Usage {
