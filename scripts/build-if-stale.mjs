@@ -1,4 +1,5 @@
-// `npm start` on a fresh clone or after a source edit: rebuild dist/ only when a source file is newer.
+// `npm start` after a source edit: rebuild the server (dist/) or the dashboard (dist/web) only when
+// one of their source files is newer than what was built.
 import { execFileSync } from "node:child_process";
 import { readdirSync, statSync, existsSync } from "node:fs";
 import { join } from "node:path";
@@ -12,8 +13,13 @@ function newest(dir) {
   return latest;
 }
 
-const marker = "dist/cli/main.js";
-if (!existsSync(marker) || newest("src") > statSync(marker).mtimeMs) {
+const server = "dist/cli/main.js";
+if (!existsSync(server) || newest("src") > statSync(server).mtimeMs) {
   process.stderr.write("building dist/ ...\n");
   execFileSync(process.execPath, ["node_modules/typescript/bin/tsc", "-p", "tsconfig.build.json"], { stdio: "inherit" });
+}
+const ui = "dist/web/index.html";
+if (!existsSync(ui) || newest("web") > statSync(ui).mtimeMs) {
+  process.stderr.write("building dist/web ...\n");
+  execFileSync(process.execPath, ["node_modules/vite/bin/vite.js", "build", "--config", "web/vite.config.ts"], { stdio: "inherit" });
 }

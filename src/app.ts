@@ -6,10 +6,13 @@ import { StoreBilling } from "./billing/billing-store.js";
 import type { GatewayConfig } from "./config/load.js";
 import { registerDashboardRoutes } from "./dashboard/index.js";
 import { resolveServerSecret } from "./config/server-secret.js";
+import { registerAccountRoutes } from "./http/routes/account.js";
 import { registerGatewayRoutes } from "./http/routes/gateway.js";
 import { registerHealthRoutes } from "./http/routes/health.js";
 import { registerModelRoutes } from "./http/routes/models.js";
 import { buildServer, type RouteRegistrar } from "./http/server.js";
+import { registerMediaRoutes, type MediaContext } from "./media/register-media-routes.js";
+import { mediaSettings } from "./media/settings.js";
 import { AuthCache } from "./pipeline/auth-cache.js";
 import { KeyRotation } from "./pipeline/failover.js";
 import { createScrubber } from "./pipeline/scrub.js";
@@ -24,6 +27,7 @@ export interface AppContext {
   logger: Logger;
   billing: StoreBilling;
   pipeline: PipelineServices;
+  media: MediaContext;
 }
 
 export interface App {
@@ -32,7 +36,7 @@ export interface App {
   close(): Promise<void>;
 }
 
-const ROUTES: readonly RouteRegistrar[] = [registerHealthRoutes, registerModelRoutes, registerGatewayRoutes, registerDashboardRoutes];
+const ROUTES: readonly RouteRegistrar[] = [registerHealthRoutes, registerModelRoutes, registerAccountRoutes, registerGatewayRoutes, registerMediaRoutes, registerDashboardRoutes];
 
 export function createLogger(level: string): Logger {
   return pino({ level, base: undefined, timestamp: pino.stdTimeFunctions.isoTime }, pino.destination({ sync: false }));
@@ -59,7 +63,7 @@ export async function createApp(config: GatewayConfig, options: { logger?: Logge
     upstreamKeys: new UpstreamKeyResolver(store, (own) => createScrubber({ secrets: [...sharedSecrets, ...own], hosts })),
     settlementRetries: new SettlementRetries(billing, logger),
   };
-  const ctx: AppContext = { config, store, logger, billing, pipeline };
+  const ctx: AppContext = { config, store, logger, billing, pipeline, media: { settings: mediaSettings() } };
   const server = buildServer(ctx, logger, ROUTES);
   let closed = false;
   return {

@@ -9,6 +9,7 @@ import { SessionsStore } from "./sessions-store.js";
 import { ShowAgainStore } from "./show-again-store.js";
 import { ResponsesStore } from "./responses-store.js";
 import { UpstreamKeysStore } from "./upstream-keys-store.js";
+import { VideoTasksStore } from "./video-tasks-store.js";
 import { WorkspacesStore } from "./workspaces-store.js";
 
 export class Store {
@@ -20,6 +21,7 @@ export class Store {
   readonly showAgain: ShowAgainStore;
   readonly workspaces: WorkspacesStore;
   readonly responses: ResponsesStore;
+  readonly videoTasks: VideoTasksStore;
 
   constructor(
     readonly handle: DatabaseHandle,
@@ -33,6 +35,7 @@ export class Store {
     this.showAgain = new ShowAgainStore(handle.db, box);
     this.workspaces = new WorkspacesStore(handle.db);
     this.responses = new ResponsesStore(handle.db);
+    this.videoTasks = new VideoTasksStore(handle.db);
   }
 
   get db() {

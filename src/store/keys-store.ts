@@ -151,4 +151,42 @@ export class KeysStore {
       return toApiKey(current);
     });
   }
+  /** Keys tagged with a workspace (any member's), for the workspace's shared view. */
+  async listByWorkspace(workspaceId: string): Promise<ApiKey[]> {
+    const rows = await this.db.selectFrom("keys").selectAll().where("workspace_id", "=", workspaceId).orderBy("created_at").orderBy("id").execute();
+    return rows.map(toApiKey);
+  }
+
+  /**
+   * The enable route: enabled stays enabled (a no-op), revoked and exhausted are refused with
+   * conflict. A revoked key is never re-enabled; an exhausted key regains capacity through its caps.
+   */
+  async enable(id: string): Promise<ApiKey> {
+    const row = await this.db.selectFrom("keys").selectAll().where("id", "=", id).executeTakeFirst();
+    if (!row) throw new GatewayError("not_found", `no key ${id}`);
+    if (row.status === "revoked") throw new GatewayError("conflict", "A revoked key is never re-enabled; create a new key instead.");
+    if (row.status === "exhausted") throw new GatewayError("conflict", "An exhausted key cannot be enabled; raise or remove its caps instead.");
+    return toApiKey(row);
+  }
+
+  /**
+   * Removes a revoked key's row (its key_allocations and ledger rows stay: they are history).
+   * Anything else, or a key with a request still holding funds, is refused with invalid_state and
+   * nothing changes: the status guard sits in the DELETE itself, so a concurrent change cannot slip in.
+   */
+  async deletePermanently(id: string): Promise<ApiKey> {
+    return this.db.transaction().execute(async (trx) => {
+      const current = await trx.selectFrom("keys").selectAll().where("id", "=", id).executeTakeFirst();
+      if (!current) throw new GatewayError("not_found", `no key ${id}`);
+      if (current.status !== "revoked") {
+        throw new GatewayError("invalid_state", `The key is ${current.status}; revoke it before deleting it permanently.`);
+      }
+      const inFlight = await trx.selectFrom("holds").select("id").where("key_id", "=", id).limit(1).executeTakeFirst();
+      if (inFlight) throw new GatewayError("invalid_state", "A request under this key is still in flight; try again in a minute.");
+      const deleted = await trx.deleteFrom("keys").where("id", "=", id).where("status", "=", "revoked").executeTakeFirst();
+      if (deleted.numDeletedRows === 0n) throw new GatewayError("invalid_state", "The key changed state; reload and try again.");
+      await trx.insertInto("auth_events").values({ key_hash: current.hash, account_id: null, created_at: nowMs() }).execute();
+      return toApiKey(current);
+    });
+  }
 }

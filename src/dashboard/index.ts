@@ -1,0 +1,40 @@
+// The dashboard: a JSON API under /dashboard/api (session cookie + CSRF token, errors in the OpenAI
+// shape with X-Request-ID) and the web UI under /dashboard. Registered from app.ts's ROUTES.
+import type { FastifyInstance } from "fastify";
+import type { AppContext } from "../app.js";
+import { registerAdminRoutes } from "./routes/admin-routes.js";
+import { registerAuthRoutes } from "./routes/auth-routes.js";
+import { registerKeyRoutes } from "./routes/key-routes.js";
+import { registerUsageRoutes } from "./routes/usage-routes.js";
+import { registerWorkspaceRoutes } from "./routes/workspace-routes.js";
+import { requireSession } from "./session-auth.js";
+import { SignInThrottle } from "./sign-in-throttle.js";
+import { registerStaticRoutes } from "./static-files.js";
+
+export const DASHBOARD_API_PREFIX = "/dashboard/api";
+
+export function registerDashboardRoutes(app: FastifyInstance, ctx: AppContext): void {
+  const throttle = new SignInThrottle();
+
+  // Raw keys and account data pass through here: nothing may be cached by a browser or proxy.
+  app.register(
+    async (api) => {
+      api.addHook("onRequest", async (_request, reply) => {
+        reply.header("cache-control", "no-store");
+      });
+      registerAuthRoutes(api, ctx, throttle);
+      // Everything else needs a live session (and, for writes, the CSRF token) before the body is read.
+      await api.register(async (signedIn) => {
+        signedIn.addHook("onRequest", async (request) => {
+          await requireSession(request, ctx);
+        });
+        registerKeyRoutes(signedIn, ctx);
+        registerUsageRoutes(signedIn, ctx);
+        registerWorkspaceRoutes(signedIn, ctx);
+        registerAdminRoutes(signedIn, ctx);
+      });
+    },
+    { prefix: DASHBOARD_API_PREFIX },
+  );
+  registerStaticRoutes(app);
+}

@@ -1,0 +1,45 @@
+// Administrators (accounts.is_admin = 1; the bootstrap account is one) list accounts and change
+// their status or admin flag. A status change drops the account's keys from this process's auth
+// cache at once, so a suspended or closed account's keys get 402 account_suspended on the very next
+// gateway request (other processes follow the auth_events row that setStatus writes).
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { z } from "zod";
+import type { AppContext } from "../../app.js";
+import { GatewayError } from "../../errors/catalogue.js";
+import { ACCOUNT_STATUSES, type Account, type AccountStatus } from "../../store/accounts-store.js";
+import { idParam, parseWith } from "../validate.js";
+import { accountView } from "../views.js";
+
+const listQuery = z.object({ limit: z.coerce.number().int().min(1).max(500).default(100), offset: z.coerce.number().int().min(0).default(0) });
+const changeBody = z
+  .object({ status: z.enum(ACCOUNT_STATUSES as [AccountStatus, ...AccountStatus[]]).optional(), is_admin: z.boolean().optional() })
+  .refine((b) => b.status !== undefined || b.is_admin !== undefined, { message: "give status or is_admin" });
+
+function requireAdmin(request: FastifyRequest): Account {
+  const me = request.dashboard.account;
+  if (!me.isAdmin) throw new GatewayError("forbidden", "Only administrators may manage accounts.");
+  return me;
+}
+
+export function registerAdminRoutes(app: FastifyInstance, ctx: AppContext): void {
+  app.get("/admin/accounts", async (request) => {
+    requireAdmin(request);
+    const { limit, offset } = parseWith(listQuery, request.query, "query");
+    const [accounts, total] = await Promise.all([ctx.store.accounts.list({ limit, offset }), ctx.store.accounts.count()]);
+    return { data: accounts.map(accountView), total };
+  });
+
+  app.patch("/admin/accounts/:id", async (request) => {
+    const me = requireAdmin(request);
+    const { id } = parseWith(z.object({ id: idParam }), request.params, "id");
+    const body = parseWith(changeBody, request.body);
+    // An administrator who suspends or demotes themselves could lock everyone out.
+    if (id === me.id) throw new GatewayError("invalid_request", "You cannot change your own account's status or admin flag.", { param: "id" });
+    let account = await ctx.store.accounts.get(id);
+    if (!account) throw new GatewayError("not_found", `No account ${id}.`);
+    if (body.status !== undefined && body.status !== account.status) account = await ctx.store.accounts.setStatus(id, body.status);
+    if (body.is_admin !== undefined && body.is_admin !== account.isAdmin) account = await ctx.store.accounts.update(id, { isAdmin: body.is_admin });
+    ctx.pipeline.authCache.invalidateAccount(id);
+    return { account: accountView(account) };
+  });
+}

@@ -1,0 +1,102 @@
+// Sign-up, sign-in, the current session and sign-out. These run before a session exists (except
+// sign-out), so they guard against cross-site posts with the Origin check and JSON-only bodies.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { z } from "zod";
+import type { AppContext } from "../../app.js";
+import { hashPassword, verifyPassword } from "../../accounts/passwords.js";
+import { GatewayError } from "../../errors/catalogue.js";
+import type { Account } from "../../store/accounts-store.js";
+import { checkOrigin, clearSessionCookie, readCookie, requireSession, SESSION_COOKIE, setSessionCookie } from "../session-auth.js";
+import { SignInThrottle } from "../sign-in-throttle.js";
+import { email, parseWith, password } from "../validate.js";
+import { accountView } from "../views.js";
+
+const signInBody = z.object({ email, password: z.string().min(1).max(200) });
+const signUpBody = z.object({ email, password, invite_token: z.string().min(1).max(200).optional() });
+
+// Verifying against this when the email is unknown keeps both paths equally slow, so timing
+// does not tell which emails have accounts.
+const DUMMY_HASH = hashPassword("not-a-real-password-for-timing");
+
+function sessionBody(account: Account, csrfToken: string) {
+  return { account: accountView(account), csrf_token: csrfToken };
+}
+
+async function startSession(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, account: Account) {
+  const { token, session } = await ctx.store.sessions.create(account.id);
+  setSessionCookie(request, reply, token);
+  return sessionBody(account, session.csrfToken);
+}
+
+/** Only JSON bodies: a cross-site HTML form cannot send application/json without CORS. */
+function requireJson(request: FastifyRequest): void {
+  const type = request.headers["content-type"] ?? "";
+  if (!type.toLowerCase().startsWith("application/json")) {
+    throw new GatewayError("invalid_request", "send the body as application/json", { param: "content-type" });
+  }
+}
+
+export function registerAuthRoutes(app: FastifyInstance, ctx: AppContext, throttle = new SignInThrottle()): void {
+  app.get("/config", async () => ({ signup: ctx.config.signup }));
+
+  app.get("/session", async (request) => {
+    const { session, account } = await requireSession(request, ctx);
+    return sessionBody(account, session.csrfToken);
+  });
+
+  app.post("/signin", async (request, reply) => {
+    checkOrigin(request);
+    requireJson(request);
+    const body = parseWith(signInBody, request.body);
+    const ip = request.ip;
+    const wait = throttle.retryAfter(body.email, ip);
+    if (wait > 0) {
+      throw new GatewayError("rate_limit_error", `Too many failed sign-in attempts; try again in ${wait} seconds.`, {
+        code: "signin_throttled",
+        headers: { "retry-after": String(wait) },
+      });
+    }
+    const account = await ctx.store.accounts.getByEmail(body.email);
+    const stored = account ? await ctx.store.accounts.passwordHash(account.id) : null;
+    const ok = await verifyPassword(body.password, stored ?? (await DUMMY_HASH));
+    if (!account || !stored || !ok) {
+      throttle.recordFailure(body.email, ip);
+      throw new GatewayError("unauthenticated", "The email or password is not correct.", { code: "invalid_credentials" });
+    }
+    throttle.recordSuccess(body.email, ip);
+    // A fresh session id on every sign-in: a session fixed before sign-in is never promoted.
+    const previous = readCookie(request, SESSION_COOKIE);
+    if (previous) {
+      const old = await ctx.store.sessions.find(previous);
+      if (old) await ctx.store.sessions.delete(old.session.id);
+    }
+    return startSession(ctx, request, reply, account);
+  });
+
+  app.post("/signup", async (request, reply) => {
+    checkOrigin(request);
+    requireJson(request);
+    const body = parseWith(signUpBody, request.body);
+    if (ctx.config.signup === "invite_only" && !body.invite_token) {
+      throw new GatewayError("forbidden", "Sign-up is by invite only; open the invite link you were sent.", { code: "invite_required", param: "invite_token" });
+    }
+    if (body.invite_token) {
+      // Refuse a bad invite before creating the account, so a typo does not leave a stray account.
+      const invite = await ctx.store.workspaces.peekInvite(body.invite_token);
+      if (!invite) throw new GatewayError("not_found", "No such invite.", { param: "invite_token" });
+      if (invite.usedAt !== null) throw new GatewayError("invite_used");
+      if (invite.expiresAt <= Date.now()) throw new GatewayError("invite_expired");
+    }
+    const account = await ctx.store.accounts.create({ email: body.email, tier: ctx.config.defaultTier, balance: 0n, passwordHash: await hashPassword(body.password) });
+    if (body.invite_token) await ctx.store.workspaces.acceptInvite(body.invite_token, account.id);
+    reply.code(201);
+    return startSession(ctx, request, reply, account);
+  });
+
+  app.post("/signout", async (request, reply) => {
+    const { session } = await requireSession(request, ctx);
+    await ctx.store.sessions.delete(session.id);
+    clearSessionCookie(request, reply);
+    return reply.code(204).send();
+  });
+}

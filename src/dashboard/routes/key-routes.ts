@@ -1,0 +1,124 @@
+// Sub-keys of the signed-in account: create (raw key once plus a show-again token), list, read,
+// caps, revoke, permanent delete, enable. Another account's key answers 404 exactly like a missing
+// one. Every revoke or delete drops the key from this process's auth cache at once; other processes
+// follow the auth_events row the store wrote.
+import type { FastifyInstance } from "fastify";
+import { z } from "zod";
+import type { AppContext } from "../../app.js";
+import { GatewayError } from "../../errors/catalogue.js";
+import type { ApiKey } from "../../store/keys-store.js";
+import { requireActive } from "../session-auth.js";
+import { idParam, parseWith, requireConfirm, tokenCount, usdAmount } from "../validate.js";
+import { iso, keyView } from "../views.js";
+
+const createBody = z.object({
+  name: z.string().trim().max(100).optional(),
+  budget_cap_usd: usdAmount.nullable().optional(),
+  token_cap: tokenCount.nullable().optional(),
+  workspace_id: z.string().min(1).max(100).nullable().optional(),
+  /** Administrators may mint a key under another account. */
+  account_id: z.string().min(1).max(100).optional(),
+});
+const capsBody = z
+  .object({ budget_cap_usd: usdAmount.nullable().optional(), token_cap: tokenCount.nullable().optional() })
+  .refine((b) => b.budget_cap_usd !== undefined || b.token_cap !== undefined, { message: "give budget_cap_usd or token_cap (null removes a cap)" });
+const showAgainBody = z.object({ token: z.string().min(1).max(200) });
+const params = z.object({ id: idParam });
+
+/** The signed-in account's key, or 404 for a missing key and for anyone else's. */
+export async function ownKey(ctx: AppContext, accountId: string, id: string): Promise<ApiKey> {
+  const key = await ctx.store.keys.get(id);
+  if (!key || key.accountId !== accountId) throw new GatewayError("not_found", `No key ${id}.`);
+  return key;
+}
+
+/** Revokes a key and makes the gateway refuse it now, in this process and (via auth_events) others. */
+export async function revokeKey(ctx: AppContext, key: ApiKey): Promise<ApiKey> {
+  const revoked = await ctx.store.keys.revoke(key.id);
+  ctx.pipeline.authCache.invalidateKey(key.hash);
+  await ctx.store.showAgain.forgetKey(key.id);
+  return revoked;
+}
+
+export function registerKeyRoutes(app: FastifyInstance, ctx: AppContext): void {
+  app.get("/keys", async (request) => {
+    const keys = await ctx.store.keys.listByAccount(request.dashboard.account.id);
+    return { data: keys.map(keyView) };
+  });
+
+  app.post("/keys", async (request, reply) => {
+    const me = request.dashboard.account;
+    requireActive(me);
+    const body = parseWith(createBody, request.body);
+    const accountId = body.account_id ?? me.id;
+    if (accountId !== me.id && !me.isAdmin) {
+      throw new GatewayError("forbidden", "Only administrators may create keys for another account.", { param: "account_id" });
+    }
+    if (body.workspace_id) {
+      // The key's owner must belong to the workspace it is shared in; a stranger's workspace is a 404.
+      const role = await ctx.store.workspaces.roleOf(body.workspace_id, accountId);
+      if (!role) throw new GatewayError("not_found", `No workspace ${body.workspace_id}.`, { param: "workspace_id" });
+    }
+    const { key, raw } = await ctx.store.keys.create({
+      accountId,
+      name: body.name ?? "",
+      workspaceId: body.workspace_id ?? null,
+      budgetCap: body.budget_cap_usd ?? null,
+      tokenCap: body.token_cap ?? null,
+      actorAccountId: me.id,
+    });
+    // Bound to the account that saw the raw key (the signed-in one) and to this key.
+    const again = await ctx.store.showAgain.put({ accountId: me.id, keyId: key.id, raw });
+    reply.code(201);
+    return { key: keyView(key), raw_key: raw, show_again: { token: again.token, expires_at: iso(again.expiresAt) } };
+  });
+
+  app.get("/keys/:id", async (request) => {
+    const { id } = parseWith(params, request.params, "id");
+    const key = await ownKey(ctx, request.dashboard.account.id, id);
+    const usage = await ctx.billing.keyUsage(key.id);
+    return { key: keyView(key), usage: { requests: usage.totals.requests, input_tokens: usage.totals.inputTokens, output_tokens: usage.totals.outputTokens } };
+  });
+
+  app.patch("/keys/:id", async (request) => {
+    requireActive(request.dashboard.account);
+    const { id } = parseWith(params, request.params, "id");
+    const body = parseWith(capsBody, request.body);
+    await ownKey(ctx, request.dashboard.account.id, id);
+    const changes = {
+      ...(body.budget_cap_usd !== undefined && { budgetCap: body.budget_cap_usd }),
+      ...(body.token_cap !== undefined && { tokenCap: body.token_cap }),
+    };
+    const key = await ctx.billing.setKeyCaps(id, changes, request.dashboard.account.id);
+    // Caps can move a key between enabled and exhausted: cached copies must not keep the old caps.
+    ctx.pipeline.authCache.invalidateKey(key.hash);
+    return { key: keyView(key) };
+  });
+
+  app.delete("/keys/:id", async (request) => {
+    const { id } = parseWith(params, request.params, "id");
+    const { permanent } = requireConfirm(request.query as Record<string, unknown>);
+    const key = await ownKey(ctx, request.dashboard.account.id, id);
+    if (permanent) {
+      const deleted = await ctx.store.keys.deletePermanently(key.id);
+      ctx.pipeline.authCache.invalidateKey(deleted.hash);
+      return { id: deleted.id, deleted: true };
+    }
+    return { key: keyView(await revokeKey(ctx, key)) };
+  });
+
+  app.post("/keys/:id/enable", async (request) => {
+    requireActive(request.dashboard.account);
+    const { id } = parseWith(params, request.params, "id");
+    await ownKey(ctx, request.dashboard.account.id, id);
+    return { key: keyView(await ctx.store.keys.enable(id)) };
+  });
+
+  app.post("/keys/:id/show-again", async (request) => {
+    const { id } = parseWith(params, request.params, "id");
+    const { token } = parseWith(showAgainBody, request.body);
+    // No ownership lookup first: the token's binding is the check, and every failure is the same 410.
+    const shown = await ctx.store.showAgain.reveal({ token, accountId: request.dashboard.account.id, keyId: id });
+    return { id, raw_key: shown.raw, expires_at: iso(shown.expiresAt) };
+  });
+}

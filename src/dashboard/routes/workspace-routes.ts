@@ -1,0 +1,159 @@
+// Workspaces, members, invites, and what a workspace shares: the keys its members tagged with it and
+// a usage view over those keys. Roles (docs/dashboard.md has the table):
+//   member: see the workspace, its members, its keys and usage; tag own new keys with it; leave.
+//   admin:  also invite (as member), list and withdraw invites, remove members, revoke workspace keys.
+//   owner:  also invite admins, change roles, remove admins. The owner cannot leave or be demoted.
+// A workspace the account does not belong to answers 404, as if it did not exist.
+import type { FastifyInstance } from "fastify";
+import { z } from "zod";
+import type { AppContext } from "../../app.js";
+import { GatewayError } from "../../errors/catalogue.js";
+import type { Role } from "../../store/tables.js";
+import type { Workspace } from "../../store/workspaces-store.js";
+import { requireActive } from "../session-auth.js";
+import { usageSummary } from "../usage-queries.js";
+import { idParam, parseWith, requireConfirm } from "../validate.js";
+import { inviteView, iso, keyView } from "../views.js";
+import { revokeKey } from "./key-routes.js";
+
+const RANK: Record<Role, number> = { member: 0, admin: 1, owner: 2 };
+const nameBody = z.object({ name: z.string().trim().min(1, "must not be empty").max(100) });
+const inviteBody = z.object({ role: z.enum(["member", "admin"]).default("member"), expires_in_hours: z.number().int().min(1).max(720).default(168) });
+const roleBody = z.object({ role: z.enum(["member", "admin"]) });
+const tokenBody = z.object({ token: z.string().min(1).max(200) });
+const wsParams = z.object({ id: idParam });
+const memberParams = z.object({ id: idParam, accountId: idParam });
+const inviteParams = z.object({ id: idParam, inviteId: idParam });
+const keyParams = z.object({ id: idParam, keyId: idParam });
+const daysQuery = z.object({ days: z.coerce.number().int().min(1).max(366).default(30) });
+
+function workspaceView(ws: Workspace) {
+  return { id: ws.id, name: ws.name, created_by: ws.createdBy, created_at: iso(ws.createdAt) };
+}
+
+async function membershipOf(ctx: AppContext, workspaceId: string, accountId: string): Promise<{ workspace: Workspace; role: Role }> {
+  const role = await ctx.store.workspaces.roleOf(workspaceId, accountId);
+  const workspace = role ? await ctx.store.workspaces.get(workspaceId) : null;
+  if (!role || !workspace) throw new GatewayError("not_found", `No workspace ${workspaceId}.`);
+  return { workspace, role };
+}
+
+function requireRole(role: Role, needed: Role, action: string): void {
+  if (RANK[role] < RANK[needed]) {
+    throw new GatewayError("forbidden", `Only a workspace ${needed === "owner" ? "owner" : "owner or admin"} may ${action}; your role is ${role}.`);
+  }
+}
+
+export function registerWorkspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
+  const ws = ctx.store.workspaces;
+
+  app.get("/workspaces", async (request) => {
+    const list = await ws.listForAccount(request.dashboard.account.id);
+    return { data: list.map((w) => ({ ...workspaceView(w), role: w.role, members: w.members })) };
+  });
+
+  app.post("/workspaces", async (request, reply) => {
+    requireActive(request.dashboard.account);
+    const { name } = parseWith(nameBody, request.body);
+    const workspace = await ws.create(name, request.dashboard.account.id);
+    reply.code(201);
+    return { workspace: workspaceView(workspace), role: "owner" };
+  });
+
+  app.get("/workspaces/:id", async (request) => {
+    const { id } = parseWith(wsParams, request.params, "id");
+    const { workspace, role } = await membershipOf(ctx, id, request.dashboard.account.id);
+    const members = await ws.members(id);
+    return {
+      workspace: workspaceView(workspace),
+      role,
+      members: members.map((m) => ({ account_id: m.accountId, email: m.email, role: m.role, joined_at: iso(m.joinedAt) })),
+    };
+  });
+
+  app.patch("/workspaces/:id/members/:accountId", async (request) => {
+    requireActive(request.dashboard.account);
+    const { id, accountId } = parseWith(memberParams, request.params, "id");
+    const { role: newRole } = parseWith(roleBody, request.body);
+    const { role } = await membershipOf(ctx, id, request.dashboard.account.id);
+    requireRole(role, "owner", "change roles");
+    const member = await ws.setRole(id, accountId, newRole);
+    return { member: { account_id: member.accountId, email: member.email, role: member.role, joined_at: iso(member.joinedAt) } };
+  });
+
+  app.delete("/workspaces/:id/members/:accountId", async (request, reply) => {
+    const { id, accountId } = parseWith(memberParams, request.params, "id");
+    const me = request.dashboard.account.id;
+    const { role } = await membershipOf(ctx, id, me);
+    if (accountId !== me) {
+      const target = await ws.roleOf(id, accountId);
+      if (!target) throw new GatewayError("not_found", `No member ${accountId} in this workspace.`);
+      // Admins manage members; only the owner removes admins.
+      requireRole(role, target === "member" ? "admin" : "owner", target === "member" ? "remove members" : "remove admins");
+    }
+    await ws.removeMember(id, accountId);
+    return reply.code(204).send();
+  });
+
+  app.get("/workspaces/:id/invites", async (request) => {
+    const { id } = parseWith(wsParams, request.params, "id");
+    const { role } = await membershipOf(ctx, id, request.dashboard.account.id);
+    requireRole(role, "admin", "see invites");
+    const invites = await ws.listInvites(id);
+    return { data: invites.map((i) => inviteView(i)) };
+  });
+
+  app.post("/workspaces/:id/invites", async (request, reply) => {
+    requireActive(request.dashboard.account);
+    const { id } = parseWith(wsParams, request.params, "id");
+    const body = parseWith(inviteBody, request.body);
+    const { role } = await membershipOf(ctx, id, request.dashboard.account.id);
+    requireRole(role, body.role === "admin" ? "owner" : "admin", body.role === "admin" ? "invite admins" : "invite members");
+    const { invite, token } = await ws.createInvite({ workspaceId: id, role: body.role, createdBy: request.dashboard.account.id, ttlMs: body.expires_in_hours * 3_600_000 });
+    reply.code(201);
+    // The token travels in the URL fragment, which browsers never send to a server or a Referer.
+    return { invite: inviteView(invite), token, url: `/dashboard/invite#${token}` };
+  });
+
+  app.delete("/workspaces/:id/invites/:inviteId", async (request, reply) => {
+    const { id, inviteId } = parseWith(inviteParams, request.params, "id");
+    const { role } = await membershipOf(ctx, id, request.dashboard.account.id);
+    requireRole(role, "admin", "withdraw invites");
+    await ws.revokeInvite(id, inviteId);
+    return reply.code(204).send();
+  });
+
+  app.post("/invites/accept", async (request) => {
+    requireActive(request.dashboard.account);
+    const { token } = parseWith(tokenBody, request.body);
+    const { workspace, role } = await ws.acceptInvite(token, request.dashboard.account.id);
+    return { workspace: workspaceView(workspace), role };
+  });
+
+  app.get("/workspaces/:id/keys", async (request) => {
+    const { id } = parseWith(wsParams, request.params, "id");
+    await membershipOf(ctx, id, request.dashboard.account.id);
+    const [keys, members] = await Promise.all([ctx.store.keys.listByWorkspace(id), ws.members(id)]);
+    const emails = new Map(members.map((m) => [m.accountId, m.email]));
+    return { data: keys.map((k) => ({ ...keyView(k), owner_email: emails.get(k.accountId) ?? null })) };
+  });
+
+  app.delete("/workspaces/:id/keys/:keyId", async (request) => {
+    const { id, keyId } = parseWith(keyParams, request.params, "id");
+    const { permanent } = requireConfirm(request.query as Record<string, unknown>);
+    const { role } = await membershipOf(ctx, id, request.dashboard.account.id);
+    const key = await ctx.store.keys.get(keyId);
+    if (!key || key.workspaceId !== id) throw new GatewayError("not_found", `No key ${keyId} in this workspace.`);
+    if (key.accountId !== request.dashboard.account.id) requireRole(role, "admin", "revoke other members' keys");
+    // Permanent deletion stays with the key's owner, on /dashboard/api/keys/:id.
+    if (permanent) throw new GatewayError("invalid_request", "Workspace routes only revoke; the key's owner deletes it permanently.", { param: "permanent" });
+    return { key: keyView(await revokeKey(ctx, key)) };
+  });
+
+  app.get("/workspaces/:id/usage", async (request) => {
+    const { id } = parseWith(wsParams, request.params, "id");
+    const { days } = parseWith(daysQuery, request.query, "query");
+    await membershipOf(ctx, id, request.dashboard.account.id);
+    return usageSummary(ctx.store.db, { workspaceId: id }, days);
+  });
+}

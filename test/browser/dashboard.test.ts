@@ -1,0 +1,152 @@
+// The web UI in a real browser: playwright-core driving Debian's Chromium (/usr/bin/chromium) against
+// a real gateway and a mock upstream. Without Chromium the suite fails under CI=true and is skipped
+// elsewhere. Screenshots go to test-output/screenshots/ for review.
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { chromium, type BrowserContext, type Page } from "playwright-core";
+import { build } from "vite";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { hashPassword } from "../../src/accounts/passwords.js";
+import { parseUsd } from "../../src/core/money.js";
+import { mockConfig, startGateway, type TestGateway } from "../support/gateway.js";
+import { chatCompletion, json, startMockUpstream, type MockUpstream } from "../support/mock-upstream.js";
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const IN_CI = process.env.CI === "true" || process.env.CI === "1";
+const HAVE_CHROMIUM = existsSync(CHROMIUM);
+const SHOTS = join(process.cwd(), "test-output", "screenshots");
+const PASSWORD = "browser-test-password";
+
+describe.skipIf(!HAVE_CHROMIUM && !IN_CI)("dashboard in Chromium", () => {
+  let mock: MockUpstream;
+  let gateway: TestGateway;
+  let context: BrowserContext;
+  let page: Page;
+  let profile: string;
+  const emails = { owner: "owner@example.com", guest: "guest@example.com" };
+
+  beforeAll(async () => {
+    if (!HAVE_CHROMIUM) throw new Error(`Chromium not found at ${CHROMIUM}: install Debian's chromium (apt-get install -y chromium)`);
+    // Always test the UI as it is in web/ now, not a stale build.
+    await build({ configFile: join(process.cwd(), "web", "vite.config.ts"), logLevel: "warn" });
+    mkdirSync(SHOTS, { recursive: true });
+    mock = await startMockUpstream();
+    mock.handler = (_req, res) => json(res, 200, chatCompletion("hello", { usage: { prompt_tokens: 1200, completion_tokens: 300, total_tokens: 1500 } }));
+    gateway = await startGateway(mockConfig({ openaiUrl: mock.url }));
+    const store = gateway.app.ctx.store;
+    const hash = await hashPassword(PASSWORD);
+    await store.accounts.create({ email: emails.owner, tier: "standard", balance: parseUsd("20")!, passwordHash: hash, isAdmin: true });
+    await store.accounts.create({ email: emails.guest, tier: "standard", balance: parseUsd("5")!, passwordHash: hash });
+    profile = mkdtempSync(join(tmpdir(), "gw-chromium-"));
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+      viewport: { width: 1280, height: 900 },
+    });
+    page = context.pages()[0] ?? (await context.newPage());
+    page.setDefaultTimeout(10_000);
+  }, 120_000);
+
+  afterAll(async () => {
+    await context?.close();
+    await gateway?.close();
+    await mock?.close();
+    if (profile) rmSync(profile, { recursive: true, force: true });
+  });
+
+  const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+
+  async function signIn(email: string, url = `${gateway.url}/dashboard`) {
+    await page.goto(url);
+    await page.getByLabel("Email").fill(email);
+    await page.getByLabel("Password").fill(PASSWORD);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("button", { name: "Sign out" }).waitFor();
+  }
+
+  it("signs in, creates a key, reads it once, shows it again, uses it, revokes and deletes it", async () => {
+    await signIn(emails.owner);
+    await shot("01-signed-in");
+    await page.getByLabel("Name").fill("browser key");
+    await page.getByLabel("Budget cap (USD, optional)").fill("5");
+    await page.getByRole("button", { name: "Create key" }).click();
+    const raw = (await page.getByTestId("raw-key").textContent())!.trim();
+    expect(raw).toMatch(/^mgw_[A-Za-z0-9_-]{43}$/);
+    await shot("02-key-created");
+    await page.getByRole("button", { name: "Hide key" }).click();
+    await expect.poll(() => page.getByTestId("raw-key").count()).toBe(0);
+    await page.getByRole("button", { name: "Show key again" }).click();
+    expect((await page.getByTestId("raw-key").textContent())!.trim()).toBe(raw);
+    await shot("03-key-shown-again");
+
+    // A gateway call with the key, then the usage page shows it.
+    const call = await fetch(`${gateway.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${raw}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "gpt-mock", messages: [{ role: "user", content: "hi" }] }),
+    });
+    expect(call.status).toBe(200);
+    await page.getByRole("link", { name: "Usage" }).click();
+    await expect.poll(() => page.getByTestId("requests").textContent()).toBe("1");
+    await expect.poll(() => page.getByRole("table", { name: "By key" }).textContent()).toContain("browser key");
+    expect(await page.getByRole("table", { name: "By model" }).textContent()).toContain("gpt-mock");
+    expect(await page.getByRole("table", { name: "Ledger rows, newest first" }).textContent()).toContain("0.0018");
+    await shot("04-usage");
+
+    await page.getByRole("link", { name: "Keys" }).click();
+    await page.getByRole("button", { name: "Revoke browser key" }).click();
+    await page.getByRole("button", { name: "Yes, revoke browser key" }).click();
+    await page.getByRole("status").filter({ hasText: "revoked" }).waitFor();
+    await expect.poll(() => page.locator("tr", { hasText: "browser key" }).textContent()).toContain("revoked");
+    await shot("05-key-revoked");
+    const refused = await fetch(`${gateway.url}/v1/models`, { headers: { authorization: `Bearer ${raw}` } });
+    expect(refused.status).toBe(401);
+    await page.getByRole("button", { name: "Delete browser key permanently" }).click();
+    await page.getByRole("button", { name: "Yes, delete browser key forever" }).click();
+    await expect.poll(() => page.locator("tr", { hasText: "browser key" }).count()).toBe(0);
+    await shot("06-key-deleted");
+  });
+
+  it("creates a workspace, invites a second account, which accepts the invite", async () => {
+    await page.getByRole("link", { name: "Workspaces" }).click();
+    await page.getByLabel("Workspace name").fill("Platform team");
+    await page.getByRole("button", { name: "Create workspace" }).click();
+    await page.getByRole("heading", { name: "Platform team" }).waitFor();
+    await page.getByRole("button", { name: "Create invite link" }).click();
+    const link = (await page.getByTestId("invite-link").textContent())!.trim();
+    expect(link).toMatch(/\/dashboard\/invite#inv_/);
+    await shot("07-invite-created");
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.getByRole("button", { name: "Sign in" }).waitFor();
+
+    await signIn(emails.guest, link);
+    await page.getByRole("button", { name: "Accept invite" }).click();
+    await page.getByRole("status").filter({ hasText: "You joined" }).waitFor();
+    await shot("08-invite-accepted");
+    await page.getByRole("link", { name: "Platform team" }).click();
+    await expect.poll(() => page.getByRole("table", { name: "Members" }).textContent()).toContain(emails.guest);
+    expect(await page.getByRole("table", { name: "Members" }).textContent()).toContain(emails.owner);
+    await shot("09-workspace-as-member");
+
+    // Using the same invite again shows the API's error type.
+    await page.goto(link);
+    await page.getByRole("button", { name: "Accept invite" }).click();
+    await expect.poll(() => page.getByRole("alert").textContent()).toContain("invite_used");
+    await shot("10-invite-used-error");
+  });
+
+  it("lets an administrator suspend and restore an account", async () => {
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await signIn(emails.owner);
+    await page.getByRole("link", { name: "Accounts" }).click();
+    await page.getByLabel(`Status of ${emails.guest}`).selectOption("suspended");
+    await page.getByRole("status").filter({ hasText: "is now suspended" }).waitFor();
+    await shot("11-admin-suspended");
+    const guest = await gateway.app.ctx.store.accounts.getByEmail(emails.guest);
+    expect(guest?.status).toBe("suspended");
+    await page.getByLabel(`Status of ${emails.guest}`).selectOption("active");
+    await page.getByRole("status").filter({ hasText: "is now active" }).waitFor();
+  });
+});

@@ -1,0 +1,136 @@
+// The dashboard API from the browser: same-origin fetch with the session cookie, the CSRF token on
+// every write, and errors turned into ApiError carrying the SPEC error type and the request id.
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly type: string,
+    message: string,
+    readonly requestId: string | null,
+  ) {
+    super(message);
+  }
+}
+
+// What to tell a person for each error type; the API's own message follows it.
+const HINTS: Record<string, string> = {
+  unauthenticated: "You are not signed in.",
+  forbidden: "You are not allowed to do this.",
+  invalid_request: "Please check the form.",
+  not_found: "It does not exist (or is not yours).",
+  invite_used: "This invite has already been used.",
+  invite_expired: "This invite has expired; ask for a new one.",
+  already_member: "You are already a member of this workspace.",
+  key_show_expired: "The key can no longer be shown. Revoke it and create a new one.",
+  invalid_state: "Not possible in the key's current state.",
+  conflict: "This change is not allowed.",
+  sub_key_limit_reached: "You already have 50 enabled keys; revoke one first.",
+  account_not_found: "That account does not exist.",
+  account_suspended: "This account is suspended or closed.",
+  workspace_write_failed: "The change could not be saved and nothing changed; try again.",
+  rate_limit_error: "Too many attempts; wait a moment.",
+  internal_error: "Something went wrong on the server.",
+};
+
+export function describeError(error: unknown): string {
+  if (error instanceof ApiError) {
+    const hint = HINTS[error.type];
+    const detail = hint && hint !== error.message ? `${hint} ${error.message}` : error.message;
+    return `${detail} (${error.type}${error.requestId ? `, request ${error.requestId}` : ""})`;
+  }
+  return error instanceof Error ? error.message : String(error);
+}
+
+let csrfToken: string | null = null;
+
+export function setCsrfToken(token: string | null): void {
+  csrfToken = token;
+}
+
+export async function api<T = unknown>(method: string, path: string, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = {};
+  if (body !== undefined) headers["content-type"] = "application/json";
+  if (method !== "GET" && csrfToken) headers["x-csrf-token"] = csrfToken;
+  let response: Response;
+  try {
+    response = await fetch(`/dashboard/api${path}`, { method, headers, credentials: "same-origin", body: body === undefined ? undefined : JSON.stringify(body) });
+  } catch {
+    throw new ApiError(0, "network_error", "The gateway could not be reached.", null);
+  }
+  if (response.status === 204) return undefined as T;
+  const text = await response.text();
+  let parsed: unknown = null;
+  try {
+    parsed = text ? JSON.parse(text) : null;
+  } catch {
+    parsed = null;
+  }
+  if (!response.ok) {
+    const error = (parsed as { error?: { type?: string; message?: string } } | null)?.error;
+    throw new ApiError(response.status, error?.type ?? "internal_error", error?.message ?? `HTTP ${response.status}`, response.headers.get("x-request-id"));
+  }
+  return parsed as T;
+}
+
+export interface Account {
+  id: string;
+  email: string;
+  status: "active" | "suspended" | "closed";
+  is_admin: boolean;
+  tier: string;
+  balance_usd: string;
+  total_spent_usd: string;
+  created_at: string;
+}
+
+export interface Key {
+  id: string;
+  account_id: string;
+  workspace_id: string | null;
+  name: string;
+  prefix: string;
+  status: "enabled" | "exhausted" | "revoked";
+  budget_cap_usd: string | null;
+  spent_usd: string;
+  token_cap: number | null;
+  tokens_used: number;
+  created_at: string;
+  revoked_at: string | null;
+  last_used_at: string | null;
+  owner_email?: string | null;
+}
+
+export interface Totals {
+  requests: number;
+  input_tokens: number;
+  output_tokens: number;
+  tokens: number;
+  cost_usd: string;
+}
+
+export interface UsageSummary {
+  start: string;
+  end: string;
+  days: number;
+  totals: Totals;
+  by_day: Array<Totals & { day: string }>;
+  by_key: Array<Totals & { key_id: string | null; name: string | null; prefix: string | null; status: string; owner_email: string | null }>;
+  by_model: Array<Totals & { model: string }>;
+}
+
+export interface Workspace {
+  id: string;
+  name: string;
+  created_by: string;
+  created_at: string;
+  role?: "owner" | "admin" | "member";
+  members?: number;
+}
+
+export interface Invite {
+  id: string;
+  role: "admin" | "member";
+  state: "pending" | "used" | "expired";
+  created_at: string;
+  expires_at: string;
+  used_at: string | null;
+}

@@ -1,0 +1,91 @@
+// The shell: who is signed in, the navigation, and which page the path shows.
+import { useEffect, useState } from "react";
+import { api, setCsrfToken, type Account, ApiError } from "./api";
+import { ErrorText, Link } from "./components";
+import { AdminPage } from "./pages/admin";
+import { InvitePage } from "./pages/invite";
+import { KeysPage } from "./pages/keys";
+import { SignInPage } from "./pages/sign-in";
+import { UsagePage } from "./pages/usage";
+import { WorkspacePage } from "./pages/workspace";
+import { WorkspacesPage } from "./pages/workspaces";
+import { navigate, usePath } from "./router";
+
+export interface SessionInfo {
+  account: Account;
+  csrf_token: string;
+}
+
+export function App() {
+  const path = usePath();
+  const [session, setSession] = useState<SessionInfo | null | undefined>(undefined);
+  const [error, setError] = useState<unknown>(null);
+
+  useEffect(() => {
+    api<SessionInfo>("GET", "/session").then(
+      (s) => signedIn(s),
+      (err: unknown) => (err instanceof ApiError && err.status === 401 ? setSession(null) : setError(err)),
+    );
+  }, []);
+
+  function signedIn(s: SessionInfo) {
+    setCsrfToken(s.csrf_token);
+    setSession(s);
+  }
+
+  async function signOut() {
+    try {
+      await api("POST", "/signout", {});
+    } catch (err) {
+      setError(err);
+    }
+    setCsrfToken(null);
+    setSession(null);
+    navigate("/");
+  }
+
+  if (session === undefined) return error ? <ErrorText error={error} /> : <p className="loading">Loading…</p>;
+  if (session === null) return <SignInPage onSignedIn={signedIn} invite={path === "/invite"} />;
+
+  const nav: Array<[string, string]> = [
+    ["/", "Keys"],
+    ["/usage", "Usage"],
+    ["/workspaces", "Workspaces"],
+    ...(session.account.is_admin ? ([["/admin", "Accounts"]] as Array<[string, string]>) : []),
+  ];
+  const workspaceMatch = /^\/workspaces\/([^/]+)$/.exec(path);
+  let page;
+  if (path === "/") page = <KeysPage />;
+  else if (path === "/usage") page = <UsagePage />;
+  else if (path === "/workspaces") page = <WorkspacesPage />;
+  else if (workspaceMatch) page = <WorkspacePage id={decodeURIComponent(workspaceMatch[1]!)} me={session.account} />;
+  else if (path === "/invite") page = <InvitePage />;
+  else if (path === "/admin" && session.account.is_admin) page = <AdminPage me={session.account} />;
+  else page = <p>Nothing here. <Link to="/">Back to keys</Link></p>;
+
+  return (
+    <>
+      <header className="top">
+        <strong className="brand">Model Gateway</strong>
+        <nav aria-label="Main">
+          {nav.map(([to, label]) => (
+            <Link key={to} to={to} current={to === "/" ? path === "/" : path.startsWith(to)}>
+              {label}
+            </Link>
+          ))}
+        </nav>
+        <span className="who">
+          {session.account.email}
+          {session.account.status !== "active" && <span className="badge bad"> {session.account.status}</span>}
+        </span>
+        <button type="button" onClick={signOut}>
+          Sign out
+        </button>
+      </header>
+      <main>
+        <ErrorText error={error} />
+        {page}
+      </main>
+    </>
+  );
+}

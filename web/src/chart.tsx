@@ -1,0 +1,92 @@
+// Spend (bars) and tokens (line) per UTC day as plain SVG, with a text summary for screen readers.
+import type { Totals } from "./api";
+
+const WIDTH = 720;
+const HEIGHT = 220;
+const PAD = { left: 72, right: 64, top: 16, bottom: 36 };
+
+export function UsageChart(props: { days: Array<Totals & { day: string }>; title: string }) {
+  const days = props.days;
+  const costs = days.map((d) => Number(d.cost_usd));
+  const maxCost = Math.max(...costs, 0) || 1;
+  const maxTokens = Math.max(...days.map((d) => d.tokens), 0) || 1;
+  const plotW = WIDTH - PAD.left - PAD.right;
+  const plotH = HEIGHT - PAD.top - PAD.bottom;
+  const step = plotW / Math.max(days.length, 1);
+  const x = (i: number) => PAD.left + i * step;
+  const yCost = (v: number) => PAD.top + plotH - (v / maxCost) * plotH;
+  const yTokens = (v: number) => PAD.top + plotH - (v / maxTokens) * plotH;
+  const line = days.map((d, i) => `${i ? "L" : "M"}${(x(i) + step / 2).toFixed(1)},${yTokens(d.tokens).toFixed(1)}`).join(" ");
+  const total = costs.reduce((a, b) => a + b, 0);
+  const labelEvery = Math.ceil(days.length / 8);
+
+  return (
+    <figure className="chart">
+      <svg viewBox={`0 0 ${WIDTH} ${HEIGHT}`} role="img" aria-labelledby="chart-title chart-desc">
+        <title id="chart-title">{props.title}</title>
+        <desc id="chart-desc">
+          {days.length} days, total spend {total.toFixed(4)} USD, {days.reduce((a, d) => a + d.tokens, 0)} tokens.
+        </desc>
+        <line x1={PAD.left} x2={WIDTH - PAD.right} y1={PAD.top + plotH} y2={PAD.top + plotH} className="axis" />
+        <text x={PAD.left - 6} y={PAD.top + 4} className="tick" textAnchor="end">
+          ${maxCost.toPrecision(3)}
+        </text>
+        <text x={PAD.left - 6} y={PAD.top + plotH} className="tick" textAnchor="end">
+          $0
+        </text>
+        <text x={WIDTH - PAD.right + 6} y={PAD.top + 4} className="tick tokens">
+          {maxTokens} tok
+        </text>
+        {days.map((d, i) => (
+          <rect key={d.day} x={x(i) + step * 0.15} width={step * 0.7} y={yCost(costs[i]!)} height={PAD.top + plotH - yCost(costs[i]!)} className="bar">
+            <title>{`${d.day}: ${d.cost_usd} USD, ${d.tokens} tokens, ${d.requests} requests`}</title>
+          </rect>
+        ))}
+        <path d={line} className="tokens-line" fill="none" />
+        {days.map((d, i) =>
+          i % labelEvery === 0 ? (
+            <text key={d.day} x={x(i) + step / 2} y={HEIGHT - 12} className="tick" textAnchor="middle">
+              {d.day.slice(5)}
+            </text>
+          ) : null,
+        )}
+      </svg>
+      <figcaption>
+        <span className="legend bar-legend" /> spend (USD) <span className="legend line-legend" /> tokens
+      </figcaption>
+    </figure>
+  );
+}
+
+export function TotalsTable(props: { caption: string; first: string; rows: Array<Totals & { label: string }> }) {
+  return (
+    <table>
+      <caption>{props.caption}</caption>
+      <thead>
+        <tr>
+          <th scope="col">{props.first}</th>
+          <th scope="col">Requests</th>
+          <th scope="col">Input tokens</th>
+          <th scope="col">Output tokens</th>
+          <th scope="col">Spend (USD)</th>
+        </tr>
+      </thead>
+      <tbody>
+        {props.rows.length === 0 && (
+          <tr>
+            <td colSpan={5}>No usage in this period.</td>
+          </tr>
+        )}
+        {props.rows.map((r) => (
+          <tr key={r.label}>
+            <th scope="row">{r.label}</th>
+            <td>{r.requests}</td>
+            <td>{r.input_tokens}</td>
+            <td>{r.output_tokens}</td>
+            <td>{r.cost_usd}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}

@@ -1,0 +1,57 @@
+// Small shared pieces: links that use the client router, an alert for API errors, a data loader.
+import { useCallback, useEffect, useState, type MouseEvent, type ReactNode } from "react";
+import { describeError } from "./api";
+import { navigate } from "./router";
+
+export function Link(props: { to: string; children: ReactNode; current?: boolean }) {
+  const onClick = (event: MouseEvent<HTMLAnchorElement>) => {
+    if (event.metaKey || event.ctrlKey || event.shiftKey || event.button !== 0) return;
+    event.preventDefault();
+    navigate(props.to);
+  };
+  return (
+    <a href={`/dashboard${props.to === "/" ? "" : props.to}`} onClick={onClick} aria-current={props.current ? "page" : undefined}>
+      {props.children}
+    </a>
+  );
+}
+
+export function ErrorText(props: { error: unknown }) {
+  if (!props.error) return null;
+  return (
+    <p className="error" role="alert">
+      {describeError(props.error)}
+    </p>
+  );
+}
+
+export function Notice(props: { children: ReactNode }) {
+  return (
+    <p className="notice" role="status">
+      {props.children}
+    </p>
+  );
+}
+
+/** Loads data on mount (and on reload()); keeps the last good value while reloading. */
+export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): { data: T | null; error: unknown; reload: () => void } {
+  const [data, setData] = useState<T | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [tick, setTick] = useState(0);
+  const run = useCallback(load, deps);
+  useEffect(() => {
+    let live = true;
+    run().then(
+      (value) => live && (setData(value), setError(null)),
+      (err: unknown) => live && setError(err),
+    );
+    return () => {
+      live = false;
+    };
+  }, [run, tick]);
+  return { data, error, reload: () => setTick((t) => t + 1) };
+}
+
+export function formatDate(iso: string | null): string {
+  return iso ? new Date(iso).toLocaleString() : "—";
+}

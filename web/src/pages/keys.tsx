@@ -1,0 +1,283 @@
+// Keys: create (the raw key is shown once, and again for 5 minutes with the show-again token),
+// caps, revoke, permanent delete, enable.
+import { useState, type FormEvent } from "react";
+import { api, type Key, type Workspace } from "../api";
+import { ErrorText, formatDate, Notice, useLoad } from "../components";
+
+interface Created {
+  key: Key;
+  raw_key: string;
+  show_again: { token: string; expires_at: string };
+}
+
+export function KeysPage() {
+  const keys = useLoad(() => api<{ data: Key[] }>("GET", "/keys"), []);
+  const workspaces = useLoad(() => api<{ data: Workspace[] }>("GET", "/workspaces"), []);
+  const [created, setCreated] = useState<Created | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [status, setStatus] = useState<string | null>(null);
+
+  async function run(action: () => Promise<unknown>, done: string) {
+    setError(null);
+    setStatus(null);
+    try {
+      await action();
+      setStatus(done);
+      keys.reload();
+    } catch (err) {
+      setError(err);
+    }
+  }
+
+  return (
+    <section aria-labelledby="keys-title">
+      <h1 id="keys-title">API keys</h1>
+      <CreateKeyForm workspaces={workspaces.data?.data ?? []} onCreated={(c) => (setCreated(c), keys.reload())} />
+      {created && <NewKeyPanel created={created} onDismiss={() => setCreated(null)} />}
+      <ErrorText error={error ?? keys.error} />
+      {status && <Notice>{status}</Notice>}
+      <table>
+        <caption>Your keys</caption>
+        <thead>
+          <tr>
+            <th scope="col">Name</th>
+            <th scope="col">Key</th>
+            <th scope="col">Status</th>
+            <th scope="col">Spent / cap (USD)</th>
+            <th scope="col">Tokens / cap</th>
+            <th scope="col">Created</th>
+            <th scope="col">Actions</th>
+          </tr>
+        </thead>
+        <tbody>
+          {keys.data?.data.length === 0 && (
+            <tr>
+              <td colSpan={7}>No keys yet.</td>
+            </tr>
+          )}
+          {keys.data?.data.map((key) => <KeyRow key={key.id} item={key} run={run} />)}
+        </tbody>
+      </table>
+    </section>
+  );
+}
+
+function CreateKeyForm(props: { workspaces: Workspace[]; onCreated: (c: Created) => void }) {
+  const [name, setName] = useState("");
+  const [budget, setBudget] = useState("");
+  const [tokens, setTokens] = useState("");
+  const [workspace, setWorkspace] = useState("");
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+
+  async function submit(event: FormEvent) {
+    event.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      const body = {
+        name,
+        ...(budget.trim() && { budget_cap_usd: budget.trim() }),
+        ...(tokens.trim() && { token_cap: Number(tokens) }),
+        ...(workspace && { workspace_id: workspace }),
+      };
+      props.onCreated(await api<Created>("POST", "/keys", body));
+      setName("");
+      setBudget("");
+      setTokens("");
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  return (
+    <form className="inline-form" onSubmit={submit} aria-label="Create a key">
+      <label>
+        Name
+        <input name="name" value={name} maxLength={100} onChange={(e) => setName(e.target.value)} />
+      </label>
+      <label>
+        Budget cap (USD, optional)
+        <input name="budget_cap_usd" inputMode="decimal" value={budget} onChange={(e) => setBudget(e.target.value)} />
+      </label>
+      <label>
+        Token cap (optional)
+        <input name="token_cap" inputMode="numeric" value={tokens} onChange={(e) => setTokens(e.target.value)} />
+      </label>
+      <label>
+        Workspace
+        <select name="workspace_id" value={workspace} onChange={(e) => setWorkspace(e.target.value)}>
+          <option value="">None (personal)</option>
+          {props.workspaces.map((w) => (
+            <option key={w.id} value={w.id}>
+              {w.name}
+            </option>
+          ))}
+        </select>
+      </label>
+      <button type="submit" className="primary" disabled={busy}>
+        Create key
+      </button>
+      <ErrorText error={error} />
+    </form>
+  );
+}
+
+function NewKeyPanel(props: { created: Created; onDismiss: () => void }) {
+  const [raw, setRaw] = useState<string | null>(props.created.raw_key);
+  const [error, setError] = useState<unknown>(null);
+  const [copied, setCopied] = useState(false);
+  const until = new Date(props.created.show_again.expires_at);
+
+  async function copy() {
+    if (!raw) return;
+    try {
+      await navigator.clipboard.writeText(raw);
+      setCopied(true);
+    } catch {
+      setError(new Error("The browser refused clipboard access; select the key and copy it by hand."));
+    }
+  }
+
+  async function showAgain() {
+    setError(null);
+    try {
+      const shown = await api<{ raw_key: string }>("POST", `/keys/${encodeURIComponent(props.created.key.id)}/show-again`, { token: props.created.show_again.token });
+      setRaw(shown.raw_key);
+    } catch (err) {
+      setError(err);
+    }
+  }
+
+  return (
+    <section className="new-key" aria-labelledby="new-key-title">
+      <h2 id="new-key-title">New key “{props.created.key.name || props.created.key.prefix}”</h2>
+      {raw ? (
+        <>
+          <p>Copy this key now. It is shown only here; you can show it again until {until.toLocaleTimeString()}.</p>
+          <code className="secret" data-testid="raw-key">
+            {raw}
+          </code>
+          <div className="actions">
+            <button type="button" onClick={copy}>
+              {copied ? "Copied" : "Copy key"}
+            </button>
+            <button type="button" onClick={() => (setRaw(null), setCopied(false))}>
+              Hide key
+            </button>
+          </div>
+        </>
+      ) : (
+        <div className="actions">
+          <p>The key is hidden. You can show it again until {until.toLocaleTimeString()}.</p>
+          <button type="button" onClick={showAgain}>
+            Show key again
+          </button>
+        </div>
+      )}
+      <button type="button" className="link" onClick={props.onDismiss}>
+        Done
+      </button>
+      <ErrorText error={error} />
+    </section>
+  );
+}
+
+function KeyRow(props: { item: Key; run: (action: () => Promise<unknown>, done: string) => void }) {
+  const key = props.item;
+  const label = key.name || key.prefix;
+  const path = `/keys/${encodeURIComponent(key.id)}`;
+  const [confirming, setConfirming] = useState<"revoke" | "delete" | null>(null);
+  const [editing, setEditing] = useState(false);
+  const [budget, setBudget] = useState(key.budget_cap_usd ?? "");
+  const [tokens, setTokens] = useState(key.token_cap === null ? "" : String(key.token_cap));
+
+  function saveCaps(event: FormEvent) {
+    event.preventDefault();
+    setEditing(false);
+    props.run(
+      () => api("PATCH", path, { budget_cap_usd: budget.trim() === "" ? null : budget.trim(), token_cap: tokens.trim() === "" ? null : Number(tokens) }),
+      `Caps of ${label} saved.`,
+    );
+  }
+
+  return (
+    <tr data-key-id={key.id}>
+      <td>{key.name || <em>unnamed</em>}</td>
+      <td>
+        <code>{key.prefix}</code>
+      </td>
+      <td>
+        <span className={`badge ${key.status}`}>{key.status}</span>
+      </td>
+      <td>
+        {key.spent_usd} / {key.budget_cap_usd ?? "no cap"}
+      </td>
+      <td>
+        {key.tokens_used} / {key.token_cap ?? "no cap"}
+      </td>
+      <td>{formatDate(key.created_at)}</td>
+      <td className="actions">
+        {editing ? (
+          <form onSubmit={saveCaps} className="caps-form" aria-label={`Caps of ${label}`}>
+            <label>
+              Budget cap (USD)
+              <input value={budget} onChange={(e) => setBudget(e.target.value)} placeholder="none" />
+            </label>
+            <label>
+              Token cap
+              <input value={tokens} onChange={(e) => setTokens(e.target.value)} placeholder="none" />
+            </label>
+            <button type="submit">Save caps</button>
+            <button type="button" onClick={() => setEditing(false)}>
+              Cancel
+            </button>
+          </form>
+        ) : confirming ? (
+          <>
+            <button
+              type="button"
+              className="danger"
+              onClick={() => {
+                setConfirming(null);
+                props.run(
+                  () => api("DELETE", `${path}?confirm=true${confirming === "delete" ? "&permanent=true" : ""}`),
+                  confirming === "delete" ? `Key ${label} deleted permanently.` : `Key ${label} revoked; it no longer works.`,
+                );
+              }}
+            >
+              {confirming === "delete" ? `Yes, delete ${label} forever` : `Yes, revoke ${label}`}
+            </button>
+            <button type="button" onClick={() => setConfirming(null)}>
+              Cancel
+            </button>
+          </>
+        ) : (
+          <>
+            {key.status !== "revoked" && (
+              <button type="button" onClick={() => setEditing(true)} aria-label={`Edit caps of ${label}`}>
+                Caps
+              </button>
+            )}
+            {key.status === "exhausted" && (
+              <button type="button" onClick={() => props.run(() => api("POST", `${path}/enable`, {}), `Key ${label} enabled.`)} aria-label={`Enable ${label}`}>
+                Enable
+              </button>
+            )}
+            {key.status !== "revoked" ? (
+              <button type="button" className="danger" onClick={() => setConfirming("revoke")} aria-label={`Revoke ${label}`}>
+                Revoke
+              </button>
+            ) : (
+              <button type="button" className="danger" onClick={() => setConfirming("delete")} aria-label={`Delete ${label} permanently`}>
+                Delete
+              </button>
+            )}
+          </>
+        )}
+      </td>
+    </tr>
+  );
+}

@@ -1,0 +1,76 @@
+// Sign in, or sign up (open, or with an invite when sign-up is invite-only).
+import { useEffect, useState, type FormEvent } from "react";
+import { api } from "../api";
+import type { SessionInfo } from "../app";
+import { ErrorText } from "../components";
+import { navigate } from "../router";
+
+export function SignInPage(props: { onSignedIn: (s: SessionInfo) => void; invite: boolean }) {
+  const [mode, setMode] = useState<"signin" | "signup">("signin");
+  const [signup, setSignup] = useState<"open" | "invite_only">("open");
+  const [email, setEmail] = useState("");
+  const [password, setPassword] = useState("");
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const inviteToken = props.invite ? window.location.hash.slice(1) : "";
+
+  useEffect(() => {
+    api<{ signup: "open" | "invite_only" }>("GET", "/config").then((c) => setSignup(c.signup), () => undefined);
+  }, []);
+
+  async function submit(event: FormEvent) {
+    event.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      const body = mode === "signin" ? { email, password } : { email, password, ...(inviteToken && { invite_token: inviteToken }) };
+      const session = await api<SessionInfo>("POST", mode === "signin" ? "/signin" : "/signup", body);
+      // Signing up with an invite already accepted it: go and see the workspace list.
+      if (mode === "signup" && inviteToken) navigate("/workspaces");
+      props.onSignedIn(session);
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  const canSignUp = signup === "open" || inviteToken !== "";
+  return (
+    <main className="narrow">
+      <h1>Model Gateway</h1>
+      {props.invite && <p className="notice">You were invited to a workspace. Sign in (or create an account) to accept.</p>}
+      <form onSubmit={submit} aria-labelledby="form-title">
+        <h2 id="form-title">{mode === "signin" ? "Sign in" : "Create an account"}</h2>
+        <label>
+          Email
+          <input type="email" name="email" autoComplete="username" required value={email} onChange={(e) => setEmail(e.target.value)} />
+        </label>
+        <label>
+          Password
+          <input
+            type="password"
+            name="password"
+            autoComplete={mode === "signin" ? "current-password" : "new-password"}
+            required
+            minLength={mode === "signup" ? 8 : undefined}
+            value={password}
+            onChange={(e) => setPassword(e.target.value)}
+          />
+        </label>
+        <ErrorText error={error} />
+        <button type="submit" className="primary" disabled={busy}>
+          {mode === "signin" ? "Sign in" : "Create account"}
+        </button>
+      </form>
+      {canSignUp && (
+        <p>
+          {mode === "signin" ? "No account yet? " : "Already have an account? "}
+          <button type="button" className="link" onClick={() => setMode(mode === "signin" ? "signup" : "signin")}>
+            {mode === "signin" ? "Create one" : "Sign in instead"}
+          </button>
+        </p>
+      )}
+    </main>
+  );
+}

@@ -1,0 +1,29 @@
+// A tiny history-API router: the gateway answers every /dashboard/... path with index.html.
+import { useEffect, useState } from "react";
+
+const BASE = "/dashboard";
+const listeners = new Set<() => void>();
+
+export function currentPath(): string {
+  const path = window.location.pathname.startsWith(BASE) ? window.location.pathname.slice(BASE.length) : "/";
+  return path === "" ? "/" : path;
+}
+
+export function navigate(path: string): void {
+  window.history.pushState(null, "", `${BASE}${path === "/" ? "" : path}`);
+  for (const listener of listeners) listener();
+}
+
+export function usePath(): string {
+  const [path, setPath] = useState(currentPath);
+  useEffect(() => {
+    const update = () => setPath(currentPath());
+    listeners.add(update);
+    window.addEventListener("popstate", update);
+    return () => {
+      listeners.delete(update);
+      window.removeEventListener("popstate", update);
+    };
+  }, []);
+  return path;
+}
