@@ -1,0 +1,142 @@
+// POST /v1/images/generations: the same stages as a chat request (resolve model -> tier -> admit
+// -> forward with failover -> scrub -> settle -> send), for image-kind models, over an OpenAI
+// Images-compatible upstream. The upstream answer is read whole before anything is sent: the
+// charge is settled first (a truncated or invalid answer is never billed or delivered with a
+// 200), and the base64 images then go out as slices of that one buffer (see base64-payloads.ts).
+import { Readable } from "node:stream";
+import type { FastifyReply, FastifyRequest } from "fastify";
+import { estimateTextTokens } from "../../billing/estimate-tokens.js";
+import type { ModelConfig } from "../../config/load.js";
+import { formatUsd } from "../../core/money.js";
+import type { Usage } from "../../core/usage.js";
+import { GatewayError } from "../../errors/catalogue.js";
+import { checkTier, resolveModel } from "../../pipeline/handle-model-request.js";
+import type { PipelineServices } from "../../pipeline/services.js";
+import { upstreamError } from "../../pipeline/upstream-errors.js";
+import { adapterFor } from "../../providers/index.js";
+import { ClientAbortedError } from "../../providers/upstream-client.js";
+import type { MediaSettings } from "../settings.js";
+import { callWithFailover, readBounded, type UpstreamAnswer } from "../upstream-post.js";
+import { scrubJsonWithPayloads, type ScrubbedBody } from "./base64-payloads.js";
+import { imageVariant, parseImageRequest, type ImageRequest } from "./image-request.js";
+
+export async function handleImageGeneration(services: PipelineServices, settings: MediaSettings, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  const input = parseImageRequest(request.body);
+  const model = resolveModel(services, input.model, "image");
+  request.meter.model = model.id;
+  request.meter.provider = model.provider.name;
+  checkTier(request, model);
+  if (model.provider.type !== "openai") throw new GatewayError("provider_error", `The provider of ${model.id} does not speak the OpenAI Images API.`);
+
+  const tokenPriced = model.pricing.inputPerMtok > 0n || model.pricing.outputPerMtok > 0n;
+  const hold = await services.billing.admit({
+    requestId: request.id,
+    accountId: request.principal.account.id,
+    keyId: request.principal.key.id,
+    model,
+    route: "images",
+    projectedImages: input.n,
+    imageVariant: imageVariant(input),
+    // Token prices only apply to token counts the upstream reports; hold for them only when priced.
+    projectedInputTokens: tokenPriced ? estimateTextTokens(input.prompt) : 0,
+    projectedOutputTokens: tokenPriced ? input.n * model.defaultOutputTokens : 0,
+  });
+
+  const abort = new AbortController();
+  reply.raw.once("close", () => {
+    if (!reply.raw.writableFinished) abort.abort();
+  });
+
+  let scrubbed: ScrubbedBody;
+  let usage: Usage;
+  try {
+    const answer = await send(services, request, reply, model, input, abort.signal);
+    ({ scrubbed, usage } = await readAnswer(answer, input, settings));
+  } catch (error) {
+    await services.billing.release(hold);
+    if (error instanceof ClientAbortedError || abort.signal.aborted) return;
+    throw error;
+  }
+
+  // Not released before its charge is settled: a failed settlement is a 502 and nothing is charged.
+  const charge = await services.billing.settle(hold, usage, model.provider.name);
+  request.meter.inputTokens = usage.inputTokens;
+  request.meter.outputTokens = usage.outputTokens;
+  request.meter.costNano = charge.cost;
+  reply
+    .code(200)
+    .header("content-type", "application/json")
+    .header("content-length", String(scrubbed.length))
+    .header("x-gateway-cost-usd", formatUsd(charge.cost));
+  return reply.send(Readable.from(scrubbed.parts));
+}
+
+async function send(
+  services: PipelineServices,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  model: ModelConfig,
+  input: ImageRequest,
+  signal: AbortSignal,
+): Promise<UpstreamAnswer> {
+  const body = JSON.stringify({ ...input.body, model: model.upstreamModel });
+  const adapter = adapterFor(model.provider.type);
+  return callWithFailover(
+    services,
+    request.principal.account.id,
+    model.provider,
+    (key) => ({ ...adapter.target(model.provider, "/images/generations", key, request.headers), method: "POST", body }),
+    signal,
+    (n) => {
+      request.meter.attempts = n;
+      reply.header("x-gateway-attempts", String(n));
+    },
+  );
+}
+
+async function readAnswer(answer: UpstreamAnswer, input: ImageRequest, settings: MediaSettings): Promise<{ scrubbed: ScrubbedBody; usage: Usage }> {
+  const { response, scrubber } = answer;
+  if (response.status < 200 || response.status >= 300) {
+    const text = await response.body.text().catch(() => "");
+    throw upstreamError(response.status, text, scrubber);
+  }
+  let body: Buffer | null;
+  try {
+    body = await readBounded(response.body, settings.maxImageResponseBytes);
+  } catch {
+    throw new GatewayError("provider_error", "The upstream answer could not be read.");
+  }
+  if (body === null) throw new GatewayError("provider_error", "The upstream answer is larger than the gateway accepts.");
+
+  let scrubbed: ScrubbedBody;
+  try {
+    scrubbed = scrubJsonWithPayloads(body, scrubber);
+  } catch (error) {
+    if (error instanceof SyntaxError) throw new GatewayError("provider_error", "The upstream answered with a body that is not JSON.");
+    throw new GatewayError("internal_error"); // SPEC item 9: never the unscrubbed body
+  }
+  return { scrubbed, usage: usageOf(scrubbed.json, input) };
+}
+
+/**
+ * Images delivered (never more than asked for) at the per-image price, plus the token counts the
+ * upstream reports (GPT image models), priced by the model's token prices.
+ */
+export function usageOf(json: unknown, input: ImageRequest): Usage {
+  const doc = (json && typeof json === "object" ? json : {}) as { data?: unknown; usage?: unknown };
+  const delivered = Array.isArray(doc.data) ? doc.data.length : 0;
+  const reported = (doc.usage && typeof doc.usage === "object" ? doc.usage : {}) as Record<string, unknown>;
+  const details = (reported.input_tokens_details && typeof reported.input_tokens_details === "object" ? reported.input_tokens_details : {}) as Record<string, unknown>;
+  return {
+    inputTokens: count(reported.input_tokens),
+    cachedInputTokens: count(details.cached_tokens),
+    outputTokens: count(reported.output_tokens),
+    reasoningTokens: 0,
+    images: Math.min(delivered, input.n),
+    estimated: false,
+  };
+}
+
+function count(value: unknown): number {
+  return typeof value === "number" && Number.isFinite(value) && value > 0 ? Math.ceil(value) : 0;
+}

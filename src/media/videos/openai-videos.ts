@@ -1,0 +1,58 @@
+// OpenAI Videos (Sora) and compatible upstreams: POST {base}/videos (multipart, as the official SDK
+// sends it), GET {base}/videos/{id}, GET {base}/videos/{id}/content.
+import { openaiAdapter } from "../../providers/openai.js";
+import { send } from "../upstream-post.js";
+import { getHeaders, numberOrNull, record, unusableAnswer, type UpstreamVideoState, type VideoAdapter } from "./video-types.js";
+
+const TASK_ID = /^[A-Za-z0-9_.:-]{1,256}$/;
+
+function state(json: unknown): UpstreamVideoState {
+  const video = record(json);
+  const raw = video.status;
+  const status = raw === "queued" || raw === "completed" || raw === "failed" ? raw : "in_progress";
+  const error = record(video.error);
+  return {
+    status,
+    progress: numberOrNull(video.progress),
+    seconds: numberOrNull(video.seconds),
+    error: status === "failed" ? (typeof error.message === "string" ? error.message : "The upstream reported a failure.") : null,
+  };
+}
+
+export const openaiVideosAdapter: VideoAdapter = {
+  async prepareSubmit(provider, submission) {
+    const form = new FormData();
+    form.set("model", submission.upstreamModel);
+    form.set("prompt", submission.prompt);
+    form.set("seconds", String(submission.seconds));
+    if (submission.size) form.set("size", submission.size);
+    if (submission.inputReference) form.set("input_reference", submission.inputReference, submission.inputReference.name || "input_reference");
+    // Serialised once, so every failover attempt sends the same bytes with the same boundary.
+    const encoded = new Response(form);
+    const contentType = encoded.headers.get("content-type") ?? "multipart/form-data";
+    const body = Buffer.from(await encoded.arrayBuffer());
+    return (key) => {
+      const target = openaiAdapter.target(provider, "/videos", key, {});
+      return { url: target.url, method: "POST", headers: { ...target.headers, "content-type": contentType }, body };
+    };
+  },
+
+  parseSubmitted(json) {
+    const id = record(json).id;
+    if (typeof id !== "string" || !TASK_ID.test(id)) throw unusableAnswer("video task id");
+    return { upstreamTaskId: id, state: state(json) };
+  },
+
+  pollRequest(provider, upstreamTaskId, key) {
+    const target = openaiAdapter.target(provider, `/videos/${encodeURIComponent(upstreamTaskId)}`, key, {});
+    return { url: target.url, method: "GET", headers: getHeaders(target.headers) };
+  },
+
+  parsePolled: state,
+
+  openContent(provider, upstreamTaskId, key, variant, signal) {
+    const path = `/videos/${encodeURIComponent(upstreamTaskId)}/content?variant=${encodeURIComponent(variant)}`;
+    const target = openaiAdapter.target(provider, path, key, {});
+    return send(provider, { url: target.url, method: "GET", headers: { ...getHeaders(target.headers), accept: "application/binary" } }, signal);
+  },
+};

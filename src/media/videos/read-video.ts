@@ -1,0 +1,85 @@
+// GET /v1/videos/{id}?model=... (poll) and GET /v1/videos/{id}/content (download).
+// Another account's task is indistinguishable from an unknown one (404), so ids reveal nothing.
+import type { FastifyReply, FastifyRequest } from "fastify";
+import { GatewayError, invalidRequest } from "../../errors/catalogue.js";
+import { scrubHeaders } from "../../pipeline/scrub.js";
+import { upstreamError } from "../../pipeline/upstream-errors.js";
+import type { VideoTaskRow } from "../../store/video-tasks-store.js";
+import { readBounded } from "../upstream-post.js";
+import { videoAdapterFor } from "./video-adapter.js";
+import { videoObject, type VideoObject } from "./video-object.js";
+import type { VideoTaskService } from "./video-task-service.js";
+
+export type VideoRequest = FastifyRequest<{ Params: { id: string }; Querystring: Record<string, unknown> }>;
+
+const VARIANTS = ["video", "thumbnail", "spritesheet"];
+/** Text answers on the content route (an error page with a 200) are scrubbed, so they are read whole. */
+const MAX_TEXT_CONTENT_BYTES = 8 * 1024 * 1024;
+
+async function ownTask(tasks: VideoTaskService, request: VideoRequest): Promise<VideoTaskRow> {
+  const row = await tasks.store.get(request.params.id);
+  if (!row || row.account_id !== request.principal.account.id) throw new GatewayError("not_found", `No video task ${request.params.id}.`);
+  request.meter.model = row.model;
+  request.meter.provider = row.provider;
+  return row;
+}
+
+function checkModel(row: VideoTaskRow, model: unknown): void {
+  if (model !== row.model) throw invalidRequest("model", `The video task ${row.id} was created with the model ${row.model}; pass model=${row.model}.`);
+}
+
+export async function pollVideo(tasks: VideoTaskService, request: VideoRequest): Promise<VideoObject> {
+  const model = request.query.model;
+  if (typeof model !== "string" || model === "") throw invalidRequest("model", "The query parameter model (the model the task was created with) is required.");
+  const row = await ownTask(tasks, request);
+  checkModel(row, model);
+  return videoObject(await tasks.refresh(row));
+}
+
+export async function downloadVideo(tasks: VideoTaskService, request: VideoRequest, reply: FastifyReply): Promise<void> {
+  const { model, variant = "video" } = request.query;
+  if (typeof variant !== "string" || !VARIANTS.includes(variant)) throw invalidRequest("variant", `variant must be one of ${VARIANTS.join(", ")}.`);
+  let row = await ownTask(tasks, request);
+  // model is optional here (the SDK's downloadContent does not send it) but must match when given.
+  if (model !== undefined) checkModel(row, model);
+  row = await tasks.refresh(row);
+  if (row.status !== "completed") {
+    throw new GatewayError("invalid_state", `The video task ${row.id} is ${row.status === "expired" ? "expired" : row.status}; its content is available once it is completed.`);
+  }
+  const provider = tasks.services.config.providers.get(row.provider);
+  if (!provider) throw new GatewayError("not_found", `The provider of video task ${row.id} is no longer configured.`);
+  if (provider.type === "google-operations" && variant !== "video") throw invalidRequest("variant", "This model's provider only offers the video itself.");
+
+  const abort = new AbortController();
+  reply.raw.once("close", () => {
+    if (!reply.raw.writableFinished) abort.abort();
+  });
+  const key = tasks.upstreamKey(row);
+  const response = await videoAdapterFor(provider).openContent(provider, row.upstream_task_id, key, variant, abort.signal);
+  const scrubber = await tasks.scrubberFor(row, provider, key);
+  if (response.status < 200 || response.status >= 300) {
+    const text = await response.body.text().catch(() => "");
+    throw upstreamError(response.status, text, scrubber);
+  }
+
+  const headers = scrubHeaders(response.headers);
+  const type = headers["content-type"] ?? "application/octet-stream";
+  if (/^(text\/|application\/(?:[\w.+-]*\+)?(?:json|xml))/i.test(type)) {
+    const body = await readBounded(response.body, MAX_TEXT_CONTENT_BYTES);
+    if (!body) throw new GatewayError("provider_error", "The upstream answered with an unexpected body.");
+    let text: string;
+    try {
+      text = scrubber.scrubText(body.toString("utf8"));
+    } catch {
+      throw new GatewayError("internal_error");
+    }
+    reply.code(200).header("content-type", type).send(text);
+    return;
+  }
+  // Video bytes are not text and are not scrubbed; they are piped as they arrive (Fastify pipes
+  // a stream with backpressure), never buffered whole.
+  const length = response.headers["content-length"];
+  if (typeof length === "string" && /^\d{1,15}$/.test(length)) reply.header("content-length", length);
+  reply.code(200).header("content-type", type).header("cache-control", "private, no-store");
+  return reply.send(response.body);
+}

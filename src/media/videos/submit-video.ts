@@ -1,0 +1,101 @@
+// POST /v1/videos: resolve model -> tier -> admit (hold the projected seconds, long TTL) -> submit
+// with failover -> store the task (upstream key encrypted) -> the gateway's own task object.
+import type { FastifyReply, FastifyRequest } from "fastify";
+import { newId } from "../../core/ids.js";
+import { GatewayError } from "../../errors/catalogue.js";
+import { checkTier, resolveModel } from "../../pipeline/handle-model-request.js";
+import type { PipelineServices } from "../../pipeline/services.js";
+import { upstreamError } from "../../pipeline/upstream-errors.js";
+import type { MediaSettings } from "../settings.js";
+import { callWithFailover, readBounded } from "../upstream-post.js";
+import { videoAdapterFor, type UpstreamVideoState } from "./video-adapter.js";
+import { videoObject } from "./video-object.js";
+import { parseVideoRequest } from "./video-request.js";
+import type { VideoTaskService } from "./video-task-service.js";
+
+const MAX_SUBMIT_ANSWER_BYTES = 1024 * 1024;
+
+export async function submitVideo(
+  services: PipelineServices,
+  settings: MediaSettings,
+  tasks: VideoTaskService,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<void> {
+  const input = await parseVideoRequest(request.body, request.headers["content-type"]);
+  const model = resolveModel(services, input.model, "video");
+  request.meter.model = model.id;
+  request.meter.provider = model.provider.name;
+  checkTier(request, model);
+  const adapter = videoAdapterFor(model.provider);
+  const seconds = input.seconds ?? settings.defaultVideoSeconds;
+  // The default is sent upstream explicitly, so what is held is what the provider is asked for.
+  const prepared = await adapter.prepareSubmit(model.provider, { upstreamModel: model.upstreamModel, prompt: input.prompt, seconds, size: input.size, inputReference: input.inputReference });
+
+  const accountId = request.principal.account.id;
+  const hold = await services.billing.admit(
+    { requestId: request.id, accountId, keyId: request.principal.key.id, model, route: "videos", projectedInputTokens: 0, projectedOutputTokens: 0, projectedVideoSeconds: seconds },
+    { ttlMs: settings.videoTaskTtlMs },
+  );
+
+  // Not tied to the client's connection: once the upstream accepted a task it is recorded (and
+  // billed when it completes, as the upstream bills the gateway), even if the client left meanwhile.
+  // Each attempt is bounded by the provider's header and body timeouts.
+  const signal = new AbortController().signal;
+  let upstream: { upstreamTaskId: string; state: UpstreamVideoState; key: string };
+  try {
+    const answer = await callWithFailover(services, accountId, model.provider, prepared, signal, (n) => {
+      request.meter.attempts = n;
+      reply.header("x-gateway-attempts", String(n));
+    });
+    const { response } = answer;
+    if (response.status < 200 || response.status >= 300) {
+      const text = await response.body.text().catch(() => "");
+      throw upstreamError(response.status, text, answer.scrubber);
+    }
+    const body = await readBounded(response.body, MAX_SUBMIT_ANSWER_BYTES).catch(() => null);
+    let json: unknown;
+    try {
+      json = body ? JSON.parse(body.toString("utf8")) : null;
+    } catch {
+      json = null;
+    }
+    if (json === null) throw new GatewayError("provider_error", "The upstream answered the video request with a body that is not JSON.");
+    upstream = { ...adapter.parseSubmitted(json), key: answer.key };
+  } catch (error) {
+    await services.billing.release(hold);
+    throw error;
+  }
+
+  const now = Date.now();
+  const id = newId("video");
+  let row;
+  try {
+    row = await services.store.videoTasks.insert({
+      id,
+      accountId,
+      keyId: request.principal.key.id,
+      requestId: request.id,
+      model: model.id,
+      provider: model.provider.name,
+      upstreamKeyCiphertext: services.store.box.encrypt(upstream.key),
+      upstreamTaskId: upstream.upstreamTaskId,
+      status: upstream.state.status === "in_progress" ? "in_progress" : "queued",
+      progress: upstream.state.progress ?? 0,
+      seconds,
+      size: input.size,
+      now,
+    });
+  } catch (error) {
+    // The upstream task exists but cannot be tracked: nothing will settle it, so nothing is held.
+    request.log.error({ err: error, video_task: id }, "storing a submitted video task failed");
+    await services.billing.release(hold);
+    throw new GatewayError("internal_error", "The video task could not be recorded.");
+  }
+  // A task the upstream refused at once is stored failed (hold released) so the client can poll it.
+  if (upstream.state.status === "failed") {
+    await tasks.apply(row, upstream.state, now);
+    row = (await services.store.videoTasks.get(id)) ?? row;
+  }
+  reply.code(200).send(videoObject(row));
+}
