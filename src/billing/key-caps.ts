@@ -5,7 +5,7 @@
 import { sql, type Kysely } from "kysely";
 import type { Nano } from "../core/money.js";
 import { GatewayError } from "../errors/catalogue.js";
-import { toApiKey, type ApiKey } from "../store/keys-store.js";
+import { recordAllocation, toApiKey, type ApiKey } from "../store/keys-store.js";
 import type { Database, KeyStatus } from "../store/tables.js";
 
 export interface KeyCapsChange {
@@ -54,18 +54,7 @@ export async function setKeyCaps(
       .executeTakeFirst();
     if (!row) throw new GatewayError("invalid_state", "a revoked key's caps cannot be changed");
 
-    await trx
-      .insertInto("key_allocations")
-      .values({
-        key_id: row.id,
-        account_id: row.account_id,
-        budget_cap_nano: row.budget_cap_nano,
-        token_cap: row.token_cap,
-        reason: "caps_changed",
-        actor_account_id: actorAccountId,
-        created_at: BigInt(now),
-      })
-      .execute();
+    await recordAllocation(trx, row, "caps_changed", actorAccountId);
     return toApiKey(row);
   });
 }

@@ -24,13 +24,12 @@ export class KeyRotation {
   readonly #strikes = new Map<string, number>();
   readonly #cursor = new Map<string, number>();
 
-  /** The order to try keys in: rotated start, keys cooling down moved to the back. */
+  /** The order to try keys in: a rotated start, without the keys that are cooling down. */
   order(scope: string, keys: readonly string[], now = Date.now()): string[] {
     const start = this.#cursor.get(scope) ?? 0;
     this.#cursor.set(scope, (start + 1) % Number.MAX_SAFE_INTEGER);
     const rotated = keys.map((_, i) => keys[(start + i) % keys.length]!);
-    const ready = rotated.filter((k) => (this.#cooldownUntil.get(k) ?? 0) <= now);
-    return ready.length > 0 ? ready : [];
+    return rotated.filter((k) => (this.#cooldownUntil.get(k) ?? 0) <= now);
   }
 
   /** Seconds until the first of these keys leaves its cooldown. */

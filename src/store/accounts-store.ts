@@ -3,6 +3,7 @@ import type { Kysely, Selectable } from "kysely";
 import { GatewayError } from "../errors/catalogue.js";
 import { newId, nowMs } from "../core/ids.js";
 import { MAX_BALANCE, type Nano } from "../core/money.js";
+import { recordAuthChange } from "./auth-events.js";
 import { dbErrorKind } from "./db-errors.js";
 import type { AccountsTable, Database } from "./tables.js";
 
@@ -127,37 +128,40 @@ export class AccountsStore {
   }
 
   async setStatus(id: string, status: AccountStatus): Promise<Account> {
-    const row = await this.db
-      .updateTable("accounts")
-      .set({ status, updated_at: nowMs() })
-      .where("id", "=", id)
-      .returningAll()
-      .executeTakeFirst();
-    if (!row) throw new GatewayError("account_not_found", `no account ${id}`);
-    // Other gateway processes drop this account's cached keys on their next auth-event poll.
-    await this.db.insertInto("auth_events").values({ account_id: id, key_hash: null, created_at: nowMs() }).execute();
-    return toAccount(row);
+    return this.db.transaction().execute(async (trx) => {
+      const row = await trx
+        .updateTable("accounts")
+        .set({ status, updated_at: nowMs() })
+        .where("id", "=", id)
+        .returningAll()
+        .executeTakeFirst();
+      if (!row) throw new GatewayError("account_not_found", `no account ${id}`);
+      await recordAuthChange(trx, { accountId: id });
+      return toAccount(row);
+    });
   }
 
   async update(id: string, changes: { tier?: string; monthlyBudget?: Nano | null; monthlyTokenBudget?: number | null; defaultModel?: string | null; isAdmin?: boolean }): Promise<Account> {
-    const row = await this.db
-      .updateTable("accounts")
-      .set({
-        ...(changes.tier !== undefined && { tier: changes.tier }),
-        ...(changes.monthlyBudget !== undefined && { monthly_budget_nano: changes.monthlyBudget }),
-        ...(changes.monthlyTokenBudget !== undefined && {
-          monthly_token_budget: changes.monthlyTokenBudget === null ? null : BigInt(changes.monthlyTokenBudget),
-        }),
-        ...(changes.defaultModel !== undefined && { default_model: changes.defaultModel }),
-        ...(changes.isAdmin !== undefined && { is_admin: changes.isAdmin ? 1n : 0n }),
-        updated_at: nowMs(),
-      })
-      .where("id", "=", id)
-      .returningAll()
-      .executeTakeFirst();
-    if (!row) throw new GatewayError("account_not_found", `no account ${id}`);
-    await this.db.insertInto("auth_events").values({ account_id: id, key_hash: null, created_at: nowMs() }).execute();
-    return toAccount(row);
+    return this.db.transaction().execute(async (trx) => {
+      const row = await trx
+        .updateTable("accounts")
+        .set({
+          ...(changes.tier !== undefined && { tier: changes.tier }),
+          ...(changes.monthlyBudget !== undefined && { monthly_budget_nano: changes.monthlyBudget }),
+          ...(changes.monthlyTokenBudget !== undefined && {
+            monthly_token_budget: changes.monthlyTokenBudget === null ? null : BigInt(changes.monthlyTokenBudget),
+          }),
+          ...(changes.defaultModel !== undefined && { default_model: changes.defaultModel }),
+          ...(changes.isAdmin !== undefined && { is_admin: changes.isAdmin ? 1n : 0n }),
+          updated_at: nowMs(),
+        })
+        .where("id", "=", id)
+        .returningAll()
+        .executeTakeFirst();
+      if (!row) throw new GatewayError("account_not_found", `no account ${id}`);
+      await recordAuthChange(trx, { accountId: id });
+      return toAccount(row);
+    });
   }
 
   /**

@@ -5,6 +5,7 @@ import { GatewayError } from "../errors/catalogue.js";
 import { newId, nowMs } from "../core/ids.js";
 import type { Nano } from "../core/money.js";
 import { toAccount, type Account } from "./accounts-store.js";
+import { recordAuthChange } from "./auth-events.js";
 import type { Database, KeyStatus, KeysTable } from "./tables.js";
 
 export const MAX_ENABLED_KEYS_PER_ACCOUNT = 50;
@@ -54,6 +55,22 @@ export function toApiKey(row: Selectable<KeysTable>): ApiKey {
   };
 }
 
+/** Appends a key's caps as they now are to key_allocations (history: kept after the key is deleted). */
+export async function recordAllocation(trx: Transaction<Database>, key: Selectable<KeysTable>, reason: string, actorAccountId: string | null): Promise<void> {
+  await trx
+    .insertInto("key_allocations")
+    .values({
+      key_id: key.id,
+      account_id: key.account_id,
+      budget_cap_nano: key.budget_cap_nano,
+      token_cap: key.token_cap,
+      reason,
+      actor_account_id: actorAccountId,
+      created_at: nowMs(),
+    })
+    .execute();
+}
+
 /** Locks the account row for the rest of the transaction (PostgreSQL row lock; SQLite write lock). */
 export async function lockAccount(trx: Transaction<Database>, accountId: string): Promise<boolean> {
   const result = await trx.updateTable("accounts").set((eb) => ({ updated_at: eb.ref("updated_at") })).where("id", "=", accountId).executeTakeFirst();
@@ -99,18 +116,7 @@ export class KeysStore {
         })
         .returningAll()
         .executeTakeFirstOrThrow();
-      await trx
-        .insertInto("key_allocations")
-        .values({
-          key_id: row.id,
-          account_id: row.account_id,
-          budget_cap_nano: row.budget_cap_nano,
-          token_cap: row.token_cap,
-          reason: "created",
-          actor_account_id: input.actorAccountId ?? null,
-          created_at: now,
-        })
-        .execute();
+      await recordAllocation(trx, row, "created", input.actorAccountId ?? null);
       return toApiKey(row);
     });
     return { key, raw: minted.raw };
@@ -147,7 +153,7 @@ export class KeysStore {
         .executeTakeFirst();
       const current = row ?? (await trx.selectFrom("keys").selectAll().where("id", "=", id).executeTakeFirst());
       if (!current) throw new GatewayError("not_found", `no key ${id}`);
-      if (row) await trx.insertInto("auth_events").values({ key_hash: row.hash, account_id: null, created_at: now }).execute();
+      if (row) await recordAuthChange(trx, { keyHash: row.hash });
       return toApiKey(current);
     });
   }
@@ -185,7 +191,7 @@ export class KeysStore {
       if (inFlight) throw new GatewayError("invalid_state", "A request under this key is still in flight; try again in a minute.");
       const deleted = await trx.deleteFrom("keys").where("id", "=", id).where("status", "=", "revoked").executeTakeFirst();
       if (deleted.numDeletedRows === 0n) throw new GatewayError("invalid_state", "The key changed state; reload and try again.");
-      await trx.insertInto("auth_events").values({ key_hash: current.hash, account_id: null, created_at: nowMs() }).execute();
+      await recordAuthChange(trx, { keyHash: current.hash });
       return toApiKey(current);
     });
   }
