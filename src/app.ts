@@ -12,7 +12,7 @@ import { registerHealthRoutes } from "./http/routes/health.js";
 import { registerModelRoutes } from "./http/routes/models.js";
 import { buildServer, type RouteRegistrar } from "./http/server.js";
 import { registerMediaRoutes, type MediaContext } from "./media/register-media-routes.js";
-import { mediaSettings } from "./media/settings.js";
+import { mediaSettingsFromConfig } from "./media/settings.js";
 import { AuthCache } from "./pipeline/auth-cache.js";
 import { KeyRotation } from "./pipeline/failover.js";
 import { createScrubber } from "./pipeline/scrub.js";
@@ -63,7 +63,7 @@ export async function createApp(config: GatewayConfig, options: { logger?: Logge
     upstreamKeys: new UpstreamKeyResolver(store, (own) => createScrubber({ secrets: [...sharedSecrets, ...own], hosts })),
     settlementRetries: new SettlementRetries(billing, logger),
   };
-  const ctx: AppContext = { config, store, logger, billing, pipeline, media: { settings: mediaSettings() } };
+  const ctx: AppContext = { config, store, logger, billing, pipeline, media: { settings: mediaSettingsFromConfig(config.media) } };
   const server = buildServer(ctx, logger, ROUTES);
   let closed = false;
   return {

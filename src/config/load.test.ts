@@ -72,6 +72,13 @@ describe("loadConfig", () => {
     expect(config.models.get("claude-haiku-4-5")!.tiers).toEqual(["free", "standard"]);
   });
 
+  it("reads the media section and names a bad media field", () => {
+    const { dir } = withFile(`${MINIMAL}\nmedia: { video_poll_interval_ms: 5000, video_task_ttl_hours: 2 }\n`);
+    expect(loadConfig({ MOCK_KEY: "k" }, dir).media).toEqual({ video_poll_interval_ms: 5000, video_task_ttl_hours: 2 });
+    const bad = withFile(`${MINIMAL}\nmedia: { default_video_seconds: 0 }\n`);
+    expect(() => loadConfig({ MOCK_KEY: "k" }, bad.dir)).toThrow(/media\.default_video_seconds/);
+  });
+
   it("rejects a GATEWAY_CONFIG that does not exist and a bad PORT", () => {
     expect(() => loadConfig({ GATEWAY_CONFIG: "/nonexistent.yaml" }, "/")).toThrow(/nonexistent\.yaml: file not found/);
     expect(() => loadConfig({ PORT: "http" }, mkdtempSync(join(tmpdir(), "gw-")))).toThrow(/PORT/);

@@ -61,6 +61,8 @@ export interface GatewayConfig {
   providers: ReadonlyMap<string, ProviderConfig>;
   models: ReadonlyMap<string, ModelConfig>;
   tiers: ReadonlyMap<string, ReadonlySet<string>>;
+  /** The config file's `media` section as written; src/media/settings.ts fills in defaults. */
+  media: ConfigFile["media"];
 }
 
 export class ConfigError extends Error {
@@ -184,7 +186,7 @@ function buildCatalog(file: ConfigFile, source: string) {
   for (const [name, ids] of tiers) {
     for (const id of ids) if (id !== "*" && !models.has(id)) fail(`tiers.${name}.models`, `model "${id}" is not defined under models`);
   }
-  return { bodyLimitBytes: Math.floor(file.server.body_limit_mb * 1024 * 1024), signup: file.server.signup, defaultTier, providers, models, tiers };
+  return { bodyLimitBytes: Math.floor(file.server.body_limit_mb * 1024 * 1024), signup: file.server.signup, defaultTier, providers, models, tiers, media: file.media };
 }
 
 function defaultModalities(kind: ModelKind) {

@@ -59,6 +59,16 @@ export const configFileSchema = z.strictObject({
       default_tier: z.string().min(1).optional(),
     })
     .default({ body_limit_mb: 16, signup: "open" }),
+  /** Video tasks and image answers; every field optional (defaults in src/media/settings.ts). */
+  media: z
+    .strictObject({
+      video_poll_interval_ms: z.number().int().min(100).optional(),
+      video_task_ttl_hours: z.number().positive().max(24 * 30).optional(),
+      default_video_seconds: z.number().int().min(1).max(600).optional(),
+      video_refresh_interval_ms: z.number().int().min(0).optional(),
+      max_image_response_mb: z.number().positive().max(4096).optional(),
+    })
+    .default({}),
   providers: z.record(identifier, providerSchema).default({}),
   models: z.array(modelSchema).default([]),
   tiers: z.record(identifier, tierSchema).default({}),

@@ -1,5 +1,6 @@
 // Tunables of the media routes. Defaults suit production; tests lower the poll interval on a
 // running gateway through ctx.media.settings (the values are read on every use, never cached).
+import type { GatewayConfig } from "../config/load.js";
 
 export interface MediaSettings {
   /** Minimum time between two upstream polls of one video task, in any process. */
@@ -24,4 +25,15 @@ export const DEFAULT_MEDIA_SETTINGS: Readonly<MediaSettings> = {
 
 export function mediaSettings(overrides: Partial<MediaSettings> = {}): MediaSettings {
   return { ...DEFAULT_MEDIA_SETTINGS, ...overrides };
+}
+
+/** The config file's `media` section (all optional) over the defaults. */
+export function mediaSettingsFromConfig(media: GatewayConfig["media"]): MediaSettings {
+  return mediaSettings({
+    ...(media.video_poll_interval_ms !== undefined && { videoPollIntervalMs: media.video_poll_interval_ms }),
+    ...(media.video_task_ttl_hours !== undefined && { videoTaskTtlMs: Math.round(media.video_task_ttl_hours * 3_600_000) }),
+    ...(media.default_video_seconds !== undefined && { defaultVideoSeconds: media.default_video_seconds }),
+    ...(media.video_refresh_interval_ms !== undefined && { videoRefreshIntervalMs: media.video_refresh_interval_ms }),
+    ...(media.max_image_response_mb !== undefined && { maxImageResponseBytes: Math.round(media.max_image_response_mb * 1024 * 1024) }),
+  });
 }
