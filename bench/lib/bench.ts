@@ -1,0 +1,476 @@
+// The bench orchestrator: starts the mock upstream, our gateway (SQLite and PostgreSQL, billing on
+// and off), the peer gateway and the load generators as separate processes on 127.0.0.1, runs the
+// phases interleaved (A B A B ...), and returns every measurement. The caller writes the report.
+import { randomBytes } from "node:crypto";
+import { execFileSync, fork } from "node:child_process";
+import { existsSync } from "node:fs";
+import { cpus, totalmem } from "node:os";
+import { fileURLToPath } from "node:url";
+import { dirname, join, resolve } from "node:path";
+import pg from "pg";
+import { request } from "undici";
+import type { OpenLoopJob, OpenLoopResult } from "../load/open-loop.js";
+import { ensureWrk, runWrk, writeWrkScript, type WrkResult } from "../load/wrk.js";
+import { requestBody } from "./constants.js";
+import { adoptChild as registerForked, killAll, sleep, stopChild, waitForMessage, type Child } from "./procs.js";
+import { median, slope } from "./stats.js";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const benchDir = resolve(here, "..");
+const repoDir = resolve(benchDir, "..");
+
+export type TargetName = "direct" | "ours-sqlite" | "ours-sqlite-nobill" | "ours-pg" | "ours-pg-nobill" | "peer";
+export type Mode = "buffered" | "stream";
+
+export const TARGET_LABELS: Record<TargetName, string> = {
+  direct: "direct (mock upstream)",
+  "ours-sqlite": "ours, SQLite, billing on",
+  "ours-sqlite-nobill": "ours, SQLite, billing off",
+  "ours-pg": "ours, PostgreSQL, billing on",
+  "ours-pg-nobill": "ours, PostgreSQL, billing off",
+  peer: "peer (Portkey gateway)",
+};
+
+export interface BenchOptions {
+  /** ~1 minute smoke run: one repetition, short runs, no leak check. */
+  quick?: boolean;
+  /** ~1 second of load, SQLite gateway and direct only (the unit-test smoke). */
+  smoke?: boolean;
+  /** false: skip PostgreSQL; undefined: use it when 127.0.0.1:5432 answers. */
+  postgres?: boolean;
+  /** false: skip the peer gateway. Default: on (off for smoke). */
+  peer?: boolean;
+  /** Write a --cpu-prof profile of the SQLite billing-on gateway into this directory. */
+  profileDir?: string;
+  /** Install wrk with apt-get when missing (default true, false for smoke). */
+  installWrk?: boolean;
+  postgresAdminUrl?: string;
+  log?: (line: string) => void;
+}
+
+export interface Plan {
+  kind: "full" | "quick" | "smoke";
+  reps: number;
+  rates: number[];
+  latencyMs: number;
+  latencyWarmupMs: number;
+  wrkSeconds: number;
+  wrkConnections: number;
+  warmupSeconds: number;
+  leakSeconds: number;
+  leakRate: number;
+}
+
+export function planFor(options: BenchOptions): Plan {
+  if (options.smoke) return { kind: "smoke", reps: 1, rates: [100], latencyMs: 1000, latencyWarmupMs: 0, wrkSeconds: 1, wrkConnections: 10, warmupSeconds: 0, leakSeconds: 0, leakRate: 0 };
+  if (options.quick) return { kind: "quick", reps: 1, rates: [1000], latencyMs: 1500, latencyWarmupMs: 200, wrkSeconds: 2, wrkConnections: 50, warmupSeconds: 0.5, leakSeconds: 0, leakRate: 0 };
+  return { kind: "full", reps: 3, rates: [500, 1000], latencyMs: 4000, latencyWarmupMs: 500, wrkSeconds: 5, wrkConnections: 50, warmupSeconds: 2, leakSeconds: 60, leakRate: 250 };
+}
+
+interface ProcStats {
+  cpu: { user: number; system: number };
+  rss: number;
+  peakRss: number;
+  heapUsed: number;
+}
+
+interface Target {
+  name: TargetName;
+  url: string;
+  headers: Record<string, string>;
+  /** The gateway process (none for direct). */
+  child: Child | null;
+  idleRss?: number;
+}
+
+export interface LatencyRun {
+  rep: number;
+  target: TargetName;
+  mode: Mode;
+  rate: number;
+  result: OpenLoopResult;
+  cpuMicrosPerRequest: number | null;
+  peakRss: number | null;
+}
+
+export interface ThroughputRun {
+  rep: number;
+  target: TargetName;
+  mode: Mode;
+  result: WrkResult;
+  cpuMicrosPerRequest: number | null;
+  peakRss: number | null;
+}
+
+export interface LeakCheck {
+  target: TargetName;
+  seconds: number;
+  rate: number;
+  samples: Array<{ t: number; rss: number; heapUsed: number }>;
+  heapAfterGcBefore: number | null;
+  heapAfterGcAfter: number | null;
+  rssFirstThird: number;
+  rssLastThird: number;
+  rssSlopeMiBPerMin: number;
+  result: OpenLoopResult;
+}
+
+export interface BenchResults {
+  meta: {
+    startedAt: string;
+    finishedAt: string;
+    plan: Plan;
+    node: string;
+    cpus: number;
+    cpuModel: string;
+    memoryMiB: number;
+    wrk: string | null;
+    postgres: boolean;
+    peer: boolean;
+    notes: string[];
+  };
+  targets: TargetName[];
+  idleRss: Partial<Record<TargetName, number>>;
+  endIdleRss: Partial<Record<TargetName, number>>;
+  latency: LatencyRun[];
+  throughput: ThroughputRun[];
+  leak: LeakCheck | null;
+}
+
+export const MOCK_SCRIPT = join(benchDir, "servers", "mock-upstream.ts");
+// Our gateway runs compiled, as `gateway serve` does in production (dist/): under the tsx loader
+// its RSS would be ~55 MiB higher (the loader's worker thread and caches).
+export const GATEWAY_SCRIPT = join(benchDir, ".build", "bench", "servers", "gateway.js");
+
+/**
+ * Compiles src/ and the gateway harness into bench/.build (incremental: fast when unchanged).
+ * tsc emits even when some file has a type error (e.g. work in progress elsewhere in src/): that is
+ * returned as a warning; only a missing output is fatal.
+ */
+export function buildGateway(): string | null {
+  const tsc = join(repoDir, "node_modules", "typescript", "bin", "tsc");
+  try {
+    execFileSync(process.execPath, [tsc, "-p", join(benchDir, "tsconfig.build.json")], { cwd: repoDir, stdio: "pipe", timeout: 180_000 });
+    return null;
+  } catch (error) {
+    const out = (error as { stdout?: Buffer }).stdout?.toString() ?? String(error);
+    if (!existsSync(GATEWAY_SCRIPT)) throw new Error(`compiling the gateway for the bench failed:\n${out.slice(0, 2000)}`);
+    return `tsc reported errors while compiling the gateway (output emitted anyway): ${out.split("\n")[0]}`;
+  }
+}
+const LOADGEN_SCRIPT = join(benchDir, "load", "open-loop.ts");
+const PORTKEY_PRELOAD = join(benchDir, "servers", "portkey-preload.mjs");
+
+export function forkChild(name: string, script: string, options: { execArgv?: string[]; args?: string[]; env?: NodeJS.ProcessEnv; stdout?: "ignore" | "pipe" }): Child {
+  // fork() gives the IPC channel; adoptChild makes sure the process is killed when the bench ends.
+  return registerForked(name, fork(script, options.args ?? [], {
+    cwd: repoDir,
+    execArgv: options.execArgv ?? ["--import", "tsx"],
+    env: { ...process.env, ...options.env },
+    stdio: ["ignore", options.stdout ?? "ignore", "pipe", "ipc"],
+  }));
+}
+
+export function isType<T extends { type: string }>(type: string) {
+  return (message: unknown): message is T => typeof message === "object" && message !== null && (message as { type?: unknown }).type === type;
+}
+
+async function ask<T extends { type: string }>(child: Child, type: string, timeoutMs = 10_000): Promise<T> {
+  const answer = waitForMessage(child, isType<T>(type), timeoutMs);
+  child.proc.send({ type });
+  return answer;
+}
+
+async function postgresReachable(url: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000 });
+  try {
+    await client.connect();
+    await client.query("select 1");
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+async function adminQuery(url: string, text: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 });
+  await client.connect();
+  try {
+    await client.query(text);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+/** One request through a target; throws with the answer when it is not a proper completion. */
+async function checkAnswers(target: Target): Promise<void> {
+  for (const stream of [false, true]) {
+    const res = await request(target.url, { method: "POST", headers: target.headers, body: requestBody(stream), headersTimeout: 10_000, bodyTimeout: 10_000 });
+    const text = await res.body.text();
+    const good = res.statusCode === 200 && text.includes("Hello") && (!stream || text.includes("[DONE]"));
+    if (!good) throw new Error(`${target.name} does not answer a ${stream ? "streaming" : "buffered"} request properly: ${res.statusCode} ${text.slice(0, 300)}`);
+  }
+}
+
+export async function runBench(options: BenchOptions = {}): Promise<BenchResults> {
+  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const plan = planFor(options);
+  const smoke = plan.kind === "smoke";
+  const notes: string[] = [];
+  const startedAt = new Date().toISOString();
+  const adminUrl = options.postgresAdminUrl ?? process.env.BENCH_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+  const createdDatabases: string[] = [];
+  const wrk = ensureWrk({ install: options.installWrk ?? !smoke });
+  if (!wrk.ok) {
+    if (!smoke) throw new Error(wrk.reason);
+    notes.push(`wrk missing: throughput phase skipped (${wrk.reason})`);
+  }
+
+  try {
+    // ---- processes --------------------------------------------------------------------------
+    log("bench: starting the mock upstream");
+    const mock = forkChild("mock-upstream", MOCK_SCRIPT, {});
+    const mockPort = (await waitForMessage(mock, isType<{ type: "ready"; port: number }>("ready"), 30_000)).port;
+    const mockUrl = `http://127.0.0.1:${mockPort}`;
+
+    const usePostgres = !smoke && options.postgres !== false && (await postgresReachable(adminUrl));
+    if (!smoke && options.postgres !== false && !usePostgres) notes.push(`PostgreSQL not reachable at ${adminUrl.replace(/\/\/[^@]*@/, "//")}: PostgreSQL figures not measured.`);
+    const usePeer = !smoke && options.peer !== false;
+
+    const names: TargetName[] = smoke ? ["direct", "ours-sqlite"] : ["direct", "ours-sqlite", "ours-sqlite-nobill", ...(usePostgres ? (["ours-pg", "ours-pg-nobill"] as const) : []), ...(usePeer ? (["peer"] as const) : [])];
+    const targets = new Map<TargetName, Target>();
+    targets.set("direct", { name: "direct", url: `${mockUrl}/v1/chat/completions`, headers: { "content-type": "application/json", authorization: "Bearer sk-direct-0000000000000000" }, child: null });
+
+    const startOurs = async (name: TargetName, billing: boolean, databaseUrl: string | null): Promise<void> => {
+      const execArgv = ["--expose-gc"];
+      if (options.profileDir && name === "ours-sqlite") execArgv.unshift("--cpu-prof", `--cpu-prof-dir=${options.profileDir}`);
+      const child = forkChild(name, GATEWAY_SCRIPT, {
+        execArgv,
+        env: { BENCH_MOCK_URL: mockUrl, BENCH_BILLING: billing ? "on" : "off", ...(databaseUrl ? { DATABASE_URL: databaseUrl } : { DATABASE_URL: "" }) },
+      });
+      const ready = await waitForMessage(child, isType<{ type: "ready"; port: number; apiKey: string }>("ready"), 60_000);
+      targets.set(name, { name, url: `http://127.0.0.1:${ready.port}/v1/chat/completions`, headers: { "content-type": "application/json", authorization: `Bearer ${ready.apiKey}` }, child });
+    };
+    const newDatabase = async (): Promise<string> => {
+      const db = `gw_bench_${randomBytes(5).toString("hex")}`;
+      await adminQuery(adminUrl, `create database ${db}`);
+      createdDatabases.push(db);
+      const url = new URL(adminUrl);
+      url.pathname = `/${db}`;
+      return url.toString();
+    };
+
+    log("bench: compiling the gateway (tsc, incremental)");
+    const buildWarning = buildGateway();
+    if (buildWarning) {
+      log(`bench: ${buildWarning}`);
+      notes.push(buildWarning);
+    }
+    log(`bench: starting gateways: ${names.filter((n) => n !== "direct").join(", ")}`);
+    await startOurs("ours-sqlite", true, null);
+    if (names.includes("ours-sqlite-nobill")) await startOurs("ours-sqlite-nobill", false, null);
+    if (names.includes("ours-pg")) await startOurs("ours-pg", true, await newDatabase());
+    if (names.includes("ours-pg-nobill")) await startOurs("ours-pg-nobill", false, await newDatabase());
+    if (names.includes("peer")) {
+      const entry = join(repoDir, "node_modules", "@portkey-ai", "gateway", "build", "start-server.js");
+      const child = forkChild("peer", entry, { execArgv: ["--expose-gc", "--import", PORTKEY_PRELOAD], args: ["--port=0", "--headless"], env: { NODE_ENV: "production" } });
+      const ready = await waitForMessage(child, isType<{ type: "ready"; port: number }>("ready"), 60_000);
+      targets.set("peer", {
+        name: "peer",
+        url: `http://127.0.0.1:${ready.port}/v1/chat/completions`,
+        headers: { "content-type": "application/json", authorization: "Bearer sk-peer-0000000000000000", "x-portkey-provider": "openai", "x-portkey-custom-host": `${mockUrl}/v1` },
+        child,
+      });
+    }
+
+    log("bench: checking that every target answers a buffered and a streaming request");
+    for (const name of names) await checkAnswers(targets.get(name)!);
+
+    const loadgen = forkChild("open-loop", LOADGEN_SCRIPT, {});
+    await waitForMessage(loadgen, isType<{ type: "ready" }>("ready"), 30_000);
+
+    const idleRss: BenchResults["idleRss"] = {};
+    for (const name of names) {
+      const child = targets.get(name)!.child;
+      if (child) idleRss[name] = (await ask<ProcStats & { type: string }>(child, "stats")).rss;
+    }
+
+    // ---- measurement helpers ------------------------------------------------------------------
+    let jobId = 0;
+    const openLoop = async (target: Target, mode: Mode, rate: number, durationMs: number, warmupMs: number): Promise<{ result: OpenLoopResult; cpu: number | null; peak: number | null }> => {
+      const before = target.child ? await ask<ProcStats & { type: string }>(target.child, "stats") : null;
+      if (target.child) await ask(target.child, "reset-peak");
+      const job: OpenLoopJob = {
+        type: "run",
+        id: ++jobId,
+        url: target.url,
+        headers: target.headers,
+        body: requestBody(mode === "stream"),
+        rate,
+        durationMs,
+        warmupMs,
+        connections: 128,
+        drainTimeoutMs: 5_000,
+        // Half a second of backlog: beyond that the target cannot sustain the rate (reported as such).
+        maxInFlight: Math.max(100, Math.round(rate / 2)),
+        expect: mode === "stream" ? "[DONE]" : "Hello",
+      };
+      const answer = waitForMessage(loadgen, (m: unknown): m is OpenLoopResult | { type: "error"; id: number; message: string } => isType<OpenLoopResult>("result")(m) || isType<{ type: "error"; id: number; message: string }>("error")(m), durationMs + warmupMs + 60_000);
+      loadgen.proc.send(job);
+      const message = await answer;
+      if (message.type === "error") throw new Error(`open-loop client: ${(message as { message: string }).message}`);
+      const result = message as OpenLoopResult;
+      if (result.overloaded) {
+        notes.push(`${target.name} ${mode} @${rate}/s: overloaded — more than ${job.maxInFlight} requests unanswered, sending stopped after ${result.sent} requests`);
+        await sleep(2_000); // let the target work off its backlog before the next run
+      }
+      if (result.errors + result.non2xx + result.timeouts + result.badBodies > 0) {
+        notes.push(`${target.name} ${mode} @${rate}/s: ${result.errors} errors, ${result.non2xx} non-2xx, ${result.timeouts} timeouts, ${result.badBodies} bad bodies (first: ${result.firstError ?? "?"})`);
+      }
+      if (!target.child || !before) return { result, cpu: null, peak: null };
+      const after = await ask<ProcStats & { type: string }>(target.child, "stats");
+      const cpu = after.cpu.user + after.cpu.system - (before.cpu.user + before.cpu.system);
+      return { result, cpu: cpu / Math.max(1, result.sent), peak: after.peakRss };
+    };
+
+    const closedLoop = async (target: Target, mode: Mode, seconds: number): Promise<{ result: WrkResult; cpu: number | null; peak: number | null }> => {
+      const script = writeWrkScript(requestBody(mode === "stream"), target.headers);
+      const before = target.child ? await ask<ProcStats & { type: string }>(target.child, "stats") : null;
+      if (target.child) await ask(target.child, "reset-peak");
+      const result = await runWrk(target.url, script, { connections: plan.wrkConnections, threads: 1, durationS: seconds });
+      if (result.non2xx + result.errors > 0) notes.push(`${target.name} ${mode} wrk: ${result.non2xx} non-2xx, ${result.errors} socket errors`);
+      if (!target.child || !before) return { result, cpu: null, peak: null };
+      const after = await ask<ProcStats & { type: string }>(target.child, "stats");
+      const cpu = after.cpu.user + after.cpu.system - (before.cpu.user + before.cpu.system);
+      return { result, cpu: cpu / Math.max(1, result.requests), peak: after.peakRss };
+    };
+
+    // ---- warm-up (JIT, connection pools, SQLite pages): not recorded ----------------------------
+    if (plan.warmupSeconds > 0) {
+      log("bench: warm-up");
+      const keep = notes.length;
+      for (const name of names) for (const mode of ["buffered", "stream"] as const) await openLoop(targets.get(name)!, mode, 500, plan.warmupSeconds * 1000, 0);
+      notes.length = keep; // errors while warming up are not results
+    }
+
+    // ---- latency at fixed rates, interleaved ---------------------------------------------------
+    const latency: LatencyRun[] = [];
+    const latencyTargets = (rate: number): TargetName[] =>
+      names.filter((n) => ["direct", "ours-sqlite", "peer"].includes(n) || rate === Math.max(...plan.rates));
+    for (let rep = 1; rep <= plan.reps; rep++) {
+      for (const mode of ["buffered", "stream"] as const) {
+        for (const rate of plan.rates) {
+          for (const name of latencyTargets(rate)) {
+            log(`bench: latency rep ${rep}/${plan.reps} ${mode} ${rate}/s ${name}`);
+            const { result, cpu, peak } = await openLoop(targets.get(name)!, mode, rate, plan.latencyMs, plan.latencyWarmupMs);
+            latency.push({ rep, target: name, mode, rate, result, cpuMicrosPerRequest: cpu, peakRss: peak });
+          }
+        }
+      }
+    }
+
+    // ---- maximum throughput with wrk, interleaved ----------------------------------------------
+    const throughput: ThroughputRun[] = [];
+    if (wrk.ok) {
+      for (let rep = 1; rep <= plan.reps; rep++) {
+        for (const mode of ["buffered", "stream"] as const) {
+          const list = mode === "buffered" ? names : names.filter((n) => ["direct", "ours-sqlite", "ours-pg", "peer"].includes(n));
+          for (const name of list) {
+            log(`bench: throughput rep ${rep}/${plan.reps} ${mode} ${name} (wrk, ${plan.wrkConnections} connections, ${plan.wrkSeconds}s)`);
+            const { result, cpu, peak } = await closedLoop(targets.get(name)!, mode, plan.wrkSeconds);
+            throughput.push({ rep, target: name, mode, result, cpuMicrosPerRequest: cpu, peakRss: peak });
+          }
+        }
+      }
+    }
+
+    // ---- leak check: RSS over a long fixed-rate run, at a rate the billing-on gateway sustains here --
+    let leak: LeakCheck | null = null;
+    if (plan.leakSeconds > 0) {
+      const target = targets.get("ours-sqlite")!;
+      const child = target.child!;
+      log(`bench: leak check, ${plan.leakSeconds}s at ${plan.leakRate}/s buffered+stream alternating on ours-sqlite`);
+      const gcBefore = await ask<{ type: string; rss: number }>(child, "gc");
+      const heapBefore = (await ask<ProcStats & { type: string }>(child, "stats")).heapUsed;
+      void gcBefore;
+      const samples: LeakCheck["samples"] = [];
+      const t0 = Date.now();
+      let sampling = true;
+      const sampler = (async () => {
+        for (let i = 0; sampling && i < plan.leakSeconds * 2 + 60; i++) {
+          const s = await ask<ProcStats & { type: string }>(child, "stats");
+          samples.push({ t: (Date.now() - t0) / 1000, rss: s.rss, heapUsed: s.heapUsed });
+          await sleep(1000);
+        }
+      })();
+      // Half buffered, half streaming, one after the other in 10 s slices.
+      const slices = Math.max(1, Math.round(plan.leakSeconds / 10));
+      let last: OpenLoopResult | null = null;
+      for (let i = 0; i < slices; i++) {
+        last = (await openLoop(target, i % 2 === 0 ? "buffered" : "stream", plan.leakRate, (plan.leakSeconds * 1000) / slices, 0)).result;
+      }
+      sampling = false;
+      await sampler;
+      await ask(child, "gc");
+      const heapAfter = (await ask<ProcStats & { type: string }>(child, "stats")).heapUsed;
+      const third = Math.max(1, Math.floor(samples.length / 3));
+      const rssFirstThird = median(samples.slice(0, third).map((s) => s.rss));
+      const rssLastThird = median(samples.slice(-third).map((s) => s.rss));
+      const half = samples.slice(Math.floor(samples.length / 2));
+      leak = {
+        target: "ours-sqlite",
+        seconds: plan.leakSeconds,
+        rate: plan.leakRate,
+        samples,
+        heapAfterGcBefore: heapBefore,
+        heapAfterGcAfter: heapAfter,
+        rssFirstThird,
+        rssLastThird,
+        rssSlopeMiBPerMin: (slope(half.map((s) => s.t), half.map((s) => s.rss)) * 60) / 2 ** 20,
+        result: last!,
+      };
+    }
+
+    const endIdleRss: BenchResults["endIdleRss"] = {};
+    await sleep(smoke ? 0 : 1000);
+    for (const name of names) {
+      const child = targets.get(name)!.child;
+      if (child) endIdleRss[name] = (await ask<ProcStats & { type: string }>(child, "stats")).rss;
+    }
+
+    log("bench: stopping processes");
+    await stopChild(loadgen);
+    for (const name of names) {
+      const child = targets.get(name)!.child;
+      if (child) await stopChild(child, 10_000);
+    }
+    await stopChild(mock);
+
+    return {
+      meta: {
+        startedAt,
+        finishedAt: new Date().toISOString(),
+        plan,
+        node: process.version,
+        cpus: cpus().length,
+        cpuModel: cpus()[0]?.model ?? "unknown",
+        memoryMiB: Math.round(totalmem() / 2 ** 20),
+        wrk: wrk.ok ? wrk.version : null,
+        postgres: usePostgres,
+        peer: usePeer,
+        notes,
+      },
+      targets: names,
+      idleRss,
+      endIdleRss,
+      latency,
+      throughput,
+      leak,
+    };
+  } finally {
+    await killAll();
+    for (const db of createdDatabases) await adminQuery(adminUrl, `drop database if exists ${db} with (force)`).catch(() => undefined);
+  }
+}

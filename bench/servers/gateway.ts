@@ -1,0 +1,150 @@
+// Our gateway in its own process for the bench: the same createApp as `gateway serve`, a config
+// pointing at the mock upstream, a fresh database (SQLite in a temp dir, or the PostgreSQL database
+// named by DATABASE_URL), one account with a large balance and one key. Authentication, admission,
+// holds and ledger settlement are all on, unless BENCH_BILLING=off: then, and only here in the bench
+// harness, ctx.pipeline.billing is replaced by a no-op Billing for comparison.
+//
+// Bench-only IPC (no HTTP route): {type:"stats"} answers this process's process.cpuUsage(), RSS and
+// the peak RSS sampled every 50 ms since the last {type:"reset-peak"}.
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import SqliteDatabase from "better-sqlite3";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createApp } from "../../src/app.js";
+import type { Billing, Charge, Hold } from "../../src/billing/types.js";
+import { loadConfig } from "../../src/config/load.js";
+import { parseUsd } from "../../src/core/money.js";
+import { closeUpstreamAgent } from "../../src/providers/upstream-client.js";
+import { BENCH_MODEL } from "../lib/constants.js";
+
+const mockUrl = process.env.BENCH_MOCK_URL;
+if (!mockUrl) throw new Error("BENCH_MOCK_URL is required");
+const billingOn = process.env.BENCH_BILLING !== "off";
+
+const dir = mkdtempSync(join(tmpdir(), "gw-bench-"));
+const configPath = join(dir, "gateway.config.yaml");
+writeFileSync(
+  configPath,
+  `
+providers:
+  mockai:
+    type: openai
+    base_url: "${mockUrl}/v1"
+    keys: ["sk-bench-upstream-key-000000000001"]
+    apis: [chat]
+models:
+  - id: ${BENCH_MODEL}
+    kind: chat
+    provider: mockai
+    upstream_model: upstream-gpt
+    context_window: 128000
+    max_output_tokens: 4096
+    default_output_tokens: 256
+    pricing: { input_per_mtok: "1.00", cached_input_per_mtok: "0.50", output_per_mtok: "2.00" }
+tiers:
+  standard: { models: [${BENCH_MODEL}] }
+server:
+  default_tier: standard
+`,
+);
+
+const env: NodeJS.ProcessEnv = {
+  GATEWAY_CONFIG: configPath,
+  GATEWAY_DATA_DIR: join(dir, "data"),
+  GATEWAY_SECRET: "bench-secret-0123456789abcdefghijklmnop",
+  PORT: "0",
+  HOST: "127.0.0.1",
+  LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "info",
+  ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
+};
+// Bench-only experiment (BENCH_EXPERIMENT=stmt-cache), never a production path: memoize
+// better-sqlite3 prepared statements by SQL text, to measure what a statement cache in the store
+// would save (Kysely's SQLite driver prepares every statement again on every query).
+if (process.env.BENCH_EXPERIMENT === "stmt-cache") {
+  const proto = SqliteDatabase.prototype as unknown as { prepare(sql: string): unknown };
+  const prepare = proto.prepare;
+  const caches = new WeakMap<object, Map<string, unknown>>();
+  proto.prepare = function cachedPrepare(this: object, sql: string) {
+    let cache = caches.get(this);
+    if (!cache) caches.set(this, (cache = new Map()));
+    let stmt = cache.get(sql);
+    if (!stmt) cache.set(sql, (stmt = prepare.call(this, sql)));
+    return stmt;
+  };
+}
+
+const config = loadConfig(env, dir);
+const app = await createApp(config);
+
+/** Billing off: admits everything, charges nothing, writes nothing. */
+class NoopBilling implements Billing {
+  #n = 0;
+  async admit(request: Parameters<Billing["admit"]>[0]): Promise<Hold> {
+    this.#n += 1;
+    return {
+      id: `hold_noop_${this.#n}`,
+      requestId: request.requestId,
+      accountId: request.accountId,
+      keyId: request.keyId,
+      amount: 0n,
+      tokens: 0,
+      model: request.model,
+      route: request.route,
+    };
+  }
+  async settle(): Promise<Charge> {
+    return { cost: 0n, recorded: true };
+  }
+  async release(): Promise<void> {}
+}
+if (!billingOn) app.ctx.pipeline.billing = new NoopBilling();
+
+const account = await app.ctx.store.accounts.create({ email: `bench-${process.pid}@example.com`, tier: "standard", balance: parseUsd("900000")! });
+const { raw: apiKey } = await app.ctx.store.keys.create({ accountId: account.id });
+const address = await app.server.listen({ host: "127.0.0.1", port: 0 });
+const port = Number(new URL(address).port);
+
+let peakRss = process.memoryUsage.rss();
+const sampler = setInterval(() => {
+  const rss = process.memoryUsage.rss();
+  if (rss > peakRss) peakRss = rss;
+}, 50);
+sampler.unref();
+
+process.on("message", (message: unknown) => {
+  const type = (message as { type?: string }).type;
+  if (type === "stats") {
+    const rss = process.memoryUsage.rss();
+    if (rss > peakRss) peakRss = rss;
+    process.send?.({ type: "stats", cpu: process.cpuUsage(), rss, peakRss, heapUsed: process.memoryUsage().heapUsed });
+  } else if (type === "reset-peak") {
+    peakRss = process.memoryUsage.rss();
+    process.send?.({ type: "reset-peak", rss: peakRss });
+  } else if (type === "gc") {
+    (globalThis as { gc?: () => void }).gc?.();
+    process.send?.({ type: "gc", rss: process.memoryUsage.rss() });
+  }
+});
+
+let stopping = false;
+async function stop(): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  const force = setTimeout(() => process.exit(0), 5_000);
+  force.unref();
+  try {
+    app.server.server.closeAllConnections();
+    await app.close();
+    await closeUpstreamAgent();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+    app.ctx.logger.flush();
+    // process.exit() (not a signal) so that --cpu-prof writes its profile.
+    process.exit(0);
+  }
+}
+process.on("SIGTERM", () => void stop());
+process.on("SIGINT", () => void stop());
+process.on("disconnect", () => void stop());
+
+process.send?.({ type: "ready", port, apiKey, billing: billingOn, database: app.ctx.store.dialect });

@@ -1,0 +1,31 @@
+// Runs the bench machinery for about a second (mock upstream, our gateway on SQLite with billing,
+// the open-loop client, wrk when installed) and checks that it produced measurements and a report.
+// No timing assertions: figures on a shared CI machine mean nothing.
+import { describe, expect, it } from "vitest";
+import { runBench } from "../../bench/lib/bench.js";
+import { renderMarkdown, summarizeResults } from "../../bench/lib/report.js";
+
+describe("bench smoke", () => {
+  it("starts every process, measures direct and our gateway, and stops them", async () => {
+    const lines: string[] = [];
+    const results = await runBench({ smoke: true, log: (line) => lines.push(line) });
+    expect(results.targets).toEqual(["direct", "ours-sqlite"]);
+    for (const mode of ["buffered", "stream"] as const) {
+      for (const target of results.targets) {
+        const run = results.latency.find((r) => r.target === target && r.mode === mode);
+        expect(run, `${target} ${mode}`).toBeDefined();
+        expect(run!.result.ok).toBeGreaterThan(0);
+        expect(run!.result.errors + run!.result.non2xx + run!.result.badBodies).toBe(0);
+      }
+    }
+    const ours = results.latency.find((r) => r.target === "ours-sqlite");
+    expect(ours!.cpuMicrosPerRequest).toBeGreaterThan(0);
+    expect(results.idleRss["ours-sqlite"]).toBeGreaterThan(0);
+    if (results.meta.wrk) expect(results.throughput.some((r) => r.target === "ours-sqlite" && r.result.requests > 0)).toBe(true);
+
+    const summary = summarizeResults(results);
+    const markdown = renderMarkdown(results, summary);
+    expect(markdown).toContain("## Targets");
+    expect(summary.verdicts.length).toBeGreaterThan(0);
+  }, 180_000);
+});
