@@ -3,7 +3,7 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import SqliteDatabase from "better-sqlite3";
-import { Kysely, PostgresDialect, SqliteAdapter, SqliteDialect, type DialectAdapter } from "kysely";
+import { Kysely, PostgresDialect, SqliteAdapter, SqliteDialect, type DialectAdapter, type SqliteDatabase as KyselySqlite } from "kysely";
 import pg from "pg";
 import type { Dialect } from "./dialect.js";
 import type { Database } from "./tables.js";
@@ -43,6 +43,30 @@ class GatewaySqliteDialect extends SqliteDialect {
   }
 }
 
+const STATEMENT_CACHE_SIZE = 512;
+
+/**
+ * Kysely's SQLite driver prepares every statement again on every query; preparing is a real cost
+ * on the request path (measured in bench/). This keeps prepared statements by SQL text. A cached
+ * statement still iterating (busy) is never handed out twice: a fresh one is prepared instead.
+ */
+export function withStatementCache(sqlite: SqliteDatabase.Database): KyselySqlite {
+  const cache = new Map<string, SqliteDatabase.Statement>();
+  return {
+    close: () => sqlite.close(),
+    prepare(sql: string) {
+      const cached = cache.get(sql);
+      if (cached && !cached.busy) return cached;
+      const statement = sqlite.prepare(sql);
+      if (!cached) {
+        if (cache.size >= STATEMENT_CACHE_SIZE) cache.clear();
+        cache.set(sql, statement);
+      }
+      return statement;
+    },
+  };
+}
+
 function openSqlite(path: string): DatabaseHandle {
   if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
   const sqlite = new SqliteDatabase(path);
@@ -51,7 +75,7 @@ function openSqlite(path: string): DatabaseHandle {
   sqlite.pragma("foreign_keys = ON");
   sqlite.pragma("busy_timeout = 5000");
   sqlite.defaultSafeIntegers(true);
-  const db = new Kysely<Database>({ dialect: new GatewaySqliteDialect({ database: sqlite }) });
+  const db = new Kysely<Database>({ dialect: new GatewaySqliteDialect({ database: withStatementCache(sqlite) }) });
   return { db, dialect: "sqlite", description: `sqlite:${path}`, close: () => db.destroy() };
 }
 
