@@ -6,7 +6,7 @@ const usd = z.union([z.string(), z.number()]);
 const identifier = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:/@-]*$/, "letters, digits and . _ : / @ - only");
 
 export const providerSchema = z.strictObject({
-  /** openai: any OpenAI-compatible API; anthropic: the native Messages API; google-operations: long-running video operations. */
+  /** openai: an OpenAI-compatible API; anthropic: the native Messages API; google-operations: long-running video operations. */
   type: z.enum(["openai", "anthropic", "google-operations"]),
   base_url: z.url(),
   /** Shared upstream keys, used for accounts that have none of their own for this provider. */
