@@ -8,7 +8,7 @@ import { estimateTextTokens } from "../billing/estimate-tokens.js";
 import type { ModelConfig } from "../config/load.js";
 import { formatUsd } from "../core/money.js";
 import type { Usage } from "../core/usage.js";
-import { GatewayError, invalidRequest } from "../errors/catalogue.js";
+import { GatewayError, invalidRequest, renderError } from "../errors/catalogue.js";
 import { ClientAbortedError } from "../providers/upstream-client.js";
 import type { ClientFormat } from "./client-format.js";
 import { forward, type Forwarded } from "./forward.js";
@@ -134,17 +134,28 @@ async function relayStream(
   const translator = plan.streamTranslator();
   reply.hijack();
   const raw = reply.raw;
-  raw.writeHead(200, {
-    ...(reply.getHeaders() as Record<string, string>),
-    "content-type": "text/event-stream; charset=utf-8",
-    "cache-control": "no-cache",
-    connection: "keep-alive",
-    "x-accel-buffering": "no",
-  });
-  raw.flushHeaders();
+  // The head goes out with the first scrubbed frame: until then a failure is still a proper error.
+  const open = () => {
+    raw.writeHead(200, {
+      ...(reply.getHeaders() as Record<string, string>),
+      "content-type": "text/event-stream; charset=utf-8",
+      "cache-control": "no-cache",
+      connection: "keep-alive",
+      "x-accel-buffering": "no",
+    });
+  };
 
   const { scrubber } = forwarded;
-  const outcome = await pumpStream({ reply, chunks: forwarded.chunks!, firstChunk: forwarded.firstChunk ?? null, translator, scrubber, signal });
+  const outcome = await pumpStream({ reply, chunks: forwarded.chunks!, firstChunk: forwarded.firstChunk ?? null, translator, scrubber, signal, open });
+  if (outcome.end === "upstream_failed" && !raw.headersSent) {
+    // Nothing reached the client: no charge, and an ordinary error response in the route's shape.
+    await services.billing.release(hold);
+    const error = outcome.failure === "internal_error" ? new GatewayError("internal_error") : new GatewayError("provider_error", "The upstream stream failed before any output.");
+    request.meter.errorType = error.type;
+    raw.writeHead(error.status, { ...(reply.getHeaders() as Record<string, string>), "content-type": "application/json; charset=utf-8" });
+    raw.end(JSON.stringify(renderError(error, request.errorShape, request.id)));
+    return;
+  }
   const usage = translator.reportedUsage() ?? estimateUsage(info, translator.deliveredText());
   // Settle before the closing frames so the request's log line carries its cost; a failure here
   // cannot become a 502 any more (the content is delivered), so the charge is retried instead.
@@ -169,9 +180,11 @@ async function relayStream(
       if (outcome.end === "completed") await plan.complete?.();
       closing = encodeFrames(frames, scrubber);
     } catch (error) {
+      // Even the closing frames could not be scrubbed: end the stream without them.
       services.logger.error({ request_id: request.id, err: error }, "closing the stream failed");
-      closing = encodeFrames(translator.fail("internal_error", "Internal error."), scrubber);
+      closing = "";
     }
+    if (!raw.headersSent) open();
     raw.end(closing);
   } else {
     request.meter.errorType = "client_aborted";

@@ -40,6 +40,8 @@ export async function pumpStream(options: {
   translator: StreamTranslator;
   scrubber: Scrubber;
   signal: AbortSignal;
+  /** Sends the response head; called once, just before the first scrubbed bytes are written. */
+  open: () => void;
 }): Promise<{ end: StreamEnd; failure?: string }> {
   const { reply, chunks, translator, scrubber, signal } = options;
   const raw = reply.raw;
@@ -48,7 +50,10 @@ export async function pumpStream(options: {
     if (events.length === 0) return;
     const frames: ClientFrame[] = [];
     for (const event of events) frames.push(...translator.push(event));
-    if (frames.length > 0) await write(raw, encodeFrames(frames, scrubber), signal);
+    if (frames.length === 0) return;
+    const text = encodeFrames(frames, scrubber);
+    if (!raw.headersSent) options.open();
+    await write(raw, text, signal);
   };
   try {
     let chunk: Buffer | null = options.firstChunk;

@@ -173,6 +173,37 @@ describe("error contract", () => {
     }
   });
 
+  it("500 internal_error for a stream whose first event cannot be scrubbed: no 200, no upstream byte", async () => {
+    const { raw, account } = await gateway.createAccount({ balance: "1" });
+    mock.handler = (_req, res) => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      res.end(`data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta: { content: "UPSTREAM-STREAM-CONTENT" }, finish_reason: null }] })}\n\ndata: [DONE]\n\n`);
+    };
+    const services = gateway.app.ctx.pipeline;
+    const original = services.scrubber;
+    const broken = () => {
+      throw new Error("scrubber broke");
+    };
+    services.scrubber = { scrubText: broken, scrubJson: broken };
+    try {
+      const response = await fetch(`${gateway.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${raw}`, "content-type": "application/json" },
+        body: JSON.stringify({ ...CHAT, stream: true }),
+      });
+      const text = await response.text();
+      expect(response.status).toBe(500);
+      expect(JSON.parse(text)).toMatchObject({ error: { type: "internal_error", message: "Internal error." }, request_id: response.headers.get("x-request-id") });
+      expect(text).not.toContain("UPSTREAM-STREAM-CONTENT");
+    } finally {
+      services.scrubber = original;
+    }
+    // Nothing reached the client, so nothing is charged and the hold is given back.
+    const after = await gateway.app.ctx.store.accounts.get(account.id);
+    expect(after!.held).toBe(0n);
+    expect(await gateway.app.ctx.store.ledger.count(account.id)).toBe(0);
+  });
+
   it("errors carry X-Request-ID in the OpenAI SDK too", async () => {
     const client = new OpenAI({ apiKey: "mgw_bad", baseURL: `${gateway.url}/v1`, maxRetries: 0 });
     const error = (await client.models.list().catch((e: unknown) => e)) as InstanceType<typeof OpenAI.AuthenticationError>;
