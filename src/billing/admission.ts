@@ -18,92 +18,101 @@
 // monthly_usage is read by a later statement, which sees every settlement that committed before the lock.
 // When a conditional UPDATE matches nothing, a plain read tells which condition failed; the
 // transaction is rolled back, so a refusal changes nothing.
-import { sql, type Transaction } from "kysely";
+//
+// Two implementations of the same checks, one per database (this file holds what they share: the
+// refusal codes and their messages, and the Hold they return):
+// - admission-sqlite.ts: the statements above as precompiled SQL text (no query builder on the request
+//   path; better-sqlite3 statements are cached by SQL text), run by the write batcher (sqlite-writer.ts).
+// - admission-postgres.ts: one call of the PL/pgSQL function gw_admit (migration 0002), which locks the
+//   account row then the key row with SELECT ... FOR UPDATE, checks in the order above and writes only
+//   when every check passed: one round trip, the row locks held for one function call.
+// Both produce a Refusal (code + detail) that refusalError() below turns into the GatewayError.
 import { formatUsd, type Nano } from "../core/money.js";
-import { monthOf, newId } from "../core/ids.js";
 import { GatewayError } from "../errors/catalogue.js";
-import type { Database } from "../store/tables.js";
 import type { AdmissionRequest, Hold } from "./types.js";
 
 export interface Reservation {
   request: AdmissionRequest;
+  /** The new hold's id (newId("hold")). */
+  holdId: string;
   amount: Nano;
   tokens: number;
   now: number;
   ttlMs: number;
+  /** monthOf(now), the UTC month the monthly budget is judged for. */
+  month: string;
 }
 
-export async function reserve(trx: Transaction<Database>, r: Reservation): Promise<Hold> {
-  const { request, amount } = r;
-  const tokens = BigInt(r.tokens);
-  const month = monthOf(r.now);
+/** Why admission refused, as both implementations report it; see refusalError(). */
+export type RefusalCode =
+  | "no_account"
+  | "account_suspended"
+  | "monthly_budget_exceeded"
+  | "insufficient_balance"
+  | "auth_error"
+  | "key_budget_exceeded"
+  | "key_token_cap_exceeded";
 
-  const account = await trx
-    .updateTable("accounts")
-    .set((eb) => ({ held_nano: eb("held_nano", "+", amount), held_tokens: eb("held_tokens", "+", tokens) }))
-    .where("id", "=", request.accountId)
-    .where("status", "=", "active")
-    .where(sql<boolean>`balance_nano - held_nano >= ${amount}`)
-    .returning(["held_nano", "held_tokens", "monthly_budget_nano", "monthly_token_budget"])
-    .executeTakeFirst();
-  if (!account) throw await diagnoseAccount(trx, request.accountId, amount, tokens, month);
+export interface Refusal {
+  code: RefusalCode;
+  /** account_suspended: the account status; insufficient_balance: balance - held in nano-USD. */
+  detail?: string | bigint | null;
+}
 
-  if (account.monthly_budget_nano !== null || account.monthly_token_budget !== null) {
-    const used = await monthUsage(trx, request.accountId, month);
-    // held_* already include this reservation.
-    const overUsd = account.monthly_budget_nano !== null && used.cost + account.held_nano > account.monthly_budget_nano;
-    const overTokens = account.monthly_token_budget !== null && used.tokens + account.held_tokens > account.monthly_token_budget;
-    if (overUsd || overTokens) throw monthlyBudgetError(month);
+const REFUSAL_CODES: ReadonlySet<string> = new Set<RefusalCode>([
+  "no_account",
+  "account_suspended",
+  "monthly_budget_exceeded",
+  "insufficient_balance",
+  "auth_error",
+  "key_budget_exceeded",
+  "key_token_cap_exceeded",
+]);
+
+export function isRefusalCode(value: string): value is RefusalCode {
+  return REFUSAL_CODES.has(value);
+}
+
+/** The GatewayError (type, message, details.code) a refusal surfaces as. */
+export function refusalError(refusal: Refusal, month: string, amount: Nano): GatewayError {
+  switch (refusal.code) {
+    case "no_account":
+      return new GatewayError("auth_error", "The key's account does not exist.");
+    case "account_suspended":
+      return new GatewayError("account_suspended", `The account is ${String(refusal.detail)}.`);
+    case "monthly_budget_exceeded":
+      return monthlyBudgetError(month);
+    case "insufficient_balance": {
+      const available = BigInt(refusal.detail ?? 0n);
+      return new GatewayError(
+        "quota_exceeded",
+        `The balance available (${formatUsd(available > 0n ? available : 0n)} USD) does not cover this request's projected cost of ${formatUsd(amount)} USD.`,
+        { code: "insufficient_balance" },
+      );
+    }
+    case "auth_error":
+      return new GatewayError("auth_error");
+    case "key_budget_exceeded":
+      return new GatewayError("key_budget_exceeded");
+    case "key_token_cap_exceeded":
+      return new GatewayError("key_token_cap_exceeded");
   }
+}
 
-  const key = await trx
-    .updateTable("keys")
-    .set((eb) => ({ held_nano: eb("held_nano", "+", amount), held_tokens: eb("held_tokens", "+", tokens) }))
-    .where("id", "=", request.keyId)
-    .where("account_id", "=", request.accountId)
-    .where("status", "=", "enabled")
-    .where(sql<boolean>`(budget_cap_nano is null or spent_nano + held_nano + ${amount} <= budget_cap_nano)`)
-    .where(sql<boolean>`(token_cap is null or tokens_used + held_tokens + ${tokens} <= token_cap)`)
-    .returning("id")
-    .executeTakeFirst();
-  if (!key) throw await diagnoseKey(trx, request, amount, tokens);
-
-  const id = newId("hold");
-  await trx
-    .insertInto("holds")
-    .values({
-      id,
-      account_id: request.accountId,
-      key_id: request.keyId,
-      request_id: request.requestId,
-      amount_nano: amount,
-      tokens,
-      created_at: BigInt(r.now),
-      expires_at: BigInt(r.now + r.ttlMs),
-    })
-    .execute();
-
+/** The Hold admission returns once the reservation is written. */
+export function holdOf(r: Reservation): Hold {
+  const { request } = r;
   return {
-    id,
+    id: r.holdId,
     requestId: request.requestId,
     accountId: request.accountId,
     keyId: request.keyId,
-    amount,
+    amount: r.amount,
     tokens: r.tokens,
     model: request.model,
     route: request.route,
     ...(request.imageVariant !== undefined && { imageVariant: request.imageVariant }),
   };
-}
-
-async function monthUsage(trx: Transaction<Database>, accountId: string, month: string): Promise<{ cost: bigint; tokens: bigint }> {
-  const row = await trx
-    .selectFrom("monthly_usage")
-    .select(["cost_nano", "tokens"])
-    .where("account_id", "=", accountId)
-    .where("month", "=", month)
-    .executeTakeFirst();
-  return { cost: row?.cost_nano ?? 0n, tokens: row?.tokens ?? 0n };
 }
 
 /** The first day of the month after `month` ("YYYY-MM"), as an ISO timestamp in UTC. */
@@ -118,49 +127,4 @@ function monthlyBudgetError(month: string): GatewayError {
     `The account's monthly budget for ${month} (UTC) is used up. Requests are blocked until the next month begins at ${nextMonthStart(month)}.`,
     { code: "monthly_budget_exceeded" },
   );
-}
-
-async function diagnoseAccount(trx: Transaction<Database>, accountId: string, amount: Nano, tokens: bigint, month: string): Promise<GatewayError> {
-  const row = await trx
-    .selectFrom("accounts")
-    .select(["status", "balance_nano", "held_nano", "held_tokens", "monthly_budget_nano", "monthly_token_budget"])
-    .where("id", "=", accountId)
-    .executeTakeFirst();
-  if (!row) return new GatewayError("auth_error", "The key's account does not exist.");
-  if (row.status !== "active") return new GatewayError("account_suspended", `The account is ${row.status}.`);
-  if (row.monthly_budget_nano !== null || row.monthly_token_budget !== null) {
-    const used = await monthUsage(trx, accountId, month);
-    if (
-      (row.monthly_budget_nano !== null && used.cost + row.held_nano + amount > row.monthly_budget_nano) ||
-      (row.monthly_token_budget !== null && used.tokens + row.held_tokens + tokens > row.monthly_token_budget)
-    ) {
-      return monthlyBudgetError(month);
-    }
-  }
-  // Also the answer when a concurrent release freed room after the UPDATE's check: it was true then.
-  const available = row.balance_nano - row.held_nano;
-  return new GatewayError(
-    "quota_exceeded",
-    `The balance available (${formatUsd(available > 0n ? available : 0n)} USD) does not cover this request's projected cost of ${formatUsd(amount)} USD.`,
-    { code: "insufficient_balance" },
-  );
-}
-
-async function diagnoseKey(trx: Transaction<Database>, request: AdmissionRequest, amount: Nano, tokens: bigint): Promise<GatewayError> {
-  const row = await trx
-    .selectFrom("keys")
-    .select(["account_id", "status", "budget_cap_nano", "spent_nano", "held_nano", "token_cap", "tokens_used", "held_tokens"])
-    .where("id", "=", request.keyId)
-    .executeTakeFirst();
-  if (!row || row.account_id !== request.accountId || row.status === "revoked") return new GatewayError("auth_error");
-  const budget = new GatewayError("key_budget_exceeded");
-  const tokenCap = new GatewayError("key_token_cap_exceeded");
-  if (row.status === "exhausted") {
-    if (row.budget_cap_nano !== null && row.spent_nano >= row.budget_cap_nano) return budget;
-    if (row.token_cap !== null && row.tokens_used >= row.token_cap) return tokenCap;
-    return budget;
-  }
-  if (row.budget_cap_nano !== null && row.spent_nano + row.held_nano + amount > row.budget_cap_nano) return budget;
-  if (row.token_cap !== null && row.tokens_used + row.held_tokens + tokens > row.token_cap) return tokenCap;
-  return budget;
 }

@@ -3,6 +3,15 @@
 // writer; each call is one short write transaction that starts with a write, so it never has to
 // upgrade a read lock). See admission.ts, settlement.ts and holds.ts for the statements and why.
 //
+// The per-request operations (admit, settle, release) take the fast path of each database:
+// - PostgreSQL: a call of a PL/pgSQL function each (gw_admit, gw_settle, gw_release; migration 0002),
+//   group-committed by PostgresBatcher (postgres-batcher.ts): the operations queued while a batch is in
+//   flight go as one statement in autocommit, one round trip and one commit for all of them.
+// - SQLite: precompiled SQL (no query builder per request) run by SqliteWriter (sqlite-writer.ts), which
+//   group-commits the operations of one event-loop turn in one transaction (when one of them fails,
+//   the batch is rolled back and each runs again alone).
+// Both keep the semantics documented in admission.ts, settlement.ts and holds.ts.
+//
 // Holds expire after 15 minutes by default (longer than any buffered or streamed response the
 // gateway allows); video tasks, which settle when the task completes, pass a longer ttlMs to admit().
 // An expired hold is released by the sweeper; a settlement that arrives afterwards still charges the
@@ -14,11 +23,18 @@ import { GatewayError } from "../errors/catalogue.js";
 import type { ApiKey } from "../store/keys-store.js";
 import type { Dialect } from "../store/dialect.js";
 import type { Database } from "../store/tables.js";
-import { reserve } from "./admission.js";
-import { releaseExpiredHolds as sweepExpiredHolds, releaseHold } from "./holds.js";
+import { monthOf, newId } from "../core/ids.js";
+import type { Reservation } from "./admission.js";
+import { reservePostgres } from "./admission-postgres.js";
+import { reserveSqlite } from "./admission-sqlite.js";
+import { releaseExpiredHolds as sweepExpiredHolds, releaseHoldPostgres, releaseHoldSqlite } from "./holds.js";
 import { setKeyCaps, type KeyCapsChange } from "./key-caps.js";
 import { priceUsage, projectCost, projectTokens } from "./pricing.js";
-import { AlreadySettled, applySettlement } from "./settlement.js";
+import { AlreadySettled, type SettlementInput } from "./settlement.js";
+import { applySettlementPostgres } from "./settlement-postgres.js";
+import { applySettlementSqlite } from "./settlement-sqlite.js";
+import { SqliteWriter } from "./sqlite-writer.js";
+import { PostgresBatcher } from "./postgres-batcher.js";
 import type { AdmissionRequest, AdmitOptions, Billing, Charge, Hold } from "./types.js";
 import { accountProfile, keyUsage, type AccountProfile, type KeyUsage } from "./usage-queries.js";
 
@@ -48,6 +64,8 @@ export class StoreBilling implements Billing {
   readonly #onSweepError: (error: unknown) => void;
   #sweepTimer: NodeJS.Timeout | undefined;
   #sweeping: Promise<unknown> | undefined;
+  /** The write path of this database: SQLite's group-commit writer or PostgreSQL's batcher. */
+  readonly #path: { dialect: "sqlite"; writer: SqliteWriter } | { dialect: "postgres"; batcher: PostgresBatcher };
 
   constructor(
     private readonly db: Kysely<Database>,
@@ -57,6 +75,7 @@ export class StoreBilling implements Billing {
     this.now = options.now ?? Date.now;
     this.#holdTtlMs = options.holdTtlMs ?? DEFAULT_HOLD_TTL_MS;
     this.#onSweepError = options.onSweepError ?? (() => undefined);
+    this.#path = dialect === "sqlite" ? { dialect, writer: new SqliteWriter(db) } : { dialect, batcher: new PostgresBatcher(db) };
   }
 
   /** Checks every limit and reserves the projected cost and tokens; see admission.ts for the order. */
@@ -64,7 +83,13 @@ export class StoreBilling implements Billing {
     const amount = projectCost(request);
     const tokens = projectTokens(request);
     const ttlMs = options.ttlMs ?? this.#holdTtlMs;
-    return this.#withRetry(() => this.db.transaction().execute((trx) => reserve(trx, { request, amount, tokens, now: this.now(), ttlMs })));
+    const now = this.now();
+    const reservation: Reservation = { request, holdId: newId("hold"), amount, tokens, now, ttlMs, month: monthOf(now) };
+    const path = this.#path;
+    if (path.dialect === "postgres") return this.#withRetry(() => reservePostgres(path.batcher, reservation));
+    const result = await this.#withRetry(() => path.writer.run((exec) => reserveSqlite(exec, reservation)));
+    if (result instanceof GatewayError) throw result;
+    return result;
   }
 
   /** Prices the usage and records it; see settlement.ts. Idempotent by the hold's request id. */
@@ -77,25 +102,29 @@ export class StoreBilling implements Billing {
     } catch (error) {
       throw ledgerWriteFailed(error);
     }
+    const input: SettlementInput = { hold, usage: normalized, provider, cost, now: this.now() };
+    const path = this.#path;
     try {
-      await this.#withRetry(() =>
-        this.db.transaction().execute((trx) => applySettlement(trx, this.dialect, { hold, usage: normalized, provider, cost, now: this.now() })),
-      );
+      if (path.dialect === "postgres") await this.#withRetry(() => applySettlementPostgres(path.batcher, input));
+      else {
+        const replay = await this.#withRetry(() => path.writer.run((exec) => applySettlementSqlite(exec, input)));
+        if (replay) throw replay;
+      }
       return { cost, recorded: true };
     } catch (error) {
-      if (error instanceof AlreadySettled) return { cost: await this.#recordedCost(hold.requestId, cost), recorded: false };
+      if (error instanceof AlreadySettled) return { cost: error.recordedCost ?? (await this.#recordedCost(hold.requestId, cost)), recorded: false };
       throw ledgerWriteFailed(error);
     }
   }
 
   /** Gives a hold back; releasing twice, or after settlement, changes nothing. */
   async release(hold: Hold): Promise<void> {
-    await this.#withRetry(() => this.db.transaction().execute((trx) => releaseHold(trx, hold.id)));
+    await this.#withRetry(() => this.#releaseOne(hold.accountId, hold.id));
   }
 
   /** Releases holds past their expiry (left by crashed processes). Returns how many. */
   releaseExpiredHolds(now: number = this.now()): Promise<number> {
-    return sweepExpiredHolds(this.db, now);
+    return sweepExpiredHolds(this.db, now, (expired, expiredBefore) => this.#releaseOne(expired.account_id, expired.id, expiredBefore));
   }
 
   /** Sweeps expired holds every intervalMs until stopSweeper(); the timer does not keep Node alive. */
@@ -130,6 +159,12 @@ export class StoreBilling implements Billing {
   /** GET /v1/usage: totals, by model and by UTC day, over [start, end) (default: the 30 days up to now). */
   keyUsage(keyId: string, range: { start?: number; end?: number } = {}): Promise<KeyUsage> {
     return keyUsage(this.db, keyId, range, this.now());
+  }
+
+  #releaseOne(accountId: string, holdId: string, expiredBefore?: number): Promise<boolean> {
+    const path = this.#path;
+    if (path.dialect === "postgres") return releaseHoldPostgres(path.batcher, accountId, holdId, expiredBefore);
+    return path.writer.run((exec) => releaseHoldSqlite(exec, holdId, expiredBefore));
   }
 
   async #recordedCost(requestId: string, fallback: Nano): Promise<Nano> {

@@ -2,47 +2,63 @@
 // behind by a crashed gateway process once they expire. Deleting the hold row comes first and is the
 // per-request mutex: whoever deletes it (release, sweeper or settlement) gives its reservation back,
 // exactly once; the others find no row and change nothing.
-import type { Kysely, Transaction } from "kysely";
+//
+// SQLite: precompiled SQL in one operation of the write batcher (sqlite-writer.ts). PostgreSQL: one
+// call of the PL/pgSQL function gw_release (migration 0002), the same statements, sent in a
+// group-commit batch (postgres-batcher.ts). The sweeper re-checks expiry in the delete itself on both: a hold settled or
+// released meanwhile is not touched.
+import type { Kysely } from "kysely";
 import type { Database } from "../store/tables.js";
+import type { PostgresBatcher } from "./postgres-batcher.js";
+import { Statement, type SqlExec } from "./sqlite-writer.js";
+
+const DELETE_HOLD = new Statement<{ account_id: string; key_id: string | null; amount_nano: bigint; tokens: bigint }>(
+  `delete from holds where id = ? returning account_id, key_id, amount_nano, tokens`,
+);
+const DELETE_EXPIRED_HOLD = new Statement<{ account_id: string; key_id: string | null; amount_nano: bigint; tokens: bigint }>(
+  `delete from holds where id = ? and expires_at <= ? returning account_id, key_id, amount_nano, tokens`,
+);
+const GIVE_BACK_ACCOUNT = new Statement<never>(`update accounts set held_nano = held_nano - ?, held_tokens = held_tokens - ? where id = ?`);
+const GIVE_BACK_KEY = new Statement<never>(`update keys set held_nano = held_nano - ?, held_tokens = held_tokens - ? where id = ?`);
 
 /** Deletes one hold and returns its reservation to the account and key. False when already gone. */
-export async function releaseHold(trx: Transaction<Database>, holdId: string, expiredBefore?: number): Promise<boolean> {
-  let query = trx.deleteFrom("holds").where("id", "=", holdId);
-  // The sweeper re-checks expiry in the delete itself: a hold settled or released meanwhile is not touched.
-  if (expiredBefore !== undefined) query = query.where("expires_at", "<=", BigInt(expiredBefore));
-  const hold = await query.returning(["account_id", "key_id", "amount_nano", "tokens"]).executeTakeFirst();
+export async function releaseHoldSqlite(exec: SqlExec, holdId: string, expiredBefore?: number): Promise<boolean> {
+  const hold =
+    expiredBefore === undefined ? await DELETE_HOLD.first(exec, [holdId]) : await DELETE_EXPIRED_HOLD.first(exec, [holdId, BigInt(expiredBefore)]);
   if (!hold) return false;
-  await trx
-    .updateTable("accounts")
-    .set((eb) => ({ held_nano: eb("held_nano", "-", hold.amount_nano), held_tokens: eb("held_tokens", "-", hold.tokens) }))
-    .where("id", "=", hold.account_id)
-    .execute();
-  if (hold.key_id !== null) {
-    await trx
-      .updateTable("keys")
-      .set((eb) => ({ held_nano: eb("held_nano", "-", hold.amount_nano), held_tokens: eb("held_tokens", "-", hold.tokens) }))
-      .where("id", "=", hold.key_id)
-      .execute();
-  }
+  await GIVE_BACK_ACCOUNT.changes(exec, [hold.amount_nano, hold.tokens, hold.account_id]);
+  if (hold.key_id !== null) await GIVE_BACK_KEY.changes(exec, [hold.amount_nano, hold.tokens, hold.key_id]);
   return true;
 }
 
+/** The same on PostgreSQL: one call of gw_release in a group-commit batch (postgres-batcher.ts). */
+export async function releaseHoldPostgres(batcher: PostgresBatcher, accountId: string, holdId: string, expiredBefore?: number): Promise<boolean> {
+  const answer = await batcher.call("release", [holdId, expiredBefore === undefined ? null : BigInt(expiredBefore)], accountId, null);
+  return answer.released === true;
+}
+
 /**
- * Releases every hold whose expires_at has passed, one short transaction per hold so that the sweep
- * never holds many account locks at once. Uses the holds_expiry index. Returns how many it released.
+ * Releases every hold whose expires_at has passed, one short transaction per hold (`releaseOne`) so
+ * that the sweep never holds many account locks at once. Uses the holds_expiry index. Returns how many
+ * it released.
  */
-export async function releaseExpiredHolds(db: Kysely<Database>, now: number, batch = 500): Promise<number> {
+export async function releaseExpiredHolds(
+  db: Kysely<Database>,
+  now: number,
+  releaseOne: (hold: { id: string; account_id: string }, expiredBefore: number) => Promise<boolean>,
+  batch = 500,
+): Promise<number> {
   let released = 0;
   for (;;) {
     const expired = await db
       .selectFrom("holds")
-      .select("id")
+      .select(["id", "account_id"])
       .where("expires_at", "<=", BigInt(now))
       .orderBy("expires_at")
       .limit(batch)
       .execute();
-    for (const { id } of expired) {
-      if (await db.transaction().execute((trx) => releaseHold(trx, id, now))) released += 1;
+    for (const hold of expired) {
+      if (await releaseOne(hold, now)) released += 1;
     }
     if (expired.length < batch) return released;
   }

@@ -20,12 +20,19 @@
 //
 // Any failure rolls the whole transaction back (nothing changed, the hold stays for a retry or the
 // sweeper) and surfaces as 502 ledger_write_failed.
-import { sql, type Transaction } from "kysely";
+//
+// Two implementations, one per database (this file holds what they share):
+// - settlement-sqlite.ts: precompiled SQL, one operation of the write batcher (group commit). The
+//   ledger INSERT comes second and computes the shortfall note from the balance in the same statement
+//   (INSERT … SELECT … FROM accounts), so a replay is answered before anything else is written; the
+//   account UPDATE clamps with min(balance, cost). 5 statements instead of 6.
+// - settlement-postgres.ts: one call of the PL/pgSQL function gw_settle (migration 0002) in autocommit:
+//   the same steps in one round trip, with the ledger INSERT moved right after the account row lock,
+//   so a replay returns before writing anything (when it must undo its hold deletion it raises
+//   SQLSTATE GW409 and the call rolls back whole). A failure anywhere rolls the call back whole.
 import { monthOf } from "../core/ids.js";
 import type { Nano } from "../core/money.js";
 import { totalTokens, type Usage } from "../core/usage.js";
-import type { Dialect } from "../store/dialect.js";
-import type { Database, KeyStatus } from "../store/tables.js";
 import type { Hold } from "./types.js";
 
 export interface SettlementInput {
@@ -39,85 +46,36 @@ export interface SettlementInput {
 /** Thrown inside the transaction to roll back a replayed settlement. */
 export class AlreadySettled extends Error {
   override name = "AlreadySettled";
+  /** The cost the first settlement recorded, when the replay already read it. */
+  readonly recordedCost: Nano | undefined;
+  constructor(requestId: string, recordedCost?: Nano) {
+    super(requestId);
+    this.recordedCost = recordedCost;
+  }
 }
 
-export async function applySettlement(trx: Transaction<Database>, dialect: Dialect, input: SettlementInput): Promise<void> {
-  const { hold, usage, cost } = input;
-  const tokens = BigInt(totalTokens(usage));
-  const now = BigInt(input.now);
+/** The values both implementations write, computed once in TypeScript. */
+export interface SettlementValues {
+  tokens: bigint;
+  now: bigint;
+  month: string;
+  inputTokens: bigint;
+  cachedTokens: bigint;
+  outputTokens: bigint;
+  reasoningTokens: bigint;
+  estimated: bigint;
+}
 
-  const released = await trx.deleteFrom("holds").where("id", "=", hold.id).returning(["amount_nano", "tokens"]).executeTakeFirst();
-  const heldAmount = released?.amount_nano ?? 0n;
-  const heldTokens = released?.tokens ?? 0n;
-
-  let balanceQuery = trx.selectFrom("accounts").select("balance_nano").where("id", "=", hold.accountId);
-  if (dialect === "postgres") balanceQuery = balanceQuery.forUpdate();
-  const account = await balanceQuery.executeTakeFirst();
-  if (!account) throw new Error(`account ${hold.accountId} does not exist`);
-  const collected = account.balance_nano < cost ? account.balance_nano : cost;
-  const shortfall = cost - collected;
-
-  await trx
-    .updateTable("accounts")
-    .set((eb) => ({
-      balance_nano: eb("balance_nano", "-", collected),
-      total_spent_nano: eb("total_spent_nano", "+", cost),
-      held_nano: eb("held_nano", "-", heldAmount),
-      held_tokens: eb("held_tokens", "-", heldTokens),
-    }))
-    .where("id", "=", hold.accountId)
-    .execute();
-
-  // SET expressions all read the row as it was before this UPDATE, hence "spent_nano + cost".
-  await trx
-    .updateTable("keys")
-    .set((eb) => ({
-      spent_nano: eb("spent_nano", "+", cost),
-      tokens_used: eb("tokens_used", "+", tokens),
-      held_nano: eb("held_nano", "-", heldAmount),
-      held_tokens: eb("held_tokens", "-", heldTokens),
-      last_used_at: now,
-      status: sql<KeyStatus>`case when status = 'enabled' and (
-          (budget_cap_nano is not null and spent_nano + ${cost} >= budget_cap_nano) or
-          (token_cap is not null and tokens_used + ${tokens} >= token_cap)
-        ) then 'exhausted' else status end`,
-    }))
-    .where("id", "=", hold.keyId)
-    .execute();
-
-  await trx
-    .insertInto("monthly_usage")
-    .values({ account_id: hold.accountId, month: monthOf(input.now), cost_nano: cost, tokens, requests: 1n })
-    .onConflict((oc) =>
-      oc.columns(["account_id", "month"]).doUpdateSet((eb) => ({
-        cost_nano: eb("monthly_usage.cost_nano", "+", eb.ref("excluded.cost_nano")),
-        tokens: eb("monthly_usage.tokens", "+", eb.ref("excluded.tokens")),
-        requests: eb("monthly_usage.requests", "+", eb.ref("excluded.requests")),
-      })),
-    )
-    .execute();
-
-  const inserted = await trx
-    .insertInto("ledger")
-    .values({
-      created_at: now,
-      account_id: hold.accountId,
-      key_id: hold.keyId,
-      request_id: hold.requestId,
-      kind: "usage",
-      model: hold.model.id,
-      provider: input.provider,
-      route: hold.route,
-      input_tokens: BigInt(usage.inputTokens),
-      cached_tokens: BigInt(usage.cachedInputTokens),
-      output_tokens: BigInt(usage.outputTokens),
-      reasoning_tokens: BigInt(usage.reasoningTokens),
-      cost_nano: cost,
-      estimated: usage.estimated ? 1n : 0n,
-      note: shortfall > 0n ? `shortfall_nano=${shortfall}` : null,
-    })
-    .onConflict((oc) => oc.column("request_id").doNothing())
-    .returning("id")
-    .executeTakeFirst();
-  if (!inserted) throw new AlreadySettled(hold.requestId);
+export function settlementValues(input: SettlementInput): SettlementValues {
+  const { usage } = input;
+  return {
+    tokens: BigInt(totalTokens(usage)),
+    now: BigInt(input.now),
+    month: monthOf(input.now),
+    inputTokens: BigInt(usage.inputTokens),
+    cachedTokens: BigInt(usage.cachedInputTokens),
+    outputTokens: BigInt(usage.outputTokens),
+    reasoningTokens: BigInt(usage.reasoningTokens),
+    estimated: usage.estimated ? 1n : 0n,
+  };
 }

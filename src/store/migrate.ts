@@ -3,11 +3,13 @@
 import { Migrator, type Kysely, type Migration } from "kysely";
 import type { DatabaseHandle } from "./database.js";
 import * as initial from "./migrations/0001-initial.js";
+import * as billingFunctions from "./migrations/0002-billing-functions.js";
 
 type MigrationModule = { up(db: Kysely<unknown>, dialect: DatabaseHandle["dialect"]): Promise<void> };
 
 const MIGRATIONS: Record<string, MigrationModule> = {
   "0001-initial": initial,
+  "0002-billing-functions": billingFunctions,
 };
 
 export interface MigrationReport {

@@ -1,0 +1,35 @@
+// Admission on PostgreSQL: one call of gw_admit (src/store/migrations/0002-billing-functions.ts), sent
+// in a group-commit batch by postgres-batcher.ts (one statement, autocommit). The function locks the
+// account row then the key row (FOR UPDATE, the lock order of admission.ts), checks in the documented
+// order and writes the reservation and the holds row only when every check passed; a refusal writes
+// nothing. It answers 'ok' or a refusal code, which becomes the same GatewayError as on SQLite
+// (refusalError in admission.ts).
+import { holdOf, isRefusalCode, refusalError, type Reservation } from "./admission.js";
+import type { PostgresBatcher } from "./postgres-batcher.js";
+import type { Hold } from "./types.js";
+
+export async function reservePostgres(batcher: PostgresBatcher, r: Reservation): Promise<Hold> {
+  const { request, amount, month } = r;
+  const row = await batcher.call(
+    "admit",
+    [
+      request.accountId,
+      request.keyId,
+      request.requestId,
+      r.holdId,
+      amount,
+      BigInt(r.tokens),
+      month,
+      BigInt(r.now),
+      BigInt(r.now + r.ttlMs),
+    ],
+    request.accountId,
+    request.keyId,
+  );
+  const { outcome, detail } = row;
+  if (outcome === "ok") return holdOf(r);
+  if (typeof outcome === "string" && isRefusalCode(outcome)) {
+    throw refusalError({ code: outcome, detail: typeof detail === "string" ? detail : null }, month, amount);
+  }
+  throw new Error(`gw_admit answered ${JSON.stringify(outcome)}`);
+}

@@ -1,0 +1,130 @@
+// Admission on SQLite: the conditional UPDATEs of admission.ts as precompiled SQL, run as one operation
+// of the write batcher (sqlite-writer.ts). Same statements and order as documented in admission.ts.
+// A refusal is answered as a value (the GatewayError, returned, not thrown: the batch goes on) and
+// changes nothing: when the account's reservation was already written (the monthly budget or the key
+// refused), it is taken back by the exact inverse UPDATE before answering. The batch holds SQLite's
+// write lock from BEGIN IMMEDIATE to COMMIT, so nobody can observe the reservation in between.
+import type { Nano } from "../core/money.js";
+import type { GatewayError } from "../errors/catalogue.js";
+import { holdOf, refusalError, type Refusal, type Reservation } from "./admission.js";
+import { Statement, type SqlExec } from "./sqlite-writer.js";
+import type { AdmissionRequest, Hold } from "./types.js";
+
+interface AccountReserved {
+  held_nano: bigint;
+  held_tokens: bigint;
+  monthly_budget_nano: bigint | null;
+  monthly_token_budget: bigint | null;
+}
+
+interface AccountRow extends AccountReserved {
+  status: string;
+  balance_nano: bigint;
+}
+
+interface KeyRow {
+  account_id: string;
+  status: string;
+  budget_cap_nano: bigint | null;
+  spent_nano: bigint;
+  held_nano: bigint;
+  token_cap: bigint | null;
+  tokens_used: bigint;
+  held_tokens: bigint;
+}
+
+// Parameters: amount, tokens, account id, amount.
+const RESERVE_ACCOUNT = new Statement<AccountReserved>(`
+  update accounts set held_nano = held_nano + ?, held_tokens = held_tokens + ?
+  where id = ? and status = 'active' and balance_nano - held_nano >= ?
+  returning held_nano, held_tokens, monthly_budget_nano, monthly_token_budget`);
+
+// Parameters: amount, tokens, account id. The inverse of RESERVE_ACCOUNT, for a refusal after it.
+const UNRESERVE_ACCOUNT = new Statement<never>(`update accounts set held_nano = held_nano - ?, held_tokens = held_tokens - ? where id = ?`);
+
+const MONTH_USAGE = new Statement<{ cost_nano: bigint; tokens: bigint }>(
+  `select cost_nano, tokens from monthly_usage where account_id = ? and month = ?`,
+);
+
+// Parameters: amount, tokens, key id, account id, amount, tokens.
+const RESERVE_KEY = new Statement<{ id: string }>(`
+  update keys set held_nano = held_nano + ?, held_tokens = held_tokens + ?
+  where id = ? and account_id = ? and status = 'enabled'
+    and (budget_cap_nano is null or spent_nano + held_nano + ? <= budget_cap_nano)
+    and (token_cap is null or tokens_used + held_tokens + ? <= token_cap)
+  returning id`);
+
+const INSERT_HOLD = new Statement<never>(`
+  insert into holds (id, account_id, key_id, request_id, amount_nano, tokens, created_at, expires_at)
+  values (?, ?, ?, ?, ?, ?, ?, ?)`);
+
+const ACCOUNT_ROW = new Statement<AccountRow>(
+  `select status, balance_nano, held_nano, held_tokens, monthly_budget_nano, monthly_token_budget from accounts where id = ?`,
+);
+
+const KEY_ROW = new Statement<KeyRow>(
+  `select account_id, status, budget_cap_nano, spent_nano, held_nano, token_cap, tokens_used, held_tokens from keys where id = ?`,
+);
+
+/** The hold, or the refusal (returned, not thrown) with nothing changed. */
+export async function reserveSqlite(exec: SqlExec, r: Reservation): Promise<Hold | GatewayError> {
+  const { request, amount, month } = r;
+  const tokens = BigInt(r.tokens);
+
+  const account = await RESERVE_ACCOUNT.first(exec, [amount, tokens, request.accountId, amount]);
+  if (!account) return refusalError(await diagnoseAccount(exec, request.accountId, amount, tokens, month), month, amount);
+
+  if (account.monthly_budget_nano !== null || account.monthly_token_budget !== null) {
+    const used = await monthUsage(exec, request.accountId, month);
+    // held_* already include this reservation.
+    const overUsd = account.monthly_budget_nano !== null && used.cost + account.held_nano > account.monthly_budget_nano;
+    const overTokens = account.monthly_token_budget !== null && used.tokens + account.held_tokens > account.monthly_token_budget;
+    if (overUsd || overTokens) {
+      await UNRESERVE_ACCOUNT.changes(exec, [amount, tokens, request.accountId]);
+      return refusalError({ code: "monthly_budget_exceeded" }, month, amount);
+    }
+  }
+
+  const key = await RESERVE_KEY.first(exec, [amount, tokens, request.keyId, request.accountId, amount, tokens]);
+  if (!key) {
+    await UNRESERVE_ACCOUNT.changes(exec, [amount, tokens, request.accountId]);
+    return refusalError(await diagnoseKey(exec, request, amount, tokens), month, amount);
+  }
+
+  await INSERT_HOLD.changes(exec, [r.holdId, request.accountId, request.keyId, request.requestId, amount, tokens, BigInt(r.now), BigInt(r.now + r.ttlMs)]);
+  return holdOf(r);
+}
+
+async function monthUsage(exec: SqlExec, accountId: string, month: string): Promise<{ cost: bigint; tokens: bigint }> {
+  const row = await MONTH_USAGE.first(exec, [accountId, month]);
+  return { cost: row?.cost_nano ?? 0n, tokens: row?.tokens ?? 0n };
+}
+
+async function diagnoseAccount(exec: SqlExec, accountId: string, amount: Nano, tokens: bigint, month: string): Promise<Refusal> {
+  const row = await ACCOUNT_ROW.first(exec, [accountId]);
+  if (!row) return { code: "no_account" };
+  if (row.status !== "active") return { code: "account_suspended", detail: row.status };
+  if (row.monthly_budget_nano !== null || row.monthly_token_budget !== null) {
+    const used = await monthUsage(exec, accountId, month);
+    if (
+      (row.monthly_budget_nano !== null && used.cost + row.held_nano + amount > row.monthly_budget_nano) ||
+      (row.monthly_token_budget !== null && used.tokens + row.held_tokens + tokens > row.monthly_token_budget)
+    ) {
+      return { code: "monthly_budget_exceeded" };
+    }
+  }
+  return { code: "insufficient_balance", detail: row.balance_nano - row.held_nano };
+}
+
+async function diagnoseKey(exec: SqlExec, request: AdmissionRequest, amount: Nano, tokens: bigint): Promise<Refusal> {
+  const row = await KEY_ROW.first(exec, [request.keyId]);
+  if (!row || row.account_id !== request.accountId || row.status === "revoked") return { code: "auth_error" };
+  if (row.status === "exhausted") {
+    if (row.budget_cap_nano !== null && row.spent_nano >= row.budget_cap_nano) return { code: "key_budget_exceeded" };
+    if (row.token_cap !== null && row.tokens_used >= row.token_cap) return { code: "key_token_cap_exceeded" };
+    return { code: "key_budget_exceeded" };
+  }
+  if (row.budget_cap_nano !== null && row.spent_nano + row.held_nano + amount > row.budget_cap_nano) return { code: "key_budget_exceeded" };
+  if (row.token_cap !== null && row.tokens_used + row.held_tokens + tokens > row.token_cap) return { code: "key_token_cap_exceeded" };
+  return { code: "key_budget_exceeded" };
+}

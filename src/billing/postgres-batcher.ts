@@ -1,0 +1,112 @@
+// PostgreSQL group commit for the billing store. Every admission, settlement and release is one call
+// of a PL/pgSQL function (gw_admit, gw_settle, gw_release; migration 0002). The batcher sends the
+// operations that queue up while earlier batches are in flight as ONE statement, `select gw_batch($1)`,
+// in autocommit: one round trip and one commit (one WAL flush) for the batch, and a busy account row
+// is locked once per batch instead of once per request — on PostgreSQL that lock is held until the
+// commit's WAL flush, which is what serialises the requests of one account.
+//
+// Per-request atomicity and the 502 contract: a batch is one transaction. Refusals and replays do not
+// raise (they only answer), so in the normal case the whole batch commits. When an operation raises
+// (a trigger, a CHECK, a deadlock, GW409, a dropped connection), PostgreSQL rolls the whole statement
+// back — nothing of the batch changed — and each operation of the batch is then run again on its own
+// (a batch of one), so that each gets exactly its own answer or its own error (with the pg error's
+// SQLSTATE as `code`: the caller retries deadlocks and serialization failures and recognises GW409 as
+// a replay) and the others commit. There are no subtransactions: see gw_batch in migration 0002.
+// Answers are handed out after the statement returned, i.e. after COMMIT.
+//
+// Lock order across batches: operations are sent sorted by account id (then key id), and every
+// function locks the account row before the key row, so concurrent batches (also from other gateway
+// processes) take account locks in one global order and cannot deadlock on them. A deadlock that
+// still happens (a hold row, see holds.ts) is detected by PostgreSQL and retried (40P01).
+import { CompiledQuery, type Kysely } from "kysely";
+import type { Database } from "../store/tables.js";
+
+export type PgOperationKind = "admit" | "settle" | "release";
+export type PgAnswer = Record<string, string | boolean | null>;
+
+interface Pending {
+  kind: PgOperationKind;
+  args: readonly unknown[];
+  order: string;
+  resolve: (answer: PgAnswer) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * Batches in flight at once per process. Batches of one busy account wait for each other on its row
+ * lock; batches of different accounts run in parallel. 4 of the pool's connections (10 by default) at
+ * most, so other queries (authentication, reads) always find one. Measured with 50 concurrent
+ * admit+settle loops on one account: 1, 2 and 4 in flight are within 10% of each other.
+ */
+const MAX_IN_FLIGHT = 4;
+const MAX_BATCH = 64;
+const BATCH_SQL = "select gw_batch($1::jsonb) as answers";
+
+export class PostgresBatcher {
+  #queue: Pending[] = [];
+  #scheduled = false;
+  #inFlight = 0;
+
+  constructor(private readonly db: Kysely<Database>) {}
+
+  /** Runs one operation in the next batch; `accountId` and `keyId` order it within the batch. */
+  call(kind: PgOperationKind, args: readonly unknown[], accountId: string, keyId: string | null): Promise<PgAnswer> {
+    return new Promise<PgAnswer>((resolve, reject) => {
+      this.#queue.push({ kind, args, order: `${accountId}\u0000${keyId ?? ""}`, resolve, reject });
+      this.#schedule();
+    });
+  }
+
+  #schedule(): void {
+    if (this.#scheduled || this.#inFlight >= MAX_IN_FLIGHT || this.#queue.length === 0) return;
+    this.#scheduled = true;
+    setImmediate(() => {
+      this.#scheduled = false;
+      this.#send();
+    });
+  }
+
+  #send(): void {
+    if (this.#inFlight >= MAX_IN_FLIGHT || this.#queue.length === 0) return;
+    const batch = this.#queue.splice(0, MAX_BATCH).sort((x, y) => (x.order < y.order ? -1 : x.order > y.order ? 1 : 0));
+    this.#inFlight += 1;
+    this.#run(batch).finally(() => {
+      this.#inFlight -= 1;
+      this.#schedule();
+    });
+    this.#schedule();
+  }
+
+  async #run(batch: Pending[]): Promise<void> {
+    let answers: unknown;
+    try {
+      const ops = JSON.stringify(batch.map((p) => ({ k: p.kind, a: p.args.map(asText) })));
+      const result = await this.db.executeQuery(CompiledQuery.raw(BATCH_SQL, [ops]));
+      answers = (result.rows[0] as { answers?: unknown } | undefined)?.answers;
+    } catch (error) {
+      if (batch.length === 1) {
+        batch[0]!.reject(error);
+        return;
+      }
+      // One operation raised and the whole batch was rolled back: run each on its own, so that each
+      // gets its own answer or error and the others commit.
+      for (const item of batch) await this.#run([item]);
+      return;
+    }
+    if (!Array.isArray(answers) || answers.length !== batch.length) {
+      // Committed but unreadable (never expected): no retry, which could apply an operation twice.
+      const error = new Error("gw_batch answered an unexpected shape");
+      for (const item of batch) item.reject(error);
+      return;
+    }
+    batch.forEach((item, i) => item.resolve((answers as PgAnswer[])[i]!));
+  }
+}
+
+/** Arguments travel as JSON text: bigints (money, tokens, times) never pass through a float. */
+function asText(value: unknown): string | null {
+  if (value === null || value === undefined) return null;
+  if (typeof value === "string") return value;
+  if (typeof value === "bigint") return value.toString();
+  throw new TypeError(`unsupported billing argument of type ${typeof value}`);
+}

@@ -1,0 +1,154 @@
+// Group commit. SQLite (src/billing/sqlite-writer.ts): operations started in one event-loop turn share
+// one transaction; when one of them fails, the batch is rolled back and each operation runs again on its
+// own, so the failing one gets its own error with nothing changed and the others commit. PostgreSQL (src/billing/postgres-batcher.ts): one gw_batch call per batch; when an
+// operation raises, the batch is rolled back and each operation runs again on its own. On both, a
+// batch mixing a refusal, a replay, a failing settlement and successes answers each one as alone.
+import { sql } from "kysely";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { StoreBilling } from "../../src/billing/billing-store.js";
+import { SqliteWriter, Statement } from "../../src/billing/sqlite-writer.js";
+import type { Store } from "../../src/store/index.js";
+import { createTestDatabase, DATABASE_KINDS, type TestDatabase } from "../support/databases.js";
+import { admission, counters, expectRefusal, makeAccount, makeKey, openTestStore, usage } from "./support.js";
+
+const USD = 1_000_000_000n;
+
+async function installFailingTrigger(store: Store, accountId: string): Promise<void> {
+  if (store.dialect === "sqlite") {
+    await sql`create trigger fail_monthly_batch before insert on monthly_usage when new.account_id = ${sql.lit(accountId)}
+      begin select raise(abort, 'injected failure'); end`.execute(store.db);
+    return;
+  }
+  await sql`create function fail_monthly_batch() returns trigger language plpgsql as $$
+      begin raise exception 'injected failure'; end $$`.execute(store.db);
+  await sql`create trigger fail_monthly_batch before insert on monthly_usage
+      for each row when (new.account_id = ${sql.lit(accountId)}) execute function fail_monthly_batch()`.execute(store.db);
+}
+
+async function dropFailingTrigger(store: Store): Promise<void> {
+  if (store.dialect === "sqlite") {
+    await sql`drop trigger fail_monthly_batch`.execute(store.db);
+    return;
+  }
+  await sql`drop trigger fail_monthly_batch on monthly_usage`.execute(store.db);
+  await sql`drop function fail_monthly_batch()`.execute(store.db);
+}
+
+for (const kind of DATABASE_KINDS) {
+  describe(`group commit on ${kind}`, () => {
+    let database: TestDatabase;
+    let store: Store;
+    let billing: StoreBilling;
+
+    beforeAll(async () => {
+      database = await createTestDatabase(kind);
+      store = await openTestStore(database);
+      billing = new StoreBilling(store.db, store.dialect);
+    });
+    afterAll(async () => {
+      await store?.close();
+      await database?.drop();
+    });
+
+    it("refusals, replays and a failing settlement in one batch do not affect the others", async () => {
+      const ok = await makeAccount(store, { balance: USD });
+      const okKey = await makeKey(store, ok);
+      const poor = await makeAccount(store, { balance: 0n });
+      const poorKey = await makeKey(store, poor);
+      const failing = await makeAccount(store, { balance: USD });
+      const failingKey = await makeKey(store, failing);
+      const settled = await billing.admit(admission(ok, okKey));
+      await billing.settle(settled, usage(100, 100), "mock");
+      const okHold = await billing.admit(admission(ok, okKey));
+      const failingHold = await billing.admit(admission(failing, failingKey));
+      const failingBefore = await counters(store, failing, failingKey);
+      await installFailingTrigger(store, failing);
+      try {
+        const [refused, replay, charged, failed, admitted] = await Promise.allSettled([
+          billing.admit(admission(poor, poorKey)),
+          billing.settle(settled, usage(999, 999), "mock"),
+          billing.settle(okHold, usage(100, 100), "mock"),
+          billing.settle(failingHold, usage(100, 100), "mock"),
+          billing.admit(admission(ok, okKey)),
+        ]);
+        await expectRefusal(refused.status === "rejected" ? Promise.reject(refused.reason) : Promise.resolve(), "quota_exceeded");
+        expect(replay).toMatchObject({ status: "fulfilled", value: { cost: 1_250_000n, recorded: false } });
+        expect(charged).toMatchObject({ status: "fulfilled", value: { cost: 1_250_000n, recorded: true } });
+        expect(failed).toMatchObject({ status: "rejected", reason: { type: "ledger_write_failed", status: 502 } });
+        expect(admitted.status).toBe("fulfilled");
+        expect(await counters(store, failing, failingKey)).toEqual(failingBefore);
+        const state = await counters(store, ok, okKey);
+        expect(state.account.total_spent_nano).toBe(2_500_000n);
+        expect(state.ledger).toBe(2);
+      } finally {
+        await dropFailingTrigger(store);
+      }
+    });
+  });
+}
+
+describe("SQLite group commit", () => {
+  let database: TestDatabase;
+  let store: Store;
+  let billing: StoreBilling;
+
+  beforeAll(async () => {
+    database = await createTestDatabase("sqlite");
+    store = await openTestStore(database);
+    billing = new StoreBilling(store.db, store.dialect);
+  });
+  afterAll(async () => {
+    await store?.close();
+    await database?.drop();
+  });
+
+  it("runs the operations of one turn together; a failing one is rolled back alone", async () => {
+    const writer = new SqliteWriter(store.db);
+    const accountId = await makeAccount(store, { balance: USD });
+    const touch = new Statement<never>("update accounts set tier = ? where id = ?");
+    const results = await Promise.allSettled([
+      writer.run(async (exec) => {
+        await touch.changes(exec, ["a", accountId]);
+        return 1;
+      }),
+      writer.run(async (exec) => {
+        await touch.changes(exec, ["b", accountId]);
+        throw new Error("op 2 fails");
+      }),
+      writer.run(async (exec) => {
+        const rows = await new Statement<{ tier: string }>("select tier from accounts where id = ?").rows(exec, [accountId]);
+        return rows[0]?.tier; // sees op 1's write, not op 2's
+      }),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    expect(results[2]).toMatchObject({ value: "a" });
+    expect(results[1]).toMatchObject({ reason: { message: "op 2 fails" } });
+    expect((await store.accounts.get(accountId))!.tier).toBe("a");
+  });
+
+  it("an error that ends the whole transaction: the batch is rolled back and each operation runs again alone", async () => {
+    const a = await makeAccount(store, { balance: USD });
+    const aKey = await makeKey(store, a);
+    const b = await makeAccount(store, { balance: USD });
+    const bKey = await makeKey(store, b);
+    const aHold = await billing.admit(admission(a, aKey));
+    const bHold = await billing.admit(admission(b, bKey));
+    const bBefore = await counters(store, b, bKey);
+    // RAISE(ROLLBACK) ends the transaction itself, not only the statement: a's work in it is gone too.
+    await sql`create trigger fail_monthly_rollback before insert on monthly_usage when new.account_id = ${sql.lit(b)}
+      begin select raise(rollback, 'injected rollback'); end`.execute(store.db);
+    try {
+      const [charged, failed] = await Promise.allSettled([billing.settle(aHold, usage(100, 100), "mock"), billing.settle(bHold, usage(100, 100), "mock")]);
+      expect(charged).toMatchObject({ status: "fulfilled", value: { cost: 1_250_000n, recorded: true } });
+      expect(failed).toMatchObject({ status: "rejected", reason: { type: "ledger_write_failed", status: 502 } });
+      expect(await counters(store, b, bKey)).toEqual(bBefore);
+      const aAfter = await counters(store, a, aKey);
+      expect(aAfter.account).toMatchObject({ balance_nano: USD - 1_250_000n, total_spent_nano: 1_250_000n, held_nano: 0n });
+      expect(aAfter.ledger).toBe(1);
+    } finally {
+      await sql`drop trigger fail_monthly_rollback`.execute(store.db);
+    }
+    expect(await billing.settle(aHold, usage(100, 100), "mock")).toEqual({ cost: 1_250_000n, recorded: false });
+    expect(await billing.settle(bHold, usage(100, 100), "mock")).toEqual({ cost: 1_250_000n, recorded: true });
+  });
+});
