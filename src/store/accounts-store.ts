@@ -127,25 +127,20 @@ export class AccountsStore {
     return Number(row.n);
   }
 
-  async setStatus(id: string, status: AccountStatus): Promise<Account> {
-    return this.db.transaction().execute(async (trx) => {
-      const row = await trx
-        .updateTable("accounts")
-        .set({ status, updated_at: nowMs() })
-        .where("id", "=", id)
-        .returningAll()
-        .executeTakeFirst();
-      if (!row) throw new GatewayError("account_not_found", `no account ${id}`);
-      await recordAuthChange(trx, { accountId: id });
-      return toAccount(row);
-    });
+  setStatus(id: string, status: AccountStatus): Promise<Account> {
+    return this.update(id, { status });
   }
 
-  async update(id: string, changes: { tier?: string; monthlyBudget?: Nano | null; monthlyTokenBudget?: number | null; defaultModel?: string | null; isAdmin?: boolean }): Promise<Account> {
+  /** Changes an account's settings; other processes drop its cached keys through an auth event. */
+  async update(
+    id: string,
+    changes: { status?: AccountStatus; tier?: string; monthlyBudget?: Nano | null; monthlyTokenBudget?: number | null; defaultModel?: string | null; isAdmin?: boolean },
+  ): Promise<Account> {
     return this.db.transaction().execute(async (trx) => {
       const row = await trx
         .updateTable("accounts")
         .set({
+          ...(changes.status !== undefined && { status: changes.status }),
           ...(changes.tier !== undefined && { tier: changes.tier }),
           ...(changes.monthlyBudget !== undefined && { monthly_budget_nano: changes.monthlyBudget }),
           ...(changes.monthlyTokenBudget !== undefined && {
