@@ -1,32 +1,20 @@
 // StoreBilling on both databases: admission (each 402 and the order of checks), settlement,
 // idempotency, release, hold expiry, month rollover, key exhaustion and re-enable.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { StoreBilling } from "../../src/billing/billing-store.js";
 import type { Store } from "../../src/store/index.js";
-import { createTestDatabase, DATABASE_KINDS, type TestDatabase } from "../support/databases.js";
-import { admission, Clock, counters, DEFAULT_PROJECTION, expectRefusal, makeAccount, makeKey, openTestStore, usage } from "./support.js";
+import { DATABASE_KINDS } from "../support/databases.js";
+import { admission, Clock, counters, DEFAULT_PROJECTION, expectRefusal, makeAccount, makeKey, usage, useBillingStore } from "./support.js";
 
 const USD = 1_000_000_000n;
 const JAN_31 = Date.UTC(2026, 0, 31, 23, 59, 0);
 
 for (const kind of DATABASE_KINDS) {
   describe(`billing on ${kind}`, () => {
-    let database: TestDatabase;
     let store: Store;
-    let clock: Clock;
     let billing: StoreBilling;
-
-    beforeAll(async () => {
-      database = await createTestDatabase(kind);
-      store = await openTestStore(database);
-      clock = new Clock(JAN_31);
-      billing = new StoreBilling(store.db, store.dialect, { now: clock.now });
-    });
-    afterAll(async () => {
-      await billing?.stopSweeper();
-      await store?.close();
-      await database?.drop();
-    });
+    const clock = new Clock(JAN_31);
+    useBillingStore(kind, (f) => ({ store, billing } = f), { now: clock.now });
 
     it("admit reserves the projection; settle replaces it with the exact charge in one go", async () => {
       const accountId = await makeAccount(store, { balance: USD });

@@ -2,11 +2,11 @@
 // already updated — is rolled back whole. A trigger installed by the test makes the monthly_usage
 // write (statement 5 of 6) raise, on SQLite and on PostgreSQL alike.
 import { sql } from "kysely";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { StoreBilling } from "../../src/billing/billing-store.js";
+import { describe, expect, it } from "vitest";
+import type { StoreBilling } from "../../src/billing/billing-store.js";
 import type { Store } from "../../src/store/index.js";
-import { createTestDatabase, DATABASE_KINDS, type TestDatabase } from "../support/databases.js";
-import { admission, counters, makeAccount, makeKey, openTestStore, usage } from "./support.js";
+import { DATABASE_KINDS } from "../support/databases.js";
+import { admission, counters, makeAccount, makeKey, usage, useBillingStore } from "./support.js";
 
 const USD = 1_000_000_000n;
 
@@ -37,19 +37,9 @@ async function dropFailingTrigger(store: Store): Promise<void> {
 
 for (const kind of DATABASE_KINDS) {
   describe(`settlement fault injection on ${kind}`, () => {
-    let database: TestDatabase;
     let store: Store;
     let billing: StoreBilling;
-
-    beforeAll(async () => {
-      database = await createTestDatabase(kind);
-      store = await openTestStore(database);
-      billing = new StoreBilling(store.db, store.dialect);
-    });
-    afterAll(async () => {
-      await store?.close();
-      await database?.drop();
-    });
+    useBillingStore(kind, (f) => ({ store, billing } = f));
 
     it("a failure midway -> ledger_write_failed and no counter changed; the hold stays for a retry", async () => {
       const accountId = await makeAccount(store, { balance: USD });

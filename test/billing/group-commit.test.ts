@@ -4,12 +4,12 @@
 // operation raises, the batch is rolled back and each operation runs again on its own. On both, a
 // batch mixing a refusal, a replay, a failing settlement and successes answers each one as alone.
 import { sql } from "kysely";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { StoreBilling } from "../../src/billing/billing-store.js";
+import { describe, expect, it } from "vitest";
+import type { StoreBilling } from "../../src/billing/billing-store.js";
 import { SqliteWriter, Statement } from "../../src/billing/sqlite-writer.js";
 import type { Store } from "../../src/store/index.js";
-import { createTestDatabase, DATABASE_KINDS, type TestDatabase } from "../support/databases.js";
-import { admission, counters, expectRefusal, makeAccount, makeKey, openTestStore, usage } from "./support.js";
+import { DATABASE_KINDS } from "../support/databases.js";
+import { admission, counters, expectRefusal, makeAccount, makeKey, usage, useBillingStore } from "./support.js";
 
 const USD = 1_000_000_000n;
 
@@ -36,19 +36,9 @@ async function dropFailingTrigger(store: Store): Promise<void> {
 
 for (const kind of DATABASE_KINDS) {
   describe(`group commit on ${kind}`, () => {
-    let database: TestDatabase;
     let store: Store;
     let billing: StoreBilling;
-
-    beforeAll(async () => {
-      database = await createTestDatabase(kind);
-      store = await openTestStore(database);
-      billing = new StoreBilling(store.db, store.dialect);
-    });
-    afterAll(async () => {
-      await store?.close();
-      await database?.drop();
-    });
+    useBillingStore(kind, (f) => ({ store, billing } = f));
 
     it("refusals, replays and a failing settlement in one batch do not affect the others", async () => {
       const ok = await makeAccount(store, { balance: USD });
@@ -88,19 +78,9 @@ for (const kind of DATABASE_KINDS) {
 }
 
 describe("SQLite group commit", () => {
-  let database: TestDatabase;
   let store: Store;
   let billing: StoreBilling;
-
-  beforeAll(async () => {
-    database = await createTestDatabase("sqlite");
-    store = await openTestStore(database);
-    billing = new StoreBilling(store.db, store.dialect);
-  });
-  afterAll(async () => {
-    await store?.close();
-    await database?.drop();
-  });
+  useBillingStore("sqlite", (f) => ({ store, billing } = f));
 
   it("runs the operations of one turn together; a failing one is rolled back alone", async () => {
     const writer = new SqliteWriter(store.db);

@@ -1,27 +1,17 @@
 // A replayed settlement changes nothing, also in the corner case where the replay itself deleted a
 // hold row (a hold with the settled request's id reappeared): the deletion is rolled back with the
 // rest (on PostgreSQL gw_settle raises SQLSTATE GW409 to undo it; on SQLite the savepoint is rolled back).
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { StoreBilling } from "../../src/billing/billing-store.js";
+import { describe, expect, it } from "vitest";
+import type { StoreBilling } from "../../src/billing/billing-store.js";
 import type { Store } from "../../src/store/index.js";
-import { createTestDatabase, DATABASE_KINDS, type TestDatabase } from "../support/databases.js";
-import { admission, counters, makeAccount, makeKey, openTestStore, usage } from "./support.js";
+import { DATABASE_KINDS } from "../support/databases.js";
+import { admission, counters, makeAccount, makeKey, usage, useBillingStore } from "./support.js";
 
 for (const kind of DATABASE_KINDS) {
   describe(`settlement replay on ${kind}`, () => {
-    let database: TestDatabase;
     let store: Store;
     let billing: StoreBilling;
-
-    beforeAll(async () => {
-      database = await createTestDatabase(kind);
-      store = await openTestStore(database);
-      billing = new StoreBilling(store.db, store.dialect);
-    });
-    afterAll(async () => {
-      await store?.close();
-      await database?.drop();
-    });
+    useBillingStore(kind, (f) => ({ store, billing } = f));
 
     it("a replay that found a hold row rolls its deletion back and answers the first charge", async () => {
       const accountId = await makeAccount(store, { balance: 1_000_000_000n });

@@ -1,12 +1,13 @@
 // Fixtures shared by the billing suites: a priced model, accounts and keys, and an injectable clock.
-import { expect } from "vitest";
+import { afterAll, beforeAll, expect } from "vitest";
+import { StoreBilling, type StoreBillingOptions } from "../../src/billing/billing-store.js";
 import type { ModelConfig, ProviderConfig } from "../../src/config/load.js";
 import { newId } from "../../src/core/ids.js";
 import type { Nano } from "../../src/core/money.js";
 import type { Usage } from "../../src/core/usage.js";
 import type { AdmissionRequest } from "../../src/billing/types.js";
 import { openStore, type Store } from "../../src/store/index.js";
-import type { TestDatabase } from "../support/databases.js";
+import { createTestDatabase, type TestDatabase } from "../support/databases.js";
 
 export const provider: ProviderConfig = {
   name: "mock",
@@ -72,6 +73,31 @@ export const DEFAULT_PROJECTION: Nano = 7_500_000n;
 
 export function openTestStore(database: TestDatabase, migrate = true): Promise<Store> {
   return openStore({ databaseUrl: database.databaseUrl, sqlitePath: database.sqlitePath, secret: "test-secret-0123456789", migrate });
+}
+
+/**
+ * A fresh database, store and StoreBilling for one describe block (closed and dropped after it);
+ * `bind` hands them to the block's variables once they exist.
+ */
+export function useBillingStore(
+  kind: TestDatabase["kind"],
+  bind: (fixture: { store: Store; billing: StoreBilling }) => void,
+  options: StoreBillingOptions = {},
+): void {
+  let database: TestDatabase | undefined;
+  let store: Store | undefined;
+  let billing: StoreBilling | undefined;
+  beforeAll(async () => {
+    database = await createTestDatabase(kind);
+    store = await openTestStore(database);
+    billing = new StoreBilling(store.db, store.dialect, options);
+    bind({ store, billing });
+  });
+  afterAll(async () => {
+    await billing?.stopSweeper();
+    await store?.close();
+    await database?.drop();
+  });
 }
 
 export async function makeAccount(

@@ -1,12 +1,12 @@
 // GET /v1/me and GET /v1/usage read models: exact figures, and the ledger query plan at a million
 // rows (BILLING_LEDGER_ROWS overrides the size) uses the (key_id, created_at) index on both databases.
 import { CompiledQuery, sql } from "kysely";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { StoreBilling } from "../../src/billing/billing-store.js";
+import { describe, expect, it } from "vitest";
+import type { StoreBilling } from "../../src/billing/billing-store.js";
 import { keyUsageQuery } from "../../src/billing/usage-queries.js";
 import type { Store } from "../../src/store/index.js";
-import { createTestDatabase, DATABASE_KINDS, type TestDatabase } from "../support/databases.js";
-import { admission, chatModel, Clock, makeAccount, makeKey, openTestStore, usage } from "./support.js";
+import { DATABASE_KINDS } from "../support/databases.js";
+import { admission, chatModel, Clock, makeAccount, makeKey, usage, useBillingStore } from "./support.js";
 
 const USD = 1_000_000_000n;
 const DAY = 86_400_000;
@@ -17,21 +17,10 @@ const LEDGER_ROWS = Number(process.env.BILLING_LEDGER_ROWS ?? (CI ? 1_000_000 : 
 
 for (const kind of DATABASE_KINDS) {
   describe(`usage queries on ${kind}`, () => {
-    let database: TestDatabase;
     let store: Store;
-    let clock: Clock;
     let billing: StoreBilling;
-
-    beforeAll(async () => {
-      database = await createTestDatabase(kind);
-      store = await openTestStore(database);
-      clock = new Clock(MAR_1);
-      billing = new StoreBilling(store.db, store.dialect, { now: clock.now });
-    });
-    afterAll(async () => {
-      await store?.close();
-      await database?.drop();
-    });
+    const clock = new Clock(MAR_1);
+    useBillingStore(kind, (f) => ({ store, billing } = f), { now: clock.now });
 
     it("keyUsage: totals, by model and by UTC day, within [start, end)", async () => {
       const accountId = await makeAccount(store, { balance: USD });
