@@ -5,10 +5,10 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ServerResponse } from "node:http";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { anthropicStream, chatCompletion, chatStream, json, type RecordedRequest, startMockUpstream, type MockUpstream } from "../support/mock-upstream.js";
-import { mockConfig, startGateway, type TestGateway } from "../support/gateway.js";
-import { claudeBinary, describeRun, isolatedEnv, recordGatewayRequests, runAgent, startProxyTrap, tempDir, type AgentRun, type ProxyTrap, type SeenRequest } from "./support.js";
+import { describe, expect, it } from "vitest";
+import { anthropicStream, chatCompletion, chatStream, json, type RecordedRequest, type MockUpstream } from "../support/mock-upstream.js";
+import type { TestGateway } from "../support/gateway.js";
+import { claudeBinary, describeRun, isolatedEnv, runAgent, tempDir, useAgentRig, type AgentRun, type ProxyTrap, type SeenRequest } from "./support.js";
 
 const RUN_TIMEOUT_MS = 90_000;
 const TEST_TIMEOUT_MS = RUN_TIMEOUT_MS + 15_000;
@@ -34,24 +34,7 @@ describe("Claude Code through the gateway", () => {
   let proxy: ProxyTrap;
   let seen: SeenRequest[];
   let key: string;
-
-  beforeAll(async () => {
-    mock = await startMockUpstream();
-    gateway = await startGateway(mockConfig({ openaiUrl: mock.url }));
-    seen = recordGatewayRequests(gateway.app.server.server);
-    key = (await gateway.createAccount({ balance: "50" })).raw;
-    proxy = await startProxyTrap();
-  });
-  afterAll(async () => {
-    await gateway?.close();
-    await mock?.close();
-    await proxy?.close();
-  });
-  beforeEach(() => {
-    mock.requests.length = 0;
-    seen.length = 0;
-    proxy.attempts.length = 0;
-  });
+  useAgentRig((rig) => ({ mock, gateway, proxy, seen, key } = rig));
 
   /** One headless run with a private HOME and config dir; the key goes as x-api-key or Bearer. */
   async function claude(options: { model: string; prompt: string; auth?: "api-key" | "bearer"; args?: string[]; cwd?: string; format?: "json" | "text" }): Promise<{ run: AgentRun; context: string }> {

@@ -3,10 +3,10 @@
 // and web_search tools, developer items, store: false and the full-history tool round trip.
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { chatStream, json, type RecordedRequest, startMockUpstream, type MockUpstream } from "../support/mock-upstream.js";
-import { mockConfig, startGateway, type TestGateway } from "../support/gateway.js";
-import { codexLauncher, describeRun, isolatedEnv, recordGatewayRequests, runAgent, startProxyTrap, tempDir, type AgentRun, type ProxyTrap, type SeenRequest } from "./support.js";
+import { describe, expect, it } from "vitest";
+import { chatStream, json, type RecordedRequest, type MockUpstream } from "../support/mock-upstream.js";
+import type { TestGateway } from "../support/gateway.js";
+import { codexLauncher, describeRun, isolatedEnv, runAgent, tempDir, useAgentRig, type AgentRun, type ProxyTrap, type SeenRequest } from "./support.js";
 
 const RUN_TIMEOUT_MS = 90_000;
 const TEST_TIMEOUT_MS = RUN_TIMEOUT_MS + 15_000;
@@ -36,24 +36,7 @@ describe("Codex CLI through the gateway (Responses→Chat bridge)", () => {
   let proxy: ProxyTrap;
   let seen: SeenRequest[];
   let key: string;
-
-  beforeAll(async () => {
-    mock = await startMockUpstream();
-    gateway = await startGateway(mockConfig({ openaiUrl: mock.url }));
-    seen = recordGatewayRequests(gateway.app.server.server);
-    key = (await gateway.createAccount({ balance: "50" })).raw;
-    proxy = await startProxyTrap();
-  });
-  afterAll(async () => {
-    await gateway?.close();
-    await mock?.close();
-    await proxy?.close();
-  });
-  beforeEach(() => {
-    mock.requests.length = 0;
-    seen.length = 0;
-    proxy.attempts.length = 0;
-  });
+  useAgentRig((rig) => ({ mock, gateway, proxy, seen, key } = rig));
 
   /**
    * One `codex exec` with a private CODEX_HOME whose config.toml names the gateway as the model

@@ -9,6 +9,9 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { createRequire } from "node:module";
+import { afterAll, beforeAll, beforeEach } from "vitest";
+import { mockConfig, startGateway, type TestGateway } from "../support/gateway.js";
+import { startMockUpstream, type MockUpstream } from "../support/mock-upstream.js";
 
 const require = createRequire(import.meta.url);
 
@@ -190,4 +193,41 @@ export function recordGatewayRequests(server: HttpServer): SeenRequest[] {
     res.on("finish", () => (entry.status = res.statusCode));
   });
   return seen;
+}
+
+export interface AgentRig {
+  mock: MockUpstream;
+  gateway: TestGateway;
+  proxy: ProxyTrap;
+  /** Requests as they reached the gateway (exact URL, headers, status). */
+  seen: SeenRequest[];
+  /** A gateway API key with a balance. */
+  key: string;
+}
+
+/**
+ * For one describe block: a mock upstream, a gateway in front of it, a proxy trap, a funded key;
+ * the records are cleared before each test and everything is closed after the block.
+ */
+export function useAgentRig(bind: (rig: AgentRig) => void): void {
+  let rig: AgentRig | undefined;
+  beforeAll(async () => {
+    const mock = await startMockUpstream();
+    const gateway = await startGateway(mockConfig({ openaiUrl: mock.url }));
+    const seen = recordGatewayRequests(gateway.app.server.server);
+    const key = (await gateway.createAccount({ balance: "50" })).raw;
+    rig = { mock, gateway, proxy: await startProxyTrap(), seen, key };
+    bind(rig);
+  });
+  afterAll(async () => {
+    await rig?.gateway.close();
+    await rig?.mock.close();
+    await rig?.proxy.close();
+  });
+  beforeEach(() => {
+    if (!rig) return;
+    rig.mock.requests.length = 0;
+    rig.seen.length = 0;
+    rig.proxy.attempts.length = 0;
+  });
 }
