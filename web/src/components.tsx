@@ -52,6 +52,27 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): { data: T |
   return { data, error, reload: () => setTick((t) => t + 1) };
 }
 
+/**
+ * State for a page's write actions: run(action, done) clears the last message, runs the action,
+ * then shows `done` and calls `afterSuccess` (typically reloads), or shows the API's error.
+ */
+export function useAction(afterSuccess: () => void): { error: unknown; status: string | null; run: (action: () => Promise<unknown>, done: string) => Promise<void> } {
+  const [error, setError] = useState<unknown>(null);
+  const [status, setStatus] = useState<string | null>(null);
+  async function run(action: () => Promise<unknown>, done: string): Promise<void> {
+    setError(null);
+    setStatus(null);
+    try {
+      await action();
+      setStatus(done);
+      afterSuccess();
+    } catch (err) {
+      setError(err);
+    }
+  }
+  return { error, status, run };
+}
+
 export function formatDate(iso: string | null): string {
   return iso ? new Date(iso).toLocaleString() : "—";
 }

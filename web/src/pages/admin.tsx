@@ -1,25 +1,13 @@
 // Administrators: every account, with its status and admin flag. Suspending or closing an account
 // makes the gateway refuse its keys at once (account_suspended); setting it active restores them.
-import { useState } from "react";
 import { api, type Account } from "../api";
-import { ErrorText, formatDate, Notice, useLoad } from "../components";
+import { ErrorText, formatDate, Notice, useAction, useLoad } from "../components";
 
 export function AdminPage(props: { me: Account }) {
   const list = useLoad(() => api<{ data: Account[]; total: number }>("GET", "/admin/accounts?limit=500"), []);
-  const [error, setError] = useState<unknown>(null);
-  const [status, setStatus] = useState<string | null>(null);
-
-  async function change(account: Account, body: { status?: string; is_admin?: boolean }, done: string) {
-    setError(null);
-    setStatus(null);
-    try {
-      await api("PATCH", `/admin/accounts/${encodeURIComponent(account.id)}`, body);
-      setStatus(done);
-      list.reload();
-    } catch (err) {
-      setError(err);
-    }
-  }
+  const { error, status, run } = useAction(() => list.reload());
+  const change = (account: Account, body: { status?: string; is_admin?: boolean }, done: string) =>
+    run(() => api("PATCH", `/admin/accounts/${encodeURIComponent(account.id)}`, body), done);
 
   return (
     <section aria-labelledby="admin-title">

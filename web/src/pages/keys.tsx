@@ -2,7 +2,7 @@
 // caps, revoke, permanent delete, enable.
 import { useState, type FormEvent } from "react";
 import { api, type Key, type Workspace } from "../api";
-import { ErrorText, formatDate, Notice, useLoad } from "../components";
+import { ErrorText, formatDate, Notice, useAction, useLoad } from "../components";
 
 interface Created {
   key: Key;
@@ -14,20 +14,7 @@ export function KeysPage() {
   const keys = useLoad(() => api<{ data: Key[] }>("GET", "/keys"), []);
   const workspaces = useLoad(() => api<{ data: Workspace[] }>("GET", "/workspaces"), []);
   const [created, setCreated] = useState<Created | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const [status, setStatus] = useState<string | null>(null);
-
-  async function run(action: () => Promise<unknown>, done: string) {
-    setError(null);
-    setStatus(null);
-    try {
-      await action();
-      setStatus(done);
-      keys.reload();
-    } catch (err) {
-      setError(err);
-    }
-  }
+  const { error, status, run } = useAction(() => keys.reload());
 
   return (
     <section aria-labelledby="keys-title">

@@ -2,7 +2,7 @@
 import { useState, type FormEvent } from "react";
 import { api, type Account, type Invite, type Key, type UsageSummary, type Workspace } from "../api";
 import { TotalsTable, UsageChart } from "../chart";
-import { ErrorText, formatDate, Notice, useLoad } from "../components";
+import { ErrorText, formatDate, Notice, useAction, useLoad } from "../components";
 
 interface Detail {
   workspace: Workspace;
@@ -15,23 +15,13 @@ export function WorkspacePage(props: { id: string; me: Account }) {
   const detail = useLoad(() => api<Detail>("GET", base), [base]);
   const keys = useLoad(() => api<{ data: Key[] }>("GET", `${base}/keys`), [base]);
   const usage = useLoad(() => api<UsageSummary>("GET", `${base}/usage?days=30`), [base]);
-  const [error, setError] = useState<unknown>(null);
-  const [status, setStatus] = useState<string | null>(null);
   const d = detail.data;
   const manager = d?.role === "owner" || d?.role === "admin";
 
-  async function run(action: () => Promise<unknown>, done: string) {
-    setError(null);
-    setStatus(null);
-    try {
-      await action();
-      setStatus(done);
-      detail.reload();
-      keys.reload();
-    } catch (err) {
-      setError(err);
-    }
-  }
+  const { error, status, run } = useAction(() => {
+    detail.reload();
+    keys.reload();
+  });
 
   if (detail.error) return <ErrorText error={detail.error} />;
   if (!d) return <p className="loading">Loading…</p>;
