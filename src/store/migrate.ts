@@ -4,12 +4,14 @@ import { Migrator, type Kysely, type Migration } from "kysely";
 import type { DatabaseHandle } from "./database.js";
 import * as initial from "./migrations/0001-initial.js";
 import * as billingFunctions from "./migrations/0002-billing-functions.js";
+import * as billingBatchState from "./migrations/0003-billing-batch-state.js";
 
 type MigrationModule = { up(db: Kysely<unknown>, dialect: DatabaseHandle["dialect"]): Promise<void> };
 
 const MIGRATIONS: Record<string, MigrationModule> = {
   "0001-initial": initial,
   "0002-billing-functions": billingFunctions,
+  "0003-billing-batch-state": billingBatchState,
 };
 
 export interface MigrationReport {

@@ -9,7 +9,7 @@ import type { StoreBilling } from "../../src/billing/billing-store.js";
 import { SqliteWriter, Statement } from "../../src/billing/sqlite-writer.js";
 import type { Store } from "../../src/store/index.js";
 import { DATABASE_KINDS } from "../support/databases.js";
-import { admission, counters, expectRefusal, makeAccount, makeKey, usage, useBillingStore } from "./support.js";
+import { admission, counters, DEFAULT_PROJECTION, expectRefusal, makeAccount, makeKey, usage, useBillingStore } from "./support.js";
 
 const USD = 1_000_000_000n;
 
@@ -73,6 +73,53 @@ for (const kind of DATABASE_KINDS) {
       } finally {
         await dropFailingTrigger(store);
       }
+    });
+
+    // On PostgreSQL gw_batch keeps the account and key rows of a batch in variables and writes them
+    // once (migration 0003): each operation must still see the ones before it in the batch.
+    it("each operation of a batch sees the releases, reservations and charges before it, across accounts", async () => {
+      const P = DEFAULT_PROJECTION; // 1000 in + 500 out
+      const small = 125_000n; // 10 in + 10 out
+      const charge = 1_250_000n; // usage(100, 100)
+      const a = await makeAccount(store, { balance: 3n * P });
+      const aKey = await makeKey(store, a);
+      const b = await makeAccount(store, { balance: USD });
+      const bKey = await makeKey(store, b, { budgetCap: charge });
+      const c = await makeAccount(store, { balance: USD, monthlyBudget: 2_000_000n });
+      const cKey = await makeKey(store, c);
+      const aHold = await billing.admit(admission(a, aKey));
+      const bHold = await billing.admit(admission(b, bKey, 10, 10));
+      const cHold = await billing.admit(admission(c, cKey, 10, 10));
+
+      // One batch (one event-loop turn), the accounts interleaved.
+      const results = await Promise.allSettled([
+        billing.release(aHold),
+        billing.settle(bHold, usage(100, 100), "mock"), // reaches b's key cap: the key is exhausted
+        billing.settle(cHold, usage(100, 100), "mock"), // c's month: 1,250,000 of 2,000,000
+        ...[1, 2, 3, 4, 5].map(() => billing.admit(admission(a, aKey))), // the release freed room for 3
+        billing.admit(admission(b, bKey, 10, 10)),
+        billing.admit(admission(c, cKey, 10, 10)), // 1,375,000: within the budget
+        billing.admit(admission(c, cKey)), // + 7,500,000: over it
+      ]);
+      expect(results.slice(0, 3).map((r) => r.status)).toEqual(["fulfilled", "fulfilled", "fulfilled"]);
+      expect(results.slice(3, 8).map((r) => r.status)).toEqual(["fulfilled", "fulfilled", "fulfilled", "rejected", "rejected"]);
+      for (const r of results.slice(6, 8)) await expectRefusal(Promise.reject((r as PromiseRejectedResult).reason), "quota_exceeded");
+      await expectRefusal(Promise.reject((results[8] as PromiseRejectedResult).reason), "key_budget_exceeded");
+      expect(results[9]!.status).toBe("fulfilled");
+      await expectRefusal(Promise.reject((results[10] as PromiseRejectedResult).reason), "quota_exceeded");
+
+      const aState = await counters(store, a, aKey);
+      expect(aState.account).toMatchObject({ balance_nano: 3n * P, held_nano: 3n * P, held_tokens: 4500n, total_spent_nano: 0n });
+      expect(aState.key).toMatchObject({ held_nano: 3n * P, spent_nano: 0n });
+      expect(aState.holds).toHaveLength(3);
+      const bState = await counters(store, b, bKey);
+      expect(bState.account).toMatchObject({ balance_nano: USD - charge, total_spent_nano: charge, held_nano: 0n, held_tokens: 0n });
+      expect(bState.key).toMatchObject({ status: "exhausted", spent_nano: charge, tokens_used: 200n, held_nano: 0n });
+      const cState = await counters(store, c, cKey);
+      expect(cState.account).toMatchObject({ balance_nano: USD - charge, total_spent_nano: charge, held_nano: small, held_tokens: 20n });
+      expect(cState.key).toMatchObject({ status: "enabled", spent_nano: charge, tokens_used: 200n, held_nano: small, held_tokens: 20n });
+      expect(cState.monthly).toEqual([expect.objectContaining({ cost_nano: charge, tokens: 200n, requests: 1n })]);
+      expect(cState.ledger).toBe(1);
     });
   });
 }
