@@ -1,30 +1,17 @@
 // The HTTP edge: request ids, the body limit, one log line per request, error rendering, routes.
-import { randomBytes } from "node:crypto";
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import type { AppContext } from "../app.js";
+import { randomText } from "../core/ids.js";
 import { installErrorHandling } from "./error-handler.js";
 import { errorShapeFor, requestLogLine } from "./request-context.js";
 
 /** A route family (health, gateway routes, dashboard): registers its routes on the server. */
 export type RouteRegistrar = (app: FastifyInstance, ctx: AppContext) => void;
 
-// Request ids come from a pool of random bytes refilled 4 KiB at a time: one randomBytes() call per
-// request (a synchronous getrandom per call) was ~2% of the gateway's CPU under load. Each id still
-// takes 12 fresh bytes that no other id uses.
-const ID_BYTES = 12;
-const ID_POOL_SIZE = ID_BYTES * 341;
-let idPool = Buffer.alloc(0);
-let idOffset = 0;
-
+/** A request id, `req_` + 24 hex digits (12 random bytes from the shared pool, see core/ids.ts). */
 export function newRequestId(): string {
-  if (idOffset + ID_BYTES > idPool.length) {
-    idPool = randomBytes(ID_POOL_SIZE);
-    idOffset = 0;
-  }
-  const id = idPool.toString("hex", idOffset, idOffset + ID_BYTES);
-  idOffset += ID_BYTES;
-  return `req_${id}`;
+  return `req_${randomText(12, "hex")}`;
 }
 
 export function buildServer(ctx: AppContext, logger: Logger, routes: readonly RouteRegistrar[]): FastifyInstance {
