@@ -1,6 +1,7 @@
 // `node --import tsx bench/profile.ts [--seconds N] [--billing off] [--database postgres://…] [--experiment stmt-cache] [--out DIR]`: CPU profile of our
 // gateway (SQLite) under wrk load, buffered then streaming; prints the top functions by self time.
 // The .cpuprofile files (open them in Chrome DevTools) are left in the output directory.
+// `--read FILE.cpuprofile` only prints that summary for a profile written elsewhere (bench/latency.ts --cpu-prof).
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { ensureWrk, runWrk, writeWrkScript } from "./load/wrk.js";
@@ -19,30 +20,35 @@ const billing = valueOf("--billing") ?? "on";
 const outDir = resolve(valueOf("--out") ?? "/tmp/gw-bench-profile");
 const database = valueOf("--database") ?? "";
 const experiment = valueOf("--experiment") ?? "";
-mkdirSync(outDir, { recursive: true });
-for (const f of readdirSync(outDir)) if (f.endsWith(".cpuprofile")) rmSync(join(outDir, f));
+const readOnly = valueOf("--read");
 
-const wrk = ensureWrk({ install: true });
-if (!wrk.ok) throw new Error(wrk.reason);
-buildGateway();
-try {
-  const mock = forkChild("mock", MOCK_SCRIPT, {});
-  const mockPort = (await waitForMessage(mock, isType<{ type: "ready"; port: number }>("ready"), 30_000)).port;
-  const gateway = forkChild("gateway", GATEWAY_SCRIPT, {
-    execArgv: ["--cpu-prof", `--cpu-prof-dir=${outDir}`],
-    env: { BENCH_MOCK_URL: `http://127.0.0.1:${mockPort}`, BENCH_BILLING: billing, DATABASE_URL: database, BENCH_EXPERIMENT: experiment },
-  });
-  const ready = await waitForMessage(gateway, isType<{ type: "ready"; port: number; apiKey: string }>("ready"), 60_000);
-  const url = `http://127.0.0.1:${ready.port}/v1/chat/completions`;
-  const headers = { "content-type": "application/json", authorization: `Bearer ${ready.apiKey}` };
-  for (const stream of [false, true]) {
-    const result = await runWrk(url, writeWrkScript(requestBody(stream), headers), { connections: 50, threads: 1, durationS: seconds });
-    process.stdout.write(`${stream ? "stream" : "buffered"}: ${Math.round(result.rps)} req/s, ${result.non2xx} non-2xx, ${result.errors} errors\n`);
-  }
-  await stopChild(gateway, 20_000);
-  await stopChild(mock);
-} finally {
-  await killAll();
+if (!readOnly) await profileUnderLoad();
+
+async function profileUnderLoad(): Promise<void> {
+  mkdirSync(outDir, { recursive: true });
+  for (const f of readdirSync(outDir)) if (f.endsWith(".cpuprofile")) rmSync(join(outDir, f));
+  const wrk = ensureWrk({ install: true });
+  if (!wrk.ok) throw new Error(wrk.reason);
+  buildGateway();
+  try {
+    const mock = forkChild("mock", MOCK_SCRIPT, {});
+    const mockPort = (await waitForMessage(mock, isType<{ type: "ready"; port: number }>("ready"), 30_000)).port;
+    const gateway = forkChild("gateway", GATEWAY_SCRIPT, {
+      execArgv: ["--cpu-prof", `--cpu-prof-dir=${outDir}`],
+      env: { BENCH_MOCK_URL: `http://127.0.0.1:${mockPort}`, BENCH_BILLING: billing, DATABASE_URL: database, BENCH_EXPERIMENT: experiment },
+    });
+    const ready = await waitForMessage(gateway, isType<{ type: "ready"; port: number; apiKey: string }>("ready"), 60_000);
+    const url = `http://127.0.0.1:${ready.port}/v1/chat/completions`;
+    const headers = { "content-type": "application/json", authorization: `Bearer ${ready.apiKey}` };
+    for (const stream of [false, true]) {
+      const result = await runWrk(url, writeWrkScript(requestBody(stream), headers), { connections: 50, threads: 1, durationS: seconds });
+      process.stdout.write(`${stream ? "stream" : "buffered"}: ${Math.round(result.rps)} req/s, ${result.non2xx} non-2xx, ${result.errors} errors\n`);
+    }
+    await stopChild(gateway, 20_000);
+    await stopChild(mock);
+  } finally {
+    await killAll();
+}
 }
 
 interface ProfileNode {
@@ -52,12 +58,15 @@ interface ProfileNode {
   children?: number[];
 }
 // The largest file is the main thread's (in case a worker thread wrote one too).
-const file = readdirSync(outDir)
-  .filter((f) => f.endsWith(".cpuprofile"))
-  .map((f) => ({ f, size: statSync(join(outDir, f)).size }))
-  .sort((a, b) => b.size - a.size)[0]?.f;
+const largest = readOnly
+  ? undefined
+  : readdirSync(outDir)
+      .filter((f) => f.endsWith(".cpuprofile"))
+      .map((f) => ({ f, size: statSync(join(outDir, f)).size }))
+      .sort((a, b) => b.size - a.size)[0]?.f;
+const file = readOnly ? resolve(readOnly) : largest && join(outDir, largest);
 if (!file) throw new Error(`no .cpuprofile in ${outDir}`);
-const profile = JSON.parse(readFileSync(join(outDir, file), "utf8")) as { nodes: ProfileNode[] };
+const profile = JSON.parse(readFileSync(file, "utf8")) as { nodes: ProfileNode[] };
 const self = new Map<string, number>();
 let total = 0;
 for (const node of profile.nodes) {
@@ -75,7 +84,7 @@ for (const [key, hits] of self) {
   byArea.set(area, (byArea.get(area) ?? 0) + hits);
 }
 const pct = (n: number) => `${((100 * n) / total).toFixed(1)}%`;
-process.stdout.write(`\nprofile ${join(outDir, file)}\n\nTop functions by self time:\n`);
+process.stdout.write(`\nprofile ${file}\n\nTop functions by self time:\n`);
 for (const [key, hits] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 40)) process.stdout.write(`  ${pct(hits).padStart(6)}  ${key}\n`);
 process.stdout.write("\nBy area:\n");
 for (const [area, hits] of [...byArea].sort((a, b) => b[1] - a[1]).slice(0, 25)) process.stdout.write(`  ${pct(hits).padStart(6)}  ${area}\n`);

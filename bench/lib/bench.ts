@@ -138,6 +138,7 @@ export interface BenchResults {
 }
 
 export const MOCK_SCRIPT = join(benchDir, "servers", "mock-upstream.ts");
+export const FLOOR_SCRIPT = join(benchDir, "servers", "minimal-proxy.ts");
 // Our gateway runs compiled, as `gateway serve` does in production (dist/): under the tsx loader
 // its RSS would be ~55 MiB higher (the loader's worker thread and caches).
 export const GATEWAY_SCRIPT = join(benchDir, ".build", "bench", "servers", "gateway.js");

@@ -1,0 +1,123 @@
+// `node --import tsx bench/latency.ts [--rate 1000] [--seconds 4] [--reps 3] [--mode buffered|stream]
+//   [--targets floor,sqlite,sqlite-nobill,pg,pg-nobill] [--env KEY=VALUE ...] [--node-flag FLAG ...] [--cpu-prof DIR]`
+// A focused latency check for one change at a time: direct vs our gateway at one fixed rate, the same
+// open-loop client and interleaving as `npm run bench`, in about a minute. Prints added p50/p99 (TTFB
+// and TTLB) per repetition and their medians, with the gateway's CPU per request. --env and
+// --node-flag pass settings to our gateway processes (e.g. --node-flag --max-semi-space-size=4); --cpu-prof writes each
+// gateway's CPU profile at this rate into DIR/<target>/ (read it with `bench/profile.ts --read FILE`).
+import { randomBytes } from "node:crypto";
+import pg from "pg";
+import type { OpenLoopJob, OpenLoopResult } from "./load/open-loop.js";
+import { buildGateway, FLOOR_SCRIPT, forkChild, GATEWAY_SCRIPT, isType, MOCK_SCRIPT } from "./lib/bench.js";
+import { requestBody } from "./lib/constants.js";
+import { killAll, stopChildrenOnSignals, waitForMessage, type Child } from "./lib/procs.js";
+import { median } from "./lib/stats.js";
+
+stopChildrenOnSignals();
+const args = process.argv.slice(2);
+const valueOf = (flag: string, fallback: string) => {
+  const i = args.indexOf(flag);
+  return i >= 0 ? args[i + 1]! : fallback;
+};
+const rate = Number(valueOf("--rate", "1000"));
+const seconds = Number(valueOf("--seconds", "4"));
+const reps = Number(valueOf("--reps", "3"));
+const mode = valueOf("--mode", "buffered");
+const wanted = valueOf("--targets", "sqlite,sqlite-nobill").split(",");
+const extraEnv: Record<string, string> = {};
+const nodeFlags = args.flatMap((arg, i) => (arg === "--node-flag" ? [args[i + 1]!] : []));
+args.forEach((arg, i) => {
+  if (arg !== "--env") return;
+  const [key, ...value] = args[i + 1]!.split("=");
+  extraEnv[key!] = value.join("=");
+});
+const profileDir = valueOf("--cpu-prof", "");
+const adminUrl = process.env.BENCH_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+const databases: string[] = [];
+
+async function admin(text: string): Promise<void> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  await client.query(text).finally(() => client.end());
+}
+
+interface Target {
+  name: string;
+  url: string;
+  headers: Record<string, string>;
+  child: Child | null;
+}
+
+buildGateway();
+try {
+  const mock = forkChild("mock", MOCK_SCRIPT, {});
+  const mockPort = (await waitForMessage(mock, isType<{ type: "ready"; port: number }>("ready"), 30_000)).port;
+  const targets: Target[] = [{ name: "direct", url: `http://127.0.0.1:${mockPort}/v1/chat/completions`, headers: { "content-type": "application/json" }, child: null }];
+  for (const name of wanted) {
+    if (name === "floor") {
+      const child = forkChild(name, FLOOR_SCRIPT, { env: { BENCH_MOCK_URL: `http://127.0.0.1:${mockPort}` } });
+      const ready = await waitForMessage(child, isType<{ type: "ready"; port: number }>("ready"), 30_000);
+      targets.push({ name, url: `http://127.0.0.1:${ready.port}/v1/chat/completions`, headers: { "content-type": "application/json" }, child });
+      continue;
+    }
+    let databaseUrl = "";
+    if (name.startsWith("pg")) {
+      const db = `gw_lat_${randomBytes(5).toString("hex")}`;
+      await admin(`create database ${db}`);
+      databases.push(db);
+      const url = new URL(adminUrl);
+      url.pathname = `/${db}`;
+      databaseUrl = url.toString();
+    }
+    const child = forkChild(name, GATEWAY_SCRIPT, {
+      execArgv: [...nodeFlags, ...(profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}/${name}`] : [])],
+      env: { BENCH_MOCK_URL: `http://127.0.0.1:${mockPort}`, BENCH_BILLING: name.endsWith("nobill") ? "off" : "on", DATABASE_URL: databaseUrl, ...extraEnv },
+    });
+    const ready = await waitForMessage(child, isType<{ type: "ready"; port: number; apiKey: string }>("ready"), 60_000);
+    targets.push({ name, url: `http://127.0.0.1:${ready.port}/v1/chat/completions`, headers: { "content-type": "application/json", authorization: `Bearer ${ready.apiKey}` }, child });
+  }
+  const loadgen = forkChild("open-loop", new URL("./load/open-loop.ts", import.meta.url).pathname, {});
+  await waitForMessage(loadgen, isType<{ type: "ready" }>("ready"), 30_000);
+  let id = 0;
+  const cpuOf = async (target: Target): Promise<{ user: number; system: number }> => {
+    if (!target.child) return { user: 0, system: 0 };
+    const answer = waitForMessage(target.child, isType<{ type: "stats"; cpu: { user: number; system: number } }>("stats"), 10_000);
+    target.child.proc.send({ type: "stats" });
+    return (await answer).cpu;
+  };
+  const run = async (target: Target, durationMs: number): Promise<OpenLoopResult & { cpuPerRequest: { user: number; system: number } }> => {
+    const before = await cpuOf(target);
+    const job: OpenLoopJob = { type: "run", id: ++id, url: target.url, headers: target.headers, body: requestBody(mode === "stream"), rate, durationMs, warmupMs: 500, connections: 128, drainTimeoutMs: 5_000, maxInFlight: Math.max(100, rate / 2), expect: mode === "stream" ? "[DONE]" : "Hello" };
+    const answer = waitForMessage(loadgen, isType<OpenLoopResult>("result"), durationMs + 60_000);
+    loadgen.proc.send(job);
+    const result = await answer;
+    const after = await cpuOf(target);
+    const n = Math.max(1, result.sent);
+    return { ...result, cpuPerRequest: { user: (after.user - before.user) / n, system: (after.system - before.system) / n } };
+  };
+  for (const target of targets) await run(target, 1500); // warm-up
+  const added = new Map<string, { ttfb50: number[]; ttfb99: number[]; ttlb50: number[]; ttlb99: number[] }>();
+  for (let rep = 1; rep <= reps; rep++) {
+    const direct = await run(targets[0]!, seconds * 1000);
+    process.stdout.write(`rep ${rep} direct: ttfb p50 ${direct.ttfb.p50.toFixed(0)} µs p99 ${direct.ttfb.p99.toFixed(0)} µs, client lag p99 ${direct.lag.p99.toFixed(0)} µs\n`);
+    for (const target of targets.slice(1)) {
+      const r = await run(target, seconds * 1000);
+      const entry = added.get(target.name) ?? { ttfb50: [], ttfb99: [], ttlb50: [], ttlb99: [] };
+      entry.ttfb50.push(r.ttfb.p50 - direct.ttfb.p50);
+      entry.ttfb99.push(r.ttfb.p99 - direct.ttfb.p99);
+      entry.ttlb50.push(r.ttlb.p50 - direct.ttlb.p50);
+      entry.ttlb99.push(r.ttlb.p99 - direct.ttlb.p99);
+      added.set(target.name, entry);
+      const flags = `${r.overloaded ? " OVERLOADED" : ""}${r.errors + r.non2xx + r.timeouts > 0 ? ` errors ${r.errors}/${r.non2xx}/${r.timeouts}` : ""}`;
+      process.stdout.write(`rep ${rep} ${target.name}: added ttfb p50 ${(r.ttfb.p50 - direct.ttfb.p50).toFixed(0)} µs p99 ${(r.ttfb.p99 - direct.ttfb.p99).toFixed(0)} µs, ttlb p50 ${(r.ttlb.p50 - direct.ttlb.p50).toFixed(0)} µs, gateway CPU µs/request user ${r.cpuPerRequest.user.toFixed(0)} + system ${r.cpuPerRequest.system.toFixed(0)}${flags}\n`);
+    }
+  }
+  process.stdout.write(`\n${mode} at ${rate}/s, medians of ${reps} (added over direct, µs):\n`);
+  for (const [name, e] of added) {
+    process.stdout.write(`  ${name.padEnd(14)} ttfb p50 ${median(e.ttfb50).toFixed(0).padStart(6)}  p99 ${median(e.ttfb99).toFixed(0).padStart(6)}   ttlb p50 ${median(e.ttlb50).toFixed(0).padStart(6)}  p99 ${median(e.ttlb99).toFixed(0).padStart(6)}\n`);
+  }
+} finally {
+  await killAll();
+  for (const db of databases) await admin(`drop database if exists ${db} with (force)`).catch(() => undefined);
+}
+process.exit(0);
