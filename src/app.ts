@@ -44,7 +44,12 @@ export function createLogger(level: string): Logger {
 
 export async function createApp(config: GatewayConfig, options: { logger?: Logger } = {}): Promise<App> {
   const logger = options.logger ?? createLogger(config.logLevel);
-  const store = await openStore({ databaseUrl: config.databaseUrl, sqlitePath: config.sqlitePath, secret: resolveServerSecret(config) });
+  const store = await openStore({
+    databaseUrl: config.databaseUrl,
+    sqlitePath: config.sqlitePath,
+    secret: resolveServerSecret(config),
+    backgroundCheckpoints: { onError: (message) => logger.warn({ err: message }, "SQLite background checkpoint failed") },
+  });
   const billing = new StoreBilling(store.db, store.dialect, { onSweepError: (err) => logger.warn({ err }, "hold sweep failed") });
   const authCache = new AuthCache(store);
   await authCache.start();

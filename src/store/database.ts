@@ -6,6 +6,7 @@ import SqliteDatabase from "better-sqlite3";
 import { Kysely, PostgresDialect, SqliteAdapter, SqliteDialect, type DialectAdapter, type SqliteDatabase as KyselySqlite } from "kysely";
 import pg from "pg";
 import type { Dialect } from "./dialect.js";
+import { startSqliteCheckpointer } from "./sqlite-checkpointer.js";
 import type { Database } from "./tables.js";
 
 export interface DatabaseHandle {
@@ -21,11 +22,16 @@ export interface DatabaseOptions {
   sqlitePath: string;
   /** PostgreSQL pool size per gateway process. */
   poolSize?: number;
+  /**
+   * SQLite: checkpoint the WAL in a worker thread instead of on the committing request (for the
+   * long-running server; short CLI commands keep SQLite's automatic checkpoints).
+   */
+  backgroundCheckpoints?: { onError(message: string): void };
 }
 
 export function openDatabase(options: DatabaseOptions): DatabaseHandle {
   if (options.databaseUrl) return openPostgres(options.databaseUrl, options.poolSize ?? 10);
-  return openSqlite(options.sqlitePath);
+  return openSqlite(options.sqlitePath, options.backgroundCheckpoints ?? null);
 }
 
 // SQLite runs DDL inside transactions just fine; telling Kysely so makes each migration atomic,
@@ -67,7 +73,7 @@ export function withStatementCache(sqlite: SqliteDatabase.Database): KyselySqlit
   };
 }
 
-function openSqlite(path: string): DatabaseHandle {
+function openSqlite(path: string, backgroundCheckpoints: DatabaseOptions["backgroundCheckpoints"] | null): DatabaseHandle {
   if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
   const sqlite = new SqliteDatabase(path);
   sqlite.pragma("journal_mode = WAL");
@@ -75,8 +81,21 @@ function openSqlite(path: string): DatabaseHandle {
   sqlite.pragma("foreign_keys = ON");
   sqlite.pragma("busy_timeout = 5000");
   sqlite.defaultSafeIntegers(true);
+  const checkpointer =
+    backgroundCheckpoints && path !== ":memory:"
+      ? startSqliteCheckpointer(path, { onReport: (report) => report.type === "error" && backgroundCheckpoints.onError(report.message ?? "unknown error") })
+      : null;
+  if (checkpointer) sqlite.pragma("wal_autocheckpoint = 0");
   const db = new Kysely<Database>({ dialect: new GatewaySqliteDialect({ database: withStatementCache(sqlite) }) });
-  return { db, dialect: "sqlite", description: `sqlite:${path}`, close: () => db.destroy() };
+  return {
+    db,
+    dialect: "sqlite",
+    description: `sqlite:${path}`,
+    close: async () => {
+      await checkpointer?.stop();
+      await db.destroy();
+    },
+  };
 }
 
 function openPostgres(url: string, max: number): DatabaseHandle {
