@@ -79,21 +79,28 @@ try {
   const loadgen = forkChild("open-loop", new URL("./load/open-loop.ts", import.meta.url).pathname, {});
   await waitForMessage(loadgen, isType<{ type: "ready" }>("ready"), 30_000);
   let id = 0;
-  const cpuOf = async (target: Target): Promise<{ user: number; system: number }> => {
+  type Stats = { user: number; system: number; loop?: { p50: number; p99: number; max: number } };
+  const cpuOf = async (target: Target): Promise<Stats> => {
     if (!target.child) return { user: 0, system: 0 };
-    const answer = waitForMessage(target.child, isType<{ type: "stats"; cpu: { user: number; system: number } }>("stats"), 10_000);
+    const answer = waitForMessage(target.child, isType<{ type: "stats"; cpu: { user: number; system: number }; loopDelayMs?: Stats["loop"] }>("stats"), 10_000);
     target.child.proc.send({ type: "stats" });
-    return (await answer).cpu;
+    const { cpu, loopDelayMs } = await answer;
+    return { ...cpu, ...(loopDelayMs && { loop: loopDelayMs }) };
   };
-  const run = async (target: Target, durationMs: number): Promise<OpenLoopResult & { cpuPerRequest: { user: number; system: number } }> => {
+  const run = async (target: Target, durationMs: number): Promise<OpenLoopResult & { cpuPerRequest: { user: number; system: number }; loop?: Stats["loop"] }> => {
     const before = await cpuOf(target);
+    if (target.child) {
+      const reset = waitForMessage(target.child, isType<{ type: "reset-peak" }>("reset-peak"), 10_000);
+      target.child.proc.send({ type: "reset-peak" });
+      await reset;
+    }
     const job: OpenLoopJob = { type: "run", id: ++id, url: target.url, headers: target.headers, body: requestBody(mode === "stream"), rate, durationMs, warmupMs: 500, connections: 128, drainTimeoutMs: 5_000, maxInFlight: Math.max(100, rate / 2), expect: mode === "stream" ? "[DONE]" : "Hello" };
     const answer = waitForMessage(loadgen, isType<OpenLoopResult>("result"), durationMs + 60_000);
     loadgen.proc.send(job);
     const result = await answer;
     const after = await cpuOf(target);
     const n = Math.max(1, result.sent);
-    return { ...result, cpuPerRequest: { user: (after.user - before.user) / n, system: (after.system - before.system) / n } };
+    return { ...result, cpuPerRequest: { user: (after.user - before.user) / n, system: (after.system - before.system) / n }, ...(after.loop && { loop: after.loop }) };
   };
   for (const target of targets) await run(target, 1500); // warm-up
   const added = new Map<string, { ttfb50: number[]; ttfb99: number[]; ttlb50: number[]; ttlb99: number[] }>();
@@ -109,7 +116,7 @@ try {
       entry.ttlb99.push(r.ttlb.p99 - direct.ttlb.p99);
       added.set(target.name, entry);
       const flags = `${r.overloaded ? " OVERLOADED" : ""}${r.errors + r.non2xx + r.timeouts > 0 ? ` errors ${r.errors}/${r.non2xx}/${r.timeouts}` : ""}`;
-      process.stdout.write(`rep ${rep} ${target.name}: added ttfb p50 ${(r.ttfb.p50 - direct.ttfb.p50).toFixed(0)} µs p99 ${(r.ttfb.p99 - direct.ttfb.p99).toFixed(0)} µs, ttlb p50 ${(r.ttlb.p50 - direct.ttlb.p50).toFixed(0)} µs, gateway CPU µs/request user ${r.cpuPerRequest.user.toFixed(0)} + system ${r.cpuPerRequest.system.toFixed(0)}${flags}\n`);
+      process.stdout.write(`rep ${rep} ${target.name}: added ttfb p50 ${(r.ttfb.p50 - direct.ttfb.p50).toFixed(0)} µs p99 ${(r.ttfb.p99 - direct.ttfb.p99).toFixed(0)} µs, ttlb p50 ${(r.ttlb.p50 - direct.ttlb.p50).toFixed(0)} µs, gateway CPU µs/request user ${r.cpuPerRequest.user.toFixed(0)} + system ${r.cpuPerRequest.system.toFixed(0)}${r.loop ? `, event-loop delay p50/p99/max ${r.loop.p50.toFixed(2)}/${r.loop.p99.toFixed(2)}/${r.loop.max.toFixed(1)} ms` : ""}${flags}\n`);
     }
   }
   process.stdout.write(`\n${mode} at ${rate}/s, medians of ${reps} (added over direct, µs):\n`);

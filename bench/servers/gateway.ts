@@ -9,6 +9,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import SqliteDatabase from "better-sqlite3";
 import { tmpdir } from "node:os";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { join } from "node:path";
 import { createApp } from "../../src/app.js";
 import type { Billing, Charge, Hold } from "../../src/billing/types.js";
@@ -105,6 +106,10 @@ const address = await app.server.listen({ host: "127.0.0.1", port: 0 });
 const port = Number(new URL(address).port);
 
 let peakRss = process.memoryUsage.rss();
+// Event-loop delay since the last reset-peak: how long ready work waited for the loop (GC pauses,
+// synchronous work), as opposed to waiting for the CPU the other processes hold.
+const loopDelay = monitorEventLoopDelay({ resolution: 1 });
+loopDelay.enable();
 const sampler = setInterval(() => {
   const rss = process.memoryUsage.rss();
   if (rss > peakRss) peakRss = rss;
@@ -116,9 +121,17 @@ process.on("message", (message: unknown) => {
   if (type === "stats") {
     const rss = process.memoryUsage.rss();
     if (rss > peakRss) peakRss = rss;
-    process.send?.({ type: "stats", cpu: process.cpuUsage(), rss, peakRss, heapUsed: process.memoryUsage().heapUsed });
+    process.send?.({
+      type: "stats",
+      cpu: process.cpuUsage(),
+      rss,
+      peakRss,
+      heapUsed: process.memoryUsage().heapUsed,
+      loopDelayMs: { p50: loopDelay.percentile(50) / 1e6, p99: loopDelay.percentile(99) / 1e6, max: loopDelay.max / 1e6 },
+    });
   } else if (type === "reset-peak") {
     peakRss = process.memoryUsage.rss();
+    loopDelay.reset();
     process.send?.({ type: "reset-peak", rss: peakRss });
   } else if (type === "gc") {
     (globalThis as { gc?: () => void }).gc?.();

@@ -31,7 +31,9 @@ server.keepAliveTimeout = 120_000;
 server.listen(0, "127.0.0.1", () => process.send?.({ type: "ready", port: (server.address() as AddressInfo).port }));
 
 process.on("message", (message: unknown) => {
-  if ((message as { type?: string }).type === "stats") process.send?.({ type: "stats", cpu: process.cpuUsage(), rss: process.memoryUsage.rss(), peakRss: process.memoryUsage.rss(), heapUsed: process.memoryUsage().heapUsed });
+  const type = (message as { type?: string }).type;
+  if (type === "stats") process.send?.({ type: "stats", cpu: process.cpuUsage(), rss: process.memoryUsage.rss(), peakRss: process.memoryUsage.rss(), heapUsed: process.memoryUsage().heapUsed });
+  else if (type === "reset-peak") process.send?.({ type: "reset-peak", rss: process.memoryUsage.rss() });
 });
 const stop = () => process.exit(0);
 process.on("SIGTERM", stop);
