@@ -10,6 +10,7 @@ import pg from "pg";
 import type { OpenLoopJob, OpenLoopResult } from "./load/open-loop.js";
 import { buildGateway, FLOOR_SCRIPT, forkChild, GATEWAY_SCRIPT, isType, MOCK_SCRIPT } from "./lib/bench.js";
 import { requestBody } from "./lib/constants.js";
+import { SERVER_NODE_FLAGS } from "../src/cli/heap.js";
 import { killAll, stopChildrenOnSignals, waitForMessage, type Child } from "./lib/procs.js";
 import { median } from "./lib/stats.js";
 
@@ -70,7 +71,7 @@ try {
       databaseUrl = url.toString();
     }
     const child = forkChild(name, GATEWAY_SCRIPT, {
-      execArgv: [...nodeFlags, ...(profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}/${name}`] : [])],
+      execArgv: [...SERVER_NODE_FLAGS, ...nodeFlags, ...(profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}/${name}`] : [])],
       env: { BENCH_MOCK_URL: `http://127.0.0.1:${mockPort}`, BENCH_BILLING: name.endsWith("nobill") ? "off" : "on", DATABASE_URL: databaseUrl, ...extraEnv },
     });
     const ready = await waitForMessage(child, isType<{ type: "ready"; port: number; apiKey: string }>("ready"), 60_000);

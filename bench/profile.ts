@@ -7,6 +7,7 @@ import { join, resolve } from "node:path";
 import { ensureWrk, runWrk, writeWrkScript } from "./load/wrk.js";
 import { buildGateway, forkChild, GATEWAY_SCRIPT, isType, MOCK_SCRIPT } from "./lib/bench.js";
 import { requestBody } from "./lib/constants.js";
+import { SERVER_NODE_FLAGS } from "../src/cli/heap.js";
 import { killAll, stopChild, stopChildrenOnSignals, waitForMessage } from "./lib/procs.js";
 
 stopChildrenOnSignals();
@@ -34,7 +35,7 @@ async function profileUnderLoad(): Promise<void> {
     const mock = forkChild("mock", MOCK_SCRIPT, {});
     const mockPort = (await waitForMessage(mock, isType<{ type: "ready"; port: number }>("ready"), 30_000)).port;
     const gateway = forkChild("gateway", GATEWAY_SCRIPT, {
-      execArgv: ["--cpu-prof", `--cpu-prof-dir=${outDir}`],
+      execArgv: [...SERVER_NODE_FLAGS, "--cpu-prof", `--cpu-prof-dir=${outDir}`],
       env: { BENCH_MOCK_URL: `http://127.0.0.1:${mockPort}`, BENCH_BILLING: billing, DATABASE_URL: database, BENCH_EXPERIMENT: experiment },
     });
     const ready = await waitForMessage(gateway, isType<{ type: "ready"; port: number; apiKey: string }>("ready"), 60_000);

@@ -11,7 +11,9 @@ import SqliteDatabase from "better-sqlite3";
 import { tmpdir } from "node:os";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { join } from "node:path";
+import { setFlagsFromString } from "node:v8";
 import { createApp } from "../../src/app.js";
+import { tuneHeapForServing } from "../../src/cli/heap.js";
 import type { Billing, Charge, Hold } from "../../src/billing/types.js";
 import { loadConfig } from "../../src/config/load.js";
 import { parseUsd } from "../../src/core/money.js";
@@ -74,6 +76,8 @@ if (process.env.BENCH_EXPERIMENT === "stmt-cache") {
   };
 }
 
+// As `gateway serve` does (the command-line half, SERVER_NODE_FLAGS, comes from the bench's execArgv).
+tuneHeapForServing(setFlagsFromString);
 const config = loadConfig(env, dir);
 const app = await createApp(config);
 
@@ -127,6 +131,7 @@ process.on("message", (message: unknown) => {
       rss,
       peakRss,
       heapUsed: process.memoryUsage().heapUsed,
+      memory: process.memoryUsage(),
       loopDelayMs: { p50: loopDelay.percentile(50) / 1e6, p99: loopDelay.percentile(99) / 1e6, max: loopDelay.max / 1e6 },
     });
   } else if (type === "reset-peak") {

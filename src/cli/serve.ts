@@ -2,11 +2,14 @@
 import { createApp } from "../app.js";
 import { bootstrapIfEmpty, type BootstrapResult } from "../accounts/bootstrap.js";
 import type { GatewayConfig } from "../config/load.js";
+import { setFlagsFromString } from "node:v8";
+import { tuneHeapForServing } from "./heap.js";
 import type { CliIo } from "./io.js";
 
 const SHUTDOWN_DEADLINE_MS = 30_000;
 
 export async function serve(config: GatewayConfig, io: CliIo): Promise<void> {
+  tuneHeapForServing(setFlagsFromString);
   const app = await createApp(config);
   let first: BootstrapResult | null;
   let address: string;

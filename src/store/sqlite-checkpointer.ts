@@ -66,7 +66,9 @@ export function startSqliteCheckpointer(
   const worker = new Worker(WORKER_SOURCE, {
     eval: true,
     workerData: { driver, path, intervalMs: options.intervalMs ?? INTERVAL_MS, restartFrames: options.restartFrames ?? RESTART_FRAMES },
-    // A small heap: the worker only calls into SQLite.
+    // No loaders or flags of the parent (e.g. tsx in development), and a small heap: the worker only
+    // calls into SQLite.
+    execArgv: [],
     resourceLimits: { maxOldGenerationSizeMb: 16, maxYoungGenerationSizeMb: 2 },
     stdout: false,
     stderr: false,
