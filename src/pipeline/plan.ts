@@ -12,6 +12,11 @@ export interface ClientFrame {
   data: unknown;
   /** Send data as is (e.g. "[DONE]") instead of JSON-encoding it. */
   raw?: boolean;
+  /**
+   * `data` is already JSON text (an upstream event passed through without parsing). It is still
+   * scrubbed: sent as is only when the scrubber finds it clean, else parsed and scrubbed.
+   */
+  jsonText?: boolean;
 }
 
 export interface StreamTranslator {

@@ -4,6 +4,7 @@ import type { FastifyReply } from "fastify";
 import { SseParser, type SseEvent } from "../core/sse.js";
 import { GatewayError } from "../errors/catalogue.js";
 import type { ClientFrame, StreamTranslator } from "./plan.js";
+import { parseEventJson } from "./plans/usage.js";
 import type { Scrubber } from "./scrub.js";
 
 /**
@@ -18,10 +19,25 @@ export function scrubToJson(scrubber: Scrubber, value: unknown): string {
   }
 }
 
+/**
+ * JSON text from upstream: as it is when the scrubber finds it clean (no parse, no re-serialising),
+ * else parsed (a broken event is an upstream protocol error) and scrubbed like any value. A failure
+ * of the scrubber itself is internal_error, as in scrubToJson.
+ */
+export function scrubJsonText(scrubber: Scrubber, text: string): string {
+  let clean: boolean;
+  try {
+    clean = scrubber.isCleanJsonText(text);
+  } catch {
+    throw new GatewayError("internal_error");
+  }
+  return clean ? text : scrubToJson(scrubber, parseEventJson(text));
+}
+
 export function encodeFrames(frames: ClientFrame[], scrubber: Scrubber): string {
   let out = "";
   for (const frame of frames) {
-    const data = frame.raw ? String(frame.data) : scrubToJson(scrubber, frame.data);
+    const data = frame.raw ? String(frame.data) : frame.jsonText ? scrubJsonText(scrubber, String(frame.data)) : scrubToJson(scrubber, frame.data);
     out += frame.event ? `event: ${frame.event}\ndata: ${data}\n\n` : `data: ${data}\n\n`;
   }
   return out;

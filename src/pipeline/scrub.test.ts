@@ -258,3 +258,48 @@ describe("scrubHeaders", () => {
     });
   });
 });
+
+describe("isCleanJsonText (pass-through chunks sent without parsing)", () => {
+  const chunk = (content: string, extra = "") =>
+    `{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m"${extra},"choices":[{"index":0,"delta":{"content":"${content}"},"finish_reason":null}]}`;
+
+  it("is true for an ordinary chunk", () => {
+    expect(scrubber.isCleanJsonText(chunk("Hello there"))).toBe(true);
+    expect(scrubber.isCleanJsonText('{"usage":null,"system_fingerprint":"fp_44709d6fcb"}')).toBe(true);
+  });
+
+  it.each([
+    ["a configured secret", chunk(`key ${SECRET_A}`)],
+    ["a shapeless configured secret", chunk(`x ${SECRET_B} y`)],
+    ["a secret hidden by a \\u escape", chunk(SECRET_A.replace("-", "\\u002d"))],
+    ["a host hidden by an escaped slash", chunk("see http:\\/\\/llm-box.internal:8080\\/v1")],
+    ["any backslash", chunk('a \\"quoted\\" word')],
+    ["a configured host", chunk("from 127.0.0.1:43567")],
+    ["an upper-case host", chunk("HOST API.UPSTREAM-CANARY.EXAMPLE")],
+    ["a key shape", chunk("sk-proj-Zq81abcdEFGH1234ijklMNOP5678qrstUVWX")],
+    ["a Bearer token", chunk("Bearer eyJhbGciOiJIUzI1NiJ9")],
+    ["a dropped key", chunk("x", ',"organization":"acme"')],
+    ["a dropped key in another case", chunk("x", ',"Project_ID":"p1"')],
+    ["a blanked key in another case", chunk("x", ',"AUTHORIZATION":"x"')],
+    ["a request id key", chunk("x", ',"Request_Id":"abc"')],
+  ])("is false for text with %s", (_name, text) => {
+    expect(scrubber.isCleanJsonText(text)).toBe(false);
+  });
+
+  it("agrees with scrubJson: whenever the text is clean, scrubbing the parsed value changes nothing", () => {
+    const pieces = ["Hello", "sk-", SECRET_A, SECRET_B, "organization", "Org_Id", "api_key", "127.0.0.1:43567", "llm-box.internal", "req_", "Bearer x", "://", "key=", "plain text", "metadata", "é"];
+    let clean = 0;
+    for (let i = 0; i < pieces.length; i++) {
+      for (let j = 0; j < pieces.length; j++) {
+        for (const text of [chunk(`${pieces[i]} ${pieces[j]}`), `{"${pieces[i]}":"${pieces[j]}","n":1}`]) {
+          const value: unknown = JSON.parse(text);
+          if (!scrubber.isCleanJsonText(text)) continue;
+          clean += 1;
+          expect(scrubber.scrubJson(value), text).toBe(value);
+          expectClean(text);
+        }
+      }
+    }
+    expect(clean).toBeGreaterThan(20); // the property was exercised, not vacuous
+  });
+});

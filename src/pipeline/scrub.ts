@@ -15,6 +15,13 @@ export interface Scrubber {
   scrubText(text: string): string;
   /** Copy-on-write: returns the same reference when nothing needed scrubbing. */
   scrubJson(value: unknown): unknown;
+  /**
+   * True when JSON text certainly needs no scrubbing, so it may be sent as it is without being parsed:
+   * it holds no backslash (so every key and string in it appears verbatim in the text), none of the
+   * pre-check's triggers, and no key that scrubJson drops or blanks, in any letter case. False means
+   * "parse it and scrubJson it", not that something was found.
+   */
+  isCleanJsonText(text: string): boolean;
 }
 
 /** A configured "secret" shorter than this is not a credential and would shred ordinary text. */
@@ -170,7 +177,11 @@ export function createScrubber(options: ScrubberOptions): Scrubber {
     return scrubShapes(secrets ? text.replace(secrets, REDACTED) : text);
   };
 
-  return { scrubText, scrubJson: (value) => walkJson(value, scrubText) };
+  return {
+    scrubText,
+    scrubJson: (value) => walkJson(value, scrubText),
+    isCleanJsonText: (text) => !text.includes("\\") && !precheck.test(text) && !SENSITIVE_KEY_TEXT.test(text),
+  };
 }
 
 // A secret is matched exactly, so its first 8 characters (every form) are enough to trigger.
@@ -201,6 +212,9 @@ const BLANK_KEYS = new Set(["api_key", "apikey", "api-key", "x-api-key", "author
 const USER_KEY_MAPS = new Set(["properties", "metadata"]);
 
 type KeyAction = "keep" | "drop" | "blank";
+
+// Any of those keys, anywhere in raw JSON text, in any case: such text is never "clean".
+const SENSITIVE_KEY_TEXT = new RegExp([...DROP_KEYS, ...BLANK_KEYS].map(escapeRegExp).join("|"), "i");
 
 function keyAction(key: string): KeyAction {
   const lower = key.toLowerCase();

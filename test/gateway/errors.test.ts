@@ -159,6 +159,9 @@ describe("error contract", () => {
       scrubJson: () => {
         throw new Error("scrubber broke");
       },
+      isCleanJsonText: () => {
+        throw new Error("scrubber broke");
+      },
     };
     try {
       const client = new OpenAI({ apiKey: key, baseURL: `${gateway.url}/v1`, maxRetries: 0 });
@@ -184,7 +187,7 @@ describe("error contract", () => {
     const broken = () => {
       throw new Error("scrubber broke");
     };
-    services.scrubber = { scrubText: broken, scrubJson: broken };
+    services.scrubber = { scrubText: broken, scrubJson: broken, isCleanJsonText: broken };
     try {
       const response = await fetch(`${gateway.url}/v1/chat/completions`, {
         method: "POST",

@@ -67,6 +67,7 @@ export class VideoTaskService {
     return {
       scrubText: (text) => own.scrubText(base.scrubText(text)).split(key).join(REDACTED),
       scrubJson: (value) => own.scrubJson(base.scrubJson(value)),
+      isCleanJsonText: (text) => !text.includes(key) && base.isCleanJsonText(text) && own.isCleanJsonText(text),
     };
   }
 

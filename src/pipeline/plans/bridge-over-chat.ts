@@ -33,7 +33,7 @@ export function bridgeOverChat(inner: UpstreamPlan, bridge: ChatBridge, warnings
         const out: ClientFrame[] = [];
         for (const frame of frames) {
           if (frame.raw || failed) continue; // [DONE]: the outer format has its own end
-          const data = frame.data as ChatCompletionChunk & { error?: { message?: string; type?: string } };
+          const data = (frame.jsonText ? JSON.parse(String(frame.data)) : frame.data) as ChatCompletionChunk & { error?: { message?: string; type?: string } };
           if (data.error) {
             failed = true;
             out.push(...outer.abort(data.error.type ?? "provider_error", data.error.message ?? "The upstream stream failed."));

@@ -20,23 +20,64 @@ function clientAskedForUsage(body: Json): boolean {
   return !!options && typeof options === "object" && (options as Json).include_usage === true;
 }
 
-/** Collects delivered text and tool arguments for estimates when the upstream reports no usage. */
+/**
+ * Collects delivered text and tool arguments for estimates when the upstream reports no usage.
+ * Chunks passed through unparsed are kept as their text and only parsed if an estimate is needed.
+ */
 class DeliveredText {
-  #parts: string[] = [];
-  addChunk(chunk: ChatCompletionChunk): void {
-    for (const choice of chunk.choices ?? []) {
-      const delta = choice.delta;
-      if (!delta) continue;
-      if (typeof delta.content === "string") this.#parts.push(delta.content);
-      for (const call of delta.tool_calls ?? []) {
-        if (call.function?.name) this.#parts.push(call.function.name);
-        if (call.function?.arguments) this.#parts.push(call.function.arguments);
-      }
-    }
+  #chunks: Array<ChatCompletionChunk | string> = [];
+  addChunk(chunk: ChatCompletionChunk | string): void {
+    this.#chunks.push(chunk);
   }
   text(): string {
-    return this.#parts.join("");
+    const parts: string[] = [];
+    for (const item of this.#chunks) {
+      let chunk: ChatCompletionChunk;
+      try {
+        chunk = typeof item === "string" ? (JSON.parse(item) as ChatCompletionChunk) : item;
+      } catch {
+        continue;
+      }
+      for (const choice of chunk.choices ?? []) {
+        const delta = choice.delta;
+        if (!delta) continue;
+        if (typeof delta.content === "string") parts.push(delta.content);
+        for (const call of delta.tool_calls ?? []) {
+          if (call.function?.name) parts.push(call.function.name);
+          if (call.function?.arguments) parts.push(call.function.arguments);
+        }
+      }
+    }
+    return parts.join("");
   }
+}
+
+const MODEL_FIELD = /"model"\s*:\s*"[^"]*"/y;
+const NULL_USAGE_FIELD = /,\s*"usage"\s*:\s*null(?=\s*[,}])|"usage"\s*:\s*null\s*,/;
+
+/**
+ * The pass-through fast path: a chunk's JSON text with only its model renamed (and a `"usage":null`
+ * removed for a client that did not ask for usage), without parsing or re-serialising it — most of
+ * a stream's CPU otherwise. Only for plain content chunks: no backslash (so a quote or key in the
+ * text is a real one), exactly one "model" key, no "error", and "usage" only as null. Anything else
+ * returns null and takes the parsed path. The result is still scrubbed (encodeFrames).
+ */
+export function renameModelInChunkText(data: string, modelJson: string, keepNullUsage: boolean): string | null {
+  if (data.charCodeAt(0) !== 0x7b || data.charCodeAt(data.length - 1) !== 0x7d || data.includes("\\") || data.includes('"error"')) return null;
+  const at = data.indexOf('"model"');
+  if (at < 0 || data.indexOf('"model"', at + 7) >= 0) return null;
+  MODEL_FIELD.lastIndex = at;
+  const field = MODEL_FIELD.exec(data);
+  if (!field) return null;
+  let out = `${data.slice(0, at)}"model":${modelJson}${data.slice(at + field[0].length)}`;
+  const usageAt = out.indexOf('"usage"');
+  if (usageAt >= 0) {
+    if (out.indexOf('"usage"', usageAt + 7) >= 0) return null;
+    const nullUsage = NULL_USAGE_FIELD.exec(out);
+    if (!nullUsage) return null;
+    if (!keepNullUsage) out = out.slice(0, nullUsage.index) + out.slice(nullUsage.index + nullUsage[0].length);
+  }
+  return out;
 }
 
 export function chatToOpenAiChat(body: Json, model: ModelConfig): UpstreamPlan {
@@ -55,10 +96,16 @@ export function chatToOpenAiChat(body: Json, model: ModelConfig): UpstreamPlan {
     },
     streamTranslator(): StreamTranslator {
       const delivered = new DeliveredText();
+      const modelJson = JSON.stringify(model.id);
       let usage: ReturnType<typeof usageFromChat> = null;
       return {
         push(event: SseEvent): ClientFrame[] {
           if (event.data === "[DONE]") return [];
+          const passed = renameModelInChunkText(event.data, modelJson, wantsUsage);
+          if (passed !== null) {
+            delivered.addChunk(event.data);
+            return [{ data: passed, jsonText: true }];
+          }
           const chunk = parseEventJson(event.data) as ChatCompletionChunk & { error?: unknown };
           if (chunk.error) return [{ data: chunk }];
           if (chunk.usage) usage = usageFromChat(chunk.usage);
