@@ -1,6 +1,7 @@
-// `node --import tsx bench/profile.ts [--seconds N] [--billing off] [--database postgres://…] [--experiment stmt-cache] [--out DIR]`: CPU profile of our
+// `node --import tsx bench/profile.ts [--seconds N] [--mode buffered,stream] [--billing off] [--database postgres://…] [--experiment stmt-cache] [--out DIR]`: CPU profile of our
 // gateway (SQLite) under wrk load, buffered then streaming; prints the top functions by self time.
 // The .cpuprofile files (open them in Chrome DevTools) are left in the output directory.
+// `--alloc` adds an allocation profile (where the garbage comes from).
 // `--read FILE.cpuprofile` only prints that summary for a profile written elsewhere (bench/latency.ts --cpu-prof).
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -22,6 +23,9 @@ const outDir = resolve(valueOf("--out") ?? "/tmp/gw-bench-profile");
 const database = valueOf("--database") ?? "";
 const experiment = valueOf("--experiment") ?? "";
 const readOnly = valueOf("--read");
+const modes = (valueOf("--mode") ?? "buffered,stream").split(",");
+// --alloc: also sample every allocation (collected ones too) and print where the bytes come from.
+const allocFile = args.includes("--alloc") ? join(outDir, "alloc.heapprofile") : "";
 
 if (!readOnly) await profileUnderLoad();
 
@@ -36,12 +40,12 @@ async function profileUnderLoad(): Promise<void> {
     const mockPort = (await waitForMessage(mock, isType<{ type: "ready"; port: number }>("ready"), 30_000)).port;
     const gateway = forkChild("gateway", GATEWAY_SCRIPT, {
       execArgv: [...SERVER_NODE_FLAGS, "--cpu-prof", `--cpu-prof-dir=${outDir}`],
-      env: { BENCH_MOCK_URL: `http://127.0.0.1:${mockPort}`, BENCH_BILLING: billing, DATABASE_URL: database, BENCH_EXPERIMENT: experiment },
+      env: { BENCH_MOCK_URL: `http://127.0.0.1:${mockPort}`, BENCH_BILLING: billing, DATABASE_URL: database, BENCH_EXPERIMENT: experiment, BENCH_ALLOC_PROFILE: allocFile },
     });
     const ready = await waitForMessage(gateway, isType<{ type: "ready"; port: number; apiKey: string }>("ready"), 60_000);
     const url = `http://127.0.0.1:${ready.port}/v1/chat/completions`;
     const headers = { "content-type": "application/json", authorization: `Bearer ${ready.apiKey}` };
-    for (const stream of [false, true]) {
+    for (const stream of modes.map((m) => m === "stream")) {
       const result = await runWrk(url, writeWrkScript(requestBody(stream), headers), { connections: 50, threads: 1, durationS: seconds });
       process.stdout.write(`${stream ? "stream" : "buffered"}: ${Math.round(result.rps)} req/s, ${result.non2xx} non-2xx, ${result.errors} errors\n`);
     }
@@ -84,6 +88,29 @@ for (const [key, hits] of self) {
   const area = where.startsWith("node_modules/") ? where.split("/").slice(0, where.startsWith("node_modules/@") ? 3 : 2).join("/") : where.startsWith("src/") ? where.split("/").slice(0, 2).join("/") : where.startsWith("node:") ? "node: internals" : key.split(" ")[0]!;
   byArea.set(area, (byArea.get(area) ?? 0) + hits);
 }
+if (allocFile) printAllocations(allocFile);
+
+interface AllocNode {
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  selfSize: number;
+  children: AllocNode[];
+}
+function printAllocations(file: string): void {
+  const { head } = JSON.parse(readFileSync(file, "utf8")) as { head: AllocNode };
+  const bytes = new Map<string, number>();
+  let all = 0;
+  const visit = (node: AllocNode) => {
+    const where = node.callFrame.url.replace(/^.*\/(node_modules|src)\//, "$1/").replace(/^file:\/\//, "");
+    const key = `${node.callFrame.functionName || "(anonymous)"} ${where}:${node.callFrame.lineNumber + 1}`;
+    bytes.set(key, (bytes.get(key) ?? 0) + node.selfSize);
+    all += node.selfSize;
+    for (const child of node.children) visit(child);
+  };
+  visit(head);
+  process.stdout.write(`\nAllocations (sampled, ${(all / 2 ** 20).toFixed(0)} MiB in all), top 30 by bytes:\n`);
+  for (const [key, n] of [...bytes].sort((a, b) => b[1] - a[1]).slice(0, 30)) process.stdout.write(`  ${((100 * n) / all).toFixed(1).padStart(5)}%  ${key}\n`);
+}
+
 const pct = (n: number) => `${((100 * n) / total).toFixed(1)}%`;
 process.stdout.write(`\nprofile ${file}\n\nTop functions by self time:\n`);
 for (const [key, hits] of [...self].sort((a, b) => b[1] - a[1]).slice(0, 40)) process.stdout.write(`  ${pct(hits).padStart(6)}  ${key}\n`);

@@ -9,6 +9,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import SqliteDatabase from "better-sqlite3";
 import { tmpdir } from "node:os";
+import { Session } from "node:inspector";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { join } from "node:path";
 import { setFlagsFromString } from "node:v8";
@@ -144,6 +145,24 @@ process.on("message", (message: unknown) => {
   }
 });
 
+// Bench-only allocation profile (BENCH_ALLOC_PROFILE=file): every allocation is sampled, also those
+// already collected, so the file shows where the garbage comes from (bench/profile.ts --alloc).
+const allocProfile = process.env.BENCH_ALLOC_PROFILE;
+const inspector = allocProfile ? new Session() : null;
+if (inspector) {
+  inspector.connect();
+  inspector.post("HeapProfiler.startSampling", { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+}
+function writeAllocProfile(): Promise<void> {
+  if (!inspector || !allocProfile) return Promise.resolve();
+  return new Promise((resolve) =>
+    inspector.post("HeapProfiler.stopSampling", (error, result) => {
+      if (!error) writeFileSync(allocProfile, JSON.stringify(result.profile));
+      resolve();
+    }),
+  );
+}
+
 let stopping = false;
 async function stop(): Promise<void> {
   if (stopping) return;
@@ -151,6 +170,7 @@ async function stop(): Promise<void> {
   const force = setTimeout(() => process.exit(0), 5_000);
   force.unref();
   try {
+    await writeAllocProfile();
     app.server.server.closeAllConnections();
     await app.close();
     await closeUpstreamAgent();
