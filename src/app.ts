@@ -50,7 +50,7 @@ export async function createApp(config: GatewayConfig, options: { logger?: Logge
     secret: resolveServerSecret(config),
     backgroundCheckpoints: { onError: (message) => logger.warn({ err: message }, "SQLite background checkpoint failed") },
   });
-  const billing = new StoreBilling(store.db, store.dialect, { onSweepError: (err) => logger.warn({ err }, "hold sweep failed") });
+  const billing = new StoreBilling(store.handle, { onSweepError: (err) => logger.warn({ err }, "hold sweep failed") });
   const authCache = new AuthCache(store);
   await authCache.start();
   billing.startSweeper();

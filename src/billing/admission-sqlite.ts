@@ -67,45 +67,45 @@ const KEY_ROW = new Statement<KeyRow>(
 );
 
 /** The hold, or the refusal (returned, not thrown) with nothing changed. */
-export async function reserveSqlite(exec: SqlExec, r: Reservation): Promise<Hold | GatewayError> {
+export function reserveSqlite(exec: SqlExec, r: Reservation): Hold | GatewayError {
   const { request, amount, month } = r;
   const tokens = BigInt(r.tokens);
 
-  const account = await RESERVE_ACCOUNT.first(exec, [amount, tokens, request.accountId, amount]);
-  if (!account) return refusalError(await diagnoseAccount(exec, request.accountId, amount, tokens, month), month, amount);
+  const account = RESERVE_ACCOUNT.first(exec, [amount, tokens, request.accountId, amount]);
+  if (!account) return refusalError(diagnoseAccount(exec, request.accountId, amount, tokens, month), month, amount);
 
   if (account.monthly_budget_nano !== null || account.monthly_token_budget !== null) {
-    const used = await monthUsage(exec, request.accountId, month);
+    const used = monthUsage(exec, request.accountId, month);
     // held_* already include this reservation.
     const overUsd = account.monthly_budget_nano !== null && used.cost + account.held_nano > account.monthly_budget_nano;
     const overTokens = account.monthly_token_budget !== null && used.tokens + account.held_tokens > account.monthly_token_budget;
     if (overUsd || overTokens) {
-      await UNRESERVE_ACCOUNT.changes(exec, [amount, tokens, request.accountId]);
+      UNRESERVE_ACCOUNT.changes(exec, [amount, tokens, request.accountId]);
       return refusalError({ code: "monthly_budget_exceeded" }, month, amount);
     }
   }
 
-  const key = await RESERVE_KEY.first(exec, [amount, tokens, request.keyId, request.accountId, amount, tokens]);
+  const key = RESERVE_KEY.first(exec, [amount, tokens, request.keyId, request.accountId, amount, tokens]);
   if (!key) {
-    await UNRESERVE_ACCOUNT.changes(exec, [amount, tokens, request.accountId]);
-    return refusalError(await diagnoseKey(exec, request, amount, tokens), month, amount);
+    UNRESERVE_ACCOUNT.changes(exec, [amount, tokens, request.accountId]);
+    return refusalError(diagnoseKey(exec, request, amount, tokens), month, amount);
   }
 
-  await INSERT_HOLD.changes(exec, [r.holdId, request.accountId, request.keyId, request.requestId, amount, tokens, BigInt(r.now), BigInt(r.now + r.ttlMs)]);
+  INSERT_HOLD.changes(exec, [r.holdId, request.accountId, request.keyId, request.requestId, amount, tokens, BigInt(r.now), BigInt(r.now + r.ttlMs)]);
   return holdOf(r);
 }
 
-async function monthUsage(exec: SqlExec, accountId: string, month: string): Promise<{ cost: bigint; tokens: bigint }> {
-  const row = await MONTH_USAGE.first(exec, [accountId, month]);
+function monthUsage(exec: SqlExec, accountId: string, month: string): { cost: bigint; tokens: bigint } {
+  const row = MONTH_USAGE.first(exec, [accountId, month]);
   return { cost: row?.cost_nano ?? 0n, tokens: row?.tokens ?? 0n };
 }
 
-async function diagnoseAccount(exec: SqlExec, accountId: string, amount: Nano, tokens: bigint, month: string): Promise<Refusal> {
-  const row = await ACCOUNT_ROW.first(exec, [accountId]);
+function diagnoseAccount(exec: SqlExec, accountId: string, amount: Nano, tokens: bigint, month: string): Refusal {
+  const row = ACCOUNT_ROW.first(exec, [accountId]);
   if (!row) return { code: "no_account" };
   if (row.status !== "active") return { code: "account_suspended", detail: row.status };
   if (row.monthly_budget_nano !== null || row.monthly_token_budget !== null) {
-    const used = await monthUsage(exec, accountId, month);
+    const used = monthUsage(exec, accountId, month);
     if (
       (row.monthly_budget_nano !== null && used.cost + row.held_nano + amount > row.monthly_budget_nano) ||
       (row.monthly_token_budget !== null && used.tokens + row.held_tokens + tokens > row.monthly_token_budget)
@@ -116,8 +116,8 @@ async function diagnoseAccount(exec: SqlExec, accountId: string, amount: Nano, t
   return { code: "insufficient_balance", detail: row.balance_nano - row.held_nano };
 }
 
-async function diagnoseKey(exec: SqlExec, request: AdmissionRequest, amount: Nano, tokens: bigint): Promise<Refusal> {
-  const row = await KEY_ROW.first(exec, [request.keyId]);
+function diagnoseKey(exec: SqlExec, request: AdmissionRequest, amount: Nano, tokens: bigint): Refusal {
+  const row = KEY_ROW.first(exec, [request.keyId]);
   if (!row || row.account_id !== request.accountId || row.status === "revoked") return { code: "auth_error" };
   if (row.status === "exhausted") {
     if (row.budget_cap_nano !== null && row.spent_nano >= row.budget_cap_nano) return { code: "key_budget_exceeded" };

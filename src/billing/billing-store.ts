@@ -21,7 +21,7 @@ import type { Nano } from "../core/money.js";
 import type { Usage } from "../core/usage.js";
 import { GatewayError } from "../errors/catalogue.js";
 import type { ApiKey } from "../store/keys-store.js";
-import type { Dialect } from "../store/dialect.js";
+import type { DatabaseHandle } from "../store/database.js";
 import type { Database } from "../store/tables.js";
 import { monthOf, newId } from "../core/ids.js";
 import type { Reservation } from "./admission.js";
@@ -67,15 +67,18 @@ export class StoreBilling implements Billing {
   /** The write path of this database: SQLite's group-commit writer or PostgreSQL's batcher. */
   readonly #path: { dialect: "sqlite"; writer: SqliteWriter } | { dialect: "postgres"; batcher: PostgresBatcher };
 
-  constructor(
-    private readonly db: Kysely<Database>,
-    private readonly dialect: Dialect,
-    options: StoreBillingOptions = {},
-  ) {
+  private readonly db: Kysely<Database>;
+
+  /** `database` is the store's handle (src/store/database.ts): its Kysely instance and, on SQLite, the raw connection. */
+  constructor(database: Pick<DatabaseHandle, "db" | "dialect" | "sqlite">, options: StoreBillingOptions = {}) {
+    this.db = database.db;
     this.now = options.now ?? Date.now;
     this.#holdTtlMs = options.holdTtlMs ?? DEFAULT_HOLD_TTL_MS;
     this.#onSweepError = options.onSweepError ?? (() => undefined);
-    this.#path = dialect === "sqlite" ? { dialect, writer: new SqliteWriter(db) } : { dialect, batcher: new PostgresBatcher(db) };
+    if (database.dialect === "sqlite") {
+      if (!database.sqlite) throw new Error("StoreBilling on SQLite needs the raw connection (DatabaseHandle.sqlite)");
+      this.#path = { dialect: "sqlite", writer: new SqliteWriter(database.db, database.sqlite) };
+    } else this.#path = { dialect: "postgres", batcher: new PostgresBatcher(database.db) };
   }
 
   /** Checks every limit and reserves the projected cost and tokens; see admission.ts for the order. */

@@ -22,12 +22,12 @@ const GIVE_BACK_ACCOUNT = new Statement<never>(`update accounts set held_nano = 
 const GIVE_BACK_KEY = new Statement<never>(`update keys set held_nano = held_nano - ?, held_tokens = held_tokens - ? where id = ?`);
 
 /** Deletes one hold and returns its reservation to the account and key. False when already gone. */
-export async function releaseHoldSqlite(exec: SqlExec, holdId: string, expiredBefore?: number): Promise<boolean> {
+export function releaseHoldSqlite(exec: SqlExec, holdId: string, expiredBefore?: number): boolean {
   const hold =
-    expiredBefore === undefined ? await DELETE_HOLD.first(exec, [holdId]) : await DELETE_EXPIRED_HOLD.first(exec, [holdId, BigInt(expiredBefore)]);
+    expiredBefore === undefined ? DELETE_HOLD.first(exec, [holdId]) : DELETE_EXPIRED_HOLD.first(exec, [holdId, BigInt(expiredBefore)]);
   if (!hold) return false;
-  await GIVE_BACK_ACCOUNT.changes(exec, [hold.amount_nano, hold.tokens, hold.account_id]);
-  if (hold.key_id !== null) await GIVE_BACK_KEY.changes(exec, [hold.amount_nano, hold.tokens, hold.key_id]);
+  GIVE_BACK_ACCOUNT.changes(exec, [hold.amount_nano, hold.tokens, hold.account_id]);
+  if (hold.key_id !== null) GIVE_BACK_KEY.changes(exec, [hold.amount_nano, hold.tokens, hold.key_id]);
   return true;
 }
 

@@ -55,12 +55,12 @@ const ADD_MONTHLY_USAGE = new Statement<never>(`
     requests = monthly_usage.requests + excluded.requests`);
 
 /** Undefined when recorded; an AlreadySettled (returned, not thrown) for a replay that changed nothing. */
-export async function applySettlementSqlite(exec: SqlExec, input: SettlementInput): Promise<AlreadySettled | undefined> {
+export function applySettlementSqlite(exec: SqlExec, input: SettlementInput): AlreadySettled | undefined {
   const { hold, cost } = input;
   const v = settlementValues(input);
 
-  const released = await DELETE_HOLD.first(exec, [hold.id]);
-  const inserted = await INSERT_LEDGER.first(exec, [
+  const released = DELETE_HOLD.first(exec, [hold.id]);
+  const inserted = INSERT_LEDGER.first(exec, [
     v.now,
     hold.keyId,
     hold.requestId,
@@ -78,7 +78,7 @@ export async function applySettlementSqlite(exec: SqlExec, input: SettlementInpu
     hold.accountId,
   ]);
   if (!inserted) {
-    const recorded = await RECORDED_COST.first(exec, [hold.requestId]);
+    const recorded = RECORDED_COST.first(exec, [hold.requestId]);
     if (!recorded) throw new Error(`account ${hold.accountId} does not exist`);
     const replay = new AlreadySettled(hold.requestId, recorded.cost_nano);
     if (released) throw replay; // undo the hold deletion: the batcher rolls this operation back
@@ -87,8 +87,8 @@ export async function applySettlementSqlite(exec: SqlExec, input: SettlementInpu
 
   const heldAmount = released?.amount_nano ?? 0n;
   const heldTokens = released?.tokens ?? 0n;
-  await CHARGE_ACCOUNT.changes(exec, [cost, cost, heldAmount, heldTokens, hold.accountId]);
-  await CHARGE_KEY.changes(exec, [cost, v.tokens, heldAmount, heldTokens, v.now, cost, v.tokens, hold.keyId]);
-  await ADD_MONTHLY_USAGE.changes(exec, [hold.accountId, v.month, cost, v.tokens]);
+  CHARGE_ACCOUNT.changes(exec, [cost, cost, heldAmount, heldTokens, hold.accountId]);
+  CHARGE_KEY.changes(exec, [cost, v.tokens, heldAmount, heldTokens, v.now, cost, v.tokens, hold.keyId]);
+  ADD_MONTHLY_USAGE.changes(exec, [hold.accountId, v.month, cost, v.tokens]);
   return undefined;
 }

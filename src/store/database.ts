@@ -12,6 +12,11 @@ import type { Database } from "./tables.js";
 export interface DatabaseHandle {
   db: Kysely<Database>;
   dialect: Dialect;
+  /**
+   * SQLite only: the connection under `db`, for the billing write path, which runs its statements
+   * synchronously inside one Kysely connection lease (src/billing/sqlite-writer.ts). Null on PostgreSQL.
+   */
+  sqlite: SqliteDatabase.Database | null;
   /** Where it lives, without credentials, for log lines. */
   description: string;
   close(): Promise<void>;
@@ -90,6 +95,7 @@ function openSqlite(path: string, backgroundCheckpoints: DatabaseOptions["backgr
   return {
     db,
     dialect: "sqlite",
+    sqlite,
     description: `sqlite:${path}`,
     close: async () => {
       await checkpointer?.stop();
@@ -112,5 +118,5 @@ function openPostgres(url: string, max: number): DatabaseHandle {
   pool.on("error", () => undefined);
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   const parsed = new URL(url);
-  return { db, dialect: "postgres", description: `postgres://${parsed.host}${parsed.pathname}`, close: () => db.destroy() };
+  return { db, dialect: "postgres", sqlite: null, description: `postgres://${parsed.host}${parsed.pathname}`, close: () => db.destroy() };
 }

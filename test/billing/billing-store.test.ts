@@ -166,7 +166,7 @@ for (const kind of DATABASE_KINDS) {
         await refusedWithoutChange(accountId, keyId, admission(accountId, keyId), "quota_exceeded", "monthly_budget_exceeded");
         // Also when the balance would refuse it too: the monthly budget is reported.
         await refusedWithoutChange(accountId, keyId, admission(accountId, keyId, 0, 1300), "quota_exceeded", "monthly_budget_exceeded");
-        const rollover = new StoreBilling(store.db, store.dialect, { now: () => Date.UTC(2026, 1, 1, 0, 0, 0) });
+        const rollover = new StoreBilling(store.handle, { now: () => Date.UTC(2026, 1, 1, 0, 0, 0) });
         const hold = await rollover.admit(admission(accountId, keyId));
         await rollover.settle(hold, usage(0, 100), "mock");
         expect((await counters(store, accountId, keyId)).monthly.map((m) => m.month)).toEqual(["2026-01", "2026-02"]);

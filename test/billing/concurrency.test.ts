@@ -49,7 +49,7 @@ for (const kind of DATABASE_KINDS) {
         { id: await makeKey(first, accountId, { budgetCap: 90_000_000n, tokenCap: 30_000 }), budgetCap: 90_000_000n, tokenCap: 30_000n },
         { id: await makeKey(first, accountId), budgetCap: null, tokenCap: null },
       ];
-      const billings = stores.map((store) => new StoreBilling(store.db, store.dialect));
+      const billings = stores.map((store) => new StoreBilling(store.handle));
       const next = random(42);
 
       type Outcome = { requestId: string; result: "charged" | "released" | "refused"; type?: string; cost?: bigint; processIndex: number };

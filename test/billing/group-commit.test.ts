@@ -130,20 +130,20 @@ describe("SQLite group commit", () => {
   useBillingStore("sqlite", (f) => ({ store, billing } = f));
 
   it("runs the operations of one turn together; a failing one is rolled back alone", async () => {
-    const writer = new SqliteWriter(store.db);
+    const writer = new SqliteWriter(store.db, store.handle.sqlite!);
     const accountId = await makeAccount(store, { balance: USD });
     const touch = new Statement<never>("update accounts set tier = ? where id = ?");
     const results = await Promise.allSettled([
-      writer.run(async (exec) => {
-        await touch.changes(exec, ["a", accountId]);
+      writer.run((exec) => {
+        touch.changes(exec, ["a", accountId]);
         return 1;
       }),
-      writer.run(async (exec) => {
-        await touch.changes(exec, ["b", accountId]);
+      writer.run((exec) => {
+        touch.changes(exec, ["b", accountId]);
         throw new Error("op 2 fails");
       }),
-      writer.run(async (exec) => {
-        const rows = await new Statement<{ tier: string }>("select tier from accounts where id = ?").rows(exec, [accountId]);
+      writer.run((exec) => {
+        const rows = new Statement<{ tier: string }>("select tier from accounts where id = ?").rows(exec, [accountId]);
         return rows[0]?.tier; // sees op 1's write, not op 2's
       }),
     ]);

@@ -90,7 +90,7 @@ export function useBillingStore(
   beforeAll(async () => {
     database = await createTestDatabase(kind);
     store = await openTestStore(database);
-    billing = new StoreBilling(store.db, store.dialect, options);
+    billing = new StoreBilling(store.handle, options);
     bind({ store, billing });
   });
   afterAll(async () => {
