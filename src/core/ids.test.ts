@@ -16,8 +16,13 @@ describe("ids", () => {
     expect(randomText(12, "base64url")).toMatch(/^[A-Za-z0-9_-]{16}$/);
   });
 
-  it("names the UTC month", () => {
-    expect(monthOf(Date.UTC(2026, 0, 31, 23, 59, 59))).toBe("2026-01");
+  it("names the UTC month, also across month and year boundaries and back (cached span)", () => {
+    expect(monthOf(Date.UTC(2026, 0, 31, 23, 59, 59, 999))).toBe("2026-01");
     expect(monthOf(Date.UTC(2026, 1, 1, 0, 0, 0))).toBe("2026-02");
+    expect(monthOf(Date.UTC(2026, 0, 1, 0, 0, 0))).toBe("2026-01");
+    expect(monthOf(Date.UTC(2025, 11, 31, 23, 59, 59, 999))).toBe("2025-12");
+    expect(monthOf(BigInt(Date.UTC(2026, 11, 1)))).toBe("2026-12");
+    expect(monthOf(Date.UTC(2027, 0, 1) - 1)).toBe("2026-12");
+    expect(monthOf(Date.UTC(2027, 0, 1))).toBe("2027-01");
   });
 });

@@ -27,7 +27,18 @@ export function nowMs(): bigint {
   return BigInt(Date.now());
 }
 
+// Every admission and settlement asks for the month of "now": the last answer is kept with the span
+// of time it holds for, instead of formatting a Date twice per request.
+let cachedMonth = { from: 0, until: -1, month: "" };
+
 /** The UTC calendar month of a timestamp, "YYYY-MM": the unit of monthly budgets. */
 export function monthOf(ms: number | bigint): string {
-  return new Date(Number(ms)).toISOString().slice(0, 7);
+  const t = Number(ms);
+  if (t >= cachedMonth.from && t < cachedMonth.until) return cachedMonth.month;
+  const date = new Date(t);
+  const month = date.toISOString().slice(0, 7);
+  if (Number.isFinite(t)) {
+    cachedMonth = { from: Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), 1), until: Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 1), month };
+  }
+  return month;
 }
