@@ -20,11 +20,12 @@ const here = dirname(fileURLToPath(import.meta.url));
 const benchDir = resolve(here, "..");
 const repoDir = resolve(benchDir, "..");
 
-export type TargetName = "direct" | "ours-sqlite" | "ours-sqlite-nobill" | "ours-pg" | "ours-pg-nobill" | "peer";
+export type TargetName = "direct" | "floor" | "ours-sqlite" | "ours-sqlite-nobill" | "ours-pg" | "ours-pg-nobill" | "peer";
 export type Mode = "buffered" | "stream";
 
 export const TARGET_LABELS: Record<TargetName, string> = {
   direct: "direct (mock upstream)",
+  floor: "floor: a minimal Node.js proxy",
   "ours-sqlite": "ours, SQLite, billing on",
   "ours-sqlite-nobill": "ours, SQLite, billing off",
   "ours-pg": "ours, PostgreSQL, billing on",
@@ -241,7 +242,7 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchResults
     if (!smoke && options.postgres !== false && !usePostgres) notes.push(`PostgreSQL not reachable at ${adminUrl.replace(/\/\/[^@]*@/, "//")}: PostgreSQL figures not measured.`);
     const usePeer = !smoke && options.peer !== false;
 
-    const names: TargetName[] = smoke ? ["direct", "ours-sqlite"] : ["direct", "ours-sqlite", "ours-sqlite-nobill", ...(usePostgres ? (["ours-pg", "ours-pg-nobill"] as const) : []), ...(usePeer ? (["peer"] as const) : [])];
+    const names: TargetName[] = smoke ? ["direct", "ours-sqlite"] : ["direct", "floor", "ours-sqlite", "ours-sqlite-nobill", ...(usePostgres ? (["ours-pg", "ours-pg-nobill"] as const) : []), ...(usePeer ? (["peer"] as const) : [])];
     const targets = new Map<TargetName, Target>();
     targets.set("direct", { name: "direct", url: `${mockUrl}/v1/chat/completions`, headers: { "content-type": "application/json", authorization: "Bearer sk-direct-0000000000000000" }, child: null });
 
@@ -276,6 +277,12 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchResults
     if (names.includes("ours-sqlite-nobill")) await startOurs("ours-sqlite-nobill", false, null);
     if (names.includes("ours-pg")) await startOurs("ours-pg", true, await newDatabase());
     if (names.includes("ours-pg-nobill")) await startOurs("ours-pg-nobill", false, await newDatabase());
+    if (names.includes("floor")) {
+      // What Node.js, loopback TCP and one more process hop cost here (servers/minimal-proxy.ts).
+      const child = forkChild("floor", FLOOR_SCRIPT, { env: { BENCH_MOCK_URL: mockUrl } });
+      const ready = await waitForMessage(child, isType<{ type: "ready"; port: number }>("ready"), 30_000);
+      targets.set("floor", { name: "floor", url: `http://127.0.0.1:${ready.port}/v1/chat/completions`, headers: { "content-type": "application/json" }, child });
+    }
     if (names.includes("peer")) {
       const entry = join(repoDir, "node_modules", "@portkey-ai", "gateway", "build", "start-server.js");
       const child = forkChild("peer", entry, { execArgv: ["--expose-gc", "--import", PORTKEY_PRELOAD], args: ["--port=0", "--headless"], env: { NODE_ENV: "production" } });
@@ -361,7 +368,7 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchResults
     // ---- latency at fixed rates, interleaved ---------------------------------------------------
     const latency: LatencyRun[] = [];
     const latencyTargets = (rate: number): TargetName[] =>
-      names.filter((n) => ["direct", "ours-sqlite", "peer"].includes(n) || rate === Math.max(...plan.rates));
+      names.filter((n) => ["direct", "floor", "ours-sqlite", "peer"].includes(n) || rate === Math.max(...plan.rates));
     for (let rep = 1; rep <= plan.reps; rep++) {
       for (const mode of ["buffered", "stream"] as const) {
         for (const rate of plan.rates) {
@@ -379,7 +386,7 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchResults
     if (wrk.ok) {
       for (let rep = 1; rep <= plan.reps; rep++) {
         for (const mode of ["buffered", "stream"] as const) {
-          const list = mode === "buffered" ? names : names.filter((n) => ["direct", "ours-sqlite", "ours-pg", "peer"].includes(n));
+          const list = mode === "buffered" ? names : names.filter((n) => ["direct", "floor", "ours-sqlite", "ours-pg", "peer"].includes(n));
           for (const name of list) {
             log(`bench: throughput rep ${rep}/${plan.reps} ${mode} ${name} (wrk, ${plan.wrkConnections} connections, ${plan.wrkSeconds}s)`);
             const { result, cpu, peak } = await closedLoop(targets.get(name)!, mode, plan.wrkSeconds);

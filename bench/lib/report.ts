@@ -262,7 +262,7 @@ export function renderMarkdown(r: BenchResults, s: Summary): string {
 
 const over = (x: LatencyRow) => (x.overloadedRuns > 0 ? ` **overloaded in ${x.overloadedRuns}/${x.runs} runs**` : "");
 
-const ORDER: TargetName[] = ["direct", "ours-sqlite", "ours-sqlite-nobill", "ours-pg", "ours-pg-nobill", "peer"];
+const ORDER: TargetName[] = ["direct", "floor", "ours-sqlite", "ours-sqlite-nobill", "ours-pg", "ours-pg-nobill", "peer"];
 function order(t: TargetName): number {
   return ORDER.indexOf(t);
 }

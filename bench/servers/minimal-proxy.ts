@@ -30,10 +30,14 @@ const server = createServer((req, res) => {
 server.keepAliveTimeout = 120_000;
 server.listen(0, "127.0.0.1", () => process.send?.({ type: "ready", port: (server.address() as AddressInfo).port }));
 
+// The same stats IPC as servers/gateway.ts (peak RSS sampled every 50 ms).
+let peakRss = process.memoryUsage.rss();
+setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage.rss())), 50).unref();
 process.on("message", (message: unknown) => {
   const type = (message as { type?: string }).type;
-  if (type === "stats") process.send?.({ type: "stats", cpu: process.cpuUsage(), rss: process.memoryUsage.rss(), peakRss: process.memoryUsage.rss(), heapUsed: process.memoryUsage().heapUsed });
-  else if (type === "reset-peak") process.send?.({ type: "reset-peak", rss: process.memoryUsage.rss() });
+  const rss = process.memoryUsage.rss();
+  if (type === "stats") process.send?.({ type: "stats", cpu: process.cpuUsage(), rss, peakRss: (peakRss = Math.max(peakRss, rss)), heapUsed: process.memoryUsage().heapUsed });
+  else if (type === "reset-peak") process.send?.({ type: "reset-peak", rss: (peakRss = rss) });
 });
 const stop = () => process.exit(0);
 process.on("SIGTERM", stop);
