@@ -40,7 +40,9 @@ describe("error contract", () => {
     expect(result.status).toBe(status);
     expect(result.body.error.type).toBe(type);
     const id = result.headers.get("x-request-id");
-    expect(id).toMatch(/^req_[0-9a-f]{24}$/);
+    expect(id).toMatch(/^req_[0-9a-f]{32}$/);
+    // Time first: the id starts with the request's time in ms.
+    expect(Math.abs(Number.parseInt(id!.slice(4, 16), 16) - Date.now())).toBeLessThan(60_000);
     expect(result.body.request_id).toBe(id);
   }
 
