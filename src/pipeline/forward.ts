@@ -6,13 +6,13 @@ import { adapterFor } from "../providers/index.js";
 import { NoResponseError, sendUpstream, type UpstreamHttpResponse } from "../providers/upstream-client.js";
 import { withFailover, type AttemptOutcome } from "./failover.js";
 import type { UpstreamPlan } from "./plan.js";
+import { readFirstChunk } from "./relay.js";
 import type { Scrubber } from "./scrub.js";
 import type { PipelineServices } from "./services.js";
 
 export interface Forwarded {
   response: UpstreamHttpResponse;
-  /** For a 2xx stream: the body iterator with its first chunk already read. */
-  chunks?: AsyncIterator<Buffer>;
+  /** For a 2xx stream: the first chunk, already read from response.body (null: it ended empty). */
   firstChunk?: Buffer | null;
   key: string;
   attempts: number;
@@ -55,10 +55,8 @@ export async function forward(
         return { kind: "rate_limited", retryAfter: typeof retryAfter === "string" ? retryAfter : null };
       }
       if (!plan.stream || response.status < 200 || response.status >= 300) return { kind: "ok", value: { response } };
-      const chunks = (response.body as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
       try {
-        const first = await chunks.next();
-        return { kind: "ok", value: { response, chunks, firstChunk: first.done ? null : first.value } };
+        return { kind: "ok", value: { response, firstChunk: await readFirstChunk(response.body) } };
       } catch (error) {
         if (signal.aborted) throw error;
         throw new NoResponseError("connection lost before the first byte");

@@ -146,7 +146,7 @@ async function relayStream(
   };
 
   const { scrubber } = forwarded;
-  const outcome = await pumpStream({ reply, chunks: forwarded.chunks!, firstChunk: forwarded.firstChunk ?? null, translator, scrubber, signal, open });
+  const outcome = await pumpStream({ reply, body: forwarded.response.body, firstChunk: forwarded.firstChunk ?? null, translator, scrubber, signal, open });
   if (outcome.end === "upstream_failed" && !raw.headersSent) {
     // Nothing reached the client: no charge, and an ordinary error response in the route's shape.
     await services.billing.release(hold);

@@ -1,5 +1,6 @@
 // Stage: relay. Turns the upstream answer into the client's response, scrubbed: a buffered body
 // after its charge is settled, or a stream flushed event by event with backpressure.
+import type { Readable } from "node:stream";
 import type { FastifyReply } from "fastify";
 import { SseParser, type SseEvent } from "../core/sse.js";
 import { GatewayError } from "../errors/catalogue.js";
@@ -46,12 +47,16 @@ export function encodeFrames(frames: ClientFrame[], scrubber: Scrubber): string 
 export type StreamEnd = "completed" | "client_aborted" | "upstream_failed";
 
 /**
- * Pipes upstream chunks through the parser and translator to the client. Resolves with how the
- * stream ended; never throws for upstream or client failures (they are part of the result).
+ * Pipes the upstream body through the parser and translator to the client, chunk by chunk as the
+ * body emits them ('data' events: no promise per chunk), with backpressure: when the client's socket
+ * is full the upstream body is paused until 'drain'. Resolves with how the stream ended; never
+ * rejects (upstream and client failures are part of the result). When it did not complete, the
+ * upstream body is destroyed, so its connection is not left waiting for a reader.
  */
-export async function pumpStream(options: {
+export function pumpStream(options: {
   reply: FastifyReply;
-  chunks: AsyncIterator<Buffer>;
+  /** The upstream body, its first chunk already read (readFirstChunk). */
+  body: Readable;
   firstChunk: Buffer | null;
   translator: StreamTranslator;
   scrubber: Scrubber;
@@ -59,48 +64,115 @@ export async function pumpStream(options: {
   /** Sends the response head; called once, just before the first scrubbed bytes are written. */
   open: () => void;
 }): Promise<{ end: StreamEnd; failure?: string }> {
-  const { reply, chunks, translator, scrubber, signal } = options;
+  const { reply, body, translator, scrubber, signal } = options;
   const raw = reply.raw;
   const parser = new SseParser();
-  const handle = async (events: SseEvent[]): Promise<void> => {
-    if (events.length === 0) return;
-    const frames: ClientFrame[] = [];
-    for (const event of events) frames.push(...translator.push(event));
-    if (frames.length === 0) return;
-    const text = encodeFrames(frames, scrubber);
-    if (!raw.headersSent) options.open();
-    await write(raw, text, signal);
-  };
-  try {
-    let chunk: Buffer | null = options.firstChunk;
-    while (chunk !== null) {
-      await handle(parser.push(chunk));
-      const next = await chunks.next();
-      chunk = next.done ? null : next.value;
+  return new Promise((resolve) => {
+    let done = false;
+    const finish = (result: { end: StreamEnd; failure?: string }) => {
+      if (done) return;
+      done = true;
+      body.off("data", onData);
+      body.off("end", onEnd);
+      body.off("error", onError);
+      raw.off("drain", onDrain);
+      signal.removeEventListener("abort", onAbort);
+      if (result.end !== "completed") body.destroy();
+      resolve(result);
+    };
+    const fail = (error: unknown) => {
+      if (signal.aborted) return finish({ end: "client_aborted" });
+      if (error instanceof GatewayError && error.type === "internal_error") return finish({ end: "upstream_failed", failure: "internal_error" });
+      finish({ end: "upstream_failed", failure: error instanceof Error ? error.message : "stream failed" });
+    };
+    /** Writes the frames of these events; false when the client's socket is full. */
+    const deliver = (events: SseEvent[]): boolean => {
+      if (events.length === 0) return true;
+      const frames: ClientFrame[] = [];
+      for (const event of events) for (const frame of translator.push(event)) frames.push(frame);
+      if (frames.length === 0) return true;
+      const text = encodeFrames(frames, scrubber);
+      if (raw.destroyed || signal.aborted) throw new Error("client gone");
+      if (!raw.headersSent) options.open();
+      return raw.write(text);
+    };
+    const onData = (chunk: Buffer) => {
+      try {
+        if (!deliver(parser.push(chunk))) {
+          body.pause();
+          raw.once("drain", onDrain);
+        }
+      } catch (error) {
+        fail(error);
+      }
+    };
+    const onDrain = () => body.resume();
+    const onEnd = () => {
+      try {
+        deliver(parser.end());
+        finish({ end: "completed" });
+      } catch (error) {
+        fail(error);
+      }
+    };
+    const onError = (error: Error) => fail(error);
+    const onAbort = () => finish({ end: "client_aborted" });
+
+    if (signal.aborted) return finish({ end: "client_aborted" });
+    signal.addEventListener("abort", onAbort, { once: true });
+    if (options.firstChunk === null) return onEnd(); // the upstream body ended before any byte
+    let full: boolean;
+    try {
+      full = !deliver(parser.push(options.firstChunk));
+    } catch (error) {
+      return fail(error);
     }
-    await handle(parser.end());
-    return { end: "completed" };
-  } catch (error) {
-    if (signal.aborted) return { end: "client_aborted" };
-    if (error instanceof GatewayError && error.type === "internal_error") return { end: "upstream_failed", failure: "internal_error" };
-    return { end: "upstream_failed", failure: error instanceof Error ? error.message : "stream failed" };
-  }
+    // The body may have ended already (everything came in the first read): its 'end' was emitted
+    // while nobody listened, so it is not waited for. Or it failed meanwhile (readFirstChunk keeps a
+    // listener so that such an error cannot go unhandled): that is an upstream failure.
+    if (body.readableEnded) return onEnd();
+    if (body.destroyed) return fail(body.errored ?? new Error("the upstream stream closed"));
+    body.on("data", onData);
+    body.on("end", onEnd);
+    body.on("error", onError);
+    if (full) raw.once("drain", onDrain);
+    else body.resume();
+  });
 }
 
-/** Writes with backpressure: waits for 'drain', or gives up when the client is gone. */
-export function write(raw: FastifyReply["raw"], text: string, signal: AbortSignal): Promise<void> {
-  if (raw.destroyed || signal.aborted) return Promise.reject(new Error("client gone"));
-  if (raw.write(text)) return Promise.resolve();
+function ignoreLateErrors(): void {}
+
+/**
+ * The first chunk of a body (whatever it has buffered), read without switching it to flowing mode,
+ * so that pumpStream can take over with 'data' events; null when the body ends without one.
+ */
+export function readFirstChunk(body: Readable): Promise<Buffer | null> {
   return new Promise((resolve, reject) => {
-    const done = (error?: Error) => {
-      raw.off("drain", onDrain);
-      raw.off("close", onClose);
-      if (error) reject(error);
-      else resolve();
+    const cleanup = () => {
+      body.off("readable", onReadable);
+      body.off("end", onEnd);
+      body.off("error", onError);
     };
-    const onDrain = () => done();
-    const onClose = () => done(new Error("client gone"));
-    raw.once("drain", onDrain);
-    raw.once("close", onClose);
+    const onReadable = () => {
+      const chunk = body.read() as Buffer | null;
+      if (chunk === null) return;
+      cleanup();
+      // Before pumpStream listens and after it is done (an abort can still error the body), an error
+      // must not be an unhandled 'error' event, which would end the process; pumpStream finds a body
+      // that failed before it started destroyed and reports it.
+      body.on("error", ignoreLateErrors);
+      resolve(chunk);
+    };
+    const onEnd = () => {
+      cleanup();
+      resolve(null);
+    };
+    const onError = (error: Error) => {
+      cleanup();
+      reject(error);
+    };
+    body.on("readable", onReadable);
+    body.once("end", onEnd);
+    body.once("error", onError);
   });
 }
