@@ -1,5 +1,5 @@
 // V8 heap settings for the long-running server (`gateway serve`, `npm start`), measured with the
-// bench (bench/README.md, "Memory"): under 50 concurrent connections V8's defaults let the young
+// bench (bench/README.md, "Second round"): under 50 concurrent connections V8's defaults let the young
 // generation grow to 16 MiB semi-spaces and the old generation to about twice the live heap before a
 // full collection; peak RSS was 210–224 MiB for ~35 MiB of live objects. With 4 MiB semi-spaces and
 // old-generation growth steps of 20% it was 133–135 MiB at the same throughput. Neither is a limit:
