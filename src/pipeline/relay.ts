@@ -132,6 +132,7 @@ export function pumpStream(options: {
     // listener so that such an error cannot go unhandled): that is an upstream failure.
     if (body.readableEnded) return onEnd();
     if (body.destroyed) return fail(body.errored ?? new Error("the upstream stream closed"));
+    body.pause(); // explicitly, so that adding the 'data' listener does not start the flow by itself
     body.on("data", onData);
     body.on("end", onEnd);
     body.on("error", onError);

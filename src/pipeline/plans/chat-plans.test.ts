@@ -27,6 +27,8 @@ describe("renameModelInChunkText", () => {
     ["a backslash", `${base}${choices.replace("Hi", 'say \\"model\\"')}`],
     ["two model keys", `${base},"x":{"model":"y"}${choices}`],
     ["no model key", `{"id":"c1"${choices}`],
+    ["a model key only inside a nested value", '{"id":"c1","choices":[{"index":0,"delta":{"model":"x"}}]}'],
+    ["a model key after a nested value", '{"choices":[{"index":0,"delta":{"content":"a"}}],"model":"m"}'],
     ["a non-string model", '{"model":null,"choices":[]}'],
     ["text that is not an object", "[1,2]"],
   ])("leaves %s to the parsed path", (_name, text) => {

@@ -59,13 +59,18 @@ const NULL_USAGE_FIELD = /,\s*"usage"\s*:\s*null(?=\s*[,}])|"usage"\s*:\s*null\s
  * The pass-through fast path: a chunk's JSON text with only its model renamed (and a `"usage":null`
  * removed for a client that did not ask for usage), without parsing or re-serialising it — most of
  * a stream's CPU otherwise. Only for plain content chunks: no backslash (so a quote or key in the
- * text is a real one), exactly one "model" key, no "error", and "usage" only as null. Anything else
- * returns null and takes the parsed path. The result is still scrubbed (encodeFrames).
+ * text is a real one), exactly one "model" key, at the top level before any nested value, no "error",
+ * and "usage" only as null. Anything else returns null and takes the parsed path. The result is still
+ * scrubbed (encodeFrames).
  */
 export function renameModelInChunkText(data: string, modelJson: string, keepNullUsage: boolean): string | null {
   if (data.charCodeAt(0) !== 0x7b || data.charCodeAt(data.length - 1) !== 0x7d || data.includes("\\") || data.includes('"error"')) return null;
   const at = data.indexOf('"model"');
   if (at < 0 || data.indexOf('"model"', at + 7) >= 0) return null;
+  // Top level only: no object or array opens before it (providers send "model" before "choices").
+  const brace = data.indexOf("{", 1);
+  const bracket = data.indexOf("[");
+  if ((brace >= 0 && brace < at) || (bracket >= 0 && bracket < at)) return null;
   MODEL_FIELD.lastIndex = at;
   const field = MODEL_FIELD.exec(data);
   if (!field) return null;
