@@ -5,10 +5,8 @@
 // and TTLB) per repetition and their medians, with the gateway's CPU per request. --env and
 // --node-flag pass settings to our gateway processes (e.g. --node-flag --max-semi-space-size=4); --cpu-prof writes each
 // gateway's CPU profile at this rate into DIR/<target>/ (read it with `bench/profile.ts --read FILE`).
-import { randomBytes } from "node:crypto";
-import pg from "pg";
 import type { OpenLoopJob, OpenLoopResult } from "./load/open-loop.js";
-import { buildGateway, FLOOR_SCRIPT, forkChild, GATEWAY_SCRIPT, isType, MOCK_SCRIPT } from "./lib/bench.js";
+import { buildGateway, createBenchDatabase, dropBenchDatabase, FLOOR_SCRIPT, forkChild, GATEWAY_SCRIPT, isType, MOCK_SCRIPT } from "./lib/bench.js";
 import { requestBody } from "./lib/constants.js";
 import { SERVER_NODE_FLAGS } from "../src/cli/heap.js";
 import { killAll, stopChildrenOnSignals, waitForMessage, type Child } from "./lib/procs.js";
@@ -36,12 +34,6 @@ const profileDir = valueOf("--cpu-prof", "");
 const adminUrl = process.env.BENCH_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const databases: string[] = [];
 
-async function admin(text: string): Promise<void> {
-  const client = new pg.Client({ connectionString: adminUrl });
-  await client.connect();
-  await client.query(text).finally(() => client.end());
-}
-
 interface Target {
   name: string;
   url: string;
@@ -63,12 +55,9 @@ try {
     }
     let databaseUrl = "";
     if (name.startsWith("pg")) {
-      const db = `gw_lat_${randomBytes(5).toString("hex")}`;
-      await admin(`create database ${db}`);
-      databases.push(db);
-      const url = new URL(adminUrl);
-      url.pathname = `/${db}`;
-      databaseUrl = url.toString();
+      const created = await createBenchDatabase(adminUrl, "gw_lat");
+      databases.push(created.name);
+      databaseUrl = created.url;
     }
     const child = forkChild(name, GATEWAY_SCRIPT, {
       execArgv: [...SERVER_NODE_FLAGS, ...nodeFlags, ...(profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}/${name}`] : [])],
@@ -126,6 +115,6 @@ try {
   }
 } finally {
   await killAll();
-  for (const db of databases) await admin(`drop database if exists ${db} with (force)`).catch(() => undefined);
+  for (const db of databases) await dropBenchDatabase(adminUrl, db);
 }
 process.exit(0);

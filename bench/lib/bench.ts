@@ -207,6 +207,19 @@ async function adminQuery(url: string, text: string): Promise<void> {
   }
 }
 
+/** A fresh database for one gateway process, named `<prefix>_<random>`; returns its URL and name. */
+export async function createBenchDatabase(adminUrl: string, prefix: string): Promise<{ url: string; name: string }> {
+  const name = `${prefix}_${randomBytes(5).toString("hex")}`;
+  await adminQuery(adminUrl, `create database ${name}`);
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return { url: url.toString(), name };
+}
+
+export function dropBenchDatabase(adminUrl: string, name: string): Promise<void> {
+  return adminQuery(adminUrl, `drop database if exists ${name} with (force)`).catch(() => undefined);
+}
+
 /** One request through a target; throws with the answer when it is not a proper completion. */
 async function checkAnswers(target: Target): Promise<void> {
   for (const stream of [false, true]) {
@@ -258,12 +271,9 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchResults
       targets.set(name, { name, url: `http://127.0.0.1:${ready.port}/v1/chat/completions`, headers: { "content-type": "application/json", authorization: `Bearer ${ready.apiKey}` }, child });
     };
     const newDatabase = async (): Promise<string> => {
-      const db = `gw_bench_${randomBytes(5).toString("hex")}`;
-      await adminQuery(adminUrl, `create database ${db}`);
-      createdDatabases.push(db);
-      const url = new URL(adminUrl);
-      url.pathname = `/${db}`;
-      return url.toString();
+      const { url, name } = await createBenchDatabase(adminUrl, "gw_bench");
+      createdDatabases.push(name);
+      return url;
     };
 
     log("bench: compiling the gateway (tsc, incremental)");
@@ -481,6 +491,6 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchResults
     };
   } finally {
     await killAll();
-    for (const db of createdDatabases) await adminQuery(adminUrl, `drop database if exists ${db} with (force)`).catch(() => undefined);
+    for (const db of createdDatabases) await dropBenchDatabase(adminUrl, db);
   }
 }
