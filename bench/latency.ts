@@ -5,6 +5,9 @@
 // and TTLB) per repetition and their medians, with the gateway's CPU per request. --env and
 // --node-flag pass settings to our gateway processes (e.g. --node-flag --max-semi-space-size=4); --cpu-prof writes each
 // gateway's CPU profile at this rate into DIR/<target>/ (read it with `bench/profile.ts --read FILE`).
+// Each run also prints the gateway's GC pauses (scavenges and mark-compacts: count, total, longest).
+// BENCH_GATEWAY_STDOUT=1 lets the gateways' stdout through (with --node-flag --trace-gc, say, and
+// --env BENCH_LOG_LEVEL=warn to keep the request lines out).
 import type { OpenLoopJob, OpenLoopResult } from "./load/open-loop.js";
 import { buildGateway, createBenchDatabase, dropBenchDatabase, FLOOR_SCRIPT, forkChild, GATEWAY_SCRIPT, isType, MOCK_SCRIPT } from "./lib/bench.js";
 import { requestBody } from "./lib/constants.js";
@@ -61,6 +64,7 @@ try {
     }
     const child = forkChild(name, GATEWAY_SCRIPT, {
       execArgv: [...SERVER_NODE_FLAGS, ...nodeFlags, ...(profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}/${name}`] : [])],
+      ...(process.env.BENCH_GATEWAY_STDOUT ? { stdout: "inherit" as const } : {}),
       env: { BENCH_MOCK_URL: `http://127.0.0.1:${mockPort}`, BENCH_BILLING: name.endsWith("nobill") ? "off" : "on", DATABASE_URL: databaseUrl, ...extraEnv },
     });
     const ready = await waitForMessage(child, isType<{ type: "ready"; port: number; apiKey: string }>("ready"), 60_000);
@@ -69,15 +73,16 @@ try {
   const loadgen = forkChild("open-loop", new URL("./load/open-loop.ts", import.meta.url).pathname, {});
   await waitForMessage(loadgen, isType<{ type: "ready" }>("ready"), 30_000);
   let id = 0;
-  type Stats = { user: number; system: number; loop?: { p50: number; p99: number; max: number } };
+  type GcPauses = Record<"minor" | "major", { count: number; totalMs: number; maxMs: number }>;
+  type Stats = { user: number; system: number; loop?: { p50: number; p99: number; max: number }; gc?: GcPauses };
   const cpuOf = async (target: Target): Promise<Stats> => {
     if (!target.child) return { user: 0, system: 0 };
-    const answer = waitForMessage(target.child, isType<{ type: "stats"; cpu: { user: number; system: number }; loopDelayMs?: Stats["loop"] }>("stats"), 10_000);
+    const answer = waitForMessage(target.child, isType<{ type: "stats"; cpu: { user: number; system: number }; loopDelayMs?: Stats["loop"]; gcPauses?: GcPauses }>("stats"), 10_000);
     target.child.proc.send({ type: "stats" });
-    const { cpu, loopDelayMs } = await answer;
-    return { ...cpu, ...(loopDelayMs && { loop: loopDelayMs }) };
+    const { cpu, loopDelayMs, gcPauses } = await answer;
+    return { ...cpu, ...(loopDelayMs && { loop: loopDelayMs }), ...(gcPauses && { gc: gcPauses }) };
   };
-  const run = async (target: Target, durationMs: number): Promise<OpenLoopResult & { cpuPerRequest: { user: number; system: number }; loop?: Stats["loop"] }> => {
+  const run = async (target: Target, durationMs: number): Promise<OpenLoopResult & { cpuPerRequest: { user: number; system: number }; loop?: Stats["loop"]; gc?: GcPauses }> => {
     const before = await cpuOf(target);
     if (target.child) {
       const reset = waitForMessage(target.child, isType<{ type: "reset-peak" }>("reset-peak"), 10_000);
@@ -90,28 +95,31 @@ try {
     const result = await answer;
     const after = await cpuOf(target);
     const n = Math.max(1, result.sent);
-    return { ...result, cpuPerRequest: { user: (after.user - before.user) / n, system: (after.system - before.system) / n }, ...(after.loop && { loop: after.loop }) };
+    return { ...result, cpuPerRequest: { user: (after.user - before.user) / n, system: (after.system - before.system) / n }, ...(after.loop && { loop: after.loop }), ...(after.gc && { gc: after.gc }) };
   };
   for (const target of targets) await run(target, 1500); // warm-up
-  const added = new Map<string, { ttfb50: number[]; ttfb99: number[]; ttlb50: number[]; ttlb99: number[] }>();
+  const added = new Map<string, { ttfb50: number[]; ttfb99: number[]; ttlb50: number[]; ttlb99: number[]; cpu: number[] }>();
+  const gcText = (gc: GcPauses | undefined) =>
+    gc ? `, GC pauses minor ${gc.minor.count}×/${gc.minor.totalMs.toFixed(0)} ms total/max ${gc.minor.maxMs.toFixed(1)}, major ${gc.major.count}×/${gc.major.totalMs.toFixed(0)}/${gc.major.maxMs.toFixed(1)}` : "";
   for (let rep = 1; rep <= reps; rep++) {
     const direct = await run(targets[0]!, seconds * 1000);
     process.stdout.write(`rep ${rep} direct: ttfb p50 ${direct.ttfb.p50.toFixed(0)} µs p99 ${direct.ttfb.p99.toFixed(0)} µs, client lag p99 ${direct.lag.p99.toFixed(0)} µs\n`);
     for (const target of targets.slice(1)) {
       const r = await run(target, seconds * 1000);
-      const entry = added.get(target.name) ?? { ttfb50: [], ttfb99: [], ttlb50: [], ttlb99: [] };
+      const entry = added.get(target.name) ?? { ttfb50: [], ttfb99: [], ttlb50: [], ttlb99: [], cpu: [] };
+      entry.cpu.push(r.cpuPerRequest.user + r.cpuPerRequest.system);
       entry.ttfb50.push(r.ttfb.p50 - direct.ttfb.p50);
       entry.ttfb99.push(r.ttfb.p99 - direct.ttfb.p99);
       entry.ttlb50.push(r.ttlb.p50 - direct.ttlb.p50);
       entry.ttlb99.push(r.ttlb.p99 - direct.ttlb.p99);
       added.set(target.name, entry);
       const flags = `${r.overloaded ? " OVERLOADED" : ""}${r.errors + r.non2xx + r.timeouts > 0 ? ` errors ${r.errors}/${r.non2xx}/${r.timeouts}` : ""}`;
-      process.stdout.write(`rep ${rep} ${target.name}: added ttfb p50 ${(r.ttfb.p50 - direct.ttfb.p50).toFixed(0)} µs p99 ${(r.ttfb.p99 - direct.ttfb.p99).toFixed(0)} µs, ttlb p50 ${(r.ttlb.p50 - direct.ttlb.p50).toFixed(0)} µs, gateway CPU µs/request user ${r.cpuPerRequest.user.toFixed(0)} + system ${r.cpuPerRequest.system.toFixed(0)}${r.loop ? `, event-loop delay p50/p99/max ${r.loop.p50.toFixed(2)}/${r.loop.p99.toFixed(2)}/${r.loop.max.toFixed(1)} ms` : ""}${flags}\n`);
+      process.stdout.write(`rep ${rep} ${target.name}: added ttfb p50 ${(r.ttfb.p50 - direct.ttfb.p50).toFixed(0)} µs p99 ${(r.ttfb.p99 - direct.ttfb.p99).toFixed(0)} µs, ttlb p50 ${(r.ttlb.p50 - direct.ttlb.p50).toFixed(0)} µs, gateway CPU µs/request user ${r.cpuPerRequest.user.toFixed(0)} + system ${r.cpuPerRequest.system.toFixed(0)}${r.loop ? `, event-loop delay p50/p99/max ${r.loop.p50.toFixed(2)}/${r.loop.p99.toFixed(2)}/${r.loop.max.toFixed(1)} ms` : ""}${gcText(r.gc)}${flags}\n`);
     }
   }
   process.stdout.write(`\n${mode} at ${rate}/s, medians of ${reps} (added over direct, µs):\n`);
   for (const [name, e] of added) {
-    process.stdout.write(`  ${name.padEnd(14)} ttfb p50 ${median(e.ttfb50).toFixed(0).padStart(6)}  p99 ${median(e.ttfb99).toFixed(0).padStart(6)}   ttlb p50 ${median(e.ttlb50).toFixed(0).padStart(6)}  p99 ${median(e.ttlb99).toFixed(0).padStart(6)}\n`);
+    process.stdout.write(`  ${name.padEnd(14)} ttfb p50 ${median(e.ttfb50).toFixed(0).padStart(6)}  p99 ${median(e.ttfb99).toFixed(0).padStart(6)}   ttlb p50 ${median(e.ttlb50).toFixed(0).padStart(6)}  p99 ${median(e.ttlb99).toFixed(0).padStart(6)}   CPU/request ${median(e.cpu).toFixed(0).padStart(5)}\n`);
   }
 } finally {
   await killAll();

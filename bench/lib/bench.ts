@@ -164,7 +164,7 @@ export function buildGateway(): string | null {
 const LOADGEN_SCRIPT = join(benchDir, "load", "open-loop.ts");
 const PORTKEY_PRELOAD = join(benchDir, "servers", "portkey-preload.mjs");
 
-export function forkChild(name: string, script: string, options: { execArgv?: string[]; args?: string[]; env?: NodeJS.ProcessEnv; stdout?: "ignore" | "pipe" }): Child {
+export function forkChild(name: string, script: string, options: { execArgv?: string[]; args?: string[]; env?: NodeJS.ProcessEnv; stdout?: "ignore" | "pipe" | "inherit" }): Child {
   // fork() gives the IPC channel; adoptChild makes sure the process is killed when the bench ends.
   return registerForked(name, fork(script, options.args ?? [], {
     cwd: repoDir,

@@ -48,6 +48,9 @@ it("finishes a stream in flight after SIGTERM, refuses new connections, exits 0"
     expect(text.trimEnd().endsWith("data: [DONE]")).toBe(true);
     const exit = await gateway.exited(20_000);
     expect(exit.code).toBe(0);
+    // The stream's log line was written last, into the log's buffer: exiting flushed it.
+    const requestId = response.headers.get("x-request-id");
+    expect(gateway.stdout()).toContain(`"request_id":"${requestId}"`);
     const after = await openStore({ databaseUrl: null, sqlitePath: database.sqlitePath, secret: database.env.GATEWAY_SECRET! });
     expect(await after.ledger.count(account.id)).toBe(1);
     await after.close();

@@ -68,6 +68,15 @@ for (const kind of DATABASE_KINDS) {
         for (const id of ids) expect(id).toMatch(/\S{8,}/);
         expect(new Set(ids).size).toBe(3);
         expect(body.request_id).toBe(missing.requestId);
+        // One JSON line per request on stdout, written in blocks: an idle gateway's lines still come
+        // out (the flush timer), without waiting for the block to fill or the process to exit.
+        await waitFor(
+          () => ids.every((id) => gateway.stdout().includes(`"request_id":"${id}"`)),
+          3000,
+          () => `request log lines missing on stdout:\n${gateway.stdout()}`,
+        );
+        const lines = gateway.stdout().trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
+        expect(lines.find((line) => line.request_id === missing.requestId)).toMatchObject({ msg: "request", path: "/no/such/path", status: 404 });
 
         const exit = await stop(gateway);
         expect(exit).toEqual({ code: 0, signal: null });
