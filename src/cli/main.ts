@@ -47,7 +47,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
         return 0;
       case "migrate": {
         const { json } = parseCommand(rest, {}, []);
-        const handle = openDatabase({ databaseUrl: config.databaseUrl, sqlitePath: config.sqlitePath });
+        const handle = await openDatabase({ databaseUrl: config.databaseUrl, sqlitePath: config.sqlitePath });
         try {
           const { applied } = await migrate(handle);
           emit(io, json, { database: handle.description, applied }, () => `${handle.description}: ${applied.length ? `applied ${applied.join(", ")}` : "up to date"}`);

@@ -4,7 +4,7 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import SqliteDatabase from "better-sqlite3";
 import { Kysely, PostgresDialect, SqliteAdapter, SqliteDialect, type DialectAdapter, type SqliteDatabase as KyselySqlite } from "kysely";
-import pg from "pg";
+import type pg from "pg";
 import type { Dialect } from "./dialect.js";
 import { startSqliteCheckpointer } from "./sqlite-checkpointer.js";
 import type { Database } from "./tables.js";
@@ -34,7 +34,7 @@ export interface DatabaseOptions {
   backgroundCheckpoints?: { onError(message: string): void };
 }
 
-export function openDatabase(options: DatabaseOptions): DatabaseHandle {
+export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
   if (options.databaseUrl) return openPostgres(options.databaseUrl, options.poolSize ?? 10);
   return openSqlite(options.sqlitePath, options.backgroundCheckpoints ?? null);
 }
@@ -104,8 +104,10 @@ function openSqlite(path: string, backgroundCheckpoints: DatabaseOptions["backgr
   };
 }
 
-function openPostgres(url: string, max: number): DatabaseHandle {
+async function openPostgres(url: string, max: number): Promise<DatabaseHandle> {
   if (!/^postgres(ql)?:\/\//.test(url)) throw new Error("DATABASE_URL must start with postgres:// or postgresql://");
+  // Loaded only here: a SQLite gateway never needs the driver (~3 MiB of heap for nothing).
+  const { default: pg } = await import("pg");
   const pool = new pg.Pool({
     connectionString: url,
     max,

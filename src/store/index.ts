@@ -62,7 +62,7 @@ export class Store {
 }
 
 export async function openStore(options: DatabaseOptions & { secret: string; migrate?: boolean }): Promise<Store> {
-  const handle = openDatabase(options);
+  const handle = await openDatabase(options);
   try {
     if (options.migrate !== false) await migrate(handle);
   } catch (error) {

@@ -150,7 +150,7 @@ for (const kind of DATABASE_KINDS) {
     it("ledger prune deletes rows older than the cutoff and keeps young ones", async () => {
       const account = await cli.json<AccountJson>(["admin", "accounts", "create", "--email", `ledger-${kind}@example.com`, "--balance", "1"]);
       await cli.json(["admin", "accounts", "credit", account.id, "2"]);
-      const handle = openDatabase({ databaseUrl: cli.database.databaseUrl, sqlitePath: cli.database.sqlitePath });
+      const handle = await openDatabase({ databaseUrl: cli.database.databaseUrl, sqlitePath: cli.database.sqlitePath });
       try {
         const old = BigInt(Date.now() - 400 * DAY_MS);
         await sql`insert into ledger (created_at, account_id, request_id, kind, cost_nano) values (${old}, ${account.id}, ${`req-old-${kind}`}, 'credit', 5)`.execute(handle.db);

@@ -93,12 +93,12 @@ describe("SQLite background checkpoints", () => {
   it("openDatabase with background checkpoints: automatic checkpoints off, worker stopped on close", async () => {
     const path = newPath();
     const errors: string[] = [];
-    const handle = openDatabase({ databaseUrl: null, sqlitePath: path, backgroundCheckpoints: { onError: (m) => errors.push(m) } });
+    const handle = await openDatabase({ databaseUrl: null, sqlitePath: path, backgroundCheckpoints: { onError: (m) => errors.push(m) } });
     const { rows } = await sql<{ wal_autocheckpoint: number | bigint }>`pragma wal_autocheckpoint`.execute(handle.db);
     expect(Number(rows[0]!.wal_autocheckpoint)).toBe(0);
     await handle.close();
     expect(errors).toEqual([]);
-    const plain = openDatabase({ databaseUrl: null, sqlitePath: newPath() });
+    const plain = await openDatabase({ databaseUrl: null, sqlitePath: newPath() });
     const { rows: plainRows } = await sql<{ wal_autocheckpoint: number | bigint }>`pragma wal_autocheckpoint`.execute(plain.db);
     expect(Number(plainRows[0]!.wal_autocheckpoint)).toBe(1000);
     await plain.close();
