@@ -13,8 +13,15 @@
 //   of the batch runs again on its own, in its own transaction (a batch of one), in the same order, so
 //   each gets exactly the answer or error it would have got alone: the failing one its own error (a
 //   settlement answers 502 ledger_write_failed with every counter unchanged), the others commit.
-// - BEGIN or COMMIT fails (SQLITE_BUSY from another process, I/O): the batch is rolled back and every
-//   operation of it fails with that error, nothing changed; SQLITE_BUSY is retried by the caller.
+// - The write lock is taken (by another gateway process, or by the checkpointer's RESTART, see
+//   src/store/sqlite-checkpointer.ts): the batch's BEGIN IMMEDIATE runs with busy_timeout 0, so
+//   SQLite answers SQLITE_BUSY at once instead of sleeping in its busy handler (1, 2, 5, 10… ms with
+//   the whole event loop stopped: every request of the process waited, not only the billing ones).
+//   The batch goes back to the head of the queue and is tried again a timer tick later, operations
+//   arriving meanwhile join it; after busyTimeoutMs (the connection's own busy_timeout, 5 s) of
+//   continuous SQLITE_BUSY every operation of it fails with that error, nothing changed.
+// - BEGIN or COMMIT fails otherwise (I/O): the batch is rolled back and every operation of it fails
+//   with that error, nothing changed.
 // No SAVEPOINT per operation: they were a third of the billing store's time under load. Results are
 // handed out only after COMMIT, so no caller sees a charge that could still be lost.
 // The statements go straight to better-sqlite3 (synchronous), not through Kysely: a batch runs to
@@ -68,16 +75,32 @@ interface Pending {
 const BEGIN = new Statement<never>("begin immediate");
 const COMMIT = new Statement<never>("commit");
 const ROLLBACK = new Statement<never>("rollback");
+const NO_BUSY_WAIT = new Statement<unknown>("pragma busy_timeout = 0");
+
+/** How long after a SQLITE_BUSY the batch's BEGIN is tried again (a timer tick). */
+const BUSY_RETRY_MS = 1;
 
 export class SqliteWriter {
   #queue: Pending[] = [];
   #scheduled = false;
+  /** When the current run of SQLITE_BUSY answers began (performance.now()), undefined when none. */
+  #busySince: number | undefined;
+  readonly #busyTimeoutMs: number;
+  readonly #restoreBusyWait: Statement<unknown>;
 
-  /** `db` is the Kysely instance over `sqlite`: its connection lease keeps other queries out of a batch. */
+  /**
+   * `db` is the Kysely instance over `sqlite`: its connection lease keeps other queries out of a batch.
+   * busyTimeoutMs: how long a batch waits for the write lock; the connection's busy_timeout by default.
+   */
   constructor(
     private readonly db: Kysely<Database>,
     private readonly sqlite: SqlExec,
-  ) {}
+    options: { busyTimeoutMs?: number } = {},
+  ) {
+    const configured = Number(sqlite.pragma("busy_timeout", { simple: true }));
+    this.#busyTimeoutMs = options.busyTimeoutMs ?? configured;
+    this.#restoreBusyWait = new Statement<unknown>(`pragma busy_timeout = ${configured}`);
+  }
 
   /** Runs op atomically in the next batch; resolves after the batch committed. */
   run<T>(op: SqliteOp<T>): Promise<T> {
@@ -96,12 +119,56 @@ export class SqliteWriter {
     this.#queue = [];
     if (batch.length === 0) return;
     const sqlite = this.sqlite;
+    const restoreBusyWait = this.#restoreBusyWait;
     this.db
       .connection()
-      .execute(async () => runBatch(sqlite, batch))
-      .catch((error: unknown) => {
-        for (const item of batch) item.reject(error);
-      });
+      .execute(async () => runBatch(sqlite, batch, restoreBusyWait))
+      .then(
+        (outcome) => {
+          if (outcome === "busy") this.#retryLater(batch);
+          else this.#busySince = undefined;
+        },
+        (error: unknown) => {
+          for (const item of batch) item.reject(error);
+        },
+      );
+  }
+
+  /** The write lock was taken: the batch waits at the head of the queue, the event loop goes on. */
+  #retryLater(batch: Pending[]): void {
+    const now = performance.now();
+    this.#busySince ??= now;
+    if (now - this.#busySince >= this.#busyTimeoutMs) {
+      this.#busySince = undefined;
+      const error = Object.assign(new Error(`database is locked (waited ${this.#busyTimeoutMs} ms for the write lock)`), { code: "SQLITE_BUSY" });
+      for (const item of batch) item.reject(error);
+      return;
+    }
+    this.#queue = batch.concat(this.#queue);
+    if (this.#scheduled) return;
+    this.#scheduled = true;
+    setTimeout(() => this.#flush(), BUSY_RETRY_MS);
+  }
+}
+
+function isBusy(error: unknown): boolean {
+  return String((error as { code?: unknown } | null)?.code ?? "").startsWith("SQLITE_BUSY");
+}
+
+/**
+ * BEGIN IMMEDIATE without waiting in SQLite's busy handler: false when another connection holds the
+ * write lock. The connection's busy_timeout is back in force before anything else runs.
+ */
+function beginWithoutWaiting(exec: SqlExec, restoreBusyWait: Statement<unknown>): boolean {
+  NO_BUSY_WAIT.first(exec, []);
+  try {
+    BEGIN.changes(exec, []);
+    return true;
+  } catch (error) {
+    if (isBusy(error)) return false;
+    throw error;
+  } finally {
+    restoreBusyWait.first(exec, []);
   }
 }
 
@@ -110,11 +177,15 @@ class OperationFailed {
   constructor(readonly error: unknown) {}
 }
 
-function runBatch(exec: SqlExec, batch: Pending[]): void {
-  if (batch.length === 1) return runAlone(exec, batch[0]!);
+/** "busy" when the write lock was taken and nothing ran; otherwise every operation has its answer. */
+function runBatch(exec: SqlExec, batch: Pending[], restoreBusyWait: Statement<unknown>): "busy" | "done" {
+  if (!beginWithoutWaiting(exec, restoreBusyWait)) return "busy";
+  if (batch.length === 1) {
+    runInTransaction(exec, batch[0]!);
+    return "done";
+  }
   const values: unknown[] = [];
   try {
-    BEGIN.changes(exec, []);
     for (const item of batch) {
       try {
         values.push(item.op(exec));
@@ -127,18 +198,30 @@ function runBatch(exec: SqlExec, batch: Pending[]): void {
     rollback(exec);
     if (!(failure instanceof OperationFailed)) {
       for (const item of batch) item.reject(failure);
-      return;
+      return "done";
     }
     for (const item of batch) runAlone(exec, item);
-    return;
+    return "done";
   }
   batch.forEach((item, i) => item.resolve(values[i]));
+  return "done";
 }
 
+/** One operation in its own transaction (after a batch failed; the busy handler may wait here). */
 function runAlone(exec: SqlExec, item: Pending): void {
-  let value: unknown;
   try {
     BEGIN.changes(exec, []);
+  } catch (error) {
+    item.reject(error);
+    return;
+  }
+  runInTransaction(exec, item);
+}
+
+/** The operation and COMMIT inside a transaction that has begun; rolled back when either fails. */
+function runInTransaction(exec: SqlExec, item: Pending): void {
+  let value: unknown;
+  try {
     value = item.op(exec);
     COMMIT.changes(exec, []);
   } catch (error) {

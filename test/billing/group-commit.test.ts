@@ -3,6 +3,7 @@
 // own, so the failing one gets its own error with nothing changed and the others commit. PostgreSQL (src/billing/postgres-batcher.ts): one gw_batch call per batch; when an
 // operation raises, the batch is rolled back and each operation runs again on its own. On both, a
 // batch mixing a refusal, a replay, a failing settlement and successes answers each one as alone.
+import SqliteDatabase from "better-sqlite3";
 import { sql } from "kysely";
 import { describe, expect, it } from "vitest";
 import type { StoreBilling } from "../../src/billing/billing-store.js";
@@ -128,6 +129,55 @@ describe("SQLite group commit", () => {
   let store: Store;
   let billing: StoreBilling;
   useBillingStore("sqlite", (f) => ({ store, billing } = f));
+
+  /** A second connection to the same file holding SQLite's write lock, as another gateway process would. */
+  function takeWriteLock(): SqliteDatabase.Database {
+    const other = new SqliteDatabase(store.handle.sqlite!.name);
+    other.exec("begin immediate");
+    return other;
+  }
+
+  it("waits for another connection's write lock without stopping the event loop, then commits", async () => {
+    const accountId = await makeAccount(store, { balance: USD });
+    const keyId = await makeKey(store, accountId);
+    const before = await counters(store, accountId, keyId);
+    const other = takeWriteLock();
+    let admitted = false;
+    const hold = billing.admit(admission(accountId, keyId)).finally(() => (admitted = true));
+    try {
+      // SQLite's own busy handler would sleep on this thread, and this connection's lock could never
+      // be released: timers, reads and everything else of the process go on instead.
+      const waitStarted = performance.now();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      // Stopped, the loop would only run this timer after the 5 s busy timeout.
+      expect(performance.now() - waitStarted).toBeLessThan(2_500);
+      expect(await store.accounts.get(accountId)).toMatchObject({ id: accountId });
+      expect(admitted).toBe(false);
+      expect(await counters(store, accountId, keyId)).toEqual(before);
+    } finally {
+      other.exec("commit");
+      other.close();
+    }
+    expect(await hold).toMatchObject({ accountId, keyId, amount: DEFAULT_PROJECTION });
+    expect((await counters(store, accountId, keyId)).account.held_nano).toBe(before.account.held_nano + DEFAULT_PROJECTION);
+  });
+
+  it("gives up after the busy timeout with SQLITE_BUSY, having run nothing", async () => {
+    const writer = new SqliteWriter(store.db, store.handle.sqlite!, { busyTimeoutMs: 50 });
+    const other = takeWriteLock();
+    let ran = false;
+    try {
+      const started = performance.now();
+      await expect(writer.run(() => (ran = true))).rejects.toMatchObject({ code: "SQLITE_BUSY" });
+      expect(performance.now() - started).toBeGreaterThanOrEqual(50);
+      expect(ran).toBe(false);
+    } finally {
+      other.exec("rollback");
+      other.close();
+    }
+    // The writer works again once the lock is free.
+    await expect(writer.run(() => "ok")).resolves.toBe("ok");
+  });
 
   it("runs the operations of one turn together; a failing one is rolled back alone", async () => {
     const writer = new SqliteWriter(store.db, store.handle.sqlite!);
