@@ -39,8 +39,9 @@ export async function releaseHoldPostgres(batcher: PostgresBatcher, accountId: s
 
 /**
  * Releases every hold whose expires_at has passed, one short transaction per hold (`releaseOne`) so
- * that the sweep never holds many account locks at once. Uses the holds_expiry index. Returns how many
- * it released.
+ * that the sweep never holds many account locks at once. Scans the holds table, which only has the
+ * holds of requests in flight (no expiry index to keep up on every request: migration 0004). Returns
+ * how many it released.
  */
 export async function releaseExpiredHolds(
   db: Kysely<Database>,

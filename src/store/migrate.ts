@@ -5,6 +5,7 @@ import type { DatabaseHandle } from "./database.js";
 import * as initial from "./migrations/0001-initial.js";
 import * as billingFunctions from "./migrations/0002-billing-functions.js";
 import * as billingBatchState from "./migrations/0003-billing-batch-state.js";
+import * as leanBillingTables from "./migrations/0004-lean-billing-tables.js";
 
 type MigrationModule = { up(db: Kysely<unknown>, dialect: DatabaseHandle["dialect"]): Promise<void> };
 
@@ -12,17 +13,21 @@ const MIGRATIONS: Record<string, MigrationModule> = {
   "0001-initial": initial,
   "0002-billing-functions": billingFunctions,
   "0003-billing-batch-state": billingBatchState,
+  "0004-lean-billing-tables": leanBillingTables,
 };
 
 export interface MigrationReport {
   applied: string[];
 }
 
-/** Several processes starting on one new SQLite file: the losers of the write lock try again. */
-export async function migrate(handle: DatabaseHandle): Promise<MigrationReport> {
+/**
+ * Applies the migrations not yet applied, in order, up to `upTo` (a migration's name) or all of them.
+ * Several processes starting on one new SQLite file: the losers of the write lock try again.
+ */
+export async function migrate(handle: DatabaseHandle, upTo?: string): Promise<MigrationReport> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await migrateOnce(handle);
+      return await migrateOnce(handle, upTo);
     } catch (error) {
       const code = String((error as { code?: unknown }).code ?? "");
       if (handle.dialect !== "sqlite" || !code.startsWith("SQLITE_BUSY") || attempt >= 20) throw error;
@@ -31,13 +36,13 @@ export async function migrate(handle: DatabaseHandle): Promise<MigrationReport> 
   }
 }
 
-async function migrateOnce(handle: DatabaseHandle): Promise<MigrationReport> {
+async function migrateOnce(handle: DatabaseHandle, upTo: string | undefined): Promise<MigrationReport> {
   const migrations: Record<string, Migration> = {};
   for (const [name, module] of Object.entries(MIGRATIONS)) {
     migrations[name] = { up: (db) => module.up(db, handle.dialect) };
   }
   const migrator = new Migrator({ db: handle.db, provider: { getMigrations: async () => migrations } });
-  const { error, results = [] } = await migrator.migrateToLatest();
+  const { error, results = [] } = upTo === undefined ? await migrator.migrateToLatest() : await migrator.migrateTo(upTo);
   if (error) throw error instanceof Error ? error : new Error(String(error));
   return { applied: results.filter((r) => r.status === "Success").map((r) => r.migrationName) };
 }
