@@ -49,14 +49,8 @@ const LOG_FLUSH_INTERVAL_MS = 250;
  * quiet gateway's lines; pino flushes what is left when the process exits.
  */
 export function createLogger(level: string): Logger {
-  const destination = pino.destination({ sync: false, minLength: LOG_BUFFER_BYTES });
-  setInterval(() => {
-    try {
-      destination.flush();
-    } catch {
-      // Destroyed as the process exits: pino's exit handler has written what was left.
-    }
-  }, LOG_FLUSH_INTERVAL_MS).unref();
+  // periodicFlush is sonic-boom's own unref'd timer, cleared when the stream is destroyed at exit.
+  const destination = pino.destination({ sync: false, minLength: LOG_BUFFER_BYTES, periodicFlush: LOG_FLUSH_INTERVAL_MS });
   return pino({ level, base: undefined, timestamp: pino.stdTimeFunctions.isoTime }, destination);
 }
 
