@@ -1,0 +1,78 @@
+// `node --import tsx bench/billing-pair.ts [--pairs 20000] [--database postgres://…]`
+// What the billing store costs per request on its own, without HTTP: sequential admission + settlement
+// pairs for one account and key, each awaited before the next, so every group-commit batch holds one
+// operation (as at 1,000 req/s in the gateway). Prints wall time and this process's CPU (user, system)
+// per pair. SQLite by default (a fresh file with background checkpoints, as `gateway serve` opens it);
+// with --database, a fresh PostgreSQL database created and dropped here.
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { StoreBilling } from "../src/billing/billing-store.js";
+import { loadConfig } from "../src/config/load.js";
+import { newId } from "../src/core/ids.js";
+import { openStore } from "../src/store/index.js";
+import { createBenchDatabase, dropBenchDatabase } from "./lib/bench.js";
+
+const args = process.argv.slice(2);
+const valueOf = (flag: string, fallback: string) => {
+  const i = args.indexOf(flag);
+  return i >= 0 ? args[i + 1]! : fallback;
+};
+const pairs = Number(valueOf("--pairs", "20000"));
+const adminUrl = valueOf("--database", "");
+const WARM_UP_PAIRS = 2000;
+
+const dir = mkdtempSync(join(tmpdir(), "gw-billing-pair-"));
+writeFileSync(
+  join(dir, "gateway.config.yaml"),
+  `
+providers:
+  mockai: { type: openai, base_url: "http://127.0.0.1:9/v1", keys: ["sk-unused"], apis: [chat] }
+models:
+  - id: pair-model
+    kind: chat
+    provider: mockai
+    upstream_model: upstream
+    default_output_tokens: 256
+    pricing: { input_per_mtok: "1.00", cached_input_per_mtok: "0.50", output_per_mtok: "2.00" }
+tiers:
+  standard: { models: [pair-model] }
+server:
+  default_tier: standard
+`,
+);
+const config = loadConfig({ GATEWAY_CONFIG: join(dir, "gateway.config.yaml"), GATEWAY_DATA_DIR: join(dir, "data") }, dir);
+const model = config.models.get("pair-model")!;
+const pgDatabase = adminUrl ? await createBenchDatabase(adminUrl, "gw_billing_pair") : null;
+const databaseUrl = pgDatabase?.url ?? null;
+const store = await openStore({
+  databaseUrl,
+  sqlitePath: join(dir, "gw.db"),
+  secret: "bench-secret-0123456789abcdefghijklmnop",
+  backgroundCheckpoints: { onError: (message) => console.error(`checkpoint failed: ${message}`) },
+});
+try {
+  const billing = new StoreBilling(store.handle);
+  const account = await store.accounts.create({ email: "pair@example.com", tier: "standard", balance: 1_000_000_000_000_000n });
+  const { key } = await store.keys.create({ accountId: account.id });
+  const usage = { inputTokens: 20, cachedInputTokens: 0, outputTokens: 9, reasoningTokens: 0, estimated: false };
+  const onePair = async () => {
+    const hold = await billing.admit({ requestId: newId("req"), accountId: account.id, keyId: key.id, model, route: "chat", projectedInputTokens: 20, projectedOutputTokens: 256 });
+    await billing.settle(hold, usage, "mockai");
+  };
+  for (let i = 0; i < WARM_UP_PAIRS; i++) await onePair();
+  const cpuBefore = process.cpuUsage();
+  const started = process.hrtime.bigint();
+  for (let i = 1; i <= pairs; i++) {
+    await onePair();
+    if (i % 5000 === 0) process.stderr.write(`  ${i}/${pairs} pairs\n`);
+  }
+  const wallUs = Number(process.hrtime.bigint() - started) / 1000;
+  const cpu = process.cpuUsage(cpuBefore);
+  const database = databaseUrl ? "PostgreSQL" : "SQLite";
+  console.log(`${database}, ${pairs} admission+settlement pairs: wall ${(wallUs / pairs).toFixed(1)} µs/pair, CPU user ${(cpu.user / pairs).toFixed(1)} + system ${(cpu.system / pairs).toFixed(1)} µs/pair`);
+} finally {
+  await store.close();
+  if (pgDatabase) await dropBenchDatabase(adminUrl, pgDatabase.name);
+  rmSync(dir, { recursive: true, force: true });
+}
