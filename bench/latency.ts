@@ -11,7 +11,7 @@
 import type { OpenLoopJob, OpenLoopResult } from "./load/open-loop.js";
 import { buildGateway, createBenchDatabase, dropBenchDatabase, FLOOR_SCRIPT, forkChild, GATEWAY_SCRIPT, isType, MOCK_SCRIPT } from "./lib/bench.js";
 import { requestBody } from "./lib/constants.js";
-import { SERVER_NODE_FLAGS } from "../src/cli/heap.js";
+import { SERVER_ENV, SERVER_NODE_FLAGS } from "../src/cli/heap.js";
 import { killAll, stopChildrenOnSignals, waitForMessage, type Child } from "./lib/procs.js";
 import { median } from "./lib/stats.js";
 
@@ -65,7 +65,7 @@ try {
     const child = forkChild(name, GATEWAY_SCRIPT, {
       execArgv: [...SERVER_NODE_FLAGS, ...nodeFlags, ...(profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}/${name}`] : [])],
       ...(process.env.BENCH_GATEWAY_STDOUT ? { stdout: "inherit" as const } : {}),
-      env: { BENCH_MOCK_URL: `http://127.0.0.1:${mockPort}`, BENCH_BILLING: name.endsWith("nobill") ? "off" : "on", DATABASE_URL: databaseUrl, ...extraEnv },
+      env: { ...SERVER_ENV, BENCH_MOCK_URL: `http://127.0.0.1:${mockPort}`, BENCH_BILLING: name.endsWith("nobill") ? "off" : "on", DATABASE_URL: databaseUrl, ...extraEnv },
     });
     const ready = await waitForMessage(child, isType<{ type: "ready"; port: number; apiKey: string }>("ready"), 60_000);
     targets.push({ name, url: `http://127.0.0.1:${ready.port}/v1/chat/completions`, headers: { "content-type": "application/json", authorization: `Bearer ${ready.apiKey}` }, child });

@@ -8,7 +8,7 @@ import { join, resolve } from "node:path";
 import { ensureWrk, runWrk, writeWrkScript } from "./load/wrk.js";
 import { buildGateway, forkChild, GATEWAY_SCRIPT, isType, MOCK_SCRIPT } from "./lib/bench.js";
 import { requestBody } from "./lib/constants.js";
-import { SERVER_NODE_FLAGS } from "../src/cli/heap.js";
+import { SERVER_ENV, SERVER_NODE_FLAGS } from "../src/cli/heap.js";
 import { killAll, stopChild, stopChildrenOnSignals, waitForMessage } from "./lib/procs.js";
 
 stopChildrenOnSignals();
@@ -40,7 +40,7 @@ async function profileUnderLoad(): Promise<void> {
     const mockPort = (await waitForMessage(mock, isType<{ type: "ready"; port: number }>("ready"), 30_000)).port;
     const gateway = forkChild("gateway", GATEWAY_SCRIPT, {
       execArgv: [...SERVER_NODE_FLAGS, "--cpu-prof", `--cpu-prof-dir=${outDir}`],
-      env: { BENCH_MOCK_URL: `http://127.0.0.1:${mockPort}`, BENCH_BILLING: billing, DATABASE_URL: database, BENCH_EXPERIMENT: experiment, BENCH_ALLOC_PROFILE: allocFile },
+      env: { ...SERVER_ENV, BENCH_MOCK_URL: `http://127.0.0.1:${mockPort}`, BENCH_BILLING: billing, DATABASE_URL: database, BENCH_EXPERIMENT: experiment, BENCH_ALLOC_PROFILE: allocFile },
     });
     const ready = await waitForMessage(gateway, isType<{ type: "ready"; port: number; apiKey: string }>("ready"), 60_000);
     const url = `http://127.0.0.1:${ready.port}/v1/chat/completions`;

@@ -11,7 +11,7 @@ import pg from "pg";
 import { request } from "undici";
 import type { OpenLoopJob, OpenLoopResult } from "../load/open-loop.js";
 import { ensureWrk, runWrk, writeWrkScript, type WrkResult } from "../load/wrk.js";
-import { SERVER_NODE_FLAGS } from "../../src/cli/heap.js";
+import { SERVER_ENV, SERVER_NODE_FLAGS } from "../../src/cli/heap.js";
 import { requestBody } from "./constants.js";
 import { adoptChild as registerForked, killAll, sleep, stopChild, waitForMessage, type Child } from "./procs.js";
 import { median, slope } from "./stats.js";
@@ -260,12 +260,12 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchResults
     targets.set("direct", { name: "direct", url: `${mockUrl}/v1/chat/completions`, headers: { "content-type": "application/json", authorization: "Bearer sk-direct-0000000000000000" }, child: null });
 
     const startOurs = async (name: TargetName, billing: boolean, databaseUrl: string | null): Promise<void> => {
-      // The same node flags as `npm start`.
+      // The same node flags and environment as `npm start`.
       const execArgv = ["--expose-gc", ...SERVER_NODE_FLAGS];
       if (options.profileDir && name === "ours-sqlite") execArgv.unshift("--cpu-prof", `--cpu-prof-dir=${options.profileDir}`);
       const child = forkChild(name, GATEWAY_SCRIPT, {
         execArgv,
-        env: { BENCH_MOCK_URL: mockUrl, BENCH_BILLING: billing ? "on" : "off", ...(databaseUrl ? { DATABASE_URL: databaseUrl } : { DATABASE_URL: "" }) },
+        env: { ...SERVER_ENV, BENCH_MOCK_URL: mockUrl, BENCH_BILLING: billing ? "on" : "off", ...(databaseUrl ? { DATABASE_URL: databaseUrl } : { DATABASE_URL: "" }) },
       });
       const ready = await waitForMessage(child, isType<{ type: "ready"; port: number; apiKey: string }>("ready"), 60_000);
       targets.set(name, { name, url: `http://127.0.0.1:${ready.port}/v1/chat/completions`, headers: { "content-type": "application/json", authorization: `Bearer ${ready.apiKey}` }, child });

@@ -10,9 +10,24 @@
 // shared with other processes (the upstream, the load, several gateway processes on one host) those
 // threads compete with the event loop for the cores: at 1,000 req/s on 2 cores the added p99 was
 // 5–7 ms with them and 2.3–2.5 ms without, at the same CPU per request (bench/latency.ts).
+//
+// glibc's allocator, for the native side (sockets, SQLite, zlib, Buffers' backing stores):
+// - MALLOC_ARENA_MAX=2: each thread that allocates (the SQLite checkpointer's worker, the thread
+//   pool) otherwise gets an arena of its own, and memory freed in one stays with it.
+// - MALLOC_MMAP_THRESHOLD_=131072: blocks of 128 KiB and more always get their own mapping, returned
+//   to the system when freed. By default glibc raises this threshold (up to 32 MiB) each time such a
+//   block is freed, after which large blocks come from the arenas and leave holes there that are
+//   never returned. A lower threshold (64 KiB, with a 128 KiB trim threshold) measured up to half
+//   the throughput: not kept.
+// Peak RSS under wrk, same-run A/B (bench/README.md, third round): glibc's defaults 163–175 MiB,
+// two arenas 155–166, both settings 130–158, at the same CPU per request. Other C libraries ignore
+// the variables.
 
 /** Flags that only work on node's command line (fixed when V8 starts). */
 export const SERVER_NODE_FLAGS = ["--max-semi-space-size=4", "--single-threaded-gc"] as const;
+
+/** Environment for node's process; read by the C library as the process starts, so set outside it. */
+export const SERVER_ENV = { MALLOC_ARENA_MAX: "2", MALLOC_MMAP_THRESHOLD_: "131072" } as const;
 
 /** Applied at run time by `serve`, however the process was started. */
 export function tuneHeapForServing(setFlags: (flags: string) => void): void {
