@@ -1,4 +1,4 @@
-// `npm run bench [-- --quick] [-- --no-peer] [-- --no-postgres] [-- --profile DIR] [-- --out DIR]`
+// `npm run bench [-- --quick] [-- --no-peer] [-- --no-postgres] [-- --leak-seconds N] [-- --profile DIR] [-- --out DIR]`
 // Starts and stops every process itself on 127.0.0.1 and writes bench/results/latest.{md,json}.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
@@ -15,18 +15,25 @@ const valueOf = (flag: string) => {
 };
 const outDir = resolve(valueOf("--out") ?? join(dirname(fileURLToPath(import.meta.url)), "results"));
 const profileDir = valueOf("--profile");
+const leakSecondsText = valueOf("--leak-seconds");
+const leakSeconds = leakSecondsText === undefined ? undefined : Number(leakSecondsText);
+if (leakSeconds !== undefined && !(Number.isInteger(leakSeconds) && leakSeconds >= 10 && leakSeconds <= 3600)) {
+  process.stderr.write(`bench: --leak-seconds must be a whole number of seconds from 10 to 3600, got ${leakSecondsText}\n`);
+  process.exit(2);
+}
 const options: BenchOptions = {
   quick: args.includes("--quick"),
   ...(args.includes("--no-peer") && { peer: false }),
   ...(args.includes("--no-postgres") && { postgres: false }),
   ...(profileDir && { profileDir: resolve(profileDir) }),
+  ...(leakSeconds !== undefined && { leakSeconds }),
 };
 
 // A hard ceiling on the whole run, whatever happens (the phases are bounded on their own).
 const ceiling = setTimeout(() => {
   process.stderr.write("bench: time limit reached, stopping\n");
   process.kill(process.pid, "SIGTERM");
-}, (options.quick ? 5 : 15) * 60_000);
+}, (options.quick ? 5 : 15) * 60_000 + (leakSeconds ?? 0) * 1000);
 ceiling.unref();
 
 const started = Date.now();

@@ -42,6 +42,8 @@ export interface BenchOptions {
   postgres?: boolean;
   /** false: skip the peer gateway. Default: on (off for smoke). */
   peer?: boolean;
+  /** Length of the full run's leak check (default 60 s; e.g. 600 for a 10-minute check). */
+  leakSeconds?: number;
   /** Write a --cpu-prof profile of the SQLite billing-on gateway into this directory. */
   profileDir?: string;
   /** Install wrk with apt-get when missing (default true, false for smoke). */
@@ -66,7 +68,8 @@ export interface Plan {
 export function planFor(options: BenchOptions): Plan {
   if (options.smoke) return { kind: "smoke", reps: 1, rates: [100], latencyMs: 1000, latencyWarmupMs: 0, wrkSeconds: 1, wrkConnections: 10, warmupSeconds: 0, leakSeconds: 0, leakRate: 0 };
   if (options.quick) return { kind: "quick", reps: 1, rates: [1000], latencyMs: 1500, latencyWarmupMs: 200, wrkSeconds: 2, wrkConnections: 50, warmupSeconds: 0.5, leakSeconds: 0, leakRate: 0 };
-  return { kind: "full", reps: 3, rates: [500, 1000], latencyMs: 4000, latencyWarmupMs: 500, wrkSeconds: 5, wrkConnections: 50, warmupSeconds: 2, leakSeconds: 60, leakRate: 250 };
+  const leakSeconds = options.leakSeconds ?? 60;
+  return { kind: "full", reps: 3, rates: [500, 1000], latencyMs: 4000, latencyWarmupMs: 500, wrkSeconds: 5, wrkConnections: 50, warmupSeconds: 2, leakSeconds, leakRate: 1000 };
 }
 
 interface ProcStats {
@@ -74,6 +77,7 @@ interface ProcStats {
   rss: number;
   peakRss: number;
   heapUsed: number;
+  memory: NodeJS.MemoryUsage;
 }
 
 interface Target {
@@ -108,9 +112,12 @@ export interface LeakCheck {
   target: TargetName;
   seconds: number;
   rate: number;
-  samples: Array<{ t: number; rss: number; heapUsed: number }>;
+  samples: Array<{ t: number; rss: number; heapUsed: number; heapTotal: number; external: number }>;
   heapAfterGcBefore: number | null;
   heapAfterGcAfter: number | null;
+  /** Memory outside V8's heap (Buffers, ArrayBuffers, native) after a full GC, before and after. */
+  externalAfterGcBefore: number;
+  externalAfterGcAfter: number;
   rssFirstThird: number;
   rssLastThird: number;
   rssSlopeMiBPerMin: number;
@@ -406,22 +413,21 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchResults
       }
     }
 
-    // ---- leak check: RSS over a long fixed-rate run, at a rate the billing-on gateway sustains here --
+    // ---- leak check: RSS, heap and external memory over a long run at the 1,000 req/s of the targets --
     let leak: LeakCheck | null = null;
     if (plan.leakSeconds > 0) {
       const target = targets.get("ours-sqlite")!;
       const child = target.child!;
       log(`bench: leak check, ${plan.leakSeconds}s at ${plan.leakRate}/s buffered+stream alternating on ours-sqlite`);
-      const gcBefore = await ask<{ type: string; rss: number }>(child, "gc");
-      const heapBefore = (await ask<ProcStats & { type: string }>(child, "stats")).heapUsed;
-      void gcBefore;
+      await ask(child, "gc");
+      const before = await ask<ProcStats & { type: string }>(child, "stats");
       const samples: LeakCheck["samples"] = [];
       const t0 = Date.now();
       let sampling = true;
       const sampler = (async () => {
         for (let i = 0; sampling && i < plan.leakSeconds * 2 + 60; i++) {
           const s = await ask<ProcStats & { type: string }>(child, "stats");
-          samples.push({ t: (Date.now() - t0) / 1000, rss: s.rss, heapUsed: s.heapUsed });
+          samples.push({ t: (Date.now() - t0) / 1000, rss: s.rss, heapUsed: s.heapUsed, heapTotal: s.memory.heapTotal, external: s.memory.external });
           await sleep(1000);
         }
       })();
@@ -434,7 +440,7 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchResults
       sampling = false;
       await sampler;
       await ask(child, "gc");
-      const heapAfter = (await ask<ProcStats & { type: string }>(child, "stats")).heapUsed;
+      const after = await ask<ProcStats & { type: string }>(child, "stats");
       const third = Math.max(1, Math.floor(samples.length / 3));
       const rssFirstThird = median(samples.slice(0, third).map((s) => s.rss));
       const rssLastThird = median(samples.slice(-third).map((s) => s.rss));
@@ -444,8 +450,10 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchResults
         seconds: plan.leakSeconds,
         rate: plan.leakRate,
         samples,
-        heapAfterGcBefore: heapBefore,
-        heapAfterGcAfter: heapAfter,
+        heapAfterGcBefore: before.heapUsed,
+        heapAfterGcAfter: after.heapUsed,
+        externalAfterGcBefore: before.memory.external,
+        externalAfterGcAfter: after.memory.external,
         rssFirstThird,
         rssLastThird,
         rssSlopeMiBPerMin: (slope(half.map((s) => s.t), half.map((s) => s.rss)) * 60) / 2 ** 20,

@@ -51,7 +51,7 @@ export interface Summary {
   throughput: ThroughputRow[];
   ratios: Record<string, number | null>;
   memory: Array<{ target: TargetName; idleMiB: number | null; peakMiB: number | null; endIdleMiB: number | null }>;
-  leak: null | { seconds: number; rssFirstThirdMiB: number; rssLastThirdMiB: number; growthMiB: number; slopeMiBPerMin: number; heapAfterGcBeforeMiB: number | null; heapAfterGcAfterMiB: number | null };
+  leak: null | { seconds: number; rssFirstThirdMiB: number; rssLastThirdMiB: number; growthMiB: number; slopeMiBPerMin: number; heapAfterGcBeforeMiB: number | null; heapAfterGcAfterMiB: number | null; externalAfterGcBeforeMiB: number; externalAfterGcAfterMiB: number };
   verdicts: TargetVerdict[];
 }
 
@@ -147,6 +147,8 @@ export function summarizeResults(r: BenchResults): Summary {
         slopeMiBPerMin: r.leak.rssSlopeMiBPerMin,
         heapAfterGcBeforeMiB: mib(r.leak.heapAfterGcBefore),
         heapAfterGcAfterMiB: mib(r.leak.heapAfterGcAfter),
+        externalAfterGcBeforeMiB: r.leak.externalAfterGcBefore / MiB,
+        externalAfterGcAfterMiB: r.leak.externalAfterGcAfter / MiB,
       }
     : null;
 
@@ -177,11 +179,16 @@ export function summarizeResults(r: BenchResults): Summary {
   const oursPeak = maxOf(memory.filter((m) => m.target.startsWith("ours")).map((m) => m.peakMiB));
   judge("Resident memory under load (peak of every run of our gateway)", "≤ 150 MiB", oursPeak, (v) => v <= 150, (v) => `${v.toFixed(1)} MiB`);
   judge(
-    "No RSS growth over a 60 s run (last third vs first third)",
-    "no growth (≤ 5 MiB, heap after GC ≤ +2 MiB)",
+    `No RSS growth over a ${leak?.seconds ?? 60} s run (last third vs first third)`,
+    "no growth (≤ 5 MiB; heap and external memory after GC each ≤ +2 MiB)",
     leak ? leak.growthMiB : null,
-    (v) => v <= 5 && (leak!.heapAfterGcAfterMiB ?? 0) - (leak!.heapAfterGcBeforeMiB ?? 0) <= 2,
-    (v) => `${v >= 0 ? "+" : ""}${v.toFixed(1)} MiB RSS; heap after GC ${leak!.heapAfterGcBeforeMiB?.toFixed(1)} → ${leak!.heapAfterGcAfterMiB?.toFixed(1)} MiB`,
+    (v) =>
+      v <= 5 &&
+      (leak!.heapAfterGcAfterMiB ?? 0) - (leak!.heapAfterGcBeforeMiB ?? 0) <= 2 &&
+      leak!.externalAfterGcAfterMiB - leak!.externalAfterGcBeforeMiB <= 2,
+    (v) =>
+      `${v >= 0 ? "+" : ""}${v.toFixed(1)} MiB RSS; after GC heap ${leak!.heapAfterGcBeforeMiB?.toFixed(1)} → ${leak!.heapAfterGcAfterMiB?.toFixed(1)} MiB, ` +
+      `external ${leak!.externalAfterGcBeforeMiB.toFixed(1)} → ${leak!.externalAfterGcAfterMiB.toFixed(1)} MiB`,
     leak ? undefined : "only in the full run",
   );
   judge("PostgreSQL throughput / SQLite throughput (billing on)", "≥ 0.5×", ratios["PostgreSQL/SQLite (billing on)"] ?? null, (v) => v >= 0.5, x);
@@ -248,7 +255,9 @@ export function renderMarkdown(r: BenchResults, s: Summary): string {
       `## Leak check (${s.leak.seconds} s at ${r.leak!.rate} req/s, buffered and streaming alternating, ours on SQLite)`,
       "",
       `RSS median of the first third ${s.leak.rssFirstThirdMiB.toFixed(1)} MiB, of the last third ${s.leak.rssLastThirdMiB.toFixed(1)} MiB (growth ${s.leak.growthMiB.toFixed(1)} MiB); slope over the second half ${s.leak.slopeMiBPerMin.toFixed(2)} MiB/min. ` +
-        `Heap used after a full GC: ${f1(s.leak.heapAfterGcBeforeMiB)} MiB before, ${f1(s.leak.heapAfterGcAfterMiB)} MiB after.`,
+        `Heap used after a full GC: ${f1(s.leak.heapAfterGcBeforeMiB)} MiB before, ${f1(s.leak.heapAfterGcAfterMiB)} MiB after; ` +
+        `external memory (Buffers, native) after a full GC: ${s.leak.externalAfterGcBeforeMiB.toFixed(1)} MiB before, ${s.leak.externalAfterGcAfterMiB.toFixed(1)} MiB after. ` +
+        `Every second's RSS, heap and external memory are in latest.json (leak.samples).`,
       "",
     );
   }
