@@ -76,7 +76,6 @@ interface ProcStats {
   cpu: { user: number; system: number };
   rss: number;
   peakRss: number;
-  heapUsed: number;
   memory: NodeJS.MemoryUsage;
 }
 
@@ -427,7 +426,7 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchResults
       const sampler = (async () => {
         for (let i = 0; sampling && i < plan.leakSeconds * 2 + 60; i++) {
           const s = await ask<ProcStats & { type: string }>(child, "stats");
-          samples.push({ t: (Date.now() - t0) / 1000, rss: s.rss, heapUsed: s.heapUsed, heapTotal: s.memory.heapTotal, external: s.memory.external });
+          samples.push({ t: (Date.now() - t0) / 1000, rss: s.rss, heapUsed: s.memory.heapUsed, heapTotal: s.memory.heapTotal, external: s.memory.external });
           await sleep(1000);
         }
       })();
@@ -450,8 +449,8 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchResults
         seconds: plan.leakSeconds,
         rate: plan.leakRate,
         samples,
-        heapAfterGcBefore: before.heapUsed,
-        heapAfterGcAfter: after.heapUsed,
+        heapAfterGcBefore: before.memory.heapUsed,
+        heapAfterGcAfter: after.memory.heapUsed,
         externalAfterGcBefore: before.memory.external,
         externalAfterGcAfter: after.memory.external,
         rssFirstThird,

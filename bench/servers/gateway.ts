@@ -137,15 +137,14 @@ new PerformanceObserver((list) => {
 process.on("message", (message: unknown) => {
   const type = (message as { type?: string }).type;
   if (type === "stats") {
-    const rss = process.memoryUsage.rss();
-    if (rss > peakRss) peakRss = rss;
+    const memory = process.memoryUsage();
+    if (memory.rss > peakRss) peakRss = memory.rss;
     process.send?.({
       type: "stats",
       cpu: process.cpuUsage(),
-      rss,
+      rss: memory.rss,
       peakRss,
-      heapUsed: process.memoryUsage().heapUsed,
-      memory: process.memoryUsage(),
+      memory,
       loopDelayMs: { p50: loopDelay.percentile(50) / 1e6, p99: loopDelay.percentile(99) / 1e6, max: loopDelay.max / 1e6 },
       gcPauses,
     });

@@ -35,9 +35,9 @@ let peakRss = process.memoryUsage.rss();
 setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage.rss())), 50).unref();
 process.on("message", (message: unknown) => {
   const type = (message as { type?: string }).type;
-  const rss = process.memoryUsage.rss();
-  if (type === "stats") process.send?.({ type: "stats", cpu: process.cpuUsage(), rss, peakRss: (peakRss = Math.max(peakRss, rss)), heapUsed: process.memoryUsage().heapUsed });
-  else if (type === "reset-peak") process.send?.({ type: "reset-peak", rss: (peakRss = rss) });
+  const memory = process.memoryUsage();
+  if (type === "stats") process.send?.({ type: "stats", cpu: process.cpuUsage(), rss: memory.rss, peakRss: (peakRss = Math.max(peakRss, memory.rss)), memory });
+  else if (type === "reset-peak") process.send?.({ type: "reset-peak", rss: (peakRss = memory.rss) });
 });
 const stop = () => process.exit(0);
 process.on("SIGTERM", stop);

@@ -28,9 +28,9 @@ setInterval(() => {
 process.on("message", (message) => {
   const type = message && message.type;
   if (type === "stats") {
-    const rss = process.memoryUsage.rss();
-    if (rss > peakRss) peakRss = rss;
-    process.send?.({ type: "stats", cpu: process.cpuUsage(), rss, peakRss, heapUsed: process.memoryUsage().heapUsed });
+    const memory = process.memoryUsage();
+    if (memory.rss > peakRss) peakRss = memory.rss;
+    process.send?.({ type: "stats", cpu: process.cpuUsage(), rss: memory.rss, peakRss, memory });
   } else if (type === "reset-peak") {
     peakRss = process.memoryUsage.rss();
     process.send?.({ type: "reset-peak", rss: peakRss });

@@ -17,8 +17,8 @@
 // - MALLOC_MMAP_THRESHOLD_=131072: blocks of 128 KiB and more always get their own mapping, returned
 //   to the system when freed. By default glibc raises this threshold (up to 32 MiB) each time such a
 //   block is freed, after which large blocks come from the arenas, where freed space goes back to
-//   the system only from the top of an arena. A lower threshold (64 KiB, with a 128 KiB trim threshold) measured up to half
-//   the throughput: not kept.
+//   the system only from the top of an arena. A lower threshold (64 KiB, with a 128 KiB trim
+//   threshold) measured up to half the throughput: not kept.
 // Peak RSS under wrk, same-run A/B (bench/README.md, third round): glibc's defaults 163–175 MiB,
 // two arenas 155–166, both settings 130–158, at the same CPU per request. Other C libraries ignore
 // the variables.
