@@ -112,8 +112,8 @@ export interface LeakCheck {
   seconds: number;
   rate: number;
   samples: Array<{ t: number; rss: number; heapUsed: number; heapTotal: number; external: number }>;
-  heapAfterGcBefore: number | null;
-  heapAfterGcAfter: number | null;
+  heapAfterGcBefore: number;
+  heapAfterGcAfter: number;
   /** Memory outside V8's heap (Buffers, ArrayBuffers, native) after a full GC, before and after. */
   externalAfterGcBefore: number;
   externalAfterGcAfter: number;

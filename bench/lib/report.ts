@@ -51,7 +51,7 @@ export interface Summary {
   throughput: ThroughputRow[];
   ratios: Record<string, number | null>;
   memory: Array<{ target: TargetName; idleMiB: number | null; peakMiB: number | null; endIdleMiB: number | null }>;
-  leak: null | { seconds: number; rssFirstThirdMiB: number; rssLastThirdMiB: number; growthMiB: number; slopeMiBPerMin: number; heapAfterGcBeforeMiB: number | null; heapAfterGcAfterMiB: number | null; externalAfterGcBeforeMiB: number; externalAfterGcAfterMiB: number };
+  leak: null | { seconds: number; rssFirstThirdMiB: number; rssLastThirdMiB: number; growthMiB: number; slopeMiBPerMin: number; heapAfterGcBeforeMiB: number; heapAfterGcAfterMiB: number; externalAfterGcBeforeMiB: number; externalAfterGcAfterMiB: number };
   verdicts: TargetVerdict[];
 }
 
@@ -145,8 +145,8 @@ export function summarizeResults(r: BenchResults): Summary {
         rssLastThirdMiB: r.leak.rssLastThird / MiB,
         growthMiB: (r.leak.rssLastThird - r.leak.rssFirstThird) / MiB,
         slopeMiBPerMin: r.leak.rssSlopeMiBPerMin,
-        heapAfterGcBeforeMiB: mib(r.leak.heapAfterGcBefore),
-        heapAfterGcAfterMiB: mib(r.leak.heapAfterGcAfter),
+        heapAfterGcBeforeMiB: r.leak.heapAfterGcBefore / MiB,
+        heapAfterGcAfterMiB: r.leak.heapAfterGcAfter / MiB,
         externalAfterGcBeforeMiB: r.leak.externalAfterGcBefore / MiB,
         externalAfterGcAfterMiB: r.leak.externalAfterGcAfter / MiB,
       }
@@ -184,10 +184,10 @@ export function summarizeResults(r: BenchResults): Summary {
     leak ? leak.growthMiB : null,
     (v) =>
       v <= 5 &&
-      (leak!.heapAfterGcAfterMiB ?? 0) - (leak!.heapAfterGcBeforeMiB ?? 0) <= 2 &&
+      leak!.heapAfterGcAfterMiB - leak!.heapAfterGcBeforeMiB <= 2 &&
       leak!.externalAfterGcAfterMiB - leak!.externalAfterGcBeforeMiB <= 2,
     (v) =>
-      `${v >= 0 ? "+" : ""}${v.toFixed(1)} MiB RSS; after GC heap ${leak!.heapAfterGcBeforeMiB?.toFixed(1)} → ${leak!.heapAfterGcAfterMiB?.toFixed(1)} MiB, ` +
+      `${v >= 0 ? "+" : ""}${v.toFixed(1)} MiB RSS; after GC heap ${leak!.heapAfterGcBeforeMiB.toFixed(1)} → ${leak!.heapAfterGcAfterMiB.toFixed(1)} MiB, ` +
       `external ${leak!.externalAfterGcBeforeMiB.toFixed(1)} → ${leak!.externalAfterGcAfterMiB.toFixed(1)} MiB`,
     leak ? undefined : "only in the full run",
   );
@@ -255,7 +255,7 @@ export function renderMarkdown(r: BenchResults, s: Summary): string {
       `## Leak check (${s.leak.seconds} s at ${r.leak!.rate} req/s, buffered and streaming alternating, ours on SQLite)`,
       "",
       `RSS median of the first third ${s.leak.rssFirstThirdMiB.toFixed(1)} MiB, of the last third ${s.leak.rssLastThirdMiB.toFixed(1)} MiB (growth ${s.leak.growthMiB.toFixed(1)} MiB); slope over the second half ${s.leak.slopeMiBPerMin.toFixed(2)} MiB/min. ` +
-        `Heap used after a full GC: ${f1(s.leak.heapAfterGcBeforeMiB)} MiB before, ${f1(s.leak.heapAfterGcAfterMiB)} MiB after; ` +
+        `Heap used after a full GC: ${s.leak.heapAfterGcBeforeMiB.toFixed(1)} MiB before, ${s.leak.heapAfterGcAfterMiB.toFixed(1)} MiB after; ` +
         `external memory (Buffers, native) after a full GC: ${s.leak.externalAfterGcBeforeMiB.toFixed(1)} MiB before, ${s.leak.externalAfterGcAfterMiB.toFixed(1)} MiB after. ` +
         `Every second's RSS, heap and external memory are in latest.json (leak.samples).`,
       "",
