@@ -6,6 +6,7 @@ import { StoreBilling } from "./billing/billing-store.js";
 import type { GatewayConfig } from "./config/load.js";
 import { registerDashboardRoutes } from "./dashboard/index.js";
 import { resolveServerSecret } from "./config/server-secret.js";
+import { BlockLogDestination } from "./core/log-destination.js";
 import { registerAccountRoutes } from "./http/routes/account.js";
 import { registerGatewayRoutes } from "./http/routes/gateway.js";
 import { registerHealthRoutes } from "./http/routes/health.js";
@@ -38,24 +39,18 @@ export interface App {
 
 const ROUTES: readonly RouteRegistrar[] = [registerHealthRoutes, registerModelRoutes, registerAccountRoutes, registerGatewayRoutes, registerMediaRoutes, registerDashboardRoutes];
 
-/** Log lines wait in memory until this many bytes or LOG_FLUSH_INTERVAL_MS, whichever comes first. */
-const LOG_BUFFER_BYTES = 4096;
-const LOG_FLUSH_INTERVAL_MS = 250;
-
 /**
- * One JSON line per request to stdout, written in blocks: a write per line cost a thread-pool
- * round trip and a wake-up of the event loop per request (~50 µs of CPU per request at 1,000 req/s,
- * and a thread competing with the event loop for the cores; bench/README.md). A timer flushes a
- * quiet gateway's lines; pino flushes what is left when the process exits.
+ * One JSON line per request, written to stdout in blocks (core/log-destination.ts): a write per
+ * line cost a thread-pool round trip and a wake-up of the event loop per request (~50 µs of CPU per
+ * request at 1,000 req/s, and a thread competing with the event loop for the cores; bench/README.md).
  */
-export function createLogger(level: string): Logger {
-  // periodicFlush is sonic-boom's own unref'd timer, cleared when the stream is destroyed at exit.
-  const destination = pino.destination({ sync: false, minLength: LOG_BUFFER_BYTES, periodicFlush: LOG_FLUSH_INTERVAL_MS });
+export function createLogger(level: string, destination: BlockLogDestination): Logger {
   return pino({ level, base: undefined, timestamp: pino.stdTimeFunctions.isoTime }, destination);
 }
 
 export async function createApp(config: GatewayConfig, options: { logger?: Logger } = {}): Promise<App> {
-  const logger = options.logger ?? createLogger(config.logLevel);
+  const logDestination = options.logger ? null : new BlockLogDestination(process.stdout.fd);
+  const logger = options.logger ?? createLogger(config.logLevel, logDestination!);
   const store = await openStore({
     databaseUrl: config.databaseUrl,
     sqlitePath: config.sqlitePath,
@@ -93,6 +88,7 @@ export async function createApp(config: GatewayConfig, options: { logger?: Logge
       authCache.stop();
       await billing.stopSweeper();
       await store.close();
+      logDestination?.close();
     },
   };
 }
