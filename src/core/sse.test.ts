@@ -121,6 +121,21 @@ describe("SseParser", () => {
     expect(parser.push(utf8.encode("\n\n"))).toEqual([{ data: "abc" }]);
   });
 
+  it("does not keep a reference to the caller's Buffer either", () => {
+    const parser = new SseParser();
+    const buffer = Buffer.from("data: abc");
+    parser.push(buffer);
+    buffer.fill(0x78);
+    expect(parser.push(Buffer.from("\n\n"))).toEqual([{ data: "abc" }]);
+  });
+
+  it("decodes invalid UTF-8 as the WHATWG decoder does (U+FFFD per maximal subpart)", () => {
+    const value = [0x61, 0xff, 0xc3, 0x28, 0xe2, 0x82, 0x62, 0xf0, 0x9f, 0x98, 0x63, 0xed, 0xa0, 0x80, 0xef, 0xbb, 0xbf];
+    const line = Buffer.concat([Buffer.from("data: "), Buffer.from(value), Buffer.from("\n\n")]);
+    const expected = new TextDecoder("utf-8", { ignoreBOM: true }).decode(new Uint8Array(value));
+    expect(parseAll([line])).toEqual([{ data: expected }]);
+  });
+
   it("accepts Node Buffers", () => {
     expect(parseAll([Buffer.from("event: e\ndata: 1\n\n")])).toEqual([{ event: "e", data: "1" }]);
   });

@@ -30,10 +30,15 @@ const CR = 0x0d;
 const COLON = 0x3a;
 const SPACE = 0x20;
 
-// ignoreBOM: a BOM is stripped once at stream start by hand; a U+FEFF later in a line is data.
-// Each decode() call gets one whole line, and lines never split a UTF-8 sequence (CR/LF are ASCII),
-// so a single stateless decoder is safe to share.
-const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
+/**
+ * A line's field value as text. Buffer's own UTF-8 slice, not a TextDecoder over a subarray: no view
+ * object per line. Invalid sequences become U+FFFD, as with TextDecoder; a U+FEFF is kept as data (the
+ * stream's leading BOM is stripped by hand). Each call gets one whole line, and lines never split a
+ * UTF-8 sequence (CR/LF are ASCII).
+ */
+function decodeUtf8(bytes: Buffer, start: number, end: number): string {
+  return start < end ? bytes.toString("utf8", start, end) : "";
+}
 
 /**
  * Feed network chunks with push(); it returns the events completed by that chunk.
@@ -43,7 +48,7 @@ const decoder = new TextDecoder("utf-8", { ignoreBOM: true });
  */
 export class SseParser {
   private readonly maxEventBytes: number;
-  private partial: Uint8Array[] = [];
+  private partial: Buffer[] = [];
   private partialBytes = 0;
   private skipLf = false;
   private atStreamStart = true;
@@ -57,8 +62,10 @@ export class SseParser {
     this.maxEventBytes = options.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES;
   }
 
-  push(chunk: Uint8Array): SseEvent[] {
+  push(input: Uint8Array): SseEvent[] {
     if (this.failure) throw this.failure;
+    // Network chunks are Buffers already; anything else is viewed as one (no copy).
+    const chunk = Buffer.isBuffer(input) ? input : Buffer.from(input.buffer, input.byteOffset, input.byteLength);
     const out: SseEvent[] = [];
     const len = chunk.length;
     let pos = 0;
@@ -90,7 +97,7 @@ export class SseParser {
     }
     if (pos < len) {
       // Copy: the caller may reuse its buffer after push() returns.
-      this.partial.push(chunk.slice(pos));
+      this.partial.push(Buffer.copyBytesFrom(chunk, pos));
       this.partialBytes += len - pos;
       this.guard(this.eventBytes + this.partialBytes);
     }
@@ -111,7 +118,7 @@ export class SseParser {
     return [];
   }
 
-  private completeLine(chunk: Uint8Array, start: number, end: number, out: SseEvent[]): void {
+  private completeLine(chunk: Buffer, start: number, end: number, out: SseEvent[]): void {
     let bytes = chunk;
     let s = start;
     let e = end;
@@ -139,11 +146,11 @@ export class SseParser {
     if (valueStart < e && bytes[valueStart] === SPACE) valueStart++;
     const nameLength = colon - s;
     if (nameLength === 4 && isName(bytes, s, DATA)) {
-      this.data.push(valueStart < e ? decoder.decode(bytes.subarray(valueStart, e)) : "");
+      this.data.push(decodeUtf8(bytes, valueStart, e));
     } else if (nameLength === 5 && isName(bytes, s, EVENT)) {
-      this.eventType = valueStart < e ? decoder.decode(bytes.subarray(valueStart, e)) : "";
+      this.eventType = decodeUtf8(bytes, valueStart, e);
     } else if (nameLength === 2 && isName(bytes, s, ID)) {
-      const value = valueStart < e ? decoder.decode(bytes.subarray(valueStart, e)) : "";
+      const value = decodeUtf8(bytes, valueStart, e);
       if (!value.includes("\0")) this.id = value; // WHATWG: an id containing NULL is ignored
     }
     // `retry` and unknown fields are ignored: the gateway never reconnects on the client's behalf.
@@ -185,8 +192,8 @@ function isName(bytes: Uint8Array, at: number, name: readonly number[]): boolean
   return true;
 }
 
-function joinPieces(pieces: readonly Uint8Array[], piecesBytes: number, tail: Uint8Array): Uint8Array {
-  const joined = new Uint8Array(piecesBytes + tail.length);
+function joinPieces(pieces: readonly Buffer[], piecesBytes: number, tail: Buffer): Buffer {
+  const joined = Buffer.allocUnsafe(piecesBytes + tail.length);
   let offset = 0;
   for (const piece of pieces) {
     joined.set(piece, offset);
