@@ -60,9 +60,8 @@ describe("BlockLogDestination", () => {
 
   it("counts the lines of a block that could not be written as dropped, without throwing", async () => {
     const readOnly = openSync(file, "r");
+    const log = new BlockLogDestination(readOnly, { blockBytes: 1 << 20, flushIntervalMs: 60_000 });
     try {
-      const log = new BlockLogDestination(readOnly, { blockBytes: 1 << 20, flushIntervalMs: 60_000 });
-      open.push(log);
       log.write(line(1));
       log.write(line(2));
       const error = await new Promise<Error | undefined>((resolve) => log.flush(resolve));
@@ -73,6 +72,7 @@ describe("BlockLogDestination", () => {
       await new Promise((resolve) => log.flush(resolve));
       expect(log.droppedLines).toBe(3);
     } finally {
+      log.close(); // before its descriptor is closed and its number can be reused
       closeSync(readOnly);
     }
   });
@@ -84,10 +84,10 @@ describe("BlockLogDestination", () => {
     reader.stdout.setEncoding("utf8").on("data", (text: string) => (received += text));
     const pipeFd = (reader.stdin as unknown as { _handle: { fd: number } })._handle.fd;
     const log = new BlockLogDestination(pipeFd, { blockBytes: 64 * 1024, flushIntervalMs: 60_000, retryDelayMs: 5 });
-    open.push(log);
     const lines = Array.from({ length: 20_000 }, (_, i) => line(i)); // ~700 KiB
     for (const text of lines) log.write(text);
     await flushed(log);
+    log.close(); // before the pipe's descriptor is closed and its number can be reused
     reader.stdin.end();
     await new Promise((resolve) => reader.on("close", resolve));
     expect(received).toBe(lines.join(""));
