@@ -179,6 +179,30 @@ describe("SQLite group commit", () => {
     await expect(writer.run(() => "ok")).resolves.toBe("ok");
   });
 
+  it("a batch waits for a Kysely transaction open on the same connection and runs after its COMMIT", async () => {
+    const writer = new SqliteWriter(store.db, store.handle.sqlite!);
+    const accountId = await makeAccount(store, { balance: USD });
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let transactionStarted!: () => void;
+    const started = new Promise<void>((resolve) => (transactionStarted = resolve));
+    const transaction = store.db.transaction().execute(async (trx) => {
+      await trx.updateTable("accounts").set({ tier: "in-transaction" }).where("id", "=", accountId).execute();
+      transactionStarted();
+      await released; // the transaction spans awaits, as the stores' transactions do
+      await trx.updateTable("accounts").set({ tier: "committed" }).where("id", "=", accountId).execute();
+    });
+    await started;
+    let seen: string | undefined;
+    const op = writer.run((exec) => (seen = new Statement<{ tier: string }>("select tier from accounts where id = ?").rows(exec, [accountId])[0]?.tier));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    // Run now, the batch's BEGIN would fail inside the open transaction, or its writes would join it.
+    expect(seen).toBeUndefined();
+    release();
+    await transaction;
+    await expect(op).resolves.toBe("committed");
+  });
+
   it("runs the operations of one turn together; a failing one is rolled back alone", async () => {
     const writer = new SqliteWriter(store.db, store.handle.sqlite!);
     const accountId = await makeAccount(store, { balance: USD });
