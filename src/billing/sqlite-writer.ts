@@ -130,8 +130,7 @@ export class SqliteWriter {
       for (const item of batch) item.reject(error);
     };
     if (!sqlite.inTransaction) {
-      // No Kysely transaction is open on the connection, and a batch runs synchronously from BEGIN
-      // to COMMIT, so no other query can come between its statements: the lease is not needed.
+      // No lease needed (see the header): nothing can come between the statements of this batch.
       let outcome: "busy" | "done";
       try {
         outcome = runBatch(sqlite, batch, restoreBusyWait);

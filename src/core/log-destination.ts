@@ -15,7 +15,8 @@
 //   that fails to write (ENOSPC, EIO) is counted the same way; after EPIPE nobody reads any more and
 //   every later line is discarded.
 // - At process exit, whatever waits is written synchronously (process 'exit' hook). A block whose
-//   asynchronous write is still in flight at that moment is not written again (as with sonic-boom).
+//   asynchronous write is still in flight at that moment is not written again, and may land after
+//   the lines written at exit or not at all (as with sonic-boom).
 import { write as writeAsync, writeSync } from "node:fs";
 
 export interface BlockLogDestinationOptions {
