@@ -1,12 +1,12 @@
 // Settlement on SQLite: the steps of settlement.ts as precompiled SQL, run as one operation of the write
-// batcher (sqlite-writer.ts). Five statements; the ledger row comes right after the hold, so that a
+// batcher (sqlite-writer.ts). Six statements; the ledger row comes right after the hold, so that a
 // replay is answered before anything else is written:
 //   1. delete the hold, returning its reservation (nothing when the sweeper already released it);
 //   2. the ledger row, INSERT … SELECT … FROM accounts … ON CONFLICT (request_id) DO NOTHING: the
 //      shortfall note is computed from the balance in the same statement (SQLite holds the batch's write
 //      lock from BEGIN IMMEDIATE, so the balance cannot change before step 3);
 //   3. accounts: balance -= min(balance, cost) (clamped at 0: the over-balance policy), total_spent +=
-//      cost, held -= reservation;  4. keys (exhaustion at a cap);  5. monthly_usage upsert.
+//      cost, held -= reservation;  4. keys, then 5. their exhaustion at a cap;  6. monthly_usage upsert.
 // A replay (the ledger row exists) is answered as a value, AlreadySettled returned and not thrown, when
 // it wrote nothing; when step 1 did delete a hold it throws, so the batcher rolls it back. A failure
 // (a trigger, a CHECK, no such account) throws: nothing of it remains, 502 ledger_write_failed.
@@ -36,16 +36,20 @@ const CHARGE_ACCOUNT = new Statement<never>(`
     held_nano = held_nano - ?, held_tokens = held_tokens - ?
   where id = ?`);
 
-// SET expressions all read the row as it was before this UPDATE, hence "spent_nano + cost".
-// Parameters: cost, tokens, held amount, held tokens, now, cost, tokens, key id.
+// Parameters: cost, tokens, held amount, held tokens, now, key id.
 const CHARGE_KEY = new Statement<never>(`
   update keys set spent_nano = spent_nano + ?, tokens_used = tokens_used + ?,
-    held_nano = held_nano - ?, held_tokens = held_tokens - ?, last_used_at = ?,
-    status = case when status = 'enabled' and (
-        (budget_cap_nano is not null and spent_nano + ? >= budget_cap_nano) or
-        (token_cap is not null and tokens_used + ? >= token_cap)
-      ) then 'exhausted' else status end
+    held_nano = held_nano - ?, held_tokens = held_tokens - ?, last_used_at = ?
   where id = ?`);
+
+// After CHARGE_KEY, on the new totals; changes a row only when a cap is reached. Not a CASE in
+// CHARGE_KEY: a SET that names status rewrites the keys_account_status index entry on every
+// settlement, changed or not (one more WAL page per request, measured: 2 frames against 1).
+const EXHAUST_KEY = new Statement<never>(`
+  update keys set status = 'exhausted'
+  where id = ? and status = 'enabled' and (
+    (budget_cap_nano is not null and spent_nano >= budget_cap_nano) or
+    (token_cap is not null and tokens_used >= token_cap))`);
 
 const ADD_MONTHLY_USAGE = new Statement<never>(`
   insert into monthly_usage (account_id, month, cost_nano, tokens, requests) values (?, ?, ?, ?, 1)
@@ -88,7 +92,8 @@ export function applySettlementSqlite(exec: SqlExec, input: SettlementInput): Al
   const heldAmount = released?.amount_nano ?? 0n;
   const heldTokens = released?.tokens ?? 0n;
   CHARGE_ACCOUNT.changes(exec, [cost, cost, heldAmount, heldTokens, hold.accountId]);
-  CHARGE_KEY.changes(exec, [cost, v.tokens, heldAmount, heldTokens, v.now, cost, v.tokens, hold.keyId]);
+  CHARGE_KEY.changes(exec, [cost, v.tokens, heldAmount, heldTokens, v.now, hold.keyId]);
+  EXHAUST_KEY.changes(exec, [hold.keyId]);
   ADD_MONTHLY_USAGE.changes(exec, [hold.accountId, v.month, cost, v.tokens]);
   return undefined;
 }

@@ -25,7 +25,7 @@
 // - settlement-sqlite.ts: precompiled SQL, one operation of the write batcher (group commit). The
 //   ledger INSERT comes second and computes the shortfall note from the balance in the same statement
 //   (INSERT … SELECT … FROM accounts), so a replay is answered before anything else is written; the
-//   account UPDATE clamps with min(balance, cost). 5 statements instead of 6.
+//   account UPDATE clamps with min(balance, cost); the key's exhaustion is its own UPDATE (see there).
 // - settlement-postgres.ts: one call of the PL/pgSQL function gw_settle (migration 0002) in autocommit:
 //   the same steps in one round trip, with the ledger INSERT moved right after the account row lock,
 //   so a replay returns before writing anything (when it must undo its hold deletion it raises
