@@ -9,9 +9,8 @@
 // BENCH_GATEWAY_STDOUT=1 lets the gateways' stdout through (with --node-flag --trace-gc, say, and
 // --env BENCH_LOG_LEVEL=warn to keep the request lines out).
 import type { OpenLoopJob, OpenLoopResult } from "./load/open-loop.js";
-import { buildGateway, createBenchDatabase, dropBenchDatabase, FLOOR_SCRIPT, forkChild, GATEWAY_SCRIPT, isType, MOCK_SCRIPT } from "./lib/bench.js";
+import { buildGateway, createBenchDatabase, dropBenchDatabase, FLOOR_SCRIPT, forkChild, isType, MOCK_SCRIPT, startOurGateway } from "./lib/bench.js";
 import { requestBody } from "./lib/constants.js";
-import { SERVER_ENV, SERVER_NODE_FLAGS } from "../src/cli/heap.js";
 import { killAll, stopChildrenOnSignals, waitForMessage, type Child } from "./lib/procs.js";
 import { median } from "./lib/stats.js";
 
@@ -62,13 +61,15 @@ try {
       databases.push(created.name);
       databaseUrl = created.url;
     }
-    const child = forkChild(name, GATEWAY_SCRIPT, {
-      execArgv: [...SERVER_NODE_FLAGS, ...nodeFlags, ...(profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}/${name}`] : [])],
+    const gateway = await startOurGateway(name, {
+      mockUrl: `http://127.0.0.1:${mockPort}`,
+      billing: name.endsWith("nobill") ? "off" : "on",
+      databaseUrl,
+      nodeFlags: [...nodeFlags, ...(profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}/${name}`] : [])],
+      env: extraEnv,
       ...(process.env.BENCH_GATEWAY_STDOUT ? { stdout: "inherit" as const } : {}),
-      env: { ...SERVER_ENV, BENCH_MOCK_URL: `http://127.0.0.1:${mockPort}`, BENCH_BILLING: name.endsWith("nobill") ? "off" : "on", DATABASE_URL: databaseUrl, ...extraEnv },
     });
-    const ready = await waitForMessage(child, isType<{ type: "ready"; port: number; apiKey: string }>("ready"), 60_000);
-    targets.push({ name, url: `http://127.0.0.1:${ready.port}/v1/chat/completions`, headers: { "content-type": "application/json", authorization: `Bearer ${ready.apiKey}` }, child });
+    targets.push({ name, ...gateway });
   }
   const loadgen = forkChild("open-loop", new URL("./load/open-loop.ts", import.meta.url).pathname, {});
   await waitForMessage(loadgen, isType<{ type: "ready" }>("ready"), 30_000);

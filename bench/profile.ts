@@ -6,9 +6,8 @@
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { ensureWrk, runWrk, writeWrkScript } from "./load/wrk.js";
-import { buildGateway, forkChild, GATEWAY_SCRIPT, isType, MOCK_SCRIPT } from "./lib/bench.js";
+import { buildGateway, forkChild, isType, MOCK_SCRIPT, startOurGateway } from "./lib/bench.js";
 import { requestBody } from "./lib/constants.js";
-import { SERVER_ENV, SERVER_NODE_FLAGS } from "../src/cli/heap.js";
 import { killAll, stopChild, stopChildrenOnSignals, waitForMessage } from "./lib/procs.js";
 
 stopChildrenOnSignals();
@@ -38,13 +37,13 @@ async function profileUnderLoad(): Promise<void> {
   try {
     const mock = forkChild("mock", MOCK_SCRIPT, {});
     const mockPort = (await waitForMessage(mock, isType<{ type: "ready"; port: number }>("ready"), 30_000)).port;
-    const gateway = forkChild("gateway", GATEWAY_SCRIPT, {
-      execArgv: [...SERVER_NODE_FLAGS, "--cpu-prof", `--cpu-prof-dir=${outDir}`],
-      env: { ...SERVER_ENV, BENCH_MOCK_URL: `http://127.0.0.1:${mockPort}`, BENCH_BILLING: billing, DATABASE_URL: database, BENCH_EXPERIMENT: experiment, BENCH_ALLOC_PROFILE: allocFile },
+    const { child: gateway, url, headers } = await startOurGateway("gateway", {
+      mockUrl: `http://127.0.0.1:${mockPort}`,
+      billing: billing === "off" ? "off" : "on",
+      databaseUrl: database,
+      nodeFlags: ["--cpu-prof", `--cpu-prof-dir=${outDir}`],
+      env: { BENCH_EXPERIMENT: experiment, BENCH_ALLOC_PROFILE: allocFile },
     });
-    const ready = await waitForMessage(gateway, isType<{ type: "ready"; port: number; apiKey: string }>("ready"), 60_000);
-    const url = `http://127.0.0.1:${ready.port}/v1/chat/completions`;
-    const headers = { "content-type": "application/json", authorization: `Bearer ${ready.apiKey}` };
     for (const stream of modes.map((m) => m === "stream")) {
       const result = await runWrk(url, writeWrkScript(requestBody(stream), headers), { connections: 50, threads: 1, durationS: seconds });
       process.stdout.write(`${stream ? "stream" : "buffered"}: ${Math.round(result.rps)} req/s, ${result.non2xx} non-2xx, ${result.errors} errors\n`);

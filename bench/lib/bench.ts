@@ -180,6 +180,30 @@ export function forkChild(name: string, script: string, options: { execArgv?: st
   }));
 }
 
+/** One of our gateways (servers/gateway.ts) once it listens: its process, URL and request headers. */
+export interface OurGateway {
+  child: Child;
+  url: string;
+  headers: Record<string, string>;
+}
+
+/**
+ * Starts our gateway with the node flags and environment of `npm start` (SERVER_NODE_FLAGS,
+ * SERVER_ENV), so that every bench tool measures what production runs; waits until it listens.
+ */
+export async function startOurGateway(
+  name: string,
+  options: { mockUrl: string; billing: "on" | "off"; databaseUrl?: string | null; nodeFlags?: string[]; env?: NodeJS.ProcessEnv; stdout?: "ignore" | "inherit" },
+): Promise<OurGateway> {
+  const child = forkChild(name, GATEWAY_SCRIPT, {
+    execArgv: [...SERVER_NODE_FLAGS, ...(options.nodeFlags ?? [])],
+    env: { ...SERVER_ENV, BENCH_MOCK_URL: options.mockUrl, BENCH_BILLING: options.billing, DATABASE_URL: options.databaseUrl ?? "", ...options.env },
+    ...(options.stdout ? { stdout: options.stdout } : {}),
+  });
+  const ready = await waitForMessage(child, isType<{ type: "ready"; port: number; apiKey: string }>("ready"), 60_000);
+  return { child, url: `http://127.0.0.1:${ready.port}/v1/chat/completions`, headers: { "content-type": "application/json", authorization: `Bearer ${ready.apiKey}` } };
+}
+
 export function isType<T extends { type: string }>(type: string) {
   return (message: unknown): message is T => typeof message === "object" && message !== null && (message as { type?: unknown }).type === type;
 }
@@ -266,15 +290,9 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchResults
     targets.set("direct", { name: "direct", url: `${mockUrl}/v1/chat/completions`, headers: { "content-type": "application/json", authorization: "Bearer sk-direct-0000000000000000" }, child: null });
 
     const startOurs = async (name: TargetName, billing: boolean, databaseUrl: string | null): Promise<void> => {
-      // The same node flags and environment as `npm start`.
-      const execArgv = ["--expose-gc", ...SERVER_NODE_FLAGS];
-      if (options.profileDir && name === "ours-sqlite") execArgv.unshift("--cpu-prof", `--cpu-prof-dir=${options.profileDir}`);
-      const child = forkChild(name, GATEWAY_SCRIPT, {
-        execArgv,
-        env: { ...SERVER_ENV, BENCH_MOCK_URL: mockUrl, BENCH_BILLING: billing ? "on" : "off", ...(databaseUrl ? { DATABASE_URL: databaseUrl } : { DATABASE_URL: "" }) },
-      });
-      const ready = await waitForMessage(child, isType<{ type: "ready"; port: number; apiKey: string }>("ready"), 60_000);
-      targets.set(name, { name, url: `http://127.0.0.1:${ready.port}/v1/chat/completions`, headers: { "content-type": "application/json", authorization: `Bearer ${ready.apiKey}` }, child });
+      const nodeFlags = ["--expose-gc", ...(options.profileDir && name === "ours-sqlite" ? ["--cpu-prof", `--cpu-prof-dir=${options.profileDir}`] : [])];
+      const gateway = await startOurGateway(name, { mockUrl, billing: billing ? "on" : "off", databaseUrl, nodeFlags });
+      targets.set(name, { name, ...gateway });
     };
     const newDatabase = async (): Promise<string> => {
       const { url, name } = await createBenchDatabase(adminUrl, "gw_bench");
