@@ -2,6 +2,7 @@
 // request only counts as answered once its first body bytes arrived, so a connection that dies
 // before anything reached the client still fails over to the next key.
 import type { ModelConfig } from "../config/load.js";
+import type { Cancellation } from "../core/cancellation.js";
 import { adapterFor } from "../providers/index.js";
 import { NoResponseError, sendUpstream, type UpstreamHttpResponse } from "../providers/upstream-client.js";
 import { withFailover, type AttemptOutcome } from "./failover.js";
@@ -26,7 +27,7 @@ export async function forward(
   model: ModelConfig,
   plan: UpstreamPlan,
   clientHeaders: Record<string, string | string[] | undefined>,
-  signal: AbortSignal,
+  signal: Cancellation,
   onAttempt: (attempts: number) => void,
 ): Promise<Forwarded> {
   const provider = model.provider;

@@ -6,6 +6,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Hold } from "../billing/types.js";
 import { estimateTextTokens } from "../billing/estimate-tokens.js";
 import type { ModelConfig } from "../config/load.js";
+import { Cancellation } from "../core/cancellation.js";
 import { formatUsd } from "../core/money.js";
 import type { Usage } from "../core/usage.js";
 import { GatewayError, invalidRequest, renderError } from "../errors/catalogue.js";
@@ -38,14 +39,14 @@ export async function handleModelRequest(services: PipelineServices, format: Cli
     projectedOutputTokens: info.maxOutputTokens ?? model.defaultOutputTokens,
   });
 
-  const abort = new AbortController();
+  const cancellation = new Cancellation();
   reply.raw.once("close", () => {
-    if (!reply.raw.writableFinished) abort.abort();
+    if (!reply.raw.writableFinished) cancellation.abort();
   });
 
   let forwarded: Forwarded;
   try {
-    forwarded = await forward(services, request.principal.account.id, model, plan, request.headers, abort.signal, (n) => {
+    forwarded = await forward(services, request.principal.account.id, model, plan, request.headers, cancellation, (n) => {
       request.meter.attempts = n;
       reply.header("x-gateway-attempts", String(n));
     });
@@ -65,7 +66,7 @@ export async function handleModelRequest(services: PipelineServices, format: Cli
   delete passHeaders["content-type"];
   reply.headers(passHeaders);
 
-  if (plan.stream) return relayStream(services, request, reply, { plan, info, hold, forwarded, signal: abort.signal });
+  if (plan.stream) return relayStream(services, request, reply, { plan, info, hold, forwarded, signal: cancellation });
   return relayBuffered(services, request, reply, { plan, info, hold, forwarded });
 }
 
@@ -128,7 +129,7 @@ async function relayStream(
   services: PipelineServices,
   request: FastifyRequest,
   reply: FastifyReply,
-  input: RelayInput & { signal: AbortSignal },
+  input: RelayInput & { signal: Cancellation },
 ): Promise<void> {
   const { plan, info, hold, forwarded, signal } = input;
   const translator = plan.streamTranslator();

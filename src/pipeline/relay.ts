@@ -2,6 +2,7 @@
 // after its charge is settled, or a stream flushed event by event with backpressure.
 import type { Readable } from "node:stream";
 import type { FastifyReply } from "fastify";
+import type { Cancellation } from "../core/cancellation.js";
 import { SseParser, type SseEvent } from "../core/sse.js";
 import { GatewayError } from "../errors/catalogue.js";
 import type { ClientFrame, StreamTranslator } from "./plan.js";
@@ -60,7 +61,7 @@ export function pumpStream(options: {
   firstChunk: Buffer | null;
   translator: StreamTranslator;
   scrubber: Scrubber;
-  signal: AbortSignal;
+  signal: Cancellation;
   /** Sends the response head; called once, just before the first scrubbed bytes are written. */
   open: () => void;
 }): Promise<{ end: StreamEnd; failure?: string }> {
@@ -76,7 +77,7 @@ export function pumpStream(options: {
       body.off("end", onEnd);
       body.off("error", onError);
       raw.off("drain", onDrain);
-      signal.removeEventListener("abort", onAbort);
+      signal.off("abort", onAbort);
       if (result.end !== "completed") body.destroy();
       resolve(result);
     };
@@ -119,7 +120,7 @@ export function pumpStream(options: {
     const onAbort = () => finish({ end: "client_aborted" });
 
     if (signal.aborted) return finish({ end: "client_aborted" });
-    signal.addEventListener("abort", onAbort, { once: true });
+    signal.once("abort", onAbort);
     if (options.firstChunk === null) return onEnd(); // the upstream body ended before any byte
     let full: boolean;
     try {

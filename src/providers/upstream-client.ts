@@ -2,13 +2,15 @@
 // Distinguishes "no HTTP response" (failover material) from an answer with a status.
 import type { Readable } from "node:stream";
 import { Agent, errors as undiciErrors, request } from "undici";
+import type { Cancellation } from "../core/cancellation.js";
 
 export interface UpstreamHttpRequest {
   url: string;
   method: "GET" | "POST" | "DELETE";
   headers: Record<string, string>;
   body?: string | Buffer;
-  signal: AbortSignal;
+  /** Cancels the request: an AbortSignal, or the chat path's cheaper Cancellation. */
+  signal: AbortSignal | Cancellation;
   headersTimeoutMs: number;
   bodyTimeoutMs: number;
 }

@@ -130,6 +130,36 @@ describe("chat completions", () => {
     expect(rows[0]!.cost_nano).toBeGreaterThan(0n);
   });
 
+  it.each([false, true])("cancels the upstream request when the client disconnects before the upstream answers (stream: %s), and charges nothing", async (stream) => {
+    const { raw, key, account } = await gateway.createAccount({ balance: "5" });
+    const aborter = new OpenAI({ apiKey: raw, baseURL: `${gateway.url}/v1`, maxRetries: 0 });
+    let answer: NodeJS.Timeout | undefined;
+    // The upstream takes its time: the client is gone before any header came back.
+    mock.handler = (_req, res) => {
+      answer = setTimeout(() => json(res, 200, chatCompletion("too late")), 10_000);
+    };
+    const controller = new AbortController();
+    const call = aborter.chat.completions.create({ model: "gpt-mock", messages: [{ role: "user", content: "Go" }], stream }, { signal: controller.signal });
+    const deadline = Date.now() + 5000;
+    while (mock.requests.length === 0 && Date.now() < deadline) await sleep(10);
+    controller.abort();
+    await expect(call).rejects.toThrow();
+    while (!mock.requests[0]?.aborted && Date.now() < deadline) await sleep(10);
+    clearTimeout(answer);
+    expect(mock.requests[0]!.aborted).toBe(true);
+    const db = gateway.app.ctx.store.db;
+    let holds = 1;
+    while (holds > 0 && Date.now() < deadline) {
+      holds = (await db.selectFrom("holds").select("id").where("key_id", "=", key.id).execute()).length;
+      if (holds > 0) await sleep(10);
+    }
+    expect(holds).toBe(0);
+    expect(await db.selectFrom("ledger").select("id").where("key_id", "=", key.id).execute()).toHaveLength(0);
+    const row = await db.selectFrom("accounts").select(["balance_nano", "held_nano"]).where("id", "=", account.id).executeTakeFirstOrThrow();
+    expect(row.held_nano).toBe(0n);
+    expect(row.balance_nano).toBe(5_000_000_000n);
+  });
+
   it("writes one structured log line per request", async () => {
     mock.handler = (_req, res) => json(res, 200, chatCompletion("ok"));
     const { response } = await client.chat.completions.create({ model: "gpt-mock", messages: [{ role: "user", content: "Hi" }] }).withResponse();
