@@ -52,7 +52,8 @@ export type StreamEnd = "completed" | "client_aborted" | "upstream_failed";
  * body emits them ('data' events: no promise per chunk), with backpressure: when the client's socket
  * is full the upstream body is paused until 'drain'. Resolves with how the stream ended; never
  * rejects (upstream and client failures are part of the result). When it did not complete, the
- * upstream body is destroyed, so its connection is not left waiting for a reader.
+ * upstream body is destroyed, so its connection is not left waiting for a reader. When it completed,
+ * the response may still be corked: the caller ends it (raw.end uncorks) or destroys it.
  */
 export function pumpStream(options: {
   reply: FastifyReply;
@@ -70,9 +71,24 @@ export function pumpStream(options: {
   const parser = new SseParser();
   return new Promise((resolve) => {
     let done = false;
+    // Frames written within one event-loop turn leave together: the response is corked at the
+    // turn's first write and uncorked by an immediate. When the upstream ends in that same turn
+    // (its last frames and its end usually arrive in one read), the immediate is cancelled and the
+    // response stays corked, so those frames leave with the closing frames and the response's end
+    // (the caller's raw.end(), which uncorks) in one write instead of two.
+    let uncorkAfterTurn: NodeJS.Immediate | null = null;
+    const uncork = () => {
+      uncorkAfterTurn = null;
+      raw.uncork();
+    };
     const finish = (result: { end: StreamEnd; failure?: string }) => {
       if (done) return;
       done = true;
+      if (uncorkAfterTurn !== null) {
+        clearImmediate(uncorkAfterTurn);
+        uncorkAfterTurn = null;
+        if (result.end !== "completed") raw.uncork();
+      }
       body.off("data", onData);
       body.off("end", onEnd);
       body.off("error", onError);
@@ -95,6 +111,10 @@ export function pumpStream(options: {
       const text = encodeFrames(frames, scrubber);
       if (raw.destroyed || signal.aborted) throw new Error("client gone");
       if (!raw.headersSent) options.open();
+      if (uncorkAfterTurn === null) {
+        raw.cork();
+        uncorkAfterTurn = setImmediate(uncork);
+      }
       return raw.write(text);
     };
     const onData = (chunk: Buffer) => {
