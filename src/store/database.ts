@@ -6,6 +6,7 @@ import SqliteDatabase from "better-sqlite3";
 import { Kysely, PostgresDialect, SqliteAdapter, SqliteDialect, type DialectAdapter, type SqliteDatabase as KyselySqlite } from "kysely";
 import type pg from "pg";
 import type { Dialect } from "./dialect.js";
+import { SqliteBusyWait } from "./sqlite-busy-wait.js";
 import { startSqliteCheckpointer } from "./sqlite-checkpointer.js";
 import type { Database } from "./tables.js";
 
@@ -63,9 +64,13 @@ const STATEMENT_CACHE_SIZE = 512;
  */
 export function withStatementCache(sqlite: SqliteDatabase.Database): KyselySqlite {
   const cache = new Map<string, SqliteDatabase.Statement>();
+  // Kysely runs each statement right after preparing it: the place to make it wait for the write
+  // lock as configured, since the billing writer leaves waiting off (src/store/sqlite-busy-wait.ts).
+  const busyWait = SqliteBusyWait.of(sqlite);
   return {
     close: () => sqlite.close(),
     prepare(sql: string) {
+      busyWait.waitForLock();
       const cached = cache.get(sql);
       if (cached && !cached.busy) return cached;
       const statement = sqlite.prepare(sql);

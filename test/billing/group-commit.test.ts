@@ -3,6 +3,8 @@
 // own, so the failing one gets its own error with nothing changed and the others commit. PostgreSQL (src/billing/postgres-batcher.ts): one gw_batch call per batch; when an
 // operation raises, the batch is rolled back and each operation runs again on its own. On both, a
 // batch mixing a refusal, a replay, a failing settlement and successes answers each one as alone.
+import { createRequire } from "node:module";
+import { Worker } from "node:worker_threads";
 import SqliteDatabase from "better-sqlite3";
 import { sql } from "kysely";
 import { describe, expect, it } from "vitest";
@@ -177,6 +179,40 @@ describe("SQLite group commit", () => {
     }
     // The writer works again once the lock is free.
     await expect(writer.run(() => "ok")).resolves.toBe("ok");
+  });
+
+  it("after a batch, the connection's other queries still wait for another connection's write lock", async () => {
+    const accountId = await makeAccount(store, { balance: USD });
+    const keyId = await makeKey(store, accountId);
+    await billing.admit(admission(accountId, keyId)); // a batch: it begins without waiting
+    // Another thread holds the write lock for 300 ms. A Kysely write waits for it in SQLite's busy
+    // handler (this thread sleeps, so the lock must be released elsewhere); without waiting it would
+    // fail at once with SQLITE_BUSY.
+    const holdMs = 300;
+    const locked = new Int32Array(new SharedArrayBuffer(4));
+    const worker = new Worker(
+      `const { workerData } = require("node:worker_threads");
+       const Database = require(workerData.driver);
+       const db = new Database(workerData.path);
+       db.exec("begin immediate");
+       Atomics.store(workerData.locked, 0, 1);
+       Atomics.notify(workerData.locked, 0);
+       Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, workerData.holdMs);
+       db.exec("commit");
+       db.close();`,
+      { eval: true, workerData: { driver: createRequire(import.meta.url).resolve("better-sqlite3"), path: store.handle.sqlite!.name, locked, holdMs } },
+    );
+    try {
+      while (Atomics.load(locked, 0) === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+      const started = performance.now();
+      await store.db.updateTable("accounts").set({ tier: "waited" }).where("id", "=", accountId).execute();
+      expect(performance.now() - started).toBeGreaterThan(holdMs / 3);
+      expect((await store.accounts.get(accountId))!.tier).toBe("waited");
+    } finally {
+      await worker.terminate();
+    }
+    // And the next batch still begins without waiting (covered above); it works as before.
+    await expect(billing.admit(admission(accountId, keyId))).resolves.toMatchObject({ accountId });
   });
 
   it("a batch waits for a Kysely transaction open on the same connection and runs after its COMMIT", async () => {
