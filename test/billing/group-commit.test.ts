@@ -185,10 +185,10 @@ describe("SQLite group commit", () => {
     const accountId = await makeAccount(store, { balance: USD });
     const keyId = await makeKey(store, accountId);
     await billing.admit(admission(accountId, keyId)); // a batch: it begins without waiting
-    // Another thread holds the write lock for 300 ms. A Kysely write waits for it in SQLite's busy
-    // handler (this thread sleeps, so the lock must be released elsewhere); without waiting it would
-    // fail at once with SQLITE_BUSY.
-    const holdMs = 300;
+    // Another thread holds the write lock for half a second. A Kysely write waits for it in SQLite's
+    // busy handler (this thread sleeps, so the lock must be released elsewhere); without waiting it
+    // would fail at once with SQLITE_BUSY. The elapsed time shows the lock was still held when it ran.
+    const holdMs = 500;
     const locked = new Int32Array(new SharedArrayBuffer(4));
     const worker = new Worker(
       `const { workerData } = require("node:worker_threads");
@@ -206,7 +206,7 @@ describe("SQLite group commit", () => {
       while (Atomics.load(locked, 0) === 0) await new Promise((resolve) => setTimeout(resolve, 5));
       const started = performance.now();
       await store.db.updateTable("accounts").set({ tier: "waited" }).where("id", "=", accountId).execute();
-      expect(performance.now() - started).toBeGreaterThan(holdMs / 3);
+      expect(performance.now() - started).toBeGreaterThan(holdMs / 5);
       expect((await store.accounts.get(accountId))!.tier).toBe("waited");
     } finally {
       await worker.terminate();
