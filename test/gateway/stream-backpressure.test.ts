@@ -51,10 +51,17 @@ describe("stream backpressure", () => {
     expect(response.statusCode).toBe(200);
     response.pause(); // the client stops reading
 
-    await sleep(1000);
-    const stalledAt = upstreamWritten;
+    // The socket buffers between the upstream and the client fill first; on a busy machine (CI runs
+    // test files in parallel) that can take more than a second. Wait until the upstream stops.
+    let stalledAt = -1;
+    for (const deadline = Date.now() + 15_000; stalledAt < 0 && Date.now() < deadline; ) {
+      const before = upstreamWritten;
+      await sleep(500);
+      if (upstreamWritten === before) stalledAt = before;
+    }
     await sleep(500);
     // The upstream made no progress while the client did not read, and is far from done.
+    expect(stalledAt).toBeGreaterThan(0);
     expect(upstreamWritten).toBe(stalledAt);
     expect(upstreamDone).toBe(false);
     expect(stalledAt).toBeLessThan(CHUNKS * PIECE.length * 0.75);
