@@ -37,7 +37,8 @@ export interface App {
   close(): Promise<void>;
 }
 
-const ROUTES: readonly RouteRegistrar[] = [registerHealthRoutes, registerModelRoutes, registerAccountRoutes, registerGatewayRoutes, registerMediaRoutes, registerDashboardRoutes];
+/** Every route family the server registers (exported so tests can enumerate the real routes). */
+export const ROUTES: readonly RouteRegistrar[] = [registerHealthRoutes, registerModelRoutes, registerAccountRoutes, registerGatewayRoutes, registerMediaRoutes, registerDashboardRoutes];
 
 /**
  * One JSON line per request, written to stdout in blocks (core/log-destination.ts): a write per

@@ -79,6 +79,28 @@ describe("loadConfig", () => {
     expect(() => loadConfig({ MOCK_KEY: "k" }, bad.dir)).toThrow(/media\.default_video_seconds/);
   });
 
+  it("reads server.trusted_proxies (IPv4, IPv6, CIDR; none by default) and names a bad entry", () => {
+    expect(loadConfig({}, mkdtempSync(join(tmpdir(), "gw-"))).trustedProxies.size).toBe(0);
+    const { dir } = withFile(`${MINIMAL}\nserver: { trusted_proxies: ["127.0.0.1", "10.0.0.0/8", "::1", "fd00::/8"] }\n`);
+    const proxies = loadConfig({ MOCK_KEY: "k" }, dir).trustedProxies;
+    expect(["127.0.0.1", "10.200.3.4", "::1", "fd12::9", "::ffff:10.1.1.1"].map((a) => proxies.isTrusted(a))).toEqual([true, true, true, true, true]);
+    expect(["127.0.0.2", "11.0.0.1", "::2", "fe80::1", "", undefined].map((a) => proxies.isTrusted(a))).toEqual([false, false, false, false, false, false]);
+    const cases: Array<[string, RegExp]> = [
+      ['["10.0.0.0/33"]', /server\.trusted_proxies\[0\]: "10\.0\.0\.0\/33": the prefix length after "\/" must be a whole number from 0 to 32/],
+      ['["127.0.0.1", "fd00::/129"]', /server\.trusted_proxies\[1\]: .* from 0 to 128/],
+      ['["10.0.0.0/"]', /server\.trusted_proxies\[0\]: .*prefix length/],
+      ['["localhost"]', /server\.trusted_proxies\[0\]: "localhost" is not an IPv4 or IPv6 address or CIDR range/],
+      ['["10.0.0"]', /server\.trusted_proxies\[0\]: "10\.0\.0" is not an IPv4/],
+      ['["fe80::1%eth0"]', /server\.trusted_proxies\[0\]: .* is not an IPv4/],
+      ['"10.0.0.1"', /server\.trusted_proxies: /],
+    ];
+    for (const [list, pattern] of cases) {
+      const bad = withFile(`${MINIMAL}\nserver: { trusted_proxies: ${list} }\n`);
+      expect(() => loadConfig({ MOCK_KEY: "k" }, bad.dir)).toThrow(ConfigError);
+      expect(() => loadConfig({ MOCK_KEY: "k" }, bad.dir)).toThrow(pattern);
+    }
+  });
+
   it("rejects a GATEWAY_CONFIG that does not exist and a bad PORT", () => {
     expect(() => loadConfig({ GATEWAY_CONFIG: "/nonexistent.yaml" }, "/")).toThrow(/nonexistent\.yaml: file not found/);
     expect(() => loadConfig({ PORT: "http" }, mkdtempSync(join(tmpdir(), "gw-")))).toThrow(/PORT/);

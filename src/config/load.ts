@@ -5,6 +5,7 @@ import { isAbsolute, resolve } from "node:path";
 import { parse as parseYaml } from "yaml";
 import type { z } from "zod";
 import { parseUsd, type Nano } from "../core/money.js";
+import { parseProxyRange, TrustedProxies } from "../http/trusted-proxies.js";
 import { configFileSchema, type ConfigFile, type ModelFileEntry } from "./schema.js";
 
 export type ModelKind = "chat" | "image" | "video";
@@ -61,6 +62,8 @@ export interface GatewayConfig {
   providers: ReadonlyMap<string, ProviderConfig>;
   models: ReadonlyMap<string, ModelConfig>;
   tiers: ReadonlyMap<string, ReadonlySet<string>>;
+  /** server.trusted_proxies: the only peers whose X-Forwarded-* headers count. */
+  trustedProxies: TrustedProxies;
   /** The config file's `media` section as written; src/media/settings.ts fills in defaults. */
   media: ConfigFile["media"];
 }
@@ -87,8 +90,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     sqlitePath: resolve(dataDir, "gateway.db"),
     secret: env.GATEWAY_SECRET ?? null,
     logLevel: env.LOG_LEVEL ?? "info",
+    trustedProxies: trustedProxiesFrom(file.server.trusted_proxies ?? [], sourcePath ?? "(defaults)"),
     ...buildCatalog(file, sourcePath ?? "(defaults)"),
   };
+}
+
+function trustedProxiesFrom(entries: readonly string[], source: string): TrustedProxies {
+  const ranges = entries.map((entry, i) => {
+    const range = parseProxyRange(entry);
+    if ("error" in range) throw new ConfigError(`${source}: server.trusted_proxies[${i}]: ${range.error}`);
+    return range;
+  });
+  return new TrustedProxies(ranges);
 }
 
 function resolvePath(cwd: string, path: string): string {

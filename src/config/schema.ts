@@ -57,6 +57,8 @@ export const configFileSchema = z.strictObject({
       signup: z.enum(["open", "invite_only"]).default("open"),
       /** Default tier for accounts created without one. */
       default_tier: z.string().min(1).optional(),
+      /** Peers (IPs or CIDR ranges) whose X-Forwarded-* headers are believed; none when absent. Checked in load.ts. */
+      trusted_proxies: z.array(z.string()).optional(),
     })
     .default({ body_limit_mb: 16, signup: "open" }),
   /** Video tasks and image answers; every field optional (defaults in src/media/settings.ts). */

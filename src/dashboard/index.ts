@@ -7,7 +7,7 @@ import { registerAuthRoutes } from "./routes/auth-routes.js";
 import { registerKeyRoutes } from "./routes/key-routes.js";
 import { registerUsageRoutes } from "./routes/usage-routes.js";
 import { registerWorkspaceRoutes } from "./routes/workspace-routes.js";
-import { requireSession } from "./session-auth.js";
+import { isSafeMethod, requireActive, requireSession } from "./session-auth.js";
 import { SignInThrottle } from "./sign-in-throttle.js";
 import { registerStaticRoutes } from "./static-files.js";
 
@@ -24,9 +24,14 @@ export function registerDashboardRoutes(app: FastifyInstance, ctx: AppContext): 
       });
       registerAuthRoutes(api, ctx, throttle);
       // Everything else needs a live session (and, for writes, the CSRF token) before the body is read.
+      // Every write in this scope also needs an active account: a suspended or closed one (an
+      // administrator included) may sign in, read and sign out, and change nothing. No write is
+      // exempt: sign-out lives in the auth routes above, and leaving or revoking needs no exemption
+      // because the account's keys are already refused at the gateway while it is not active.
       await api.register(async (signedIn) => {
         signedIn.addHook("onRequest", async (request) => {
-          await requireSession(request, ctx);
+          const { account } = await requireSession(request, ctx);
+          if (!isSafeMethod(request.method)) requireActive(account);
         });
         registerKeyRoutes(signedIn, ctx);
         registerUsageRoutes(signedIn, ctx);

@@ -34,12 +34,9 @@ export function readCookie(request: FastifyRequest, name: string): string | null
   return null;
 }
 
-/** True when the client reached us over TLS, directly or through a proxy that says so. */
+/** True when the client reached us over TLS, directly or through a trusted proxy that says so. */
 function overTls(request: FastifyRequest): boolean {
-  const socket = request.raw.socket as { encrypted?: boolean };
-  const forwarded = request.headers["x-forwarded-proto"];
-  const proto = (Array.isArray(forwarded) ? forwarded[0] : forwarded)?.split(",")[0]?.trim().toLowerCase();
-  return socket.encrypted === true || proto === "https";
+  return request.protocol?.toLowerCase() === "https";
 }
 
 export function setSessionCookie(request: FastifyRequest, reply: FastifyReply, token: string): void {
@@ -71,9 +68,8 @@ export function checkOrigin(request: FastifyRequest): void {
   } catch {
     throw csrfFailed("The Origin header is not a valid origin.");
   }
-  const forwardedHost = request.headers["x-forwarded-host"];
-  const allowed = [request.headers.host, ...(Array.isArray(forwardedHost) ? forwardedHost : [forwardedHost])];
-  if (!allowed.includes(host)) throw csrfFailed("Cross-origin requests are refused.");
+  // request.host is X-Forwarded-Host only from a trusted proxy (server.trusted_proxies), else Host.
+  if (host !== request.host.toLowerCase()) throw csrfFailed("Cross-origin requests are refused.");
 }
 
 function csrfFailed(message: string): GatewayError {

@@ -32,6 +32,8 @@ export function buildServer(ctx: AppContext, logger: Logger, routes: readonly Ro
     return503OnClosing: true,
     forceCloseConnections: "idle",
     keepAliveTimeout: 65_000,
+    // X-Forwarded-For/-Host/-Proto count only from configured proxies (request.ip, .host, .protocol).
+    trustProxy: ctx.config.trustedProxies.fastifyTrustProxy(),
   });
   app.decorateRequest("meter", null as never);
   app.decorateRequest("errorShape", "openai");

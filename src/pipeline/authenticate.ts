@@ -11,14 +11,20 @@ declare module "fastify" {
   }
 }
 
+/**
+ * The raw key from `Authorization: Bearer` or `x-api-key`: null when neither is sent, "" for an
+ * Authorization header that is not a bearer token. Both headers may carry the same key; two
+ * different keys are refused, so that no proxy or log that reads the other header is misled.
+ */
 export function credentialOf(request: FastifyRequest): string | null {
   const authorization = request.headers.authorization;
-  if (typeof authorization === "string" && authorization.length > 0) {
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
-    return match ? match[1]! : "";
+  const bearer = typeof authorization === "string" && authorization.length > 0 ? (/^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1] ?? "") : null;
+  const apiKeyHeader = request.headers["x-api-key"];
+  const apiKey = typeof apiKeyHeader === "string" ? apiKeyHeader.trim() : null;
+  if (bearer !== null && apiKey !== null && bearer !== apiKey) {
+    throw new GatewayError("auth_error", "The `Authorization` and `x-api-key` headers carry different credentials; send one key, in one header or the same in both.");
   }
-  const apiKey = request.headers["x-api-key"];
-  return typeof apiKey === "string" ? apiKey.trim() : null;
+  return bearer ?? apiKey;
 }
 
 export async function authenticate(request: FastifyRequest, cache: AuthCache): Promise<Principal> {

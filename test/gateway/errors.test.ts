@@ -59,6 +59,21 @@ describe("error contract", () => {
     expect(mock.requests).toHaveLength(1);
   });
 
+  it("401 auth_error when Authorization and x-api-key carry different keys; the same key in both is fine", async () => {
+    const a = await gateway.createAccount();
+    const b = await gateway.createAccount();
+    const both = { authorization: `Bearer ${a.raw}`, "x-api-key": b.raw };
+    const chat = await post("/v1/chat/completions", CHAT, both);
+    expectError(chat, 401, "auth_error");
+    expect(chat.body.error.message).toMatch(/different credentials/);
+    const messages = await post("/v1/messages", { model: "claude-mock", max_tokens: 10, messages: [{ role: "user", content: "Hi" }] }, both);
+    expectError(messages, 401, "auth_error");
+    expect(messages.body).toMatchObject({ type: "error", error: { type: "auth_error", message: expect.stringMatching(/different credentials/) } });
+    expect(mock.requests).toHaveLength(0);
+    for (const { account } of [a, b]) expect((await gateway.app.ctx.store.accounts.get(account.id))!.totalSpent).toBe(0n);
+    expect((await post("/v1/chat/completions", CHAT, { authorization: `Bearer ${a.raw}`, "x-api-key": a.raw })).status).toBe(200);
+  });
+
   it("a revoke in another process takes effect within a second (auth_events)", async () => {
     const { raw, key: apiKey } = await gateway.createAccount();
     expect((await post("/v1/chat/completions", CHAT, { authorization: `Bearer ${raw}` })).status).toBe(200);

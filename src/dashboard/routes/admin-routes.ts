@@ -7,6 +7,7 @@ import { z } from "zod";
 import type { AppContext } from "../../app.js";
 import { GatewayError } from "../../errors/catalogue.js";
 import { ACCOUNT_STATUSES, type Account, type AccountStatus } from "../../store/accounts-store.js";
+import { requireActive } from "../session-auth.js";
 import { idParam, parseWith } from "../validate.js";
 import { accountView } from "../views.js";
 
@@ -15,9 +16,11 @@ const changeBody = z
   .object({ status: z.enum(ACCOUNT_STATUSES as [AccountStatus, ...AccountStatus[]]).optional(), is_admin: z.boolean().optional() })
   .refine((b) => b.status !== undefined || b.is_admin !== undefined, { message: "give status or is_admin" });
 
+/** Administrator powers, reads included, need an active account: suspension takes them away too. */
 function requireAdmin(request: FastifyRequest): Account {
   const me = request.dashboard.account;
   if (!me.isAdmin) throw new GatewayError("forbidden", "Only administrators may manage accounts.");
+  requireActive(me);
   return me;
 }
 

@@ -7,7 +7,6 @@ import { z } from "zod";
 import type { AppContext } from "../../app.js";
 import { GatewayError } from "../../errors/catalogue.js";
 import type { ApiKey } from "../../store/keys-store.js";
-import { requireActive } from "../session-auth.js";
 import { idParam, parseWith, requireConfirm, tokenCount, usdAmount } from "../validate.js";
 import { iso, keyView } from "../views.js";
 
@@ -48,7 +47,6 @@ export function registerKeyRoutes(app: FastifyInstance, ctx: AppContext): void {
 
   app.post("/keys", async (request, reply) => {
     const me = request.dashboard.account;
-    requireActive(me);
     const body = parseWith(createBody, request.body);
     const accountId = body.account_id ?? me.id;
     if (accountId !== me.id && !me.isAdmin) {
@@ -81,7 +79,6 @@ export function registerKeyRoutes(app: FastifyInstance, ctx: AppContext): void {
   });
 
   app.patch("/keys/:id", async (request) => {
-    requireActive(request.dashboard.account);
     const { id } = parseWith(params, request.params, "id");
     const body = parseWith(capsBody, request.body);
     await ownKey(ctx, request.dashboard.account.id, id);
@@ -108,7 +105,6 @@ export function registerKeyRoutes(app: FastifyInstance, ctx: AppContext): void {
   });
 
   app.post("/keys/:id/enable", async (request) => {
-    requireActive(request.dashboard.account);
     const { id } = parseWith(params, request.params, "id");
     await ownKey(ctx, request.dashboard.account.id, id);
     return { key: keyView(await ctx.store.keys.enable(id)) };

@@ -10,7 +10,6 @@ import type { AppContext } from "../../app.js";
 import { GatewayError } from "../../errors/catalogue.js";
 import type { Role } from "../../store/tables.js";
 import type { Workspace } from "../../store/workspaces-store.js";
-import { requireActive } from "../session-auth.js";
 import { usageSummary } from "../usage-queries.js";
 import { idParam, parseWith, requireConfirm } from "../validate.js";
 import { inviteView, iso, keyView } from "../views.js";
@@ -53,7 +52,6 @@ export function registerWorkspaceRoutes(app: FastifyInstance, ctx: AppContext): 
   });
 
   app.post("/workspaces", async (request, reply) => {
-    requireActive(request.dashboard.account);
     const { name } = parseWith(nameBody, request.body);
     const workspace = await ws.create(name, request.dashboard.account.id);
     reply.code(201);
@@ -72,7 +70,6 @@ export function registerWorkspaceRoutes(app: FastifyInstance, ctx: AppContext): 
   });
 
   app.patch("/workspaces/:id/members/:accountId", async (request) => {
-    requireActive(request.dashboard.account);
     const { id, accountId } = parseWith(memberParams, request.params, "id");
     const { role: newRole } = parseWith(roleBody, request.body);
     const { role } = await membershipOf(ctx, id, request.dashboard.account.id);
@@ -104,7 +101,6 @@ export function registerWorkspaceRoutes(app: FastifyInstance, ctx: AppContext): 
   });
 
   app.post("/workspaces/:id/invites", async (request, reply) => {
-    requireActive(request.dashboard.account);
     const { id } = parseWith(wsParams, request.params, "id");
     const body = parseWith(inviteBody, request.body);
     const { role } = await membershipOf(ctx, id, request.dashboard.account.id);
@@ -124,7 +120,6 @@ export function registerWorkspaceRoutes(app: FastifyInstance, ctx: AppContext): 
   });
 
   app.post("/invites/accept", async (request) => {
-    requireActive(request.dashboard.account);
     const { token } = parseWith(tokenBody, request.body);
     const { workspace, role } = await ws.acceptInvite(token, request.dashboard.account.id);
     return { workspace: workspaceView(workspace), role };
