@@ -7,12 +7,13 @@ import type { GatewayConfig } from "./config/load.js";
 import { registerDashboardRoutes } from "./dashboard/index.js";
 import { resolveServerSecret } from "./config/server-secret.js";
 import { BlockLogDestination } from "./core/log-destination.js";
+import type { RouteContext } from "./http/route-context.js";
 import { registerAccountRoutes } from "./http/routes/account.js";
 import { registerGatewayRoutes } from "./http/routes/gateway.js";
 import { registerHealthRoutes } from "./http/routes/health.js";
 import { registerModelRoutes } from "./http/routes/models.js";
 import { buildServer, type RouteRegistrar } from "./http/server.js";
-import { registerMediaRoutes, type MediaContext } from "./media/register-media-routes.js";
+import { registerMediaRoutes } from "./media/register-media-routes.js";
 import { mediaSettingsFromConfig } from "./media/settings.js";
 import { AuthCache } from "./pipeline/auth-cache.js";
 import { KeyRotation } from "./pipeline/failover.js";
@@ -20,19 +21,10 @@ import { createScrubber } from "./pipeline/scrub.js";
 import type { PipelineServices } from "./pipeline/services.js";
 import { SettlementRetries } from "./pipeline/settlement-retries.js";
 import { UpstreamKeyResolver } from "./pipeline/upstream-key-resolver.js";
-import { openStore, type Store } from "./store/index.js";
-
-export interface AppContext {
-  config: GatewayConfig;
-  store: Store;
-  logger: Logger;
-  billing: StoreBilling;
-  pipeline: PipelineServices;
-  media: MediaContext;
-}
+import { openStore } from "./store/index.js";
 
 export interface App {
-  ctx: AppContext;
+  ctx: RouteContext;
   server: FastifyInstance;
   close(): Promise<void>;
 }
@@ -76,7 +68,7 @@ export async function createApp(config: GatewayConfig, options: { logger?: Logge
     upstreamKeys: new UpstreamKeyResolver(store, (own) => createScrubber({ secrets: [...sharedSecrets, ...own], hosts })),
     settlementRetries: new SettlementRetries(billing, logger),
   };
-  const ctx: AppContext = { config, store, logger, billing, pipeline, media: { settings: mediaSettingsFromConfig(config.media) } };
+  const ctx: RouteContext = { config, store, logger, billing, pipeline, media: { settings: mediaSettingsFromConfig(config.media) } };
   const server = buildServer(ctx, logger, ROUTES);
   let closed = false;
   return {

@@ -1,7 +1,7 @@
 // The dashboard: a JSON API under /dashboard/api (session cookie + CSRF token, errors in the OpenAI
 // shape with X-Request-ID) and the web UI under /dashboard. Registered from app.ts's ROUTES.
 import type { FastifyInstance } from "fastify";
-import type { AppContext } from "../app.js";
+import type { RouteContext } from "../http/route-context.js";
 import { registerAdminRoutes } from "./routes/admin-routes.js";
 import { registerAuthRoutes } from "./routes/auth-routes.js";
 import { registerKeyRoutes } from "./routes/key-routes.js";
@@ -13,7 +13,7 @@ import { registerStaticRoutes } from "./static-files.js";
 
 export const DASHBOARD_API_PREFIX = "/dashboard/api";
 
-export function registerDashboardRoutes(app: FastifyInstance, ctx: AppContext): void {
+export function registerDashboardRoutes(app: FastifyInstance, ctx: RouteContext): void {
   const throttle = new SignInThrottle();
 
   // Raw keys and account data pass through here: nothing may be cached by a browser or proxy.

@@ -4,7 +4,7 @@
 // come from this host. Both refusals are 403 forbidden with code `csrf_failed`.
 import { timingSafeEqual } from "node:crypto";
 import type { FastifyReply, FastifyRequest } from "fastify";
-import type { AppContext } from "../app.js";
+import type { RouteContext } from "../http/route-context.js";
 import { GatewayError } from "../errors/catalogue.js";
 import type { Account } from "../store/accounts-store.js";
 import { SESSION_TTL_MS, type Session } from "../store/sessions-store.js";
@@ -80,7 +80,7 @@ function csrfFailed(message: string): GatewayError {
  * Loads the session named by the cookie: 401 unauthenticated without a live one; for
  * state-changing methods also the CSRF checks (403 forbidden, code csrf_failed).
  */
-export async function requireSession(request: FastifyRequest, ctx: AppContext): Promise<DashboardPrincipal> {
+export async function requireSession(request: FastifyRequest, ctx: RouteContext): Promise<DashboardPrincipal> {
   const token = readCookie(request, SESSION_COOKIE);
   const found = token ? await ctx.store.sessions.find(token) : null;
   if (!found) throw new GatewayError("unauthenticated", "Sign in first: no signed-in session.");

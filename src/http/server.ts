@@ -1,13 +1,13 @@
 // The HTTP edge: request ids, the body limit, one log line per request, error rendering, routes.
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import type { Logger } from "pino";
-import type { AppContext } from "../app.js";
+import type { RouteContext } from "./route-context.js";
 import { randomText } from "../core/ids.js";
 import { installErrorHandling } from "./error-handler.js";
 import { errorShapeFor, requestLogLine } from "./request-context.js";
 
 /** A route family (health, gateway routes, dashboard): registers its routes on the server. */
-export type RouteRegistrar = (app: FastifyInstance, ctx: AppContext) => void;
+export type RouteRegistrar = (app: FastifyInstance, ctx: RouteContext) => void;
 
 /**
  * A request id: `req_`, the time in ms (12 hex digits), then 10 random bytes (20 hex digits) from the
@@ -21,7 +21,7 @@ export function newRequestId(): string {
   return `req_${Date.now().toString(16).padStart(12, "0")}${randomText(10, "hex")}`;
 }
 
-export function buildServer(ctx: AppContext, logger: Logger, routes: readonly RouteRegistrar[]): FastifyInstance {
+export function buildServer(ctx: RouteContext, logger: Logger, routes: readonly RouteRegistrar[]): FastifyInstance {
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
     // Our own one-line-per-request log replaces Fastify's two lines.

@@ -3,20 +3,14 @@
 // Registered in their own Fastify scope so the multipart parser (the OpenAI SDK uploads video
 // requests as multipart/form-data) applies to these routes only.
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import type { AppContext } from "../app.js";
+import type { RouteContext } from "../http/route-context.js";
 import { authenticate } from "../pipeline/authenticate.js";
 import { handleImageGeneration } from "./images/handle-image-generation.js";
-import type { MediaSettings } from "./settings.js";
 import { downloadVideo, pollVideo, type VideoRequest } from "./videos/read-video.js";
 import { submitVideo } from "./videos/submit-video.js";
 import { VideoTaskService } from "./videos/video-task-service.js";
 
-export interface MediaContext {
-  /** Read on every use: tests (and an operator's tooling) may change them on a running gateway. */
-  settings: MediaSettings;
-}
-
-export function registerMediaRoutes(app: FastifyInstance, ctx: AppContext): void {
+export function registerMediaRoutes(app: FastifyInstance, ctx: RouteContext): void {
   const services = ctx.pipeline;
   const { settings } = ctx.media;
   const tasks = new VideoTaskService(services, settings, ctx.logger);

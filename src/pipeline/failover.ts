@@ -1,20 +1,5 @@
-// Stage: call the upstream with failover across keys, once for every route.
-// A 429 or no HTTP response moves to the next key; any other answer ends the loop.
-// All keys 429 -> 429 rate_limit_error with the upstream's Retry-After; all without a response ->
-// 502 provider_error; a mix of both -> 429 (retrying later can succeed once the limits reset).
-import { GatewayError } from "../errors/catalogue.js";
-import { NoResponseError } from "../providers/upstream-client.js";
-
-export type AttemptOutcome<T> =
-  | { kind: "ok"; value: T }
-  | { kind: "rate_limited"; retryAfter: string | null };
-
-export interface FailoverResult<T> {
-  value: T;
-  attempts: number;
-  key: string;
-}
-
+// Key rotation and cooldowns for forward.ts's failover: where each request starts in a key set,
+// and which keys sit out after a 429 (for the upstream's Retry-After, else an exponential backoff).
 const DEFAULT_BACKOFF_MS = 1_000;
 const MAX_BACKOFF_MS = 60_000;
 
@@ -58,49 +43,4 @@ export function parseRetryAfterMs(value: string | null, now = Date.now()): numbe
   if (/^\d+(\.\d+)?$/.test(value.trim())) return Math.round(Number(value) * 1000);
   const date = Date.parse(value);
   return Number.isNaN(date) ? null : Math.max(0, date - now);
-}
-
-export async function withFailover<T>(
-  rotation: KeyRotation,
-  scope: string,
-  keys: readonly string[],
-  attempt: (key: string) => Promise<AttemptOutcome<T>>,
-  onAttempt?: (attempts: number) => void,
-): Promise<FailoverResult<T>> {
-  if (keys.length === 0) throw new GatewayError("provider_error", "No upstream key is configured for this provider.");
-  const order = rotation.order(scope, keys);
-  if (order.length === 0) {
-    const seconds = rotation.secondsUntilReady(keys);
-    throw new GatewayError("rate_limit_error", undefined, { headers: { "retry-after": String(seconds) } });
-  }
-  let rateLimited = 0;
-  let retryAfter: string | null = null;
-  let lastNetworkReason = "";
-  let attempts = 0;
-  for (const key of order) {
-    attempts += 1;
-    onAttempt?.(attempts);
-    try {
-      const outcome = await attempt(key);
-      if (outcome.kind === "ok") {
-        rotation.succeeded(key);
-        return { value: outcome.value, attempts, key };
-      }
-      rateLimited += 1;
-      retryAfter = outcome.retryAfter ?? retryAfter;
-      rotation.coolDown(key, outcome.retryAfter);
-    } catch (error) {
-      if (error instanceof NoResponseError) {
-        lastNetworkReason = error.reason;
-        continue;
-      }
-      throw error;
-    }
-  }
-  if (rateLimited > 0) {
-    const headers: Record<string, string> = {};
-    if (retryAfter) headers["retry-after"] = retryAfter;
-    throw new GatewayError("rate_limit_error", undefined, { headers });
-  }
-  throw new GatewayError("provider_error", `The upstream provider could not be reached (${lastNetworkReason}).`);
 }

@@ -1,69 +1,92 @@
-// Stage: forward. Sends the plan's request upstream with failover across keys. A streaming
-// request only counts as answered once its first body bytes arrived, so a connection that dies
-// before anything reached the client still fails over to the next key.
-import type { ModelConfig } from "../config/load.js";
+// Stage: forward. Sends a request upstream with failover across keys: the one implementation, for
+// every paid route (chat, images, video submits). A 429 cools its key down and moves on, keeping
+// the upstream's Retry-After; no HTTP response moves on; any other answer ends the loop. A
+// streaming request only counts as answered once its first body bytes arrived, so a connection
+// that dies before anything reached the client still fails over to the next key.
+// All keys 429 -> 429 rate_limit_error with the upstream's Retry-After; all without a response ->
+// 502 provider_error; a mix of both -> 429 (retrying later can succeed once the limits reset).
+import type { ProviderConfig } from "../config/load.js";
 import type { Cancellation } from "../core/cancellation.js";
-import { adapterFor } from "../providers/index.js";
-import { NoResponseError, sendUpstream, type UpstreamHttpResponse } from "../providers/upstream-client.js";
-import { withFailover, type AttemptOutcome } from "./failover.js";
-import type { UpstreamPlan } from "./plan.js";
+import { GatewayError } from "../errors/catalogue.js";
+import { NoResponseError, sendToProvider, type UpstreamHttpResponse, type UpstreamRequest } from "../providers/upstream-client.js";
 import { readFirstChunk } from "./relay.js";
 import type { Scrubber } from "./scrub.js";
 import type { PipelineServices } from "./services.js";
 
+export interface ForwardRequest {
+  /** The request as sent with one upstream key (called once per attempt). */
+  build: (key: string) => UpstreamRequest;
+  /** A stream: answered only once its first body bytes arrived (see Forwarded.firstChunk). */
+  awaitFirstChunk: boolean;
+  signal: AbortSignal | Cancellation;
+  /** Called before each attempt with the attempt's number. */
+  onAttempt: (attempts: number) => void;
+}
+
 export interface Forwarded {
   response: UpstreamHttpResponse;
-  /** For a 2xx stream: the first chunk, already read from response.body (null: it ended empty). */
-  firstChunk?: Buffer | null;
+  /** For a 2xx answer to a stream: the first chunk, already read from response.body (null: it ended empty). */
+  firstChunk: Buffer | null | undefined;
+  /** The key that answered (a video task keeps polling with it). */
   key: string;
   attempts: number;
   /** The scrubber for this account: the shared one, or one that also knows its own keys. */
   scrubber: Scrubber;
 }
 
-export async function forward(
-  services: PipelineServices,
-  accountId: string,
-  model: ModelConfig,
-  plan: UpstreamPlan,
-  clientHeaders: Record<string, string | string[] | undefined>,
-  signal: Cancellation,
-  onAttempt: (attempts: number) => void,
-): Promise<Forwarded> {
-  const provider = model.provider;
-  const adapter = adapterFor(provider.type);
-  const { keys, scope, scrubber } = await services.upstreamKeys.keysFor(accountId, provider);
-  const body = JSON.stringify(plan.body);
+export type ForwardServices = Pick<PipelineServices, "rotation" | "upstreamKeys" | "scrubber">;
 
-  const result = await withFailover(
-    services.rotation,
-    scope,
-    keys,
-    async (key): Promise<AttemptOutcome<Omit<Forwarded, "key" | "attempts" | "scrubber">>> => {
-      const target = adapter.target(provider, plan.path, key, clientHeaders);
-      const response = await sendUpstream({
-        url: target.url,
-        method: "POST",
-        headers: target.headers,
-        body,
-        signal,
-        headersTimeoutMs: Math.min(provider.timeoutMs, 300_000),
-        bodyTimeoutMs: provider.timeoutMs,
-      });
+export async function forward(services: ForwardServices, accountId: string, provider: ProviderConfig, request: ForwardRequest): Promise<Forwarded> {
+  const { keys, scope, scrubber } = await services.upstreamKeys.keysFor(accountId, provider);
+  if (keys.length === 0) throw new GatewayError("provider_error", "No upstream key is configured for this provider.");
+  const { rotation } = services;
+  const order = rotation.order(scope, keys);
+  if (order.length === 0) {
+    throw new GatewayError("rate_limit_error", undefined, { headers: { "retry-after": String(rotation.secondsUntilReady(keys)) } });
+  }
+  const { signal } = request;
+  let rateLimited = 0;
+  let retryAfter: string | null = null;
+  let lastNetworkReason = "";
+  let attempts = 0;
+  for (const key of order) {
+    attempts += 1;
+    request.onAttempt(attempts);
+    let response: UpstreamHttpResponse;
+    let firstChunk: Buffer | null | undefined;
+    try {
+      response = await sendToProvider(provider, request.build(key), signal);
       if (response.status === 429) {
-        const retryAfter = response.headers["retry-after"];
+        const header = response.headers["retry-after"];
+        const keyRetryAfter = typeof header === "string" ? header : null;
         await response.body.dump().catch(() => undefined);
-        return { kind: "rate_limited", retryAfter: typeof retryAfter === "string" ? retryAfter : null };
+        rateLimited += 1;
+        retryAfter = keyRetryAfter ?? retryAfter;
+        rotation.coolDown(key, keyRetryAfter);
+        continue;
       }
-      if (!plan.stream || response.status < 200 || response.status >= 300) return { kind: "ok", value: { response } };
-      try {
-        return { kind: "ok", value: { response, firstChunk: await readFirstChunk(response.body) } };
-      } catch (error) {
-        if (signal.aborted) throw error;
-        throw new NoResponseError("connection lost before the first byte");
+      if (request.awaitFirstChunk && response.status >= 200 && response.status < 300) {
+        try {
+          firstChunk = await readFirstChunk(response.body);
+        } catch (error) {
+          if (signal.aborted) throw error;
+          throw new NoResponseError("connection lost before the first byte");
+        }
       }
-    },
-    onAttempt,
-  );
-  return { ...result.value, key: result.key, attempts: result.attempts, scrubber: scrubber ?? services.scrubber };
+    } catch (error) {
+      if (error instanceof NoResponseError) {
+        lastNetworkReason = error.reason;
+        continue;
+      }
+      throw error;
+    }
+    rotation.succeeded(key);
+    return { response, firstChunk, key, attempts, scrubber: scrubber ?? services.scrubber };
+  }
+  if (rateLimited > 0) {
+    const headers: Record<string, string> = {};
+    if (retryAfter) headers["retry-after"] = retryAfter;
+    throw new GatewayError("rate_limit_error", undefined, { headers });
+  }
+  throw new GatewayError("provider_error", `The upstream provider could not be reached (${lastNetworkReason}).`);
 }

@@ -1,23 +1,22 @@
 // The request path of every model route, as named stages:
 //   authenticate (onRequest hook, before the body is read) -> read body -> resolve model ->
-//   check tier -> plan -> admit (hold) -> forward with failover -> relay (scrub, meter) -> settle.
+//   check tier -> plan -> admit (hold) and forward with failover (metered-call.ts) -> relay (scrub,
+//   meter) -> settle: a buffered answer before it is sent, a stream at its end.
 // Each stage throws a GatewayError; the HTTP edge renders it in the route's native shape.
 import type { FastifyReply, FastifyRequest } from "fastify";
-import type { Hold } from "../billing/types.js";
 import { estimateTextTokens } from "../billing/estimate-tokens.js";
 import type { ModelConfig } from "../config/load.js";
-import { Cancellation } from "../core/cancellation.js";
+import type { Cancellation } from "../core/cancellation.js";
 import { formatUsd } from "../core/money.js";
 import type { Usage } from "../core/usage.js";
 import { GatewayError, invalidRequest, renderError } from "../errors/catalogue.js";
-import { ClientAbortedError } from "../providers/upstream-client.js";
+import { adapterFor } from "../providers/index.js";
 import type { ClientFormat } from "./client-format.js";
-import { forward, type Forwarded } from "./forward.js";
+import { cancelOnClientClose, countAttempts, openMeteredCall, type MeteredCall } from "./metered-call.js";
 import type { ClientRequestInfo, UpstreamPlan } from "./plan.js";
 import { encodeFrames, pumpStream, scrubToJson } from "./relay.js";
 import { scrubHeaders } from "./scrub.js";
 import type { PipelineServices } from "./services.js";
-import { upstreamError } from "./upstream-errors.js";
 
 export async function handleModelRequest(services: PipelineServices, format: ClientFormat, request: FastifyRequest, reply: FastifyReply): Promise<void> {
   const body = readBody(request.body);
@@ -29,45 +28,36 @@ export async function handleModelRequest(services: PipelineServices, format: Cli
   const plan = await format.plan(body, model, { accountId: request.principal.account.id, requestId: request.id });
   if (plan.warnings.length > 0) reply.header("x-gateway-warnings", plan.warnings.join("; ").slice(0, 2000));
 
-  const hold = await services.billing.admit({
-    requestId: request.id,
-    accountId: request.principal.account.id,
-    keyId: request.principal.key.id,
-    model,
-    route: format.route,
-    projectedInputTokens: info.promptTokens,
-    projectedOutputTokens: info.maxOutputTokens ?? model.defaultOutputTokens,
+  const provider = model.provider;
+  const adapter = adapterFor(provider.type);
+  const upstreamBody = JSON.stringify(plan.body);
+  const cancellation = cancelOnClientClose(reply);
+  const call = await openMeteredCall(services, {
+    admission: {
+      requestId: request.id,
+      accountId: request.principal.account.id,
+      keyId: request.principal.key.id,
+      model,
+      route: format.route,
+      projectedInputTokens: info.promptTokens,
+      projectedOutputTokens: info.maxOutputTokens ?? model.defaultOutputTokens,
+    },
+    build: (key) => {
+      const target = adapter.target(provider, plan.path, key, request.headers);
+      return { url: target.url, method: "POST", headers: target.headers, body: upstreamBody };
+    },
+    awaitFirstChunk: plan.stream,
+    signal: cancellation,
+    onAttempt: countAttempts(request, reply),
   });
+  if (call === null) return; // the client went away: nothing held, nobody to answer
 
-  const cancellation = new Cancellation();
-  reply.raw.once("close", () => {
-    if (!reply.raw.writableFinished) cancellation.abort();
-  });
-
-  let forwarded: Forwarded;
-  try {
-    forwarded = await forward(services, request.principal.account.id, model, plan, request.headers, cancellation, (n) => {
-      request.meter.attempts = n;
-      reply.header("x-gateway-attempts", String(n));
-    });
-  } catch (error) {
-    await services.billing.release(hold);
-    if (error instanceof ClientAbortedError) return;
-    throw error;
-  }
-
-  const { response } = forwarded;
-  if (response.status < 200 || response.status >= 300) {
-    const text = await response.body.text().catch(() => "");
-    await services.billing.release(hold);
-    throw upstreamError(response.status, text, forwarded.scrubber);
-  }
-  const passHeaders = scrubHeaders(response.headers);
+  const passHeaders = scrubHeaders(call.upstream.response.headers);
   delete passHeaders["content-type"];
   reply.headers(passHeaders);
 
-  if (plan.stream) return relayStream(services, request, reply, { plan, info, hold, forwarded, signal: cancellation });
-  return relayBuffered(services, request, reply, { plan, info, hold, forwarded });
+  if (plan.stream) return relayStream(services, request, reply, { plan, info, call, signal: cancellation });
+  return relayBuffered(request, reply, { plan, info, call });
 }
 
 function readBody(body: unknown): Record<string, unknown> {
@@ -94,16 +84,16 @@ export function checkTier(request: FastifyRequest, model: ModelConfig): void {
 interface RelayInput {
   plan: UpstreamPlan;
   info: ClientRequestInfo;
-  hold: Hold;
-  forwarded: Forwarded;
+  call: MeteredCall;
 }
 
-async function relayBuffered(services: PipelineServices, request: FastifyRequest, reply: FastifyReply, input: RelayInput): Promise<void> {
-  const { plan, info, hold, forwarded } = input;
+async function relayBuffered(request: FastifyRequest, reply: FastifyReply, input: RelayInput): Promise<void> {
+  const { plan, info, call } = input;
+  const { response, scrubber } = call.upstream;
   let payload: string;
   let usage: Usage;
   try {
-    const text = await forwarded.response.body.text();
+    const text = await response.body.text();
     let json: unknown;
     try {
       json = JSON.parse(text);
@@ -111,15 +101,15 @@ async function relayBuffered(services: PipelineServices, request: FastifyRequest
       throw new GatewayError("provider_error", "The upstream answered with a body that is not JSON.");
     }
     const converted = plan.fromUpstream(json);
-    payload = scrubToJson(forwarded.scrubber, converted.body);
+    payload = scrubToJson(scrubber, converted.body);
     usage = converted.usage ?? estimateUsage(info, payload);
     await plan.complete?.();
   } catch (error) {
-    await services.billing.release(hold);
+    await call.release();
     throw error instanceof GatewayError ? error : new GatewayError("provider_error", "The upstream answer could not be read.");
   }
-  // Not released before its charge is settled: a failed settlement is a 502 and nothing is charged.
-  const charge = await services.billing.settle(hold, usage, hold.model.provider.name);
+  // Settled before anything is sent: a failed settlement is a 502 and nothing is charged.
+  const charge = await call.settle(usage);
   meter(request, usage, charge.cost);
   reply.header("x-gateway-cost-usd", formatUsd(charge.cost));
   reply.code(200).header("content-type", "application/json").send(payload);
@@ -131,7 +121,7 @@ async function relayStream(
   reply: FastifyReply,
   input: RelayInput & { signal: Cancellation },
 ): Promise<void> {
-  const { plan, info, hold, forwarded, signal } = input;
+  const { plan, info, call, signal } = input;
   const translator = plan.streamTranslator();
   reply.hijack();
   const raw = reply.raw;
@@ -146,11 +136,11 @@ async function relayStream(
     });
   };
 
-  const { scrubber } = forwarded;
-  const outcome = await pumpStream({ reply, body: forwarded.response.body, firstChunk: forwarded.firstChunk ?? null, translator, scrubber, signal, open });
+  const { response, firstChunk, scrubber } = call.upstream;
+  const outcome = await pumpStream({ reply, body: response.body, firstChunk: firstChunk ?? null, translator, scrubber, signal, open });
   if (outcome.end === "upstream_failed" && !raw.headersSent) {
     // Nothing reached the client: no charge, and an ordinary error response in the route's shape.
-    await services.billing.release(hold);
+    await call.release();
     const error = outcome.failure === "internal_error" ? new GatewayError("internal_error") : new GatewayError("provider_error", "The upstream stream failed before any output.");
     request.meter.errorType = error.type;
     raw.writeHead(error.status, { ...(reply.getHeaders() as Record<string, string>), "content-type": "application/json; charset=utf-8" });
@@ -162,10 +152,10 @@ async function relayStream(
   // cannot become a 502 any more (the content is delivered), so the charge is retried instead.
   let cost: bigint | undefined;
   try {
-    cost = (await services.billing.settle(hold, usage, hold.model.provider.name)).cost;
+    cost = (await call.settle(usage)).cost;
   } catch (error) {
     services.logger.error({ request_id: request.id, err: error }, "stream settlement failed; retrying in the background");
-    services.settlementRetries.schedule(hold, usage, hold.model.provider.name);
+    services.settlementRetries.schedule(call.hold, usage, call.hold.model.provider.name);
   }
   meter(request, usage, cost);
 

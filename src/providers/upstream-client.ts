@@ -2,7 +2,16 @@
 // Distinguishes "no HTTP response" (failover material) from an answer with a status.
 import type { Readable } from "node:stream";
 import { Agent, errors as undiciErrors } from "undici";
+import type { ProviderConfig } from "../config/load.js";
 import type { Cancellation } from "../core/cancellation.js";
+
+/** A request to one upstream, addressed and authenticated with one key. */
+export interface UpstreamRequest {
+  url: string;
+  method: "GET" | "POST";
+  headers: Record<string, string>;
+  body?: string | Buffer;
+}
 
 export interface UpstreamHttpRequest {
   url: string;
@@ -81,6 +90,19 @@ export async function sendUpstream(req: UpstreamHttpRequest): Promise<UpstreamHt
     if (req.signal.aborted) throw new ClientAbortedError("the client went away");
     throw new NoResponseError(describeNetworkError(error));
   }
+}
+
+/** One request with the provider's timeouts (an object literal, as sendUpstream's own, not a spread). */
+export function sendToProvider(provider: ProviderConfig, request: UpstreamRequest, signal: AbortSignal | Cancellation): Promise<UpstreamHttpResponse> {
+  return sendUpstream({
+    url: request.url,
+    method: request.method,
+    headers: request.headers,
+    body: request.body,
+    signal,
+    headersTimeoutMs: Math.min(provider.timeoutMs, 300_000),
+    bodyTimeoutMs: provider.timeoutMs,
+  });
 }
 
 function describeNetworkError(error: unknown): string {

@@ -4,7 +4,7 @@
 // gateway request (other processes follow the auth_events row that setStatus writes).
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { z } from "zod";
-import type { AppContext } from "../../app.js";
+import type { RouteContext } from "../../http/route-context.js";
 import { GatewayError } from "../../errors/catalogue.js";
 import { ACCOUNT_STATUSES, type Account, type AccountStatus } from "../../store/accounts-store.js";
 import { requireActive } from "../session-auth.js";
@@ -24,7 +24,7 @@ function requireAdmin(request: FastifyRequest): Account {
   return me;
 }
 
-export function registerAdminRoutes(app: FastifyInstance, ctx: AppContext): void {
+export function registerAdminRoutes(app: FastifyInstance, ctx: RouteContext): void {
   app.get("/admin/accounts", async (request) => {
     requireAdmin(request);
     const { limit, offset } = parseWith(listQuery, request.query, "query");

@@ -2,7 +2,7 @@
 // sign-out), so they guard against cross-site posts with the Origin check and JSON-only bodies.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
-import type { AppContext } from "../../app.js";
+import type { RouteContext } from "../../http/route-context.js";
 import { hashPassword, verifyPassword } from "../../accounts/passwords.js";
 import { GatewayError } from "../../errors/catalogue.js";
 import type { Account } from "../../store/accounts-store.js";
@@ -22,7 +22,7 @@ function sessionBody(account: Account, csrfToken: string) {
   return { account: accountView(account), csrf_token: csrfToken };
 }
 
-async function startSession(ctx: AppContext, request: FastifyRequest, reply: FastifyReply, account: Account) {
+async function startSession(ctx: RouteContext, request: FastifyRequest, reply: FastifyReply, account: Account) {
   const { token, session } = await ctx.store.sessions.create(account.id);
   setSessionCookie(request, reply, token);
   return sessionBody(account, session.csrfToken);
@@ -36,7 +36,7 @@ function requireJson(request: FastifyRequest): void {
   }
 }
 
-export function registerAuthRoutes(app: FastifyInstance, ctx: AppContext, throttle = new SignInThrottle()): void {
+export function registerAuthRoutes(app: FastifyInstance, ctx: RouteContext, throttle = new SignInThrottle()): void {
   app.get("/config", async () => ({ signup: ctx.config.signup }));
 
   app.get("/session", async (request) => {

@@ -4,7 +4,7 @@
 // follow the auth_events row the store wrote.
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
-import type { AppContext } from "../../app.js";
+import type { RouteContext } from "../../http/route-context.js";
 import { GatewayError } from "../../errors/catalogue.js";
 import type { ApiKey } from "../../store/keys-store.js";
 import { idParam, parseWith, requireConfirm, tokenCount, usdAmount } from "../validate.js";
@@ -25,21 +25,21 @@ const showAgainBody = z.object({ token: z.string().min(1).max(200) });
 const params = z.object({ id: idParam });
 
 /** The signed-in account's key, or 404 for a missing key and for anyone else's. */
-export async function ownKey(ctx: AppContext, accountId: string, id: string): Promise<ApiKey> {
+export async function ownKey(ctx: RouteContext, accountId: string, id: string): Promise<ApiKey> {
   const key = await ctx.store.keys.get(id);
   if (!key || key.accountId !== accountId) throw new GatewayError("not_found", `No key ${id}.`);
   return key;
 }
 
 /** Revokes a key and makes the gateway refuse it now, in this process and (via auth_events) others. */
-export async function revokeKey(ctx: AppContext, key: ApiKey): Promise<ApiKey> {
+export async function revokeKey(ctx: RouteContext, key: ApiKey): Promise<ApiKey> {
   const revoked = await ctx.store.keys.revoke(key.id);
   ctx.pipeline.authCache.invalidateKey(key.hash);
   await ctx.store.showAgain.forgetKey(key.id);
   return revoked;
 }
 
-export function registerKeyRoutes(app: FastifyInstance, ctx: AppContext): void {
+export function registerKeyRoutes(app: FastifyInstance, ctx: RouteContext): void {
   app.get("/keys", async (request) => {
     const keys = await ctx.store.keys.listByAccount(request.dashboard.account.id);
     return { data: keys.map(keyView) };

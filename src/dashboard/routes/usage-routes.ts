@@ -3,7 +3,7 @@
 import { Readable } from "node:stream";
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
-import type { AppContext } from "../../app.js";
+import type { RouteContext } from "../../http/route-context.js";
 import { formatUsd } from "../../core/money.js";
 import { DAY_MS, ledgerPage, ledgerRowView, usageSummary } from "../usage-queries.js";
 import { parseWith } from "../validate.js";
@@ -42,7 +42,7 @@ export function csvCell(value: unknown): string {
   return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
-export function registerUsageRoutes(app: FastifyInstance, ctx: AppContext): void {
+export function registerUsageRoutes(app: FastifyInstance, ctx: RouteContext): void {
   app.get("/usage", async (request) => {
     const { days } = parseWith(daysQuery, request.query, "query");
     const accountId = request.dashboard.account.id;

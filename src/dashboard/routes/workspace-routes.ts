@@ -6,7 +6,7 @@
 // A workspace the account does not belong to answers 404, as if it did not exist.
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
-import type { AppContext } from "../../app.js";
+import type { RouteContext } from "../../http/route-context.js";
 import { GatewayError } from "../../errors/catalogue.js";
 import type { Role } from "../../store/tables.js";
 import type { Workspace } from "../../store/workspaces-store.js";
@@ -30,7 +30,7 @@ function workspaceView(ws: Workspace) {
   return { id: ws.id, name: ws.name, created_by: ws.createdBy, created_at: iso(ws.createdAt) };
 }
 
-async function membershipOf(ctx: AppContext, workspaceId: string, accountId: string): Promise<{ workspace: Workspace; role: Role }> {
+async function membershipOf(ctx: RouteContext, workspaceId: string, accountId: string): Promise<{ workspace: Workspace; role: Role }> {
   const role = await ctx.store.workspaces.roleOf(workspaceId, accountId);
   const workspace = role ? await ctx.store.workspaces.get(workspaceId) : null;
   if (!role || !workspace) throw new GatewayError("not_found", `No workspace ${workspaceId}.`);
@@ -43,7 +43,7 @@ function requireRole(role: Role, needed: Role, action: string): void {
   }
 }
 
-export function registerWorkspaceRoutes(app: FastifyInstance, ctx: AppContext): void {
+export function registerWorkspaceRoutes(app: FastifyInstance, ctx: RouteContext): void {
   const ws = ctx.store.workspaces;
 
   app.get("/workspaces", async (request) => {

@@ -1,7 +1,7 @@
 // GET /v1/me (the account behind the key) and GET /v1/usage (the key's own usage, by model and
 // by day). Money as decimal strings; times as ISO 8601 (UTC).
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import type { AppContext } from "../../app.js";
+import type { RouteContext } from "../route-context.js";
 import { formatUsd } from "../../core/money.js";
 import type { UsageTotals } from "../../billing/usage-queries.js";
 import { invalidRequest } from "../../errors/catalogue.js";
@@ -27,7 +27,7 @@ export function parseTimeParam(name: string, value: unknown): number | undefined
   return ms;
 }
 
-export function registerAccountRoutes(app: FastifyInstance, ctx: AppContext): void {
+export function registerAccountRoutes(app: FastifyInstance, ctx: RouteContext): void {
   const onRequest = async (request: FastifyRequest) => {
     await authenticate(request, ctx.pipeline.authCache);
   };

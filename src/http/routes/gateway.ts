@@ -1,6 +1,6 @@
 // The /v1 model routes: every one authenticates before its body is read, then runs the pipeline.
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import type { AppContext } from "../../app.js";
+import type { RouteContext } from "../route-context.js";
 import { authenticate } from "../../pipeline/authenticate.js";
 import type { ClientFormat } from "../../pipeline/client-format.js";
 import { chatFormat } from "../../pipeline/formats/chat-format.js";
@@ -10,7 +10,7 @@ import { responsesFormat } from "../../pipeline/formats/responses-format.js";
 import { checkTier, handleModelRequest, resolveModel } from "../../pipeline/handle-model-request.js";
 import { GatewayError, invalidRequest } from "../../errors/catalogue.js";
 
-export function registerGatewayRoutes(app: FastifyInstance, ctx: AppContext): void {
+export function registerGatewayRoutes(app: FastifyInstance, ctx: RouteContext): void {
   const services = ctx.pipeline;
   const onRequest = async (request: FastifyRequest) => {
     await authenticate(request, services.authCache);

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from "fastify";
-import type { AppContext } from "../../app.js";
+import type { RouteContext } from "../route-context.js";
 
-export function registerHealthRoutes(app: FastifyInstance, ctx: AppContext): void {
+export function registerHealthRoutes(app: FastifyInstance, ctx: RouteContext): void {
   app.get("/healthz", async () => ({ status: "ok" }));
   app.get("/readyz", async (_request, reply) => {
     const ready = await ctx.store.ping();

@@ -1,7 +1,7 @@
 // GET /v1/models (the key's tier only, OpenAI list shape) and GET /v1/catalog (public, cacheable).
 import { createHash } from "node:crypto";
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import type { AppContext } from "../../app.js";
+import type { RouteContext } from "../route-context.js";
 import type { GatewayConfig, ModelConfig } from "../../config/load.js";
 import { formatUsd, type Nano } from "../../core/money.js";
 import { GatewayError } from "../../errors/catalogue.js";
@@ -47,7 +47,7 @@ function buildCatalog(config: GatewayConfig): { body: string; etag: string } {
   return { body, etag: `"${createHash("sha256").update(body).digest("base64url").slice(0, 27)}"` };
 }
 
-export function registerModelRoutes(app: FastifyInstance, ctx: AppContext): void {
+export function registerModelRoutes(app: FastifyInstance, ctx: RouteContext): void {
   const catalog = buildCatalog(ctx.config);
   const onRequest = async (request: FastifyRequest) => {
     await authenticate(request, ctx.pipeline.authCache);

@@ -1,22 +1,22 @@
 // POST /v1/images/generations: the same stages as a chat request (resolve model -> tier -> admit
-// -> forward with failover -> scrub -> settle -> send), for image-kind models, over an OpenAI
-// Images-compatible upstream. The upstream answer is read whole before anything is sent: the
-// charge is settled first (a truncated or invalid answer is never billed or delivered with a
-// 200), and the base64 images then go out as slices of that one buffer (see base64-payloads.ts).
+// and forward with failover, pipeline/metered-call.ts -> scrub -> settle -> send), for image-kind
+// models, over an OpenAI Images-compatible upstream. The upstream answer is read whole before
+// anything is sent: the charge is settled first (a truncated or invalid answer is never billed or
+// delivered with a 200), and the base64 images then go out as slices of that one buffer (see
+// base64-payloads.ts).
 import { Readable } from "node:stream";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { estimateTextTokens } from "../../billing/estimate-tokens.js";
-import type { ModelConfig } from "../../config/load.js";
 import { formatUsd } from "../../core/money.js";
 import type { Usage } from "../../core/usage.js";
 import { GatewayError } from "../../errors/catalogue.js";
 import { checkTier, resolveModel } from "../../pipeline/handle-model-request.js";
+import type { Forwarded } from "../../pipeline/forward.js";
+import { cancelOnClientClose, countAttempts, openMeteredCall } from "../../pipeline/metered-call.js";
 import type { PipelineServices } from "../../pipeline/services.js";
-import { upstreamError } from "../../pipeline/upstream-errors.js";
 import { adapterFor } from "../../providers/index.js";
-import { ClientAbortedError } from "../../providers/upstream-client.js";
 import type { MediaSettings } from "../settings.js";
-import { callWithFailover, readBounded, type UpstreamAnswer } from "../upstream-post.js";
+import { readBounded } from "../upstream-post.js";
 import { scrubJsonWithPayloads, type ScrubbedBody } from "./base64-payloads.js";
 import { imageVariant, parseImageRequest, type ImageRequest } from "./image-request.js";
 
@@ -29,37 +29,42 @@ export async function handleImageGeneration(services: PipelineServices, settings
   if (model.provider.type !== "openai") throw new GatewayError("provider_error", `The provider of ${model.id} does not speak the OpenAI Images API.`);
 
   const tokenPriced = model.pricing.inputPerMtok > 0n || model.pricing.outputPerMtok > 0n;
-  const hold = await services.billing.admit({
-    requestId: request.id,
-    accountId: request.principal.account.id,
-    keyId: request.principal.key.id,
-    model,
-    route: "images",
-    projectedImages: input.n,
-    imageVariant: imageVariant(input),
-    // Token prices only apply to token counts the upstream reports; hold for them only when priced.
-    projectedInputTokens: tokenPriced ? estimateTextTokens(input.prompt) : 0,
-    projectedOutputTokens: tokenPriced ? input.n * model.defaultOutputTokens : 0,
+  const provider = model.provider;
+  const adapter = adapterFor(provider.type);
+  const body = JSON.stringify({ ...input.body, model: model.upstreamModel });
+  const cancellation = cancelOnClientClose(reply);
+  const call = await openMeteredCall(services, {
+    admission: {
+      requestId: request.id,
+      accountId: request.principal.account.id,
+      keyId: request.principal.key.id,
+      model,
+      route: "images",
+      projectedImages: input.n,
+      imageVariant: imageVariant(input),
+      // Token prices only apply to token counts the upstream reports; hold for them only when priced.
+      projectedInputTokens: tokenPriced ? estimateTextTokens(input.prompt) : 0,
+      projectedOutputTokens: tokenPriced ? input.n * model.defaultOutputTokens : 0,
+    },
+    build: (key) => ({ ...adapter.target(provider, "/images/generations", key, request.headers), method: "POST", body }),
+    awaitFirstChunk: false,
+    signal: cancellation,
+    onAttempt: countAttempts(request, reply),
   });
-
-  const abort = new AbortController();
-  reply.raw.once("close", () => {
-    if (!reply.raw.writableFinished) abort.abort();
-  });
+  if (call === null) return; // the client went away: nothing held, nobody to answer
 
   let scrubbed: ScrubbedBody;
   let usage: Usage;
   try {
-    const answer = await send(services, request, reply, model, input, abort.signal);
-    ({ scrubbed, usage } = await readAnswer(answer, input, settings));
+    ({ scrubbed, usage } = await readAnswer(call.upstream, input, settings));
   } catch (error) {
-    await services.billing.release(hold);
-    if (error instanceof ClientAbortedError || abort.signal.aborted) return;
+    await call.release();
+    if (cancellation.aborted) return;
     throw error;
   }
 
-  // Not released before its charge is settled: a failed settlement is a 502 and nothing is charged.
-  const charge = await services.billing.settle(hold, usage, model.provider.name);
+  // Settled before anything is sent: a failed settlement is a 502 and nothing is charged.
+  const charge = await call.settle(usage);
   request.meter.inputTokens = usage.inputTokens;
   request.meter.outputTokens = usage.outputTokens;
   request.meter.costNano = charge.cost;
@@ -71,35 +76,9 @@ export async function handleImageGeneration(services: PipelineServices, settings
   return reply.send(Readable.from(scrubbed.parts));
 }
 
-async function send(
-  services: PipelineServices,
-  request: FastifyRequest,
-  reply: FastifyReply,
-  model: ModelConfig,
-  input: ImageRequest,
-  signal: AbortSignal,
-): Promise<UpstreamAnswer> {
-  const body = JSON.stringify({ ...input.body, model: model.upstreamModel });
-  const adapter = adapterFor(model.provider.type);
-  return callWithFailover(
-    services,
-    request.principal.account.id,
-    model.provider,
-    (key) => ({ ...adapter.target(model.provider, "/images/generations", key, request.headers), method: "POST", body }),
-    signal,
-    (n) => {
-      request.meter.attempts = n;
-      reply.header("x-gateway-attempts", String(n));
-    },
-  );
-}
-
-async function readAnswer(answer: UpstreamAnswer, input: ImageRequest, settings: MediaSettings): Promise<{ scrubbed: ScrubbedBody; usage: Usage }> {
+/** Reads and scrubs a 2xx answer whole, up to the configured limit. */
+async function readAnswer(answer: Forwarded, input: ImageRequest, settings: MediaSettings): Promise<{ scrubbed: ScrubbedBody; usage: Usage }> {
   const { response, scrubber } = answer;
-  if (response.status < 200 || response.status >= 300) {
-    const text = await response.body.text().catch(() => "");
-    throw upstreamError(response.status, text, scrubber);
-  }
   let body: Buffer | null;
   try {
     body = await readBounded(response.body, settings.maxImageResponseBytes);

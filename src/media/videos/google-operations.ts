@@ -5,8 +5,8 @@
 import type { ProviderConfig } from "../../config/load.js";
 import { GatewayError } from "../../errors/catalogue.js";
 import { googleAdapter } from "../../providers/google.js";
-import type { UpstreamHttpResponse } from "../../providers/upstream-client.js";
-import { readBounded, send } from "../upstream-post.js";
+import { sendToProvider, type UpstreamHttpResponse } from "../../providers/upstream-client.js";
+import { readBounded } from "../upstream-post.js";
 import { getHeaders, numberOrNull, record, unusableAnswer, type UpstreamVideoState, type VideoAdapter } from "./video-types.js";
 
 // The name goes into a URL path: path characters only, no "..", no scheme, no leading slash.
@@ -84,7 +84,7 @@ export const googleOperationsAdapter: VideoAdapter = {
   parsePolled: state,
 
   async openContent(provider, name, key, _variant, signal) {
-    const operation = await send(provider, operationRequest(provider, name, key), signal);
+    const operation = await sendToProvider(provider, operationRequest(provider, name, key), signal);
     if (operation.status < 200 || operation.status >= 300) return operation;
     const text = await readBounded(operation.body, MAX_OPERATION_BYTES);
     let uri: string | null = null;
@@ -108,7 +108,7 @@ async function download(provider: ProviderConfig, first: string, key: string, si
   for (let hop = 0; ; hop++) {
     const withKey = url.origin === home;
     const headers = withKey ? getHeaders(googleAdapter.target(provider, "", key, {}).headers) : {};
-    const response = await send(provider, { url: url.toString(), method: "GET", headers }, signal);
+    const response = await sendToProvider(provider, { url: url.toString(), method: "GET", headers }, signal);
     const location = response.headers.location;
     if (response.status < 300 || response.status >= 400 || typeof location !== "string" || hop >= MAX_REDIRECTS) return response;
     await response.body.dump().catch(() => undefined);

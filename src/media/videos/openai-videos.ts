@@ -1,7 +1,7 @@
 // OpenAI Videos (Sora) and compatible upstreams: POST {base}/videos (multipart, as the official SDK
 // sends it), GET {base}/videos/{id}, GET {base}/videos/{id}/content.
 import { openaiAdapter } from "../../providers/openai.js";
-import { send } from "../upstream-post.js";
+import { sendToProvider } from "../../providers/upstream-client.js";
 import { getHeaders, numberOrNull, record, unusableAnswer, type UpstreamVideoState, type VideoAdapter } from "./video-types.js";
 
 const TASK_ID = /^[A-Za-z0-9_.:-]{1,256}$/;
@@ -53,6 +53,6 @@ export const openaiVideosAdapter: VideoAdapter = {
   openContent(provider, upstreamTaskId, key, variant, signal) {
     const path = `/videos/${encodeURIComponent(upstreamTaskId)}/content?variant=${encodeURIComponent(variant)}`;
     const target = openaiAdapter.target(provider, path, key, {});
-    return send(provider, { url: target.url, method: "GET", headers: { ...getHeaders(target.headers), accept: "application/binary" } }, signal);
+    return sendToProvider(provider, { url: target.url, method: "GET", headers: { ...getHeaders(target.headers), accept: "application/binary" } }, signal);
   },
 };

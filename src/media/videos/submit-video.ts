@@ -4,10 +4,10 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import { newId } from "../../core/ids.js";
 import { GatewayError } from "../../errors/catalogue.js";
 import { checkTier, resolveModel } from "../../pipeline/handle-model-request.js";
+import { countAttempts, openMeteredCall } from "../../pipeline/metered-call.js";
 import type { PipelineServices } from "../../pipeline/services.js";
-import { upstreamError } from "../../pipeline/upstream-errors.js";
 import type { MediaSettings } from "../settings.js";
-import { callWithFailover, readBounded } from "../upstream-post.js";
+import { readBounded } from "../upstream-post.js";
 import { videoAdapterFor, type UpstreamVideoState } from "./video-adapter.js";
 import { videoObject } from "./video-object.js";
 import { parseVideoRequest } from "./video-request.js";
@@ -33,27 +33,23 @@ export async function submitVideo(
   const prepared = await adapter.prepareSubmit(model.provider, { upstreamModel: model.upstreamModel, prompt: input.prompt, seconds, size: input.size, inputReference: input.inputReference });
 
   const accountId = request.principal.account.id;
-  const hold = await services.billing.admit(
-    { requestId: request.id, accountId, keyId: request.principal.key.id, model, route: "videos", projectedInputTokens: 0, projectedOutputTokens: 0, projectedVideoSeconds: seconds },
-    { ttlMs: settings.videoTaskTtlMs },
-  );
-
   // Not tied to the client's connection: once the upstream accepted a task it is recorded (and
   // billed when it completes, as the upstream bills the gateway), even if the client left meanwhile.
-  // Each attempt is bounded by the provider's header and body timeouts.
-  const signal = new AbortController().signal;
+  // Each attempt is bounded by the provider's header and body timeouts. The hold lives as long as
+  // a task may; the task settles or releases it later, possibly in another process.
+  const call = await openMeteredCall(services, {
+    admission: { requestId: request.id, accountId, keyId: request.principal.key.id, model, route: "videos", projectedInputTokens: 0, projectedOutputTokens: 0, projectedVideoSeconds: seconds },
+    admitOptions: { ttlMs: settings.videoTaskTtlMs },
+    build: prepared,
+    awaitFirstChunk: false,
+    signal: new AbortController().signal,
+    onAttempt: countAttempts(request, reply),
+  });
+  if (call === null) throw new GatewayError("internal_error"); // cannot happen: only a client's cancellation makes it null
+
   let upstream: { upstreamTaskId: string; state: UpstreamVideoState; key: string };
   try {
-    const answer = await callWithFailover(services, accountId, model.provider, prepared, signal, (n) => {
-      request.meter.attempts = n;
-      reply.header("x-gateway-attempts", String(n));
-    });
-    const { response } = answer;
-    if (response.status < 200 || response.status >= 300) {
-      const text = await response.body.text().catch(() => "");
-      throw upstreamError(response.status, text, answer.scrubber);
-    }
-    const body = await readBounded(response.body, MAX_SUBMIT_ANSWER_BYTES).catch(() => null);
+    const body = await readBounded(call.upstream.response.body, MAX_SUBMIT_ANSWER_BYTES).catch(() => null);
     let json: unknown;
     try {
       json = body ? JSON.parse(body.toString("utf8")) : null;
@@ -61,9 +57,9 @@ export async function submitVideo(
       json = null;
     }
     if (json === null) throw new GatewayError("provider_error", "The upstream answered the video request with a body that is not JSON.");
-    upstream = { ...adapter.parseSubmitted(json), key: answer.key };
+    upstream = { ...adapter.parseSubmitted(json), key: call.upstream.key };
   } catch (error) {
-    await services.billing.release(hold);
+    await call.release();
     throw error;
   }
 
@@ -89,7 +85,7 @@ export async function submitVideo(
   } catch (error) {
     // The upstream task exists but cannot be tracked: nothing will settle it, so nothing is held.
     request.log.error({ err: error, video_task: id }, "storing a submitted video task failed");
-    await services.billing.release(hold);
+    await call.release();
     throw new GatewayError("internal_error", "The video task could not be recorded.");
   }
   // A task the upstream refused at once is stored failed (hold released) so the client can poll it.

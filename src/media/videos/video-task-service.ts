@@ -16,7 +16,8 @@ import { createScrubber, REDACTED, type Scrubber } from "../../pipeline/scrub.js
 import type { PipelineServices } from "../../pipeline/services.js";
 import { OPEN_STATUSES, type VideoTaskRow } from "../../store/video-tasks-store.js";
 import type { MediaSettings } from "../settings.js";
-import { readBounded, send } from "../upstream-post.js";
+import { sendToProvider } from "../../providers/upstream-client.js";
+import { readBounded } from "../upstream-post.js";
 import { videoAdapterFor, type UpstreamVideoState } from "./video-adapter.js";
 
 const POLL_TIMEOUT_MS = 30_000;
@@ -78,7 +79,7 @@ export class VideoTaskService {
   async #poll(row: VideoTaskRow, provider: ProviderConfig): Promise<UpstreamVideoState> {
     const adapter = videoAdapterFor(provider);
     const key = this.upstreamKey(row);
-    const response = await send(provider, adapter.pollRequest(provider, row.upstream_task_id, key), AbortSignal.timeout(POLL_TIMEOUT_MS));
+    const response = await sendToProvider(provider, adapter.pollRequest(provider, row.upstream_task_id, key), AbortSignal.timeout(POLL_TIMEOUT_MS));
     if (response.status === 404 || response.status === 410) {
       await response.body.dump().catch(() => undefined);
       return { status: "failed", progress: null, seconds: null, error: "The upstream no longer knows this video task." };

@@ -1,8 +1,7 @@
 // The contract of a video adapter and the small readers every adapter uses on upstream JSON.
 import type { ProviderConfig } from "../../config/load.js";
 import { GatewayError } from "../../errors/catalogue.js";
-import type { UpstreamHttpResponse } from "../../providers/upstream-client.js";
-import type { UpstreamRequest } from "../upstream-post.js";
+import type { UpstreamHttpResponse, UpstreamRequest } from "../../providers/upstream-client.js";
 
 export interface VideoSubmission {
   upstreamModel: string;

@@ -1,0 +1,91 @@
+// The metering sequence of every paid route, written once: admit (place a hold) -> forward with
+// failover -> a 2xx answer handed back with its hold, or the hold released and the failure thrown
+// (no response, a non-2xx answer, an exception) or, when the client went away, null.
+// Where the hold ends is the route's: a buffered answer (chat, images) settles once it is read, a
+// chat stream at the stream's end, a video task when the upstream reports it complete (possibly in
+// another process, from the hold stored under the request id). Until then a failure before
+// anything was delivered calls release(), which gives the hold back once however often it is called.
+import type { FastifyReply, FastifyRequest } from "fastify";
+import type { AdmissionRequest, AdmitOptions, Charge, Hold } from "../billing/types.js";
+import { Cancellation } from "../core/cancellation.js";
+import type { Usage } from "../core/usage.js";
+import { ClientAbortedError } from "../providers/upstream-client.js";
+import { forward, type ForwardRequest, type Forwarded, type ForwardServices } from "./forward.js";
+import type { PipelineServices } from "./services.js";
+import { upstreamError } from "./upstream-errors.js";
+
+export interface MeteredRequest extends ForwardRequest {
+  /** The upstream is admission.model's provider, asked with the keys of admission.accountId. */
+  admission: AdmissionRequest;
+  admitOptions?: AdmitOptions;
+}
+
+export type MeteringServices = ForwardServices & Pick<PipelineServices, "billing">;
+
+/** A hold and the 2xx upstream answer it covers; ended by one settle() or release(). */
+export class MeteredCall {
+  #open = true;
+
+  constructor(
+    private readonly billing: MeteringServices["billing"],
+    readonly hold: Hold,
+    readonly upstream: Forwarded,
+  ) {}
+
+  /**
+   * Charges the usage against the hold. A failed settlement throws and charges nothing; the hold is
+   * not released then (it stays until the sweeper or a settlement retry ends it).
+   */
+  settle(usage: Usage): Promise<Charge> {
+    if (!this.#open) throw new Error("settle() after the metered call ended");
+    this.#open = false;
+    return this.billing.settle(this.hold, usage, this.hold.model.provider.name);
+  }
+
+  /** Gives the hold back: nothing was delivered. Only the first call (before any settle()) does so. */
+  async release(): Promise<void> {
+    if (!this.#open) return;
+    this.#open = false;
+    await this.billing.release(this.hold);
+  }
+}
+
+/**
+ * Admits, forwards and checks the answer's status. Throws the admission's refusal (nothing held), or
+ * the forward's failure after releasing the hold; null when the client went away (hold released).
+ */
+export async function openMeteredCall(services: MeteringServices, request: MeteredRequest): Promise<MeteredCall | null> {
+  const { admission } = request;
+  const hold = await services.billing.admit(admission, request.admitOptions);
+  let upstream: Forwarded;
+  try {
+    upstream = await forward(services, admission.accountId, admission.model.provider, request);
+    const { response } = upstream;
+    if (response.status < 200 || response.status >= 300) {
+      const text = await response.body.text().catch(() => "");
+      throw upstreamError(response.status, text, upstream.scrubber);
+    }
+  } catch (error) {
+    await services.billing.release(hold);
+    if (error instanceof ClientAbortedError || request.signal.aborted) return null;
+    throw error;
+  }
+  return new MeteredCall(services.billing, hold, upstream);
+}
+
+/** Aborted when the client closes the connection before its response finished. */
+export function cancelOnClientClose(reply: FastifyReply): Cancellation {
+  const cancellation = new Cancellation();
+  reply.raw.once("close", () => {
+    if (!reply.raw.writableFinished) cancellation.abort();
+  });
+  return cancellation;
+}
+
+/** Records each attempt's number on the log line and in the x-gateway-attempts header. */
+export function countAttempts(request: FastifyRequest, reply: FastifyReply): (attempts: number) => void {
+  return (attempts) => {
+    request.meter.attempts = attempts;
+    reply.header("x-gateway-attempts", String(attempts));
+  };
+}
