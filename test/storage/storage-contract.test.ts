@@ -73,6 +73,31 @@ for (const kind of DATABASE_KINDS) {
       expect(remaining.map((r) => r.request_id).sort()).toEqual([`req-364-${kind}`, `req-young-${kind}`].sort());
     });
 
+    it("the database refuses replacing a ledger row (SQLite INSERT OR REPLACE) and emptying the ledger (PostgreSQL TRUNCATE)", async () => {
+      const account = await store.accounts.create({ email: `replace-${kind}@example.com`, tier: "default" });
+      const requestId = `req-replace-${kind}`;
+      await insertLedgerRow(account.id, BigInt(Date.now()), requestId);
+      const original = await store.db.selectFrom("ledger").selectAll().where("request_id", "=", requestId).executeTakeFirstOrThrow();
+      if (kind === "sqlite") {
+        await expect(
+          sql`insert or replace into ledger (created_at, account_id, request_id, kind, cost_nano) values (${original.created_at}, ${account.id}, ${requestId}, 'usage', 0)`.execute(store.db),
+        ).rejects.toThrow(/append-only/);
+        await expect(
+          sql`replace into ledger (id, created_at, account_id, request_id, kind, cost_nano) values (${original.id}, ${original.created_at}, ${account.id}, ${`${requestId}-other`}, 'usage', 0)`.execute(store.db),
+        ).rejects.toThrow(/append-only/);
+      } else {
+        await expect(sql`truncate ledger`.execute(store.db)).rejects.toThrow(/append-only/);
+        await expect(sql`truncate table ledger restart identity cascade`.execute(store.db)).rejects.toThrow(/append-only/);
+      }
+      await expect(
+        sql`insert into ledger (created_at, account_id, request_id, kind, cost_nano) values (${original.created_at}, ${account.id}, ${requestId}, 'usage', 0)
+          on conflict (request_id) do update set cost_nano = 0`.execute(store.db),
+      ).rejects.toThrow(/append-only/);
+      const rows = await store.db.selectFrom("ledger").selectAll().where("account_id", "=", account.id).execute();
+      expect(rows).toEqual([original]);
+      expect(await store.ledger.count()).toBeGreaterThan(0);
+    });
+
     it("prune refuses anything younger than 365 days and deletes older rows", async () => {
       await expect(store.ledger.prune(364)).rejects.toMatchObject({ type: "ledger_retention_violation" });
       const account = await store.accounts.create({ email: `prune-${kind}@example.com`, tier: "default" });
