@@ -18,7 +18,7 @@
 // full cost (see settlement.ts for the over-balance policy).
 import type { Kysely } from "kysely";
 import type { Nano } from "../core/money.js";
-import type { Usage } from "../core/usage.js";
+import { totalTokens, type Usage } from "../core/usage.js";
 import { GatewayError } from "../errors/catalogue.js";
 import type { ApiKey } from "../store/keys-store.js";
 import type { DatabaseHandle } from "../store/database.js";
@@ -39,6 +39,21 @@ import type { AdmissionRequest, AdmitOptions, Billing, Charge, Hold } from "./ty
 import { accountProfile, keyUsage, type AccountProfile, type KeyUsage } from "./usage-queries.js";
 
 export const DEFAULT_HOLD_TTL_MS = 15 * 60_000;
+
+/**
+ * The largest amount (nano-USD, about 9 million USD) or token count one admission or settlement may
+ * carry: 2^53 - 1, so that the 64-bit columns and the sums the database forms of them (held, spent,
+ * monthly totals: 1,024 such values fit) cannot overflow. Checked before an operation joins a batch:
+ * an overflow inside the database fails the whole shared PostgreSQL batch, which then reruns item by
+ * item. Client input (max tokens, image n, video seconds) and upstream counts (plausibleUsage) are
+ * bounded long before, so this stops only bugs and prices configured beyond reason.
+ */
+export const MAX_BILLABLE = Number.MAX_SAFE_INTEGER;
+const MAX_BILLABLE_NANO = BigInt(MAX_BILLABLE);
+
+function billable(nano: Nano, tokens: number): boolean {
+  return nano >= 0n && nano <= MAX_BILLABLE_NANO && Number.isSafeInteger(tokens) && tokens >= 0;
+}
 export const DEFAULT_SWEEP_INTERVAL_MS = 30_000;
 
 export interface StoreBillingOptions {
@@ -85,6 +100,11 @@ export class StoreBilling implements Billing {
   async admit(request: AdmissionRequest, options: AdmitOptions = {}): Promise<Hold> {
     const amount = projectCost(request);
     const tokens = projectTokens(request);
+    if (!billable(amount, tokens)) {
+      throw new GatewayError("invalid_request", "The request's projected cost or tokens exceed what one request may reserve; ask for less output or send a shorter prompt.", {
+        code: "projection_out_of_range",
+      });
+    }
     const ttlMs = options.ttlMs ?? this.#holdTtlMs;
     const now = this.now();
     const reservation: Reservation = { request, holdId: newId("hold"), amount, tokens, now, ttlMs, month: monthOf(now) };
@@ -102,6 +122,7 @@ export class StoreBilling implements Billing {
     try {
       normalized = normalizeUsage(usage);
       cost = priceUsage(hold.model, normalized, hold.imageVariant);
+      if (!billable(cost, totalTokens(normalized))) throw new RangeError(`settlement of ${hold.requestId} out of range: cost ${cost} nano`);
     } catch (error) {
       throw ledgerWriteFailed(error);
     }
@@ -199,7 +220,7 @@ function ledgerWriteFailed(cause: unknown): GatewayError {
 export function normalizeUsage(usage: Usage): Usage {
   const whole = (value: number | undefined, field: string): number => {
     if (value === undefined) return 0;
-    if (!Number.isFinite(value) || value < 0) throw new RangeError(`usage.${field} must be a non-negative number, got ${value}`);
+    if (!Number.isFinite(value) || value < 0 || value > MAX_BILLABLE) throw new RangeError(`usage.${field} must be a number from 0 to ${MAX_BILLABLE}, got ${value}`);
     return Math.ceil(value);
   };
   const inputTokens = whole(usage.inputTokens, "inputTokens");

@@ -2,14 +2,18 @@
 // batcher (sqlite-writer.ts). Six statements; the ledger row comes right after the hold, so that a
 // replay is answered before anything else is written:
 //   1. delete the hold, returning its reservation (nothing when the sweeper already released it);
-//   2. the ledger row, INSERT … SELECT … FROM accounts … ON CONFLICT (request_id) DO NOTHING: the
-//      shortfall note is computed from the balance in the same statement (SQLite holds the batch's write
-//      lock from BEGIN IMMEDIATE, so the balance cannot change before step 3);
+//   2. the ledger row, INSERT … SELECT … FROM accounts: the shortfall note is computed from the balance
+//      in the same statement (SQLite holds the batch's write lock from BEGIN IMMEDIATE, so the balance
+//      cannot change before step 3). A row for the request id already there is a replay: migration
+//      0005's trigger refuses the insert before its ON CONFLICT DO NOTHING is reached (it aborts that
+//      statement only) and insertLedgerRow reads that refusal as "not inserted";
 //   3. accounts: balance -= min(balance, cost) (clamped at 0: the over-balance policy), total_spent +=
 //      cost, held -= reservation;  4. keys, then 5. their exhaustion at a cap;  6. monthly_usage upsert.
 // A replay (the ledger row exists) is answered as a value, AlreadySettled returned and not thrown, when
 // it wrote nothing; when step 1 did delete a hold it throws, so the batcher rolls it back. A failure
 // (a trigger, a CHECK, no such account) throws: nothing of it remains, 502 ledger_write_failed.
+import { dbErrorKind, dbErrorMessage } from "../store/db-errors.js";
+import { LEDGER_ROW_EXISTS } from "../store/migrations/0005-ledger-append-only-gaps.js";
 import { AlreadySettled, settlementValues, type SettlementInput } from "./settlement.js";
 import { Statement, type SqlExec } from "./sqlite-writer.js";
 
@@ -58,13 +62,23 @@ const ADD_MONTHLY_USAGE = new Statement<never>(`
     tokens = monthly_usage.tokens + excluded.tokens,
     requests = monthly_usage.requests + excluded.requests`);
 
+/** The new row's id; undefined when the request id is already recorded (or the account is missing). */
+function insertLedgerRow(exec: SqlExec, parameters: readonly unknown[]): { id: bigint } | undefined {
+  try {
+    return INSERT_LEDGER.first(exec, parameters);
+  } catch (error) {
+    if (dbErrorKind(error) === "trigger" && dbErrorMessage(error) === LEDGER_ROW_EXISTS) return undefined;
+    throw error;
+  }
+}
+
 /** Undefined when recorded; an AlreadySettled (returned, not thrown) for a replay that changed nothing. */
 export function applySettlementSqlite(exec: SqlExec, input: SettlementInput): AlreadySettled | undefined {
   const { hold, cost } = input;
   const v = settlementValues(input);
 
   const released = DELETE_HOLD.first(exec, [hold.id]);
-  const inserted = INSERT_LEDGER.first(exec, [
+  const inserted = insertLedgerRow(exec, [
     v.now,
     hold.keyId,
     hold.requestId,

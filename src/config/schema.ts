@@ -1,6 +1,7 @@
 // The config file's shape. Prices are USD decimal strings (or plain numbers) and become exact
 // nano-USD integers in load.ts; nothing downstream sees a float.
 import { z } from "zod";
+import { MAX_USAGE_COUNT } from "../core/usage.js";
 
 const usd = z.union([z.string(), z.number()]);
 const identifier = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:/@-]*$/, "letters, digits and . _ : / @ - only");
@@ -36,9 +37,10 @@ export const modelSchema = z.strictObject({
   provider: z.string().min(1),
   upstream_model: z.string().min(1).optional(),
   context_window: z.number().int().positive().optional(),
-  max_output_tokens: z.number().int().positive().optional(),
+  /** Requests asking for more output are refused; without it, MAX_OUTPUT_TOKENS_CEILING applies. */
+  max_output_tokens: z.number().int().positive().max(MAX_USAGE_COUNT).optional(),
   /** Output tokens assumed at admission when the request sets no max_tokens. */
-  default_output_tokens: z.number().int().positive().optional(),
+  default_output_tokens: z.number().int().positive().max(MAX_USAGE_COUNT).optional(),
   modalities: z
     .strictObject({ input: z.array(modality).min(1), output: z.array(modality).min(1) })
     .optional(),

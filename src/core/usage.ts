@@ -1,4 +1,5 @@
-// What one upstream call consumed, in the units prices are quoted in.
+// What one upstream call consumed, in the units prices are quoted in, and the bounds every count
+// must stay within before it reaches admission or settlement (and so the database's 64-bit columns).
 
 export interface Usage {
   /** Prompt tokens including the cached ones. */
@@ -17,6 +18,34 @@ export interface Usage {
 
 export const ZERO_USAGE: Usage = { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, reasoningTokens: 0, estimated: false };
 
+/**
+ * The output-token limit of a model that configures no max_output_tokens: max_tokens (and its
+ * equivalents) above it are refused. Well above any model's real limit (100k-128k in 2025).
+ */
+export const MAX_OUTPUT_TOKENS_CEILING = 1_000_000;
+
+/**
+ * The largest token count an upstream can plausibly report for one call (1,000x the largest
+ * context window of 2025). A count above it, negative or not a finite number is a hostile or
+ * buggy upstream, not a measurement; see plausibleUsage().
+ */
+export const MAX_USAGE_COUNT = 1_000_000_000;
+
 export function totalTokens(usage: Usage): number {
   return usage.inputTokens + usage.outputTokens;
+}
+
+function plausibleCount(value: number | undefined): boolean {
+  return value === undefined || (typeof value === "number" && Number.isFinite(value) && value >= 0 && value <= MAX_USAGE_COUNT);
+}
+
+/**
+ * The upstream's usage when every count is a plausible measurement, else null: the caller then bills
+ * its own estimate, exactly as when the upstream reports no usage. Neither clamping to the bound (a
+ * charge for a billion tokens nobody delivered) nor to 0 (free output) would be a fair charge.
+ */
+export function plausibleUsage(usage: Usage | null): Usage | null {
+  if (usage === null) return null;
+  const counts = [usage.inputTokens, usage.cachedInputTokens, usage.outputTokens, usage.reasoningTokens, usage.images, usage.videoSeconds];
+  return counts.every(plausibleCount) ? usage : null;
 }

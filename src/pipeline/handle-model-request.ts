@@ -8,10 +8,11 @@ import { estimateTextTokens } from "../billing/estimate-tokens.js";
 import type { ModelConfig } from "../config/load.js";
 import type { Cancellation } from "../core/cancellation.js";
 import { formatUsd } from "../core/money.js";
-import type { Usage } from "../core/usage.js";
+import { plausibleUsage, type Usage } from "../core/usage.js";
 import { GatewayError, invalidRequest, renderError } from "../errors/catalogue.js";
 import { adapterFor } from "../providers/index.js";
 import type { ClientFormat } from "./client-format.js";
+import { checkOutputTokenLimits } from "./formats/fields.js";
 import { cancelOnClientClose, countAttempts, openMeteredCall, type MeteredCall } from "./metered-call.js";
 import type { ClientRequestInfo, UpstreamPlan } from "./plan.js";
 import { encodeFrames, pumpStream, scrubToJson } from "./relay.js";
@@ -22,6 +23,7 @@ export async function handleModelRequest(services: PipelineServices, format: Cli
   const body = readBody(request.body);
   const info = format.describe(body);
   const model = resolveModel(services, info.model, "chat");
+  checkOutputTokenLimits(info.outputTokenFields, model);
   request.meter.model = model.id;
   request.meter.provider = model.provider.name;
   checkTier(request, model);
@@ -102,7 +104,8 @@ async function relayBuffered(request: FastifyRequest, reply: FastifyReply, input
     }
     const converted = plan.fromUpstream(json);
     payload = scrubToJson(scrubber, converted.body);
-    usage = converted.usage ?? estimateUsage(info, payload);
+    // Usage with an implausible count (1e30, negative) is treated as missing: see plausibleUsage.
+    usage = plausibleUsage(converted.usage) ?? estimateUsage(info, payload);
     await plan.complete?.();
   } catch (error) {
     await call.release();
@@ -147,7 +150,7 @@ async function relayStream(
     raw.end(JSON.stringify(renderError(error, request.errorShape, request.id)));
     return;
   }
-  const usage = translator.reportedUsage() ?? estimateUsage(info, translator.deliveredText());
+  const usage = plausibleUsage(translator.reportedUsage()) ?? estimateUsage(info, translator.deliveredText());
   // Settle before the closing frames so the request's log line carries its cost; a failure here
   // cannot become a 502 any more (the content is delivered), so the charge is retried instead.
   let cost: bigint | undefined;

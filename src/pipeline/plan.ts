@@ -52,8 +52,15 @@ export interface ClientRequestInfo {
   stream: boolean;
   /** max_tokens or its equivalent, when given. */
   maxOutputTokens: number | null;
+  /** Every output-token limit field the client set, to check against the model's limit. */
+  outputTokenFields: OutputTokenField[];
   /** Estimated prompt tokens, for admission and for estimates when usage is missing. */
   promptTokens: number;
+}
+
+export interface OutputTokenField {
+  field: string;
+  value: number;
 }
 
 export interface ClientFormatInfo {

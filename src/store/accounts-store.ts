@@ -1,5 +1,5 @@
 // Accounts: creation, status, and administrator balance changes (each with its ledger row, atomically).
-import type { Kysely, Selectable } from "kysely";
+import type { Kysely, Selectable, Transaction } from "kysely";
 import { GatewayError } from "../errors/catalogue.js";
 import { newId, nowMs } from "../core/ids.js";
 import { MAX_BALANCE, type Nano } from "../core/money.js";
@@ -58,33 +58,40 @@ export function toAccount(row: Selectable<AccountsTable>): Account {
 export class AccountsStore {
   constructor(private readonly db: Kysely<Database>) {}
 
+  /**
+   * A new account. A starting balance is a credit like any other: its ledger row ("opening balance")
+   * is written in the same transaction as the account, so every balance is explained by the ledger.
+   */
   async create(input: NewAccount): Promise<Account> {
     const balance = input.balance ?? 0n;
     if (balance < 0n || balance > MAX_BALANCE) throw new GatewayError("balance_invariant");
     const now = nowMs();
     try {
-      const row = await this.db
-        .insertInto("accounts")
-        .values({
-          id: newId("acct"),
-          email: input.email.trim().toLowerCase(),
-          password_hash: input.passwordHash ?? null,
-          status: "active",
-          tier: input.tier,
-          is_admin: input.isAdmin ? 1n : 0n,
-          balance_nano: balance,
-          total_spent_nano: 0n,
-          held_nano: 0n,
-          held_tokens: 0n,
-          monthly_budget_nano: input.monthlyBudget ?? null,
-          monthly_token_budget: input.monthlyTokenBudget == null ? null : BigInt(input.monthlyTokenBudget),
-          default_model: input.defaultModel ?? null,
-          created_at: now,
-          updated_at: now,
-        })
-        .returningAll()
-        .executeTakeFirstOrThrow();
-      return toAccount(row);
+      return await this.db.transaction().execute(async (trx) => {
+        const row = await trx
+          .insertInto("accounts")
+          .values({
+            id: newId("acct"),
+            email: input.email.trim().toLowerCase(),
+            password_hash: input.passwordHash ?? null,
+            status: "active",
+            tier: input.tier,
+            is_admin: input.isAdmin ? 1n : 0n,
+            balance_nano: balance,
+            total_spent_nano: 0n,
+            held_nano: 0n,
+            held_tokens: 0n,
+            monthly_budget_nano: input.monthlyBudget ?? null,
+            monthly_token_budget: input.monthlyTokenBudget == null ? null : BigInt(input.monthlyTokenBudget),
+            default_model: input.defaultModel ?? null,
+            created_at: now,
+            updated_at: now,
+          })
+          .returningAll()
+          .executeTakeFirstOrThrow();
+        if (balance > 0n) await appendBalanceChange(trx, row.id, balance, OPENING_BALANCE_NOTE, now);
+        return toAccount(row);
+      });
     } catch (error) {
       if (dbErrorKind(error) === "unique") throw new GatewayError("invalid_request", `an account with email ${input.email} already exists`, { param: "email" });
       throw error;
@@ -178,28 +185,35 @@ export class AccountsStore {
         if (!exists) throw new GatewayError("account_not_found", `no account ${id}`);
         throw new GatewayError("balance_invariant", "the balance must stay within 0.00 and 1000000.00");
       }
-      const now = nowMs();
-      await trx
-        .insertInto("ledger")
-        .values({
-          created_at: now,
-          account_id: id,
-          key_id: null,
-          request_id: newId(delta > 0n ? "credit" : "debit"),
-          kind: delta > 0n ? "credit" : "debit",
-          model: null,
-          provider: null,
-          route: null,
-          input_tokens: 0n,
-          cached_tokens: 0n,
-          output_tokens: 0n,
-          reasoning_tokens: 0n,
-          cost_nano: delta > 0n ? delta : -delta,
-          estimated: 0n,
-          note,
-        })
-        .execute();
+      await appendBalanceChange(trx, id, delta, note, nowMs());
       return toAccount(row);
     });
   }
+}
+
+/** The note of the credit row that records an account's starting balance. */
+export const OPENING_BALANCE_NOTE = "opening balance";
+
+/** The ledger row of a balance change outside settlement: a credit (delta > 0) or a debit. */
+async function appendBalanceChange(trx: Transaction<Database>, accountId: string, delta: Nano, note: string | null, now: bigint): Promise<void> {
+  await trx
+    .insertInto("ledger")
+    .values({
+      created_at: now,
+      account_id: accountId,
+      key_id: null,
+      request_id: newId(delta > 0n ? "credit" : "debit"),
+      kind: delta > 0n ? "credit" : "debit",
+      model: null,
+      provider: null,
+      route: null,
+      input_tokens: 0n,
+      cached_tokens: 0n,
+      output_tokens: 0n,
+      reasoning_tokens: 0n,
+      cost_nano: delta > 0n ? delta : -delta,
+      estimated: 0n,
+      note,
+    })
+    .execute();
 }

@@ -6,6 +6,7 @@ import * as initial from "./migrations/0001-initial.js";
 import * as billingFunctions from "./migrations/0002-billing-functions.js";
 import * as billingBatchState from "./migrations/0003-billing-batch-state.js";
 import * as leanBillingTables from "./migrations/0004-lean-billing-tables.js";
+import * as ledgerAppendOnlyGaps from "./migrations/0005-ledger-append-only-gaps.js";
 
 type MigrationModule = { up(db: Kysely<unknown>, dialect: DatabaseHandle["dialect"]): Promise<void> };
 
@@ -14,6 +15,7 @@ const MIGRATIONS: Record<string, MigrationModule> = {
   "0002-billing-functions": billingFunctions,
   "0003-billing-batch-state": billingBatchState,
   "0004-lean-billing-tables": leanBillingTables,
+  "0005-ledger-append-only-gaps": ledgerAppendOnlyGaps,
 };
 
 export interface MigrationReport {

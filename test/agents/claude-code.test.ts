@@ -53,6 +53,9 @@ describe("Claude Code through the gateway", () => {
       ANTHROPIC_DEFAULT_HAIKU_MODEL: options.model,
       ANTHROPIC_DEFAULT_SONNET_MODEL: options.model,
       ANTHROPIC_DEFAULT_OPUS_MODEL: options.model,
+      // Claude Code asks for 32,000 output tokens for a model it does not know; the gateway refuses
+      // more than the model's max_output_tokens (gpt-mock 4096, claude-mock 8192), as Anthropic does.
+      CLAUDE_CODE_MAX_OUTPUT_TOKENS: "4096",
     };
     if (options.auth === "bearer") env.ANTHROPIC_AUTH_TOKEN = key;
     else env.ANTHROPIC_API_KEY = key;

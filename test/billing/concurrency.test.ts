@@ -95,7 +95,10 @@ for (const kind of DATABASE_KINDS) {
       const db = first.db;
       const account = await db.selectFrom("accounts").selectAll().where("id", "=", accountId).executeTakeFirstOrThrow();
       const keyRows = await db.selectFrom("keys").selectAll().where("account_id", "=", accountId).execute();
-      const ledger = await db.selectFrom("ledger").select(["request_id", "cost_nano", "note"]).where("account_id", "=", accountId).execute();
+      const ledger = await db.selectFrom("ledger").select(["request_id", "cost_nano", "note"]).where("account_id", "=", accountId).where("kind", "=", "usage").execute();
+      // The starting balance is the account's one credit row.
+      const credits = await db.selectFrom("ledger").select(["cost_nano"]).where("account_id", "=", accountId).where("kind", "!=", "usage").execute();
+      expect(credits).toEqual([{ cost_nano: START_BALANCE }]);
       const monthly = await db.selectFrom("monthly_usage").selectAll().where("account_id", "=", accountId).execute();
       const holds = await db.selectFrom("holds").select("id").where("account_id", "=", accountId).execute();
 

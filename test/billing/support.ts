@@ -125,7 +125,7 @@ export async function expectRefusal(promise: Promise<unknown>, type: string, sta
   await expect(promise).rejects.toMatchObject({ name: "GatewayError", type, status });
 }
 
-/** Every counter the 502 contract protects, plus the ledger size and the hold reservations. */
+/** Every counter the 502 contract protects, plus the settlements' ledger rows and the hold reservations. */
 export async function counters(store: Store, accountId: string, keyId: string) {
   const account = await store.db
     .selectFrom("accounts")
@@ -137,7 +137,14 @@ export async function counters(store: Store, accountId: string, keyId: string) {
     .select(["spent_nano", "tokens_used", "held_nano", "held_tokens", "status"])
     .where("id", "=", keyId)
     .executeTakeFirstOrThrow();
-  const ledger = await store.ledger.count(accountId);
+  // Usage rows only: the opening balance's credit row is not a settlement.
+  const usageRows = await store.db
+    .selectFrom("ledger")
+    .select((eb) => eb.fn.countAll<bigint>().as("n"))
+    .where("account_id", "=", accountId)
+    .where("kind", "=", "usage")
+    .executeTakeFirstOrThrow();
+  const ledger = Number(usageRows.n);
   const monthly = await store.db
     .selectFrom("monthly_usage")
     .select(["month", "cost_nano", "tokens", "requests"])

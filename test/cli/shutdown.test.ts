@@ -52,7 +52,7 @@ it("finishes a stream in flight after SIGTERM, refuses new connections, exits 0"
     const requestId = response.headers.get("x-request-id");
     expect(gateway.stdout()).toContain(`"request_id":"${requestId}"`);
     const after = await openStore({ databaseUrl: null, sqlitePath: database.sqlitePath, secret: database.env.GATEWAY_SECRET! });
-    expect(await after.ledger.count(account.id)).toBe(1);
+    expect(await after.ledger.count(account.id)).toBe(2); // the opening balance's credit and the stream's charge
     await after.close();
   } finally {
     killAll();

@@ -83,14 +83,17 @@ describe.each(DATABASE_KINDS)("dashboard admin and usage on %s", (kind) => {
     const stranger = await signedInAccount(gateway);
     const theirs = await stranger.client.get("/usage");
     expect(theirs.body.totals.requests).toBe(0);
-    expect((await stranger.client.get("/ledger")).body.data).toEqual([]);
-    expect((await stranger.client.get("/ledger.csv")).text.trim().split("\r\n")).toHaveLength(1);
+    // Their own ledger holds only their opening balance's credit row.
+    const theirLedger = (await stranger.client.get("/ledger")).body.data;
+    expect(theirLedger.map((r: { kind: string }) => r.kind)).toEqual(["credit"]);
+    expect((await stranger.client.get("/ledger.csv")).text.trim().split("\r\n")).toHaveLength(2);
   });
 
   it("pages through the ledger and exports it as CSV", async () => {
     const user = await signedInAccount(gateway, { balance: "10" });
     const key = (await user.client.post("/keys", { name: "=cmd|evil" })).body;
-    for (let i = 0; i < 5; i++) expect((await chat(key.raw_key)).status).toBe(200);
+    // Four charges and the opening balance's credit: five rows.
+    for (let i = 0; i < 4; i++) expect((await chat(key.raw_key)).status).toBe(200);
     const first = await user.client.get("/ledger?limit=2");
     expect(first.body.data).toHaveLength(2);
     const second = await user.client.get(`/ledger?limit=2&before=${first.body.next_before}`);
@@ -100,6 +103,8 @@ describe.each(DATABASE_KINDS)("dashboard admin and usage on %s", (kind) => {
     expect(ids).toHaveLength(5);
     expect([...ids].sort((x, y) => y - x)).toEqual(ids);
     expect(first.body.data[0]).toMatchObject({ kind: "usage", key_name: "=cmd|evil", model: "gpt-mock", cost_usd: "0.002" });
+    expect(third.body.data[0]).toMatchObject({ kind: "credit" });
+    expect(Number(third.body.data[0].cost_usd)).toBe(10);
     expectError(await user.client.get("/ledger?limit=0"), 400, "invalid_request");
     expectError(await user.client.get("/ledger?before=abc"), 400, "invalid_request");
 

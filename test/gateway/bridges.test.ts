@@ -75,7 +75,7 @@ describe("format bridges", () => {
         headers: { "content-type": "application/json", "x-api-key": (anthropic.apiKey as string), "anthropic-version": "2023-06-01", "anthropic-beta": "context-management-2025-06-27,interleaved-thinking-2025-05-14" },
         body: JSON.stringify({
           model: "gpt-mock",
-          max_tokens: 32000,
+          max_tokens: 4096, // Claude Code's max_tokens (32000 by default) must fit the model's max_output_tokens (gpt-mock: 4096)
           tools: [],
           thinking: { type: "adaptive" },
           context_management: { edits: [] },

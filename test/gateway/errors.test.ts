@@ -221,7 +221,7 @@ describe("error contract", () => {
     // Nothing reached the client, so nothing is charged and the hold is given back.
     const after = await gateway.app.ctx.store.accounts.get(account.id);
     expect(after!.held).toBe(0n);
-    expect(await gateway.app.ctx.store.ledger.count(account.id)).toBe(0);
+    expect(await gateway.app.ctx.store.ledger.count(account.id)).toBe(1); // the opening balance's credit only
   });
 
   it("errors carry X-Request-ID in the OpenAI SDK too", async () => {

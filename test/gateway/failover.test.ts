@@ -26,7 +26,7 @@ describe("failover", () => {
   });
 
   const ask = () => client.chat.completions.create({ model: "gpt-mock", messages: [{ role: "user", content: "Hi" }] }).withResponse();
-  const ledgerRows = () => gateway.app.ctx.store.db.selectFrom("ledger").selectAll().where("account_id", "=", accountId).execute();
+  const ledgerRows = () => gateway.app.ctx.store.db.selectFrom("ledger").selectAll().where("account_id", "=", accountId).where("kind", "=", "usage").execute();
   const account = () => gateway.app.ctx.store.accounts.get(accountId);
 
   it("429 then 200: moves to the next key, reports the attempts, charges once", async () => {

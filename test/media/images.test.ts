@@ -67,6 +67,14 @@ describe("images", () => {
     expect(row).toMatchObject({ input_tokens: 50n, output_tokens: 4160n, estimated: 0n });
   });
 
+  it("counts an impossible token count the upstream reports (1e30, negative) as 0 and still charges the image", async () => {
+    mock.handler = (_req, res) => json(res, 200, { created: 1, data: [{ b64_json: fakeImage(5000) }], usage: { input_tokens: -50, output_tokens: 1e30, input_tokens_details: { cached_tokens: 2 ** 63 } } });
+    const { response } = await openai.images.generate({ model: "image-tokens", prompt: "a kite" }).withResponse();
+    expect(response.headers.get("x-gateway-cost-usd")).toBe("0.01");
+    const [row] = await ledgerRows(gateway, accountId);
+    expect(row).toMatchObject({ input_tokens: 0n, cached_tokens: 0n, output_tokens: 0n, cost_nano: NANO_PER_USD / 100n });
+  });
+
   it("refuses a chat model with 400 invalid_request naming the model, without calling upstream", async () => {
     const error = (await openai.images.generate({ model: "gpt-mock", prompt: "x" }).catch((e: unknown) => e)) as InstanceType<typeof OpenAI.BadRequestError>;
     expect(error).toBeInstanceOf(OpenAI.BadRequestError);

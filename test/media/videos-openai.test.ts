@@ -35,6 +35,17 @@ describe.each(DATABASE_KINDS)("videos over an OpenAI Videos upstream (%s)", (kin
   const account = async (g = gateway) => (await g.app.ctx.store.accounts.get(accountId))!;
   const usd = (cents: bigint) => (cents * NANO_PER_USD) / 100n;
 
+  it("bills the seconds asked for when the upstream reports an impossible duration (1e30 s)", async () => {
+    openaiVideos(mock, () => [{ status: "completed", seconds: "1e30" }]);
+    const video = await openai.videos.create({ model: "sora-mock" as never, prompt: "a red kite", seconds: "12" });
+    const done = await pollUntilDone(openai, video.id, "sora-mock");
+    expect(done).toMatchObject({ status: "completed", seconds: "12" });
+    const rows = await ledgerRows(gateway, accountId);
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ route: "videos", cost_nano: usd(120n) });
+    expect((await account()).held).toBe(0n);
+  });
+
   it("submits, polls to completion, settles the actual seconds once, and streams the content", async () => {
     const upstream = openaiVideos(mock, () => completesAfterTwo);
     const video = await openai.videos.create({ model: "sora-mock" as never, prompt: "a red kite", seconds: "12" });

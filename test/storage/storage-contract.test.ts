@@ -4,6 +4,7 @@ import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GatewayError } from "../../src/errors/catalogue.js";
 import { MAX_BALANCE, MAX_TOTAL_SPENT } from "../../src/core/money.js";
+import { OPENING_BALANCE_NOTE } from "../../src/store/accounts-store.js";
 import { openStore, type Store } from "../../src/store/index.js";
 import { migrate } from "../../src/store/migrate.js";
 import { createTestDatabase, DATABASE_KINDS, type TestDatabase } from "../support/databases.js";
@@ -73,6 +74,31 @@ for (const kind of DATABASE_KINDS) {
       expect(remaining.map((r) => r.request_id).sort()).toEqual([`req-364-${kind}`, `req-young-${kind}`].sort());
     });
 
+    it("the database refuses replacing a ledger row (SQLite INSERT OR REPLACE) and emptying the ledger (PostgreSQL TRUNCATE)", async () => {
+      const account = await store.accounts.create({ email: `replace-${kind}@example.com`, tier: "default" });
+      const requestId = `req-replace-${kind}`;
+      await insertLedgerRow(account.id, BigInt(Date.now()), requestId);
+      const original = await store.db.selectFrom("ledger").selectAll().where("request_id", "=", requestId).executeTakeFirstOrThrow();
+      if (kind === "sqlite") {
+        await expect(
+          sql`insert or replace into ledger (created_at, account_id, request_id, kind, cost_nano) values (${original.created_at}, ${account.id}, ${requestId}, 'usage', 0)`.execute(store.db),
+        ).rejects.toThrow(/append-only/);
+        await expect(
+          sql`replace into ledger (id, created_at, account_id, request_id, kind, cost_nano) values (${original.id}, ${original.created_at}, ${account.id}, ${`${requestId}-other`}, 'usage', 0)`.execute(store.db),
+        ).rejects.toThrow(/append-only/);
+      } else {
+        await expect(sql`truncate ledger`.execute(store.db)).rejects.toThrow(/append-only/);
+        await expect(sql`truncate table ledger restart identity cascade`.execute(store.db)).rejects.toThrow(/append-only/);
+      }
+      await expect(
+        sql`insert into ledger (created_at, account_id, request_id, kind, cost_nano) values (${original.created_at}, ${account.id}, ${requestId}, 'usage', 0)
+          on conflict (request_id) do update set cost_nano = 0`.execute(store.db),
+      ).rejects.toThrow(/append-only/);
+      const rows = await store.db.selectFrom("ledger").selectAll().where("account_id", "=", account.id).execute();
+      expect(rows).toEqual([original]);
+      expect(await store.ledger.count()).toBeGreaterThan(0);
+    });
+
     it("prune refuses anything younger than 365 days and deletes older rows", async () => {
       await expect(store.ledger.prune(364)).rejects.toMatchObject({ type: "ledger_retention_violation" });
       const account = await store.accounts.create({ email: `prune-${kind}@example.com`, tier: "default" });
@@ -104,7 +130,7 @@ for (const kind of DATABASE_KINDS) {
         }),
       ).rejects.toThrow();
       expect((await store.accounts.get(account.id))!.balance).toBe(10n);
-      expect(await store.ledger.count(account.id)).toBe(0);
+      expect(await store.ledger.count(account.id)).toBe(1); // the opening balance's credit only
     });
 
     it("administrator credits and debits keep the balance invariant and write a ledger row", async () => {
@@ -114,8 +140,59 @@ for (const kind of DATABASE_KINDS) {
       await expect(store.accounts.adjustBalance(account.id, -8_000_000_000n)).rejects.toBeInstanceOf(GatewayError);
       await expect(store.accounts.adjustBalance(account.id, MAX_BALANCE)).rejects.toMatchObject({ type: "balance_invariant" });
       expect((await store.accounts.get(account.id))!.balance).toBe(7_500_000_000n);
-      expect(await store.ledger.count(account.id)).toBe(1);
+      expect(await store.ledger.count(account.id)).toBe(2); // the opening balance and the top-up
       await expect(store.accounts.adjustBalance("acct_missing", 1n)).rejects.toMatchObject({ type: "account_not_found" });
+    });
+
+    /** Credits minus debits minus usage charged to the balance (a shortfall was never collected). */
+    async function ledgerBalance(accountId: string): Promise<bigint> {
+      const rows = await store.db.selectFrom("ledger").select(["kind", "cost_nano", "note"]).where("account_id", "=", accountId).execute();
+      let sum = 0n;
+      for (const row of rows) {
+        const cost = BigInt(row.cost_nano);
+        const shortfall = BigInt(/shortfall_nano=(\d+)/.exec(row.note ?? "")?.[1] ?? 0);
+        sum += row.kind === "credit" ? cost : -(cost - shortfall);
+      }
+      return sum;
+    }
+
+    it("a starting balance is a credit row written with the account: the ledger explains every balance", async () => {
+      const account = await store.accounts.create({ email: `opening-${kind}@example.com`, tier: "default", balance: 5_000_000_000n });
+      const rows = await store.db.selectFrom("ledger").selectAll().where("account_id", "=", account.id).execute();
+      expect(rows).toHaveLength(1);
+      expect(rows[0]).toMatchObject({ kind: "credit", note: OPENING_BALANCE_NOTE, key_id: null });
+      expect(BigInt(rows[0]!.cost_nano)).toBe(5_000_000_000n);
+      expect(await ledgerBalance(account.id)).toBe(account.balance);
+      await store.accounts.adjustBalance(account.id, 1_250_000_000n, "top-up");
+      await store.accounts.adjustBalance(account.id, -3_000_000_000n, "refund");
+      expect(await ledgerBalance(account.id)).toBe((await store.accounts.get(account.id))!.balance);
+
+      // No balance, no row: 0 is what an empty ledger explains.
+      const empty = await store.accounts.create({ email: `opening-zero-${kind}@example.com`, tier: "default" });
+      expect(await store.ledger.count(empty.id)).toBe(0);
+    });
+
+    it("an account whose opening credit cannot be written is not created", async () => {
+      // The ledger insert fails (a trigger standing in for a full disk or a lost connection).
+      if (kind === "sqlite") {
+        await sql`create trigger test_fail_opening before insert on ledger when new.note = ${sql.lit(OPENING_BALANCE_NOTE)}
+          begin select raise(abort, 'injected ledger failure'); end`.execute(store.db);
+      } else {
+        await sql`create function test_fail_opening() returns trigger language plpgsql as $$
+          begin raise exception 'injected ledger failure'; end $$`.execute(store.db);
+        await sql`create trigger test_fail_opening before insert on ledger for each row
+          when (new.note = ${sql.lit(OPENING_BALANCE_NOTE)}) execute function test_fail_opening()`.execute(store.db);
+      }
+      try {
+        const accountsBefore = await store.accounts.count();
+        const email = `opening-fail-${kind}@example.com`;
+        await expect(store.accounts.create({ email, tier: "default", balance: 7n })).rejects.toThrow(/injected ledger failure/);
+        expect(await store.accounts.getByEmail(email)).toBeNull();
+        expect(await store.accounts.count()).toBe(accountsBefore);
+      } finally {
+        await sql`drop trigger test_fail_opening${sql.raw(kind === "postgres" ? " on ledger" : "")}`.execute(store.db);
+        if (kind === "postgres") await sql`drop function test_fail_opening()`.execute(store.db);
+      }
     });
 
     it("keys: only a hash is stored, at most 50 enabled per account, revoke is recorded for other processes", async () => {

@@ -8,7 +8,7 @@ import { Readable } from "node:stream";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { estimateTextTokens } from "../../billing/estimate-tokens.js";
 import { formatUsd } from "../../core/money.js";
-import type { Usage } from "../../core/usage.js";
+import { MAX_USAGE_COUNT, type Usage } from "../../core/usage.js";
 import { GatewayError } from "../../errors/catalogue.js";
 import { checkTier, resolveModel } from "../../pipeline/handle-model-request.js";
 import type { Forwarded } from "../../pipeline/forward.js";
@@ -116,6 +116,7 @@ export function usageOf(json: unknown, input: ImageRequest): Usage {
   };
 }
 
+/** A reported token count; one no upstream could measure (negative, 1e30, not a number) counts 0, images are still charged. */
 function count(value: unknown): number {
-  return typeof value === "number" && Number.isFinite(value) && value > 0 ? Math.ceil(value) : 0;
+  return typeof value === "number" && Number.isFinite(value) && value > 0 && value <= MAX_USAGE_COUNT ? Math.ceil(value) : 0;
 }

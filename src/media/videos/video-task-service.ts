@@ -19,6 +19,7 @@ import type { MediaSettings } from "../settings.js";
 import { sendToProvider } from "../../providers/upstream-client.js";
 import { readBounded } from "../upstream-post.js";
 import { videoAdapterFor, type UpstreamVideoState } from "./video-adapter.js";
+import { MAX_VIDEO_SECONDS } from "./video-request.js";
 
 const POLL_TIMEOUT_MS = 30_000;
 const MAX_POLL_BYTES = 4 * 1024 * 1024;
@@ -104,7 +105,7 @@ export class VideoTaskService {
         await this.store.updateProgress(row.id, state.status, state.progress ?? Number(row.progress), now);
         return;
       case "completed": {
-        const seconds = Math.ceil(state.seconds ?? Number(row.seconds ?? this.settings.defaultVideoSeconds));
+        const seconds = Math.ceil(billedSeconds(state.seconds) ?? Number(row.seconds ?? this.settings.defaultVideoSeconds));
         await this.#settle(row, model, seconds);
         await this.store.complete(row.id, seconds, now);
         return;
@@ -181,4 +182,14 @@ export class VideoTaskService {
     this.#timer = undefined;
     await this.#running;
   }
+}
+
+/**
+ * The seconds the upstream reports for a finished video, when they are plausible: no task may ask for
+ * more than MAX_VIDEO_SECONDS, so a larger figure (1e30) is a buggy or hostile upstream and the
+ * seconds the task asked for (and held) are billed instead. (Negative and non-numbers are already
+ * null: numberOrNull.)
+ */
+function billedSeconds(reported: number | null): number | null {
+  return reported !== null && reported >= 0 && reported <= MAX_VIDEO_SECONDS ? reported : null;
 }

@@ -3,7 +3,7 @@ import { estimateChatPromptTokens } from "../../billing/estimate-tokens.js";
 import { invalidRequest } from "../../errors/catalogue.js";
 import type { ClientFormat } from "../client-format.js";
 import { chatToAnthropic, chatToOpenAiChat } from "../plans/chat-plans.js";
-import { readModelField, readOptionalPositiveInt, readStreamFlag } from "./fields.js";
+import { readModelField, readOutputTokens, readStreamFlag } from "./fields.js";
 
 export const chatFormat: ClientFormat = {
   route: "chat",
@@ -19,7 +19,7 @@ export const chatFormat: ClientFormat = {
     return {
       model,
       stream: readStreamFlag(body),
-      maxOutputTokens: readOptionalPositiveInt(body, "max_completion_tokens") ?? readOptionalPositiveInt(body, "max_tokens"),
+      ...readOutputTokens(body, ["max_completion_tokens", "max_tokens"]),
       promptTokens: estimateChatPromptTokens(body.messages),
     };
   },

@@ -1,5 +1,8 @@
 // Field readers shared by the client formats; each names the field it rejects.
+import type { ModelConfig } from "../../config/load.js";
+import { MAX_OUTPUT_TOKENS_CEILING } from "../../core/usage.js";
 import { invalidRequest } from "../../errors/catalogue.js";
+import type { OutputTokenField } from "../plan.js";
 
 export function readModelField(body: Record<string, unknown>): string {
   if (typeof body.model !== "string" || body.model.trim() === "") throw invalidRequest("model", "model is required and must be a string.");
@@ -17,4 +20,34 @@ export function readOptionalPositiveInt(body: Record<string, unknown>, field: st
   if (value === undefined || value === null) return null;
   if (typeof value !== "number" || !Number.isInteger(value) || value < 1) throw invalidRequest(field, `${field} must be a positive integer.`);
   return value;
+}
+
+/**
+ * The output-token limits the client set (max_tokens or its equivalents, in order of precedence),
+ * each a positive integer; checkOutputTokenLimits() bounds them once the model is known. The first
+ * one set is what admission holds.
+ */
+export function readOutputTokens(body: Record<string, unknown>, fields: readonly string[]): { maxOutputTokens: number | null; outputTokenFields: OutputTokenField[] } {
+  const outputTokenFields: OutputTokenField[] = [];
+  for (const field of fields) {
+    const value = readOptionalPositiveInt(body, field);
+    if (value !== null) outputTokenFields.push({ field, value });
+  }
+  return { maxOutputTokens: outputTokenFields[0]?.value ?? null, outputTokenFields };
+}
+
+/** The most output a request to this model may ask for: its max_output_tokens, else the global ceiling. */
+export function outputTokenLimit(model: ModelConfig): number {
+  return model.maxOutputTokens ?? MAX_OUTPUT_TOKENS_CEILING;
+}
+
+/**
+ * Refuses an output-token limit above the model's: such a request cannot be served as asked, and its
+ * projected cost (1e30 tokens) would not fit the database's 64-bit integers.
+ */
+export function checkOutputTokenLimits(fields: readonly OutputTokenField[], model: ModelConfig): void {
+  const limit = outputTokenLimit(model);
+  for (const { field, value } of fields) {
+    if (value > limit) throw invalidRequest(field, `${field} must be at most ${limit} for the model ${model.id}.`);
+  }
 }

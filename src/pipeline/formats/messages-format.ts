@@ -3,7 +3,7 @@ import { estimateTextTokens } from "../../billing/estimate-tokens.js";
 import { invalidRequest } from "../../errors/catalogue.js";
 import type { ClientFormat } from "../client-format.js";
 import { messagesOverChat, messagesToAnthropic } from "../plans/messages-plans.js";
-import { readModelField, readOptionalPositiveInt, readStreamFlag } from "./fields.js";
+import { readModelField, readOutputTokens, readStreamFlag } from "./fields.js";
 
 /** A prompt estimate for admission: system, messages and tool definitions, as text. */
 export function estimateMessagesPromptTokens(body: Record<string, unknown>): number {
@@ -19,7 +19,7 @@ export const messagesFormat: ClientFormat = {
     return {
       model,
       stream: readStreamFlag(body),
-      maxOutputTokens: readOptionalPositiveInt(body, "max_tokens"),
+      ...readOutputTokens(body, ["max_tokens"]),
       promptTokens: estimateMessagesPromptTokens(body),
     };
   },

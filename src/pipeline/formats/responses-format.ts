@@ -3,7 +3,7 @@ import { estimateTextTokens } from "../../billing/estimate-tokens.js";
 import type { ResponsesStore } from "../../store/responses-store.js";
 import type { ClientFormat } from "../client-format.js";
 import { responsesOverChat, responsesPassThrough } from "../plans/responses-plans.js";
-import { readModelField, readOptionalPositiveInt, readStreamFlag } from "./fields.js";
+import { readModelField, readOutputTokens, readStreamFlag } from "./fields.js";
 
 export function responsesFormat(responses: ResponsesStore): ClientFormat {
   return {
@@ -13,7 +13,7 @@ export function responsesFormat(responses: ResponsesStore): ClientFormat {
       return {
         model: readModelField(body),
         stream: readStreamFlag(body),
-        maxOutputTokens: readOptionalPositiveInt(body, "max_output_tokens"),
+        ...readOutputTokens(body, ["max_output_tokens"]),
         promptTokens: estimateTextTokens(JSON.stringify([body.instructions ?? "", body.input ?? "", body.tools ?? []])),
       };
     },
