@@ -50,9 +50,11 @@ const SHAPE_RULES: readonly Rule[] = [
   { source: "(AIza[A-Za-z0-9_-]{30,})", notAfter: /[A-Za-z0-9_+/-]/, triggers: ["AIza"] },
   { source: "(xai-[A-Za-z0-9]{20,})", notAfter: TOKEN_START, triggers: ["xai-"] },
   { source: "(gsk_[A-Za-z0-9]{20,})", notAfter: TOKEN_START, triggers: ["gsk_"] },
-  { source: "(org-[A-Za-z0-9]{16,})", notAfter: TOKEN_START, triggers: ["org-"] },
-  { source: "(proj_[A-Za-z0-9]{10,})", notAfter: TOKEN_START, triggers: ["proj_"] },
-  { source: "(req_[A-Za-z0-9]{16,})", notAfter: TOKEN_START, triggers: ["req_"] },
+  // Organisation, project and request ids: 16+ characters, or 10+ with a digit ("org-abc123def456",
+  // "req_0123456789ab"). Prose and code stay: "org-wide", "org-structure", "req_handler", "req_v2".
+  { source: "(org-(?:[A-Za-z0-9]{16,}|(?=[A-Za-z]*[0-9])[A-Za-z0-9]{10,}))", notAfter: TOKEN_START, triggers: ["org-"] },
+  { source: "(proj_(?:[A-Za-z0-9]{16,}|(?=[A-Za-z]*[0-9])[A-Za-z0-9]{10,}))", notAfter: TOKEN_START, triggers: ["proj_"] },
+  { source: "(req_(?:[A-Za-z0-9]{16,}|(?=[A-Za-z]*[0-9])[A-Za-z0-9]{10,}))", notAfter: TOKEN_START, triggers: ["req_"] },
   // "Bearer <token>": the token needs a non-letter or 24+ letters, so "Bearer authentication" stays.
   {
     source: `(?:Bearer|bearer|BEARER|Basic|basic|BASIC)\\s{1,4}((?=[${TOKEN}]{8})(?:[A-Za-z]*[0-9._~+/=_-][${TOKEN}]*|[A-Za-z]{24,}))`,
