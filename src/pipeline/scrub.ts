@@ -290,8 +290,9 @@ function put(frame: Frame, value: unknown): void {
 
 const CYCLE_CHECK_DEPTH = 64;
 
-// Iterative, so deeply nested JSON cannot overflow the call stack.
-function walkJson(root: unknown, scrubText: (text: string) => string): unknown {
+// Iterative, so deeply nested JSON cannot overflow the call stack. Any Scrubber's scrubJson is
+// this walk over its own scrubText (response-scrubber.ts builds one that way).
+export function walkJson(root: unknown, scrubText: (text: string) => string): unknown {
   if (!isContainer(root)) return typeof root === "string" ? scrubText(root) : root;
   const stack: Frame[] = [frameOf(root, false)];
   let onPath: Set<object> | null = null; // only built for deep input, to stop on cycles
