@@ -27,24 +27,45 @@ const MAX_VALUES = 16;
 // "8a1b2c3d4e5f6789-SJC": Cloudflare's pages name the ray without the data-centre suffix.
 const CF_RAY = /^([0-9a-f]{16})-[A-Z]{3,4}$/;
 
+// Header names seen so far and whether they carry ids: an upstream sends the same dozen names on
+// every response, so this is a lookup instead of a RegExp per header. Bounded against odd upstreams.
+const nameCarriesIds = new Map<string, boolean>();
+const MAX_NAMES_REMEMBERED = 1_000;
+
+function carriesIds(name: string): boolean {
+  let known = nameCarriesIds.get(name);
+  if (known === undefined) {
+    const lower = name.toLowerCase();
+    known = ID_HEADER_NAMES.has(lower) || ID_HEADER_PATTERN.test(lower);
+    if (nameCarriesIds.size >= MAX_NAMES_REMEMBERED) nameCarriesIds.clear();
+    nameCarriesIds.set(name, known);
+  }
+  return known;
+}
+
+// "Root=1-5759e988-bd86…;Parent=5399…;Sampled=1": each part is an identifier of its own.
+const SEPARATORS = /[\s,;=]+/;
+
+function addTokens(value: string, values: Set<string>): void {
+  for (const token of SEPARATORS.test(value) ? value.split(SEPARATORS) : [value]) {
+    if (token.length < MIN_VALUE_LENGTH || token.length > MAX_VALUE_LENGTH || !ID_LIKE.test(token)) continue;
+    values.add(token);
+    const ray = CF_RAY.exec(token);
+    if (ray) values.add(ray[1]!);
+  }
+}
+
 /** The identifier values this response's headers carry, longest first. */
 export function identifiersIn(headers: Headers): string[] {
-  const values = new Set<string>();
+  let values: Set<string> | null = null;
   for (const name in headers) {
-    const lower = name.toLowerCase();
-    if (!ID_HEADER_NAMES.has(lower) && !ID_HEADER_PATTERN.test(lower)) continue;
+    if (!carriesIds(name)) continue;
     const raw = headers[name];
-    for (const value of Array.isArray(raw) ? raw : [raw]) {
-      if (typeof value !== "string") continue;
-      // "Root=1-5759e988-bd86…;Parent=5399…;Sampled=1": each part is an identifier of its own.
-      for (const token of value.split(/[\s,;=]+/)) {
-        if (token.length < MIN_VALUE_LENGTH || token.length > MAX_VALUE_LENGTH || !ID_LIKE.test(token)) continue;
-        values.add(token);
-        const ray = CF_RAY.exec(token);
-        if (ray) values.add(ray[1]!);
-      }
-    }
+    values ??= new Set();
+    if (typeof raw === "string") addTokens(raw, values);
+    else if (Array.isArray(raw)) for (const value of raw) if (typeof value === "string") addTokens(value, values);
   }
+  if (values === null) return [];
   // Longest first, so a value that contains another is removed whole.
   return [...values].sort((a, b) => b.length - a.length).slice(0, MAX_VALUES);
 }
