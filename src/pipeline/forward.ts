@@ -10,6 +10,7 @@ import type { Cancellation } from "../core/cancellation.js";
 import { GatewayError } from "../errors/catalogue.js";
 import { NoResponseError, sendToProvider, type UpstreamHttpResponse, type UpstreamRequest } from "../providers/upstream-client.js";
 import { readFirstChunk } from "./relay.js";
+import { scrubberForResponse } from "./response-scrubber.js";
 import type { Scrubber } from "./scrub.js";
 import type { PipelineServices } from "./services.js";
 
@@ -30,7 +31,7 @@ export interface Forwarded {
   /** The key that answered (a video task keeps polling with it). */
   key: string;
   attempts: number;
-  /** The scrubber for this account: the shared one, or one that also knows its own keys. */
+  /** The scrubber for this account and answer: it also knows the account's own keys and the ids in the answer's headers. */
   scrubber: Scrubber;
 }
 
@@ -81,7 +82,7 @@ export async function forward(services: ForwardServices, accountId: string, prov
       throw error;
     }
     rotation.succeeded(key);
-    return { response, firstChunk, key, attempts, scrubber: scrubber ?? services.scrubber };
+    return { response, firstChunk, key, attempts, scrubber: scrubberForResponse(scrubber ?? services.scrubber, response.headers) };
   }
   if (rateLimited > 0) {
     const headers: Record<string, string> = {};

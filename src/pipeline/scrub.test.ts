@@ -102,6 +102,28 @@ describe("scrubText", () => {
     expect(scrubber.scrubText(text)).toBe(text);
   });
 
+  // Real ids are 24+ characters, but upstream messages and mocks also show short ones.
+  it.each([
+    ["Rate limit reached for gpt-4o in organization org-abc123def456 on tokens per min", "org-abc123def456"],
+    ["request req_0123456789ab failed", "req_0123456789ab"],
+    ["project proj_9x8y7z6w5v denied", "proj_9x8y7z6w5v"],
+    ["org-1234567890 and", "org-1234567890"],
+    ["long ids without digits: org-abcdefghijklmnop", "org-abcdefghijklmnop"],
+  ])("removes a short id with a digit: %s", (text, id) => {
+    const out = scrubber.scrubText(text);
+    expect(out).not.toContain(id);
+    expect(out).toContain(REDACTED);
+  });
+
+  it.each([
+    "An org-wide rollout, the org-structure chart and org-level settings.",
+    "Call req_handler(req_body) and proj_management_tool; see req_v2 and org-2fa.",
+    "def handle(req_params1, req_headers): pass",
+    "proj_templates and proj_directory hold the files.",
+  ])("keeps prose and code that only look like short ids: %s", (text) => {
+    expect(scrubber.scrubText(text)).toBe(text);
+  });
+
   it("never throws on odd input", () => {
     const odd = scrubber.scrubText as (value: unknown) => string;
     expect(odd(undefined)).toBe("");

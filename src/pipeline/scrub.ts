@@ -50,9 +50,11 @@ const SHAPE_RULES: readonly Rule[] = [
   { source: "(AIza[A-Za-z0-9_-]{30,})", notAfter: /[A-Za-z0-9_+/-]/, triggers: ["AIza"] },
   { source: "(xai-[A-Za-z0-9]{20,})", notAfter: TOKEN_START, triggers: ["xai-"] },
   { source: "(gsk_[A-Za-z0-9]{20,})", notAfter: TOKEN_START, triggers: ["gsk_"] },
-  { source: "(org-[A-Za-z0-9]{16,})", notAfter: TOKEN_START, triggers: ["org-"] },
-  { source: "(proj_[A-Za-z0-9]{10,})", notAfter: TOKEN_START, triggers: ["proj_"] },
-  { source: "(req_[A-Za-z0-9]{16,})", notAfter: TOKEN_START, triggers: ["req_"] },
+  // Organisation, project and request ids: 16+ characters, or 10+ with a digit ("org-abc123def456",
+  // "req_0123456789ab"). Prose and code stay: "org-wide", "org-structure", "req_handler", "req_v2".
+  { source: "(org-(?:[A-Za-z0-9]{16,}|(?=[A-Za-z]*[0-9])[A-Za-z0-9]{10,}))", notAfter: TOKEN_START, triggers: ["org-"] },
+  { source: "(proj_(?:[A-Za-z0-9]{16,}|(?=[A-Za-z]*[0-9])[A-Za-z0-9]{10,}))", notAfter: TOKEN_START, triggers: ["proj_"] },
+  { source: "(req_(?:[A-Za-z0-9]{16,}|(?=[A-Za-z]*[0-9])[A-Za-z0-9]{10,}))", notAfter: TOKEN_START, triggers: ["req_"] },
   // "Bearer <token>": the token needs a non-letter or 24+ letters, so "Bearer authentication" stays.
   {
     source: `(?:Bearer|bearer|BEARER|Basic|basic|BASIC)\\s{1,4}((?=[${TOKEN}]{8})(?:[A-Za-z]*[0-9._~+/=_-][${TOKEN}]*|[A-Za-z]{24,}))`,
@@ -288,8 +290,9 @@ function put(frame: Frame, value: unknown): void {
 
 const CYCLE_CHECK_DEPTH = 64;
 
-// Iterative, so deeply nested JSON cannot overflow the call stack.
-function walkJson(root: unknown, scrubText: (text: string) => string): unknown {
+// Iterative, so deeply nested JSON cannot overflow the call stack. Any Scrubber's scrubJson is
+// this walk over its own scrubText (response-scrubber.ts builds one that way).
+export function walkJson(root: unknown, scrubText: (text: string) => string): unknown {
   if (!isContainer(root)) return typeof root === "string" ? scrubText(root) : root;
   const stack: Frame[] = [frameOf(root, false)];
   let onPath: Set<object> | null = null; // only built for deep input, to stop on cycles

@@ -136,6 +136,35 @@ describe.each(DATABASE_KINDS)("videos over an OpenAI Videos upstream (%s)", (kin
     expect(error.error).toMatchObject({ type: "invalid_state" });
   });
 
+  it("a failed task's message and a download error do not name the ids the answer's headers carry", async () => {
+    const ids = { "x-request-id": "7c9e6679-7425-40de-944b-e07fc1f66afe", "openai-organization": "user-q7x2k9m4p1z8" };
+    const leak = `for ${ids["x-request-id"]} in ${ids["openai-organization"]}`;
+    openaiVideos(mock, () => [{ status: "in_progress" }, { status: "failed", error: `moderation blocked it ${leak}` }]);
+    const inner = mock.handler;
+    mock.handler = (req, res) => {
+      for (const [name, value] of Object.entries(ids)) res.setHeader(name, value);
+      return inner(req, res);
+    };
+    const failed = await pollUntilDone(openai, (await openai.videos.create({ model: "sora-mock" as never, prompt: "x", seconds: "4" })).id, "sora-mock");
+    expect(failed.error?.message).toContain("moderation blocked it for [redacted] in [redacted]");
+
+    openaiVideos(mock, () => completesAfterTwo, undefined);
+    const videos = mock.handler;
+    mock.handler = (req, res) => {
+      if (req.url.includes("/content")) return json(res, 400, { error: { message: `variant unavailable ${leak}` } }, ids);
+      return videos(req, res);
+    };
+    const done = await pollUntilDone(openai, (await openai.videos.create({ model: "sora-mock" as never, prompt: "x", seconds: "4" })).id, "sora-mock");
+    const error = (await openai.videos.downloadContent(done.id).catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
+    expect(error.status).toBe(400);
+    expect(JSON.stringify(error.error)).toContain("variant unavailable for [redacted] in [redacted]");
+
+    mock.handler = (_req, res) => json(res, 200, { id: "sora_up_x", object: "video", status: "failed", progress: 0, error: { message: `refused ${leak}` } }, ids);
+    const refused = await openai.videos.create({ model: "sora-mock" as never, prompt: "x", seconds: "4" });
+    expect(refused.status).toBe("failed");
+    expect(refused.error?.message).toContain("refused for [redacted] in [redacted]");
+  });
+
   it("fails over on a 429 at submit, then polls with the key that accepted the task", async () => {
     const upstream = openaiVideos(mock, () => completesAfterTwo);
     const inner = mock.handler;

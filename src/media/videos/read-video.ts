@@ -2,6 +2,7 @@
 // Another account's task is indistinguishable from an unknown one (404), so ids reveal nothing.
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { GatewayError, invalidRequest } from "../../errors/catalogue.js";
+import { scrubberForResponse } from "../../pipeline/response-scrubber.js";
 import { scrubHeaders } from "../../pipeline/scrub.js";
 import { upstreamError } from "../../pipeline/upstream-errors.js";
 import type { VideoTaskRow } from "../../store/video-tasks-store.js";
@@ -56,7 +57,7 @@ export async function downloadVideo(tasks: VideoTaskService, request: VideoReque
   });
   const key = tasks.upstreamKey(row);
   const response = await videoAdapterFor(provider).openContent(provider, row.upstream_task_id, key, variant, abort.signal);
-  const scrubber = await tasks.scrubberFor(row, provider, key);
+  const scrubber = scrubberForResponse(await tasks.scrubberFor(row, provider, key), response.headers);
   if (response.status < 200 || response.status >= 300) {
     const text = await response.body.text().catch(() => "");
     throw upstreamError(response.status, text, scrubber);

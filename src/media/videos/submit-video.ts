@@ -58,6 +58,7 @@ export async function submitVideo(
     }
     if (json === null) throw new GatewayError("provider_error", "The upstream answered the video request with a body that is not JSON.");
     upstream = { ...adapter.parseSubmitted(json), key: call.upstream.key };
+    if (upstream.state.error) upstream.state.error = call.upstream.scrubber.scrubText(upstream.state.error); // with this answer's header ids
   } catch (error) {
     await call.release();
     throw error;

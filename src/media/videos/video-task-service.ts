@@ -12,6 +12,7 @@
 import type { Logger } from "pino";
 import type { Hold } from "../../billing/types.js";
 import type { ModelConfig, ProviderConfig } from "../../config/load.js";
+import { scrubberForResponse } from "../../pipeline/response-scrubber.js";
 import { createScrubber, REDACTED, type Scrubber } from "../../pipeline/scrub.js";
 import type { PipelineServices } from "../../pipeline/services.js";
 import { OPEN_STATUSES, type VideoTaskRow } from "../../store/video-tasks-store.js";
@@ -91,7 +92,10 @@ export class VideoTaskService {
     }
     const body = await readBounded(response.body, MAX_POLL_BYTES);
     if (!body) throw new Error("upstream poll answer too large");
-    return adapter.parsePolled(JSON.parse(body.toString("utf8")));
+    const state = adapter.parsePolled(JSON.parse(body.toString("utf8")));
+    // apply() scrubs the message again when it records it, but only this answer knows its header ids.
+    if (state.error) state.error = scrubberForResponse(await this.scrubberFor(row, provider, key), response.headers).scrubText(state.error);
+    return state;
   }
 
   /** Records what the upstream reported about a task, with the money that follows a final state. */
