@@ -3,6 +3,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import type { Logger } from "pino";
 import type { AppContext } from "../app.js";
 import { randomText } from "../core/ids.js";
+import { capConnections, clientErrorHandler, nodeServerOptions } from "./connections.js";
 import { installErrorHandling } from "./error-handler.js";
 import { errorShapeFor, requestLogLine } from "./request-context.js";
 
@@ -22,6 +23,7 @@ export function newRequestId(): string {
 }
 
 export function buildServer(ctx: AppContext, logger: Logger, routes: readonly RouteRegistrar[]): FastifyInstance {
+  const limits = ctx.config.connections;
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
     // Our own one-line-per-request log replaces Fastify's two lines.
@@ -31,8 +33,14 @@ export function buildServer(ctx: AppContext, logger: Logger, routes: readonly Ro
     requestIdHeader: false,
     return503OnClosing: true,
     forceCloseConnections: "idle",
-    keepAliveTimeout: 65_000,
+    // Fastify leaves Node's request timeout off (0): a client sending a byte every few seconds
+    // would hold its connection forever. Responses, streams included, are not limited by these.
+    http: nodeServerOptions(limits),
+    requestTimeout: limits.requestTimeoutMs,
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
+    clientErrorHandler: clientErrorHandler(limits, newRequestId, logger as FastifyBaseLogger),
   });
+  capConnections(app.server, limits, app.log);
   app.decorateRequest("meter", null as never);
   app.decorateRequest("errorShape", "openai");
 
