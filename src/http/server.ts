@@ -5,6 +5,7 @@ import type { AppContext } from "../app.js";
 import { randomText } from "../core/ids.js";
 import { capConnections, clientErrorHandler, nodeServerOptions } from "./connections.js";
 import { installErrorHandling } from "./error-handler.js";
+import { installJsonBodyParser } from "./json-body.js";
 import { errorShapeFor, requestLogLine } from "./request-context.js";
 
 /** A route family (health, gateway routes, dashboard): registers its routes on the server. */
@@ -41,6 +42,7 @@ export function buildServer(ctx: AppContext, logger: Logger, routes: readonly Ro
     clientErrorHandler: clientErrorHandler(limits, newRequestId, logger as FastifyBaseLogger),
   });
   capConnections(app.server, limits, app.log);
+  installJsonBodyParser(app);
   app.decorateRequest("meter", null as never);
   app.decorateRequest("errorShape", "openai");
 
