@@ -101,6 +101,18 @@ describe("loadConfig", () => {
     }
   });
 
+  it("has connection limits by default, reads them from server, and keeps headers within the request timeout", () => {
+    const defaults = loadConfig({}, mkdtempSync(join(tmpdir(), "gw-config-")));
+    expect(defaults.connections).toEqual({ headersTimeoutMs: 15_000, requestTimeoutMs: 120_000, keepAliveTimeoutMs: 65_000, maxConnections: 4096 });
+    const { dir } = withFile(`${MINIMAL}\nserver: { headers_timeout_ms: 500, request_timeout_ms: 900, keep_alive_timeout_ms: 700, max_connections: 3 }\n`);
+    expect(loadConfig({ MOCK_KEY: "k" }, dir).connections).toEqual({ headersTimeoutMs: 500, requestTimeoutMs: 900, keepAliveTimeoutMs: 700, maxConnections: 3 });
+    expect(loadConfig({ MOCK_KEY: "k" }, dir).signup).toBe("open");
+    const inverted = withFile(`${MINIMAL}\nserver: { headers_timeout_ms: 5000, request_timeout_ms: 1000 }\n`);
+    expect(() => loadConfig({ MOCK_KEY: "k" }, inverted.dir)).toThrow(/server\.headers_timeout_ms: must not exceed server\.request_timeout_ms/);
+    const zero = withFile(`${MINIMAL}\nserver: { max_connections: 0 }\n`);
+    expect(() => loadConfig({ MOCK_KEY: "k" }, zero.dir)).toThrow(/server\.max_connections/);
+  });
+
   it("rejects a GATEWAY_CONFIG that does not exist and a bad PORT", () => {
     expect(() => loadConfig({ GATEWAY_CONFIG: "/nonexistent.yaml" }, "/")).toThrow(/nonexistent\.yaml: file not found/);
     expect(() => loadConfig({ PORT: "http" }, mkdtempSync(join(tmpdir(), "gw-")))).toThrow(/PORT/);

@@ -57,6 +57,7 @@ export interface GatewayConfig {
   secret: string | null;
   logLevel: string;
   bodyLimitBytes: number;
+  connections: ConnectionLimits;
   signup: "open" | "invite_only";
   defaultTier: string;
   providers: ReadonlyMap<string, ProviderConfig>;
@@ -66,6 +67,14 @@ export interface GatewayConfig {
   trustedProxies: TrustedProxies;
   /** The config file's `media` section as written; src/media/settings.ts fills in defaults. */
   media: ConfigFile["media"];
+}
+
+/** How long a client may take to send a request, how long an idle connection stays, how many at once. */
+export interface ConnectionLimits {
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+  keepAliveTimeoutMs: number;
+  maxConnections: number;
 }
 
 export class ConfigError extends Error {
@@ -199,7 +208,16 @@ function buildCatalog(file: ConfigFile, source: string) {
   for (const [name, ids] of tiers) {
     for (const id of ids) if (id !== "*" && !models.has(id)) fail(`tiers.${name}.models`, `model "${id}" is not defined under models`);
   }
-  return { bodyLimitBytes: Math.floor(file.server.body_limit_mb * 1024 * 1024), signup: file.server.signup, defaultTier, providers, models, tiers, media: file.media };
+  const server = file.server;
+  // Node refuses a headers timeout above the request timeout; say so in the config's own terms.
+  if (server.headers_timeout_ms > server.request_timeout_ms) fail("server.headers_timeout_ms", `must not exceed server.request_timeout_ms (${server.request_timeout_ms})`);
+  const connections: ConnectionLimits = {
+    headersTimeoutMs: server.headers_timeout_ms,
+    requestTimeoutMs: server.request_timeout_ms,
+    keepAliveTimeoutMs: server.keep_alive_timeout_ms,
+    maxConnections: server.max_connections,
+  };
+  return { bodyLimitBytes: Math.floor(server.body_limit_mb * 1024 * 1024), connections, signup: server.signup, defaultTier, providers, models, tiers, media: file.media };
 }
 
 function defaultModalities(kind: ModelKind) {

@@ -61,8 +61,16 @@ export const configFileSchema = z.strictObject({
       default_tier: z.string().min(1).optional(),
       /** Peers (IPs or CIDR ranges) whose X-Forwarded-* headers are believed; none when absent. Checked in load.ts. */
       trusted_proxies: z.array(z.string()).optional(),
+      /** A client must send its request headers within this time of starting the request. */
+      headers_timeout_ms: z.number().int().positive().default(15_000),
+      /** ... and the whole request, body included (the response, however long, is not limited). */
+      request_timeout_ms: z.number().int().positive().default(120_000),
+      /** An idle kept-alive connection is closed after this time. */
+      keep_alive_timeout_ms: z.number().int().positive().default(65_000),
+      /** Connections beyond this many open at once are closed as they arrive. */
+      max_connections: z.number().int().positive().default(4096),
     })
-    .default({ body_limit_mb: 16, signup: "open" }),
+    .prefault({}),
   /** Video tasks and image answers; every field optional (defaults in src/media/settings.ts). */
   media: z
     .strictObject({

@@ -2,6 +2,7 @@
 // SPEC types, and anything else as a generic internal_error (never the original message).
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { ERROR_CATALOGUE, GatewayError, renderError } from "../errors/catalogue.js";
+import { closeAfterEarlyAnswer } from "./connections.js";
 
 function fromFastifyError(error: FastifyError): GatewayError | null {
   switch (error.code) {
@@ -33,6 +34,7 @@ export function toGatewayError(error: unknown): GatewayError {
 
 export function sendError(request: FastifyRequest, reply: FastifyReply, error: GatewayError): FastifyReply {
   request.meter.errorType = error.type;
+  closeAfterEarlyAnswer(request.raw, (name, value) => reply.header(name, value));
   for (const [name, value] of Object.entries(error.details.headers ?? {})) reply.header(name, value);
   return reply
     .code(error.status)
@@ -40,8 +42,18 @@ export function sendError(request: FastifyRequest, reply: FastifyReply, error: G
     .send(renderError(error, request.errorShape, request.id));
 }
 
+/** Node's IncomingMessage fails with ECONNRESET ("aborted") when its connection closes mid-body. */
+function isClientAbort(error: unknown, request: FastifyRequest): boolean {
+  return !request.raw.complete && typeof error === "object" && error !== null && (error as { code?: unknown }).code === "ECONNRESET";
+}
+
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error, request, reply) => {
+    if (isClientAbort(error, request)) {
+      // The client went away mid-upload: nothing to answer and nothing wrong with the gateway.
+      request.log.info({ method: request.method, path: request.url.split("?")[0], key: request.meter.keyId }, "connection closed before the request body was complete");
+      return;
+    }
     const gatewayError = toGatewayError(error);
     if (gatewayError.type === "internal_error") request.log.error({ err: error }, "unhandled error");
     if (reply.sent || reply.raw.headersSent) {

@@ -3,7 +3,9 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import type { Logger } from "pino";
 import type { RouteContext } from "./route-context.js";
 import { randomText } from "../core/ids.js";
+import { capConnections, clientErrorHandler, nodeServerOptions } from "./connections.js";
 import { installErrorHandling } from "./error-handler.js";
+import { installJsonBodyParser } from "./json-body.js";
 import { errorShapeFor, requestLogLine } from "./request-context.js";
 
 /** A route family (health, gateway routes, dashboard): registers its routes on the server. */
@@ -22,6 +24,7 @@ export function newRequestId(): string {
 }
 
 export function buildServer(ctx: RouteContext, logger: Logger, routes: readonly RouteRegistrar[]): FastifyInstance {
+  const limits = ctx.config.connections;
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
     // Our own one-line-per-request log replaces Fastify's two lines.
@@ -31,10 +34,17 @@ export function buildServer(ctx: RouteContext, logger: Logger, routes: readonly 
     requestIdHeader: false,
     return503OnClosing: true,
     forceCloseConnections: "idle",
-    keepAliveTimeout: 65_000,
     // X-Forwarded-For/-Host/-Proto count only from configured proxies (request.ip, .host, .protocol).
     trustProxy: ctx.config.trustedProxies.fastifyTrustProxy(),
+    // Fastify leaves Node's request timeout off (0): a client sending a byte every few seconds
+    // would hold its connection forever. Responses, streams included, are not limited by these.
+    http: nodeServerOptions(limits),
+    requestTimeout: limits.requestTimeoutMs,
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
+    clientErrorHandler: clientErrorHandler(limits, newRequestId, logger as FastifyBaseLogger),
   });
+  capConnections(app.server, limits, app.log);
+  installJsonBodyParser(app);
   app.decorateRequest("meter", null as never);
   app.decorateRequest("errorShape", "openai");
 
