@@ -73,7 +73,7 @@ for (const kind of DATABASE_KINDS) {
           expect(key.held).toBe(0n);
           if (key.budgetCap !== null) expect(key.spent <= key.budgetCap).toBe(true);
         }
-        const notes = await store.db.selectFrom("ledger").select("note").where("account_id", "=", account.id).where("note", "is not", null).execute();
+        const notes = await store.db.selectFrom("ledger").select("note").where("account_id", "=", account.id).where("kind", "=", "usage").where("note", "is not", null).execute();
         expect(notes).toEqual([]);
       } finally {
         killAll();
