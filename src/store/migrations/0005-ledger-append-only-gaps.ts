@@ -7,7 +7,7 @@
 // also turns `ON CONFLICT (request_id) DO NOTHING` into that refusal: settlement-sqlite.ts reads
 // the refusal as the replay it is (LEDGER_ROW_EXISTS below names the message it matches).
 // Cost: two index probes per ledger insert, on pages the UNIQUE check has just read (measured
-// with bench/billing-pair.ts, see docs/_incoming/storage.md).
+// with bench/billing-pair.ts, see docs/storage.md (the ledger is append-only)).
 //
 // PostgreSQL: `TRUNCATE ledger` fires no row trigger. A BEFORE TRUNCATE statement trigger refuses
 // it. (INSERT … ON CONFLICT DO UPDATE is an UPDATE and already refused by ledger_guard.)
