@@ -23,6 +23,7 @@ export function newRequestId(): string {
 
 export function buildServer(ctx: AppContext, logger: Logger, routes: readonly RouteRegistrar[]): FastifyInstance {
   const app = Fastify({
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- it sets the logger type Fastify infers
     loggerInstance: logger as FastifyBaseLogger,
     // Our own one-line-per-request log replaces Fastify's two lines.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: "request_id" }),
