@@ -365,7 +365,7 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchResults
       loadgen.proc.send(job);
       const message = await answer;
       if (message.type === "error") throw new Error(`open-loop client: ${(message as { message: string }).message}`);
-      const result = message as OpenLoopResult;
+      const result = message;
       if (result.overloaded) {
         notes.push(`${target.name} ${mode} @${rate}/s: overloaded — more than ${job.maxInFlight} requests unanswered, sending stopped after ${result.sent} requests`);
         await sleep(2_000); // let the target work off its backlog before the next run

@@ -66,11 +66,12 @@ const env: NodeJS.ProcessEnv = {
 // would save (Kysely's SQLite driver prepares every statement again on every query).
 if (process.env.BENCH_EXPERIMENT === "stmt-cache") {
   const proto = SqliteDatabase.prototype as unknown as { prepare(sql: string): unknown };
+  // eslint-disable-next-line @typescript-eslint/unbound-method -- called below with the database as this
   const prepare = proto.prepare;
   const caches = new WeakMap<object, Map<string, unknown>>();
   proto.prepare = function cachedPrepare(this: object, sql: string) {
     let cache = caches.get(this);
-    if (!cache) caches.set(this, (cache = new Map()));
+    if (!cache) caches.set(this, (cache = new Map<string, unknown>()));
     let stmt = cache.get(sql);
     if (!stmt) cache.set(sql, (stmt = prepare.call(this, sql)));
     return stmt;

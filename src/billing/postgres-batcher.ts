@@ -73,7 +73,8 @@ export class PostgresBatcher {
     if (this.#inFlight >= MAX_IN_FLIGHT || this.#queue.length === 0) return;
     const batch = this.#queue.splice(0, MAX_BATCH).sort((x, y) => (x.order < y.order ? -1 : x.order > y.order ? 1 : 0));
     this.#inFlight += 1;
-    this.#run(batch).finally(() => {
+    // #run settles every operation of the batch itself and never rejects.
+    void this.#run(batch).finally(() => {
       this.#inFlight -= 1;
       this.#schedule();
     });

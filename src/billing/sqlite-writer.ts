@@ -183,8 +183,10 @@ function beginWithoutWaiting(exec: SqlExec, busyWait: SqliteBusyWait): boolean {
 }
 
 /** Thrown by an operation (not by BEGIN or COMMIT): the batch is then run again one by one. */
-class OperationFailed {
-  constructor(readonly error: unknown) {}
+class OperationFailed extends Error {
+  constructor(readonly error: unknown) {
+    super("a batched operation failed");
+  }
 }
 
 /** "busy" when the write lock was taken and nothing ran; otherwise every operation has its answer. */

@@ -136,7 +136,8 @@ if (isEntryPoint()) {
       return Buffer.concat(chunks).toString("utf8");
     },
   };
-  runCli(process.argv.slice(2), io).then((code) => {
+  // runCli reports every failure itself and resolves to the exit code.
+  void runCli(process.argv.slice(2), io).then((code) => {
     process.exitCode = code;
   });
 }

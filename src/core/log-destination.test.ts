@@ -65,7 +65,7 @@ describe("BlockLogDestination", () => {
       log.write(line(1));
       log.write(line(2));
       const error = await new Promise<Error | undefined>((resolve) => log.flush(resolve));
-      expect((error as NodeJS.ErrnoException | undefined)?.code).toBe("EBADF");
+      expect(error).toMatchObject({ code: "EBADF" });
       expect(log.droppedLines).toBe(2);
       // The next attempt (a flush, or the timer) reports them in its warning; that one fails too here.
       log.write(line(3));

@@ -125,7 +125,7 @@ export class BlockLogDestination {
     if (this.#pendingBytes === 0 && this.#dropped === 0) return null;
     let text = this.#pending.join("");
     // Lines lost if this block cannot be written: its own and those its warning reports.
-    let lines = this.#pending.length + this.#dropped;
+    const lines = this.#pending.length + this.#dropped;
     if (this.#dropped > 0) {
       const warning = { level: 40, time: new Date().toISOString(), msg: "log lines dropped: the log output did not keep up or failed", dropped: this.#dropped };
       text = `${JSON.stringify(warning)}\n${text}`;

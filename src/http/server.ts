@@ -26,6 +26,7 @@ export function newRequestId(): string {
 export function buildServer(ctx: RouteContext, logger: Logger, routes: readonly RouteRegistrar[]): FastifyInstance {
   const limits = ctx.config.connections;
   const app = Fastify({
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- it sets the logger type Fastify infers
     loggerInstance: logger as FastifyBaseLogger,
     // Our own one-line-per-request log replaces Fastify's two lines.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: "request_id" }),

@@ -85,7 +85,7 @@ export async function sendUpstream(req: UpstreamHttpRequest): Promise<UpstreamHt
       headersTimeout: req.headersTimeoutMs,
       bodyTimeout: req.bodyTimeoutMs,
     });
-    return { status: response.statusCode, headers: response.headers, body: response.body as UpstreamHttpResponse["body"] };
+    return { status: response.statusCode, headers: response.headers, body: response.body };
   } catch (error) {
     if (req.signal.aborted) throw new ClientAbortedError("the client went away");
     throw new NoResponseError(describeNetworkError(error));

@@ -4,7 +4,6 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import SqliteDatabase from "better-sqlite3";
 import { Kysely, PostgresDialect, SqliteAdapter, SqliteDialect, type DialectAdapter, type SqliteDatabase as KyselySqlite } from "kysely";
-import type pg from "pg";
 import type { Dialect } from "./dialect.js";
 import { SqliteBusyWait } from "./sqlite-busy-wait.js";
 import { startSqliteCheckpointer } from "./sqlite-checkpointer.js";
@@ -117,7 +116,7 @@ async function openPostgres(url: string, max: number): Promise<DatabaseHandle> {
     connectionString: url,
     max,
     types: {
-      getTypeParser: ((oid: number, format?: "text" | "binary") =>
+      getTypeParser: ((oid: Parameters<typeof pg.types.getTypeParser>[0], format?: "text" | "binary"): unknown =>
         oid === pg.types.builtins.INT8 ? (text: string) => BigInt(text) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
     },
   });

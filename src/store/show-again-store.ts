@@ -4,7 +4,6 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { Kysely } from "kysely";
 import type { SecretBox } from "../core/secret-box.js";
-import { nowMs } from "../core/ids.js";
 import { GatewayError } from "../errors/catalogue.js";
 import type { Database } from "./tables.js";
 

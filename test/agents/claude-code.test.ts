@@ -1,7 +1,7 @@
 // Claude Code (`claude -p`, headless) through the gateway against mock upstreams on 127.0.0.1: the
 // Anthropic-native pass-through and the Messages→Chat bridge, each with a tool round trip.
-// @anthropic-ai/claude-code ships a native executable (the npm package's engines field asks for
-// Node >=22, but no Node runs it), so these tests need no particular Node version.
+// @anthropic-ai/claude-code ships a native executable, so these tests need no particular Node version;
+// package.json pins 2.1.197, the last release whose engines field still accepts Node 20.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ServerResponse } from "node:http";

@@ -183,13 +183,14 @@ export function recordGatewayRequests(server: HttpServer): SeenRequest[] {
     seen.push(entry);
     // Streams are written with writeHead(status, headers), which getHeader() never sees: read the
     // headers from the call itself (observing only, the arguments pass on unchanged).
+    // eslint-disable-next-line @typescript-eslint/unbound-method -- applied below with the response as this
     const writeHead = res.writeHead;
     res.writeHead = function (this: ServerResponse, ...args: unknown[]) {
       const headers = args.find((a, i) => i > 0 && typeof a === "object" && a !== null) as Record<string, unknown> | undefined;
       const warnings = headers?.["x-gateway-warnings"] ?? res.getHeader("x-gateway-warnings");
       if (warnings !== undefined) entry.warnings = String(warnings);
       return (writeHead as (...a: unknown[]) => ServerResponse).apply(this, args);
-    } as ServerResponse["writeHead"];
+    };
     res.on("finish", () => (entry.status = res.statusCode));
   });
   return seen;

@@ -18,7 +18,7 @@ it("finishes a stream in flight after SIGTERM, refuses new connections, exits 0"
   const database = await createTestDatabase("sqlite");
   const dir = mkdtempSync(join(tmpdir(), "gw-shutdown-"));
   writeFileSync(join(dir, "gateway.config.yaml"), mockConfig({ openaiUrl: mock.url }));
-  const store = await openStore({ databaseUrl: null, sqlitePath: database.sqlitePath, secret: database.env.GATEWAY_SECRET! });
+  const store = await openStore({ databaseUrl: null, sqlitePath: database.sqlitePath, secret: database.secret });
   const account = await store.accounts.create({ email: "shutdown@example.com", tier: "standard", balance: 1_000_000_000n });
   const { raw } = await store.keys.create({ accountId: account.id });
   await store.close();
@@ -51,7 +51,7 @@ it("finishes a stream in flight after SIGTERM, refuses new connections, exits 0"
     // The stream's log line was written last, into the log's buffer: exiting flushed it.
     const requestId = response.headers.get("x-request-id");
     expect(gateway.stdout()).toContain(`"request_id":"${requestId}"`);
-    const after = await openStore({ databaseUrl: null, sqlitePath: database.sqlitePath, secret: database.env.GATEWAY_SECRET! });
+    const after = await openStore({ databaseUrl: null, sqlitePath: database.sqlitePath, secret: database.secret });
     expect(await after.ledger.count(account.id)).toBe(2); // the opening balance's credit and the stream's charge
     await after.close();
   } finally {

@@ -37,7 +37,7 @@ describe.each(DATABASE_KINDS)("dashboard admin and usage on %s", (kind) => {
     expect(changed.body.account.status).toBe(status);
     const refused = await chat(created.raw_key);
     expect(refused.status).toBe(402);
-    expect((await refused.json()).error.type).toBe("account_suspended");
+    expect(((await refused.json()) as { error: { type: string } }).error.type).toBe("account_suspended");
     // Dashboard writes by the account are refused too; reads still work so it can see why.
     expectError(await user.client.post("/keys", {}), 402, "account_suspended");
     expect((await user.client.get("/keys")).status).toBe(200);

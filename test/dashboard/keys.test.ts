@@ -81,7 +81,7 @@ describe.each(DATABASE_KINDS)("dashboard keys on %s", (kind) => {
     expect(revoked.body.key.status).toBe("revoked");
     const refused = await chat(created.raw_key);
     expect(refused.status).toBe(401);
-    expect((await refused.json()).error.type).toBe("auth_error");
+    expect(((await refused.json()) as { error: { type: string } }).error.type).toBe("auth_error");
     expect((await client.delete(`/keys/${created.key.id}?confirm=true`)).body.key.status).toBe("revoked");
     expectError(await client.post(`/keys/${created.key.id}/show-again`, { token: created.show_again.token }), 410, "key_show_expired");
   });

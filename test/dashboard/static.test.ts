@@ -69,6 +69,6 @@ describe("dashboard static files", () => {
     expect(missing.status).toBe(404);
     const api = await fetch(`${base}/dashboard/api/nothing-here`);
     expect(api.status).toBe(404);
-    expect((await api.json()).error.type).toBe("not_found");
+    expect(((await api.json()) as { error: { type: string } }).error.type).toBe("not_found");
   });
 });

@@ -36,6 +36,13 @@ describe("billing through the gateway", () => {
     expect(result.headers.get("x-request-id")).toBe(result.body.request_id);
   }
 
+  /** The parts of GET /v1/usage these tests read. */
+  interface UsageReport {
+    totals: { requests: number };
+    by_model: unknown[];
+    by_day: unknown[];
+  }
+
   it("charges exactly, with the cost in a header, and shows it in /v1/me and /v1/usage", async () => {
     const { raw, account } = await gateway.createAccount({ balance: "1.00" });
     const ok = await post(raw);
@@ -43,15 +50,15 @@ describe("billing through the gateway", () => {
     expect(ok.headers.get("x-gateway-cost-usd")).toBe("0.003");
     const me = await (await fetch(`${gateway.url}/v1/me`, { headers: { authorization: `Bearer ${raw}` } })).json();
     expect(me).toMatchObject({ id: account.id, status: "active", tier: "standard", balance_usd: "0.997", held_usd: "0.00", total_spent_usd: "0.003" });
-    const usage = await (await fetch(`${gateway.url}/v1/usage`, { headers: { authorization: `Bearer ${raw}` } })).json();
+    const usage = (await (await fetch(`${gateway.url}/v1/usage`, { headers: { authorization: `Bearer ${raw}` } })).json()) as UsageReport;
     expect(usage.totals).toMatchObject({ requests: 1, input_tokens: 1000, output_tokens: 1000, cost_usd: "0.003" });
     expect(usage.by_model).toEqual([expect.objectContaining({ model: "gpt-mock", requests: 1 })]);
     expect(usage.by_day).toHaveLength(1);
-    const future = await (await fetch(`${gateway.url}/v1/usage?start=2099-01-01&end=2099-02-01`, { headers: { authorization: `Bearer ${raw}` } })).json();
+    const future = (await (await fetch(`${gateway.url}/v1/usage?start=2099-01-01&end=2099-02-01`, { headers: { authorization: `Bearer ${raw}` } })).json()) as UsageReport;
     expect(future.totals.requests).toBe(0);
     const bad = await fetch(`${gateway.url}/v1/usage?start=yesterday`, { headers: { authorization: `Bearer ${raw}` } });
     expect(bad.status).toBe(400);
-    expect((await bad.json()).error.param).toBe("start");
+    expect(((await bad.json()) as { error: { param: string } }).error.param).toBe("start");
   });
 
   it("402 quota_exceeded when the balance does not cover the projected cost, before going upstream", async () => {

@@ -20,14 +20,16 @@ for (const kind of DATABASE_KINDS) {
     it("charges each request once or refuses it, and never overspends", { timeout: 120_000 }, async () => {
       const mock = await startMockUpstream();
       // Actual usage stays under the admission projection (prompt estimate + max_tokens 100).
-      mock.handler = (_req, res) => setTimeout(() => json(res, 200, chatCompletion("ok", { usage: { prompt_tokens: 4, completion_tokens: 50, total_tokens: 54 } })), 5);
+      mock.handler = (_req, res) => {
+        setTimeout(() => json(res, 200, chatCompletion("ok", { usage: { prompt_tokens: 4, completion_tokens: 50, total_tokens: 54 } })), 5);
+      };
       const database = await createTestDatabase(kind);
       const dir = mkdtempSync(join(tmpdir(), "gw-conc-"));
       const configPath = join(dir, "gateway.config.yaml");
       writeFileSync(configPath, mockConfig({ openaiUrl: mock.url }));
       const env = { ...database.env, GATEWAY_CONFIG: configPath, LOG_LEVEL: "warn" };
 
-      const store = await openStore({ databaseUrl: database.databaseUrl, sqlitePath: database.sqlitePath, secret: env.GATEWAY_SECRET });
+      const store = await openStore({ databaseUrl: database.databaseUrl, sqlitePath: database.sqlitePath, secret: database.secret });
       const START = 10_000_000n; // 0.01 USD: about 96 requests at 104,000 nano each
       const account = await store.accounts.create({ email: `conc-${kind}@example.com`, tier: "standard", balance: START });
       const capped = await store.keys.create({ accountId: account.id, budgetCap: 4_000_000n });

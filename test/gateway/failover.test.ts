@@ -50,7 +50,10 @@ describe("failover", () => {
   });
 
   it("connection reset then 200: moves to the next key", async () => {
-    mock.handler = (_req, res) => (mock.requests.length === 1 ? res.socket!.destroy() : json(res, 200, chatCompletion("ok")));
+    mock.handler = (_req, res) => {
+      if (mock.requests.length === 1) res.socket!.destroy();
+      else json(res, 200, chatCompletion("ok"));
+    };
     const { response } = await ask();
     expect(response.headers.get("x-gateway-attempts")).toBe("2");
   });
@@ -77,7 +80,9 @@ describe("failover", () => {
   });
 
   it("all keys without a response: 502 provider_error, nothing charged", async () => {
-    mock.handler = (_req, res) => res.socket!.destroy();
+    mock.handler = (_req, res) => {
+      res.socket!.destroy();
+    };
     const error = (await ask().catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
     expect(error.status).toBe(502);
     expect((error.error as { type: string }).type).toBe("provider_error");
@@ -101,7 +106,10 @@ describe("failover", () => {
   });
 
   it("mixed 429 and no response: 429 rate_limit_error (retrying later can succeed)", async () => {
-    mock.handler = (_req, res) => (mock.requests.length === 2 ? json(res, 429, { error: { message: "limit" } }, { "retry-after": "3" }) : res.socket!.destroy());
+    mock.handler = (_req, res) => {
+      if (mock.requests.length === 2) json(res, 429, { error: { message: "limit" } }, { "retry-after": "3" });
+      else res.socket!.destroy();
+    };
     const error = (await ask().catch((e: unknown) => e)) as InstanceType<typeof OpenAI.RateLimitError>;
     expect(error).toBeInstanceOf(OpenAI.RateLimitError);
     expect(error.headers?.get("retry-after")).toBe("3");

@@ -48,7 +48,7 @@ describe.each(DATABASE_KINDS)("videos over an OpenAI Videos upstream (%s)", (kin
 
   it("submits, polls to completion, settles the actual seconds once, and streams the content", async () => {
     const upstream = openaiVideos(mock, () => completesAfterTwo);
-    const video = await openai.videos.create({ model: "sora-mock" as never, prompt: "a red kite", seconds: "12" });
+    const video = await openai.videos.create({ model: "sora-mock", prompt: "a red kite", seconds: "12" });
     expect(video).toMatchObject({ object: "video", model: "sora-mock", status: "queued", seconds: "12" });
     expect(video.id).toMatch(/^video_/);
     expect(JSON.stringify(video)).not.toMatch(/sora_up_|127\.0\.0\.1|sk-mock/);
@@ -82,7 +82,7 @@ describe.each(DATABASE_KINDS)("videos over an OpenAI Videos upstream (%s)", (kin
   it("forwards an uploaded input_reference image as a file", async () => {
     openaiVideos(mock, () => completesAfterTwo);
     const image = await toFile(Buffer.from("PNGDATA-0123456789"), "start.png", { type: "image/png" });
-    const video = await openai.videos.create({ model: "sora-mock" as never, prompt: "from this frame", input_reference: image });
+    const video = await openai.videos.create({ model: "sora-mock", prompt: "from this frame", input_reference: image });
     expect(video.status).toBe("queued");
     const body = String(mock.requests[0]!.body);
     expect(body).toMatch(/name="input_reference"; filename="start.png"/);
@@ -104,7 +104,7 @@ describe.each(DATABASE_KINDS)("videos over an OpenAI Videos upstream (%s)", (kin
       upstreamFinished = true;
       res.end(Buffer.alloc(64 * 1024, 2));
     };
-    const video = await openai.videos.create({ model: "sora-mock" as never, prompt: "x" });
+    const video = await openai.videos.create({ model: "sora-mock", prompt: "x" });
     await pollUntilDone(openai, video.id, "sora-mock");
     const response = await fetch(`${gateway.url}/v1/videos/${video.id}/content`, { headers: { authorization: `Bearer ${raw}` } });
     expect(response.status).toBe(200);
@@ -120,7 +120,7 @@ describe.each(DATABASE_KINDS)("videos over an OpenAI Videos upstream (%s)", (kin
 
   it("a failed task: scrubbed error, hold released, nothing charged", async () => {
     openaiVideos(mock, () => [{ status: "in_progress" }, { status: "failed", error: `moderation blocked it (key ${"sk-mock-media-key-aaaaaaaaaaaa"} at ${mock.url})` }]);
-    const video = await openai.videos.create({ model: "sora-mock" as never, prompt: "x", seconds: "4" });
+    const video = await openai.videos.create({ model: "sora-mock", prompt: "x", seconds: "4" });
     const done = await pollUntilDone(openai, video.id, "sora-mock");
     expect(done.status).toBe("failed");
     expect(done.error?.code).toBe("video_generation_failed");
@@ -176,7 +176,7 @@ describe.each(DATABASE_KINDS)("videos over an OpenAI Videos upstream (%s)", (kin
       }
       return inner(req, res);
     };
-    const { data: video, response } = await openai.videos.create({ model: "sora-mock" as never, prompt: "x" }).withResponse();
+    const { data: video, response } = await openai.videos.create({ model: "sora-mock", prompt: "x" }).withResponse();
     expect(response.headers.get("x-gateway-attempts")).toBe("2");
     const [limited, accepted] = mock.requests;
     expect(limited!.key).not.toBe(accepted!.key);
@@ -188,7 +188,7 @@ describe.each(DATABASE_KINDS)("videos over an OpenAI Videos upstream (%s)", (kin
 
   it("every key 429 at submit: 429 with Retry-After, no task, nothing held", async () => {
     mock.handler = (_req, res) => json(res, 429, { error: { message: "limit" } }, { "retry-after": "9" });
-    const error = (await openai.videos.create({ model: "sora-mock" as never, prompt: "x" }).catch((e: unknown) => e)) as InstanceType<typeof OpenAI.RateLimitError>;
+    const error = (await openai.videos.create({ model: "sora-mock", prompt: "x" }).catch((e: unknown) => e)) as InstanceType<typeof OpenAI.RateLimitError>;
     expect(error).toBeInstanceOf(OpenAI.RateLimitError);
     expect(error.headers?.get("retry-after")).toBe("9");
     expect(await gateway.app.ctx.store.db.selectFrom("video_tasks").selectAll().execute()).toHaveLength(0);
@@ -198,7 +198,7 @@ describe.each(DATABASE_KINDS)("videos over an OpenAI Videos upstream (%s)", (kin
   it("rate-limits upstream polls while a client polls in a tight loop", async () => {
     gateway.app.ctx.media.settings.videoPollIntervalMs = 300;
     const upstream = openaiVideos(mock, () => [{ status: "in_progress", progress: 10 }]);
-    const video = await openai.videos.create({ model: "sora-mock" as never, prompt: "x" });
+    const video = await openai.videos.create({ model: "sora-mock", prompt: "x" });
     const started = Date.now();
     let clientPolls = 0;
     while (Date.now() - started < 1_000) {
@@ -215,7 +215,7 @@ describe.each(DATABASE_KINDS)("videos over an OpenAI Videos upstream (%s)", (kin
   it("rate-limits upstream polls across gateway processes sharing one database", async () => {
     gateway.app.ctx.media.settings.videoPollIntervalMs = 300;
     const upstream = openaiVideos(mock, () => [{ status: "in_progress", progress: 10 }]);
-    const video = await openai.videos.create({ model: "sora-mock" as never, prompt: "x" });
+    const video = await openai.videos.create({ model: "sora-mock", prompt: "x" });
     const peer = await startGateway(mediaConfig({ openaiUrl: mock.url }), { database: gateway.database });
     try {
       peer.app.ctx.media.settings.videoPollIntervalMs = 300;
@@ -233,7 +233,7 @@ describe.each(DATABASE_KINDS)("videos over an OpenAI Videos upstream (%s)", (kin
 
   it("refuses another account's task (404), a missing or wrong model (400), an unknown id (404)", async () => {
     openaiVideos(mock, () => completesAfterTwo);
-    const video = await openai.videos.create({ model: "sora-mock" as never, prompt: "x" });
+    const video = await openai.videos.create({ model: "sora-mock", prompt: "x" });
     const other = client(gateway, (await gateway.createAccount()).raw);
     const expectError = async (promise: Promise<unknown>, status: number, type: string, param?: string) => {
       const error = (await promise.catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
@@ -246,15 +246,15 @@ describe.each(DATABASE_KINDS)("videos over an OpenAI Videos upstream (%s)", (kin
     await expectError(openai.videos.retrieve(video.id), 400, "invalid_request", "model");
     await expectError(openai.videos.retrieve(video.id, { query: { model: "veo-mock" } }), 400, "invalid_request", "model");
     await expectError(openai.videos.retrieve("video_doesnotexist", { query: { model: "sora-mock" } }), 404, "not_found");
-    await expectError(openai.videos.create({ model: "image-mock" as never, prompt: "x" }), 400, "invalid_request", "model");
-    await expectError(openai.videos.create({ model: "sora-mock" as never, prompt: "x", seconds: "0" as never }), 400, "invalid_request", "seconds");
+    await expectError(openai.videos.create({ model: "image-mock", prompt: "x" }), 400, "invalid_request", "model");
+    await expectError(openai.videos.create({ model: "sora-mock", prompt: "x", seconds: "0" as never }), 400, "invalid_request", "seconds");
     // Before completion the content is not there yet.
     await expectError(openai.videos.downloadContent(video.id), 409, "invalid_state");
   });
 
   it("survives a gateway restart between submit and completion", async () => {
     const upstream = openaiVideos(mock, () => [{ status: "in_progress", progress: 40 }, { status: "completed", seconds: "8" }]);
-    const video = await openai.videos.create({ model: "sora-mock" as never, prompt: "x", seconds: "8" });
+    const video = await openai.videos.create({ model: "sora-mock", prompt: "x", seconds: "8" });
     const submitKey = mock.requests[0]!.key;
     const database = gateway.database;
     await gateway.app.close();
@@ -281,7 +281,7 @@ describe.each(DATABASE_KINDS)("videos over an OpenAI Videos upstream (%s)", (kin
 
   it("finishes and settles a task nobody polls, through the background refresher", async () => {
     openaiVideos(mock, () => [{ status: "completed", seconds: "4" }]);
-    const video = await openai.videos.create({ model: "sora-mock" as never, prompt: "x", seconds: "4" });
+    const video = await openai.videos.create({ model: "sora-mock", prompt: "x", seconds: "4" });
     await new Promise((r) => setTimeout(r, 30));
     const refreshed = await gatewayTasks(gateway).refreshStale(Date.now() + 120_000);
     expect(refreshed).toBe(1);
@@ -292,7 +292,7 @@ describe.each(DATABASE_KINDS)("videos over an OpenAI Videos upstream (%s)", (kin
 
   it("expires a task that outlives its lifetime: hold released, nothing charged", async () => {
     openaiVideos(mock, () => [{ status: "in_progress" }]);
-    const video = await openai.videos.create({ model: "sora-mock" as never, prompt: "x" });
+    const video = await openai.videos.create({ model: "sora-mock", prompt: "x" });
     gateway.app.ctx.media.settings.videoTaskTtlMs = 50;
     await new Promise((r) => setTimeout(r, 80));
     const polled = await openai.videos.retrieve(video.id, { query: { model: "sora-mock" } });

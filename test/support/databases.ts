@@ -13,6 +13,8 @@ export interface TestDatabase {
   databaseUrl: string | null;
   sqlitePath: string;
   dataDir: string;
+  /** The server secret, also in env as GATEWAY_SECRET. */
+  secret: string;
   /** Environment for a gateway process or CLI run against this database. */
   env: Record<string, string>;
   drop(): Promise<void>;
@@ -54,6 +56,7 @@ export async function createTestDatabase(kind: "sqlite" | "postgres"): Promise<T
       databaseUrl: null,
       sqlitePath,
       dataDir,
+      secret,
       env: { GATEWAY_DATA_DIR: dataDir, GATEWAY_SECRET: secret },
       drop: async () => rmSync(dataDir, { recursive: true, force: true }),
     };
@@ -71,6 +74,7 @@ export async function createTestDatabase(kind: "sqlite" | "postgres"): Promise<T
     databaseUrl,
     sqlitePath,
     dataDir,
+    secret,
     env: { GATEWAY_DATA_DIR: dataDir, GATEWAY_SECRET: secret, DATABASE_URL: databaseUrl },
     drop: async () => {
       const client = new pg.Client({ connectionString: POSTGRES_ADMIN_URL });

@@ -78,7 +78,7 @@ export function App() {
           {session.account.email}
           {session.account.status !== "active" && <span className="badge bad"> {session.account.status}</span>}
         </span>
-        <button type="button" onClick={signOut}>
+        <button type="button" onClick={() => void signOut()}>
           Sign out
         </button>
       </header>

@@ -38,6 +38,7 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): { data: T |
   const [data, setData] = useState<T | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [tick, setTick] = useState(0);
+  // eslint-disable-next-line react-hooks/exhaustive-deps -- the caller names load's dependencies in deps
   const run = useCallback(load, deps);
   useEffect(() => {
     let live = true;

@@ -54,7 +54,7 @@ function convertMessageItem(item: JsonObject, path: string, systemRole: "system"
     case "assistant": {
       if (isString(content)) return { role: "assistant", content };
       const message: ChatAssistantMessage = { role: "assistant", content: joinText(content, `${path}.content`, true) };
-      const refusal = content.find((part: unknown) => isRecord(part) && part.type === "refusal");
+      const refusal: unknown = content.find((part: unknown) => isRecord(part) && part.type === "refusal");
       if (isRecord(refusal) && isString(refusal.refusal)) message.refusal = refusal.refusal;
       return message;
     }

@@ -98,5 +98,5 @@ export function messagesOverChat(body: Json, model: ModelConfig): UpstreamPlan {
       };
     },
   };
-  return bridgeOverChat(chatToOpenAiChat(request as unknown as Json, model), bridge, warnings);
+  return bridgeOverChat(chatToOpenAiChat(request, model), bridge, warnings);
 }

@@ -114,7 +114,7 @@ export async function responsesOverChat(body: Json, model: ModelConfig, accountI
       };
     },
   };
-  const inner = model.provider.type === "anthropic" ? chatToAnthropic(request as unknown as Json, model) : chatToOpenAiChat(request as unknown as Json, model);
+  const inner = model.provider.type === "anthropic" ? chatToAnthropic(request, model) : chatToOpenAiChat(request, model);
   const plan = bridgeOverChat(inner, bridge, converted.warnings);
   plan.complete = async () => {
     if (store && finished) await responses.save(accountId, finished.response.id, finished);

@@ -36,7 +36,7 @@ export function AdminPage(props: { me: Account }) {
                   <label className="sr-only" htmlFor={`status-${a.id}`}>
                     Status of {a.email}
                   </label>
-                  <select id={`status-${a.id}`} value={a.status} disabled={self} onChange={(e) => change(a, { status: e.target.value }, `${a.email} is now ${e.target.value}.`)}>
+                  <select id={`status-${a.id}`} value={a.status} disabled={self} onChange={(e) => void change(a, { status: e.target.value }, `${a.email} is now ${e.target.value}.`)}>
                     <option value="active">active</option>
                     <option value="suspended">suspended</option>
                     <option value="closed">closed</option>
@@ -48,7 +48,7 @@ export function AdminPage(props: { me: Account }) {
                       type="checkbox"
                       checked={a.is_admin}
                       disabled={self}
-                      onChange={(e) => change(a, { is_admin: e.target.checked }, `${a.email} ${e.target.checked ? "is now" : "is no longer"} an administrator.`)}
+                      onChange={(e) => void change(a, { is_admin: e.target.checked }, `${a.email} ${e.target.checked ? "is now" : "is no longer"} an administrator.`)}
                     />
                     <span className="sr-only">Administrator: {a.email}</span>
                   </label>

@@ -28,7 +28,7 @@ export function InvitePage() {
       ) : (
         <>
           <p>You have been invited to join a workspace.</p>
-          <button type="button" className="primary" onClick={accept}>
+          <button type="button" className="primary" onClick={() => void accept()}>
             Accept invite
           </button>
         </>

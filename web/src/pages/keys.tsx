@@ -42,7 +42,7 @@ export function KeysPage() {
               <td colSpan={7}>No keys yet.</td>
             </tr>
           )}
-          {keys.data?.data.map((key) => <KeyRow key={key.id} item={key} run={run} />)}
+          {keys.data?.data.map((key) => <KeyRow key={key.id} item={key} run={(action, done) => void run(action, done)} />)}
         </tbody>
       </table>
     </section>
@@ -80,7 +80,7 @@ function CreateKeyForm(props: { workspaces: Workspace[]; onCreated: (c: Created)
   }
 
   return (
-    <form className="inline-form" onSubmit={submit} aria-label="Create a key">
+    <form className="inline-form" onSubmit={(event) => void submit(event)} aria-label="Create a key">
       <label>
         Name
         <input name="name" value={name} maxLength={100} onChange={(e) => setName(e.target.value)} />
@@ -148,7 +148,7 @@ function NewKeyPanel(props: { created: Created; onDismiss: () => void }) {
             {raw}
           </code>
           <div className="actions">
-            <button type="button" onClick={copy}>
+            <button type="button" onClick={() => void copy()}>
               {copied ? "Copied" : "Copy key"}
             </button>
             <button type="button" onClick={() => (setRaw(null), setCopied(false))}>
@@ -159,7 +159,7 @@ function NewKeyPanel(props: { created: Created; onDismiss: () => void }) {
       ) : (
         <div className="actions">
           <p>The key is hidden. You can show it again until {until.toLocaleTimeString()}.</p>
-          <button type="button" onClick={showAgain}>
+          <button type="button" onClick={() => void showAgain()}>
             Show key again
           </button>
         </div>

@@ -40,7 +40,7 @@ export function SignInPage(props: { onSignedIn: (s: SessionInfo) => void; invite
     <main className="narrow">
       <h1>Model Gateway</h1>
       {props.invite && <p className="notice">You were invited to a workspace. Sign in (or create an account) to accept.</p>}
-      <form onSubmit={submit} aria-labelledby="form-title">
+      <form onSubmit={(event) => void submit(event)} aria-labelledby="form-title">
         <h2 id="form-title">{mode === "signin" ? "Sign in" : "Create an account"}</h2>
         <label>
           Email

@@ -59,7 +59,7 @@ export function WorkspacePage(props: { id: string; me: Account }) {
                       <select
                         id={`role-${m.account_id}`}
                         value={m.role}
-                        onChange={(e) => run(() => api("PATCH", `${base}/members/${encodeURIComponent(m.account_id)}`, { role: e.target.value }), `${m.email} is now ${e.target.value}.`)}
+                        onChange={(e) => void run(() => api("PATCH", `${base}/members/${encodeURIComponent(m.account_id)}`, { role: e.target.value }), `${m.email} is now ${e.target.value}.`)}
                       >
                         <option value="member">member</option>
                         <option value="admin">admin</option>
@@ -72,7 +72,7 @@ export function WorkspacePage(props: { id: string; me: Account }) {
                 <td>{formatDate(m.joined_at)}</td>
                 <td>
                   {canRemove && (
-                    <button type="button" className="danger" onClick={() => run(() => api("DELETE", `${base}/members/${encodeURIComponent(m.account_id)}`), self ? "You left the workspace." : `${m.email} removed.`)}>
+                    <button type="button" className="danger" onClick={() => void run(() => api("DELETE", `${base}/members/${encodeURIComponent(m.account_id)}`), self ? "You left the workspace." : `${m.email} removed.`)}>
                       {self ? "Leave workspace" : `Remove ${m.email}`}
                     </button>
                   )}
@@ -110,7 +110,7 @@ export function WorkspacePage(props: { id: string; me: Account }) {
               <td>{k.spent_usd}</td>
               <td>
                 {k.status !== "revoked" && (manager || k.account_id === props.me.id) && (
-                  <button type="button" className="danger" onClick={() => run(() => api("DELETE", `${base}/keys/${encodeURIComponent(k.id)}?confirm=true`), `Key ${k.name || k.prefix} revoked.`)}>
+                  <button type="button" className="danger" onClick={() => void run(() => api("DELETE", `${base}/keys/${encodeURIComponent(k.id)}?confirm=true`), `Key ${k.name || k.prefix} revoked.`)}>
                     Revoke {k.name || k.prefix}
                   </button>
                 )}
@@ -163,7 +163,7 @@ function Invites(props: { base: string; owner: boolean }) {
   return (
     <section aria-labelledby="invites-title">
       <h2 id="invites-title">Invites</h2>
-      <form className="inline-form" onSubmit={create} aria-label="Create an invite">
+      <form className="inline-form" onSubmit={(event) => void create(event)} aria-label="Create an invite">
         <label>
           Role
           <select name="invite_role" value={role} onChange={(e) => setRole(e.target.value === "admin" ? "admin" : "member")}>
@@ -203,7 +203,7 @@ function Invites(props: { base: string; owner: boolean }) {
               <td>{formatDate(i.expires_at)}</td>
               <td>
                 {i.state === "pending" && (
-                  <button type="button" onClick={() => withdraw(i.id)}>
+                  <button type="button" onClick={() => void withdraw(i.id)}>
                     Withdraw invite
                   </button>
                 )}

@@ -25,7 +25,7 @@ export function WorkspacesPage() {
     <section aria-labelledby="ws-title">
       <h1 id="ws-title">Workspaces</h1>
       <p className="hint">A workspace shares keys and a usage view among its members. Each key is still paid for by the account that created it.</p>
-      <form className="inline-form" onSubmit={create} aria-label="Create a workspace">
+      <form className="inline-form" onSubmit={(event) => void create(event)} aria-label="Create a workspace">
         <label>
           Workspace name
           <input name="workspace_name" required maxLength={100} value={name} onChange={(e) => setName(e.target.value)} />
