@@ -82,6 +82,12 @@ export interface Account {
   created_at: string;
 }
 
+/** What sign-in and the session route answer. */
+export interface SessionInfo {
+  account: Account;
+  csrf_token: string;
+}
+
 export interface Key {
   id: string;
   account_id: string;

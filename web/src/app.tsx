@@ -1,6 +1,6 @@
 // The shell: who is signed in, the navigation, and which page the path shows.
 import { useEffect, useState } from "react";
-import { api, setCsrfToken, type Account, ApiError } from "./api";
+import { api, setCsrfToken, ApiError, type SessionInfo } from "./api";
 import { ErrorText, Link } from "./components";
 import { AdminPage } from "./pages/admin";
 import { InvitePage } from "./pages/invite";
@@ -10,11 +10,6 @@ import { UsagePage } from "./pages/usage";
 import { WorkspacePage } from "./pages/workspace";
 import { WorkspacesPage } from "./pages/workspaces";
 import { navigate, usePath } from "./router";
-
-export interface SessionInfo {
-  account: Account;
-  csrf_token: string;
-}
 
 export function App() {
   const path = usePath();

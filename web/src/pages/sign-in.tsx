@@ -1,7 +1,6 @@
 // Sign in, or sign up (open, or with an invite when sign-up is invite-only).
 import { useEffect, useState, type FormEvent } from "react";
-import { api } from "../api";
-import type { SessionInfo } from "../app";
+import { api, type SessionInfo } from "../api";
 import { ErrorText } from "../components";
 import { navigate } from "../router";
 
