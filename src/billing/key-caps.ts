@@ -1,6 +1,6 @@
 // Changing a key's caps: one transaction that updates the key, recomputes exhaustion against the new
 // caps, and records the allocation in key_allocations. This is how an exhausted key regains capacity
-// (the enable route refuses exhausted keys, per SPEC). Authorisation (is the actor allowed to manage
+// (the enable route refuses exhausted keys, per the contract). Authorisation (is the actor allowed to manage
 // this key?) is the calling route's job.
 import { sql, type Kysely } from "kysely";
 import type { Nano } from "../core/money.js";

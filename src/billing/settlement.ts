@@ -13,7 +13,7 @@
 //      (append-only) must already carry the shortfall note computed in step 2.
 //
 // Over-balance policy: the actual cost can exceed the hold (output longer than projected, a hold the
-// sweeper released). The balance may not go below 0.00 (SPEC, and a CHECK constraint), and a charge is
+// sweeper released). The balance may not go below 0.00 (the contract, and a CHECK constraint), and a charge is
 // never silently lost. So the FULL cost is recorded — ledger cost_nano, total_spent, key spent,
 // monthly usage — while the balance is clamped at 0 and the uncollected part is written in the ledger
 // row's note ("shortfall_nano=..."), so the debt is auditable and an administrator can collect it.

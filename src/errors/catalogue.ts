@@ -1,4 +1,4 @@
-// Every error type of SPEC.md with its HTTP status, and how each route family renders it.
+// Every error type of the contract (docs/api-contract.md) with its HTTP status, and how each route family renders it.
 // Handlers throw GatewayError; the HTTP layer renders it once, in the route's native shape.
 
 export const ERROR_CATALOGUE = {

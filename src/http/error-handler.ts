@@ -1,5 +1,5 @@
 // The one place errors become HTTP responses: GatewayError as is, Fastify's own errors mapped to
-// SPEC types, and anything else as a generic internal_error (never the original message).
+// catalogue types, and anything else as a generic internal_error (never the original message).
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { ERROR_CATALOGUE, GatewayError, renderError } from "../errors/catalogue.js";
 import { closeAfterEarlyAnswer } from "./connections.js";

@@ -1,5 +1,5 @@
 // The last stage before a client sees upstream output: removes upstream credentials, hosts and
-// account identifiers from text, JSON and headers. SPEC item 9: a caller that catches an error
+// account identifiers from text, JSON and headers. contract item 9: a caller that catches an error
 // here must send internal_error instead of the unscrubbed body.
 
 export const REDACTED = "[redacted]";
@@ -345,7 +345,7 @@ export function walkJson(root: unknown, scrubText: (text: string) => string): un
 // reveals the upstream account's tier and remaining quota, and it describes one upstream key while
 // the gateway fails over across several. openai-processing-ms names the vendor. content-length and
 // content-encoding no longer match once the body is decoded and scrubbed.
-// Kept: content-type (clients need it), retry-after (SPEC: preserved on 429) and retry-after-ms
+// Kept: content-type (clients need it), retry-after (the contract: preserved on 429) and retry-after-ms
 // (the OpenAI SDK honours it); each value is checked against a strict shape.
 const ALLOWED_HEADERS: Readonly<Record<string, RegExp>> = {
   "content-type": /^[A-Za-z0-9!#$&^_.+-]{1,64}\/[A-Za-z0-9!#$&^_.+-]{1,64}(?:\s*;\s*[A-Za-z0-9_.-]{1,32}=(?:[A-Za-z0-9_.+-]{1,64}|"[^"\r\n\\]{0,64}"))*$/,

@@ -1,4 +1,4 @@
-// An upstream answer other than 2xx or 429 is returned to the client, mapped to a SPEC type and
+// An upstream answer other than 2xx or 429 is returned to the client, mapped to a catalogue type and
 // with the upstream's message scrubbed. Upstream credential errors are the operator's problem, not
 // the client's, so they never surface as the client's auth_error.
 import { GatewayError, type ErrorType } from "../errors/catalogue.js";

@@ -1,4 +1,4 @@
-// Sub-key lifecycle through the dashboard API: every key row of SPEC.md's state table, the show-again
+// Sub-key lifecycle through the dashboard API: every key row of the contract's state tables (docs/api-contract.md), the show-again
 // window, caps, the 50-key limit, and cross-account isolation. On SQLite and PostgreSQL.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAX_ENABLED_KEYS_PER_ACCOUNT } from "../../src/store/keys-store.js";

@@ -78,7 +78,7 @@ export async function signedInAccount(gateway: TestGateway, options: { admin?: b
   return { account, client };
 }
 
-/** Asserts the SPEC error contract: status, type, OpenAI shape and X-Request-ID. */
+/** Asserts the catalogue's error contract: status, type, OpenAI shape and X-Request-ID. */
 export function expectError(response: ApiResponse, status: number, type: string): void {
   const problems: string[] = [];
   if (response.status !== status) problems.push(`status ${response.status} != ${status}`);

@@ -1,4 +1,4 @@
-// Workspaces, memberships and invites: the invite rows of SPEC.md's state table, roles (403
+// Workspaces, memberships and invites: the invite rows of the contract's state tables (docs/api-contract.md), roles (403
 // forbidden), isolation (404), and one transaction per write (an injected failure is 500
 // workspace_write_failed and leaves no partial change). On SQLite and PostgreSQL.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";

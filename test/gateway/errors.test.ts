@@ -1,4 +1,4 @@
-// Each error row of the core issue, with status, SPEC type and X-Request-ID, and the order of checks.
+// Each error row of the core issue, with status, catalogue type and X-Request-ID, and the order of checks.
 import OpenAI from "openai";
 import { request as httpRequest } from "node:http";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";

@@ -1,5 +1,5 @@
 // The dashboard API from the browser: same-origin fetch with the session cookie, the CSRF token on
-// every write, and errors turned into ApiError carrying the SPEC error type and the request id.
+// every write, and errors turned into ApiError carrying the catalogue's error type and the request id.
 export class ApiError extends Error {
   constructor(
     readonly status: number,

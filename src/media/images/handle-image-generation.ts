@@ -92,7 +92,7 @@ async function readAnswer(answer: Forwarded, input: ImageRequest, settings: Medi
     scrubbed = scrubJsonWithPayloads(body, scrubber);
   } catch (error) {
     if (error instanceof SyntaxError) throw new GatewayError("provider_error", "The upstream answered with a body that is not JSON.");
-    throw new GatewayError("internal_error"); // SPEC item 9: never the unscrubbed body
+    throw new GatewayError("internal_error"); // contract item 9: never the unscrubbed body
   }
   return { scrubbed, usage: usageOf(scrubbed.json, input) };
 }

@@ -120,7 +120,7 @@ export class VideoTaskService {
         try {
           message = (await this.scrubberFor(row, provider, key)).scrubText(state.error ?? message);
         } catch {
-          // SPEC item 9: a generic message replaces what could not be scrubbed.
+          // contract item 9: a generic message replaces what could not be scrubbed.
         }
         await this.#finishUnsuccessfully(row, model, "failed", message, now);
         return;

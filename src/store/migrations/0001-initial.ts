@@ -1,4 +1,4 @@
-// The whole schema of SPEC.md in one migration, written once for both databases. The database
+// The whole schema of the contract (docs/api-contract.md) in one migration, written once for both databases. The database
 // itself enforces ranges, enums, non-negative counters, uniqueness and ledger immutability.
 import { sql, type ColumnDefinitionBuilder, type Kysely } from "kysely";
 import { MAX_BALANCE, MAX_TOTAL_SPENT } from "../../core/money.js";
