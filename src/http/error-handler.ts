@@ -34,7 +34,9 @@ export function toGatewayError(error: unknown): GatewayError {
 
 export function sendError(request: FastifyRequest, reply: FastifyReply, error: GatewayError): FastifyReply {
   request.meter.errorType = error.type;
-  closeAfterEarlyAnswer(request.raw, (name, value) => reply.header(name, value));
+  closeAfterEarlyAnswer(request.raw, (name, value) => {
+    reply.header(name, value);
+  });
   for (const [name, value] of Object.entries(error.details.headers ?? {})) reply.header(name, value);
   return reply
     .code(error.status)

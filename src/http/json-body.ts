@@ -55,6 +55,7 @@ export function installJsonBodyParser(app: FastifyInstance): void {
       done(invalidRequest("body", `The JSON body nests objects and arrays more than ${MAX_JSON_DEPTH} levels deep, the gateway's limit.`), undefined);
       return;
     }
-    parseJson(request, text, done);
+    // Fastify's default parser answers through done() and returns nothing to wait for.
+    void parseJson(request, text, done);
   });
 }

@@ -2,11 +2,10 @@
 // could overflow the database's 64-bit integers is refused before it joins a batch, so it neither
 // fails the shared PostgreSQL batch (which would rerun item by item) nor changes anything; the
 // operations batched with it go through in one statement.
-import type { CompiledQuery, Kysely } from "kysely";
+import type { CompiledQuery } from "kysely";
 import { describe, expect, it } from "vitest";
 import { StoreBilling } from "../../src/billing/billing-store.js";
 import type { Store } from "../../src/store/index.js";
-import type { Database } from "../../src/store/tables.js";
 import { DATABASE_KINDS } from "../support/databases.js";
 import { admission, counters, makeAccount, makeKey, usage, useBillingStore } from "./support.js";
 
@@ -25,7 +24,7 @@ function countingBilling(store: Store): { billing: StoreBilling; batches: () => 
       const value: unknown = Reflect.get(target, property, target);
       return typeof value === "function" ? value.bind(target) : value;
     },
-  }) as Kysely<Database>;
+  });
   return { billing: new StoreBilling({ ...store.handle, db: counting }), batches: () => batches };
 }
 

@@ -9,7 +9,11 @@ import { DATABASE_KINDS } from "../support/databases.js";
 import { startGateway, type TestGateway } from "../support/gateway.js";
 import { client, ledgerRows, mediaConfig, NANO_PER_USD, openaiVideos, pollUntilDone, VIDEO_BYTES, type Script } from "./support.js";
 
-const completesAfterTwo: Script = [{ status: "in_progress", progress: 30 }, { status: "in_progress", progress: 70 }, { status: "completed", seconds: "8" }];
+const completesAfterTwo: Script = [
+  { status: "in_progress", progress: 30 },
+  { status: "in_progress", progress: 70 },
+  { status: "completed", seconds: "8" },
+];
 
 describe.each(DATABASE_KINDS)("videos over an OpenAI Videos upstream (%s)", (kind) => {
   let mock: MockUpstream;
@@ -37,7 +41,7 @@ describe.each(DATABASE_KINDS)("videos over an OpenAI Videos upstream (%s)", (kin
 
   it("bills the seconds asked for when the upstream reports an impossible duration (1e30 s)", async () => {
     openaiVideos(mock, () => [{ status: "completed", seconds: "1e30" }]);
-    const video = await openai.videos.create({ model: "sora-mock" as never, prompt: "a red kite", seconds: "12" });
+    const video = await openai.videos.create({ model: "sora-mock", prompt: "a red kite", seconds: "12" });
     const done = await pollUntilDone(openai, video.id, "sora-mock");
     expect(done).toMatchObject({ status: "completed", seconds: "12" });
     const rows = await ledgerRows(gateway, accountId);
@@ -145,7 +149,7 @@ describe.each(DATABASE_KINDS)("videos over an OpenAI Videos upstream (%s)", (kin
       for (const [name, value] of Object.entries(ids)) res.setHeader(name, value);
       return inner(req, res);
     };
-    const failed = await pollUntilDone(openai, (await openai.videos.create({ model: "sora-mock" as never, prompt: "x", seconds: "4" })).id, "sora-mock");
+    const failed = await pollUntilDone(openai, (await openai.videos.create({ model: "sora-mock", prompt: "x", seconds: "4" })).id, "sora-mock");
     expect(failed.error?.message).toContain("moderation blocked it for [redacted] in [redacted]");
 
     openaiVideos(mock, () => completesAfterTwo, undefined);
@@ -154,13 +158,13 @@ describe.each(DATABASE_KINDS)("videos over an OpenAI Videos upstream (%s)", (kin
       if (req.url.includes("/content")) return json(res, 400, { error: { message: `variant unavailable ${leak}` } }, ids);
       return videos(req, res);
     };
-    const done = await pollUntilDone(openai, (await openai.videos.create({ model: "sora-mock" as never, prompt: "x", seconds: "4" })).id, "sora-mock");
+    const done = await pollUntilDone(openai, (await openai.videos.create({ model: "sora-mock", prompt: "x", seconds: "4" })).id, "sora-mock");
     const error = (await openai.videos.downloadContent(done.id).catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
     expect(error.status).toBe(400);
     expect(JSON.stringify(error.error)).toContain("variant unavailable for [redacted] in [redacted]");
 
     mock.handler = (_req, res) => json(res, 200, { id: "sora_up_x", object: "video", status: "failed", progress: 0, error: { message: `refused ${leak}` } }, ids);
-    const refused = await openai.videos.create({ model: "sora-mock" as never, prompt: "x", seconds: "4" });
+    const refused = await openai.videos.create({ model: "sora-mock", prompt: "x", seconds: "4" });
     expect(refused.status).toBe("failed");
     expect(refused.error?.message).toContain("refused for [redacted] in [redacted]");
   });
@@ -253,7 +257,10 @@ describe.each(DATABASE_KINDS)("videos over an OpenAI Videos upstream (%s)", (kin
   });
 
   it("survives a gateway restart between submit and completion", async () => {
-    const upstream = openaiVideos(mock, () => [{ status: "in_progress", progress: 40 }, { status: "completed", seconds: "8" }]);
+    const upstream = openaiVideos(mock, () => [
+      { status: "in_progress", progress: 40 },
+      { status: "completed", seconds: "8" },
+    ]);
     const video = await openai.videos.create({ model: "sora-mock", prompt: "x", seconds: "8" });
     const submitKey = mock.requests[0]!.key;
     const database = gateway.database;
