@@ -70,7 +70,9 @@ try {
   const wallUs = Number(process.hrtime.bigint() - started) / 1000;
   const cpu = process.cpuUsage(cpuBefore);
   const database = databaseUrl ? "PostgreSQL" : "SQLite";
-  console.log(`${database}, ${pairs} admission+settlement pairs: wall ${(wallUs / pairs).toFixed(1)} µs/pair, CPU user ${(cpu.user / pairs).toFixed(1)} + system ${(cpu.system / pairs).toFixed(1)} µs/pair`);
+  console.log(
+    `${database}, ${pairs} admission+settlement pairs: wall ${(wallUs / pairs).toFixed(1)} µs/pair, CPU user ${(cpu.user / pairs).toFixed(1)} + system ${(cpu.system / pairs).toFixed(1)} µs/pair`,
+  );
 } finally {
   await store.close();
   if (pgDatabase) await dropBenchDatabase(adminUrl, pgDatabase.name);

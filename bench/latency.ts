@@ -78,7 +78,11 @@ try {
   type Stats = { user: number; system: number; loop?: { p50: number; p99: number; max: number }; gc?: GcPauses };
   const cpuOf = async (target: Target): Promise<Stats> => {
     if (!target.child) return { user: 0, system: 0 };
-    const answer = waitForMessage(target.child, isType<{ type: "stats"; cpu: { user: number; system: number }; loopDelayMs?: Stats["loop"]; gcPauses?: GcPauses }>("stats"), 10_000);
+    const answer = waitForMessage(
+      target.child,
+      isType<{ type: "stats"; cpu: { user: number; system: number }; loopDelayMs?: Stats["loop"]; gcPauses?: GcPauses }>("stats"),
+      10_000,
+    );
     target.child.proc.send({ type: "stats" });
     const { cpu, loopDelayMs, gcPauses } = await answer;
     return { ...cpu, ...(loopDelayMs && { loop: loopDelayMs }), ...(gcPauses && { gc: gcPauses }) };
@@ -90,18 +94,38 @@ try {
       target.child.proc.send({ type: "reset-peak" });
       await reset;
     }
-    const job: OpenLoopJob = { type: "run", id: ++id, url: target.url, headers: target.headers, body: requestBody(mode === "stream"), rate, durationMs, warmupMs: 500, connections: 128, drainTimeoutMs: 5_000, maxInFlight: Math.max(100, rate / 2), expect: mode === "stream" ? "[DONE]" : "Hello" };
+    const job: OpenLoopJob = {
+      type: "run",
+      id: ++id,
+      url: target.url,
+      headers: target.headers,
+      body: requestBody(mode === "stream"),
+      rate,
+      durationMs,
+      warmupMs: 500,
+      connections: 128,
+      drainTimeoutMs: 5_000,
+      maxInFlight: Math.max(100, rate / 2),
+      expect: mode === "stream" ? "[DONE]" : "Hello",
+    };
     const answer = waitForMessage(loadgen, isType<OpenLoopResult>("result"), durationMs + 60_000);
     loadgen.proc.send(job);
     const result = await answer;
     const after = await cpuOf(target);
     const n = Math.max(1, result.sent);
-    return { ...result, cpuPerRequest: { user: (after.user - before.user) / n, system: (after.system - before.system) / n }, ...(after.loop && { loop: after.loop }), ...(after.gc && { gc: after.gc }) };
+    return {
+      ...result,
+      cpuPerRequest: { user: (after.user - before.user) / n, system: (after.system - before.system) / n },
+      ...(after.loop && { loop: after.loop }),
+      ...(after.gc && { gc: after.gc }),
+    };
   };
   for (const target of targets) await run(target, 1500); // warm-up
   const added = new Map<string, { ttfb50: number[]; ttfb99: number[]; ttlb50: number[]; ttlb99: number[]; cpu: number[] }>();
   const gcText = (gc: GcPauses | undefined) =>
-    gc ? `, GC pauses minor ${gc.minor.count}×/${gc.minor.totalMs.toFixed(0)} ms total/max ${gc.minor.maxMs.toFixed(1)}, major ${gc.major.count}×/${gc.major.totalMs.toFixed(0)}/${gc.major.maxMs.toFixed(1)}` : "";
+    gc
+      ? `, GC pauses minor ${gc.minor.count}×/${gc.minor.totalMs.toFixed(0)} ms total/max ${gc.minor.maxMs.toFixed(1)}, major ${gc.major.count}×/${gc.major.totalMs.toFixed(0)}/${gc.major.maxMs.toFixed(1)}`
+      : "";
   for (let rep = 1; rep <= reps; rep++) {
     const direct = await run(targets[0]!, seconds * 1000);
     process.stdout.write(`rep ${rep} direct: ttfb p50 ${direct.ttfb.p50.toFixed(0)} µs p99 ${direct.ttfb.p99.toFixed(0)} µs, client lag p99 ${direct.lag.p99.toFixed(0)} µs\n`);
@@ -115,12 +139,16 @@ try {
       entry.ttlb99.push(r.ttlb.p99 - direct.ttlb.p99);
       added.set(target.name, entry);
       const flags = `${r.overloaded ? " OVERLOADED" : ""}${r.errors + r.non2xx + r.timeouts > 0 ? ` errors ${r.errors}/${r.non2xx}/${r.timeouts}` : ""}`;
-      process.stdout.write(`rep ${rep} ${target.name}: added ttfb p50 ${(r.ttfb.p50 - direct.ttfb.p50).toFixed(0)} µs p99 ${(r.ttfb.p99 - direct.ttfb.p99).toFixed(0)} µs, ttlb p50 ${(r.ttlb.p50 - direct.ttlb.p50).toFixed(0)} µs, gateway CPU µs/request user ${r.cpuPerRequest.user.toFixed(0)} + system ${r.cpuPerRequest.system.toFixed(0)}${r.loop ? `, event-loop delay p50/p99/max ${r.loop.p50.toFixed(2)}/${r.loop.p99.toFixed(2)}/${r.loop.max.toFixed(1)} ms` : ""}${gcText(r.gc)}${flags}\n`);
+      process.stdout.write(
+        `rep ${rep} ${target.name}: added ttfb p50 ${(r.ttfb.p50 - direct.ttfb.p50).toFixed(0)} µs p99 ${(r.ttfb.p99 - direct.ttfb.p99).toFixed(0)} µs, ttlb p50 ${(r.ttlb.p50 - direct.ttlb.p50).toFixed(0)} µs, gateway CPU µs/request user ${r.cpuPerRequest.user.toFixed(0)} + system ${r.cpuPerRequest.system.toFixed(0)}${r.loop ? `, event-loop delay p50/p99/max ${r.loop.p50.toFixed(2)}/${r.loop.p99.toFixed(2)}/${r.loop.max.toFixed(1)} ms` : ""}${gcText(r.gc)}${flags}\n`,
+      );
     }
   }
   process.stdout.write(`\n${mode} at ${rate}/s, medians of ${reps} (added over direct, µs):\n`);
   for (const [name, e] of added) {
-    process.stdout.write(`  ${name.padEnd(14)} ttfb p50 ${median(e.ttfb50).toFixed(0).padStart(6)}  p99 ${median(e.ttfb99).toFixed(0).padStart(6)}   ttlb p50 ${median(e.ttlb50).toFixed(0).padStart(6)}  p99 ${median(e.ttlb99).toFixed(0).padStart(6)}   CPU/request ${median(e.cpu).toFixed(0).padStart(5)}\n`);
+    process.stdout.write(
+      `  ${name.padEnd(14)} ttfb p50 ${median(e.ttfb50).toFixed(0).padStart(6)}  p99 ${median(e.ttfb99).toFixed(0).padStart(6)}   ttlb p50 ${median(e.ttlb50).toFixed(0).padStart(6)}  p99 ${median(e.ttlb99).toFixed(0).padStart(6)}   CPU/request ${median(e.cpu).toFixed(0).padStart(5)}\n`,
+    );
   }
 } finally {
   await killAll();

@@ -37,7 +37,11 @@ async function profileUnderLoad(): Promise<void> {
   try {
     const mock = forkChild("mock", MOCK_SCRIPT, {});
     const mockPort = (await waitForMessage(mock, isType<{ type: "ready"; port: number }>("ready"), 30_000)).port;
-    const { child: gateway, url, headers } = await startOurGateway("gateway", {
+    const {
+      child: gateway,
+      url,
+      headers,
+    } = await startOurGateway("gateway", {
       mockUrl: `http://127.0.0.1:${mockPort}`,
       billing: billing === "off" ? "off" : "on",
       databaseUrl: database,
@@ -52,7 +56,7 @@ async function profileUnderLoad(): Promise<void> {
     await stopChild(mock);
   } finally {
     await killAll();
-}
+  }
 }
 
 interface ProfileNode {
@@ -84,7 +88,16 @@ for (const node of profile.nodes) {
 const byArea = new Map<string, number>();
 for (const [key, hits] of self) {
   const where = key.split(" ").slice(1).join(" ");
-  const area = where.startsWith("node_modules/") ? where.split("/").slice(0, where.startsWith("node_modules/@") ? 3 : 2).join("/") : where.startsWith("src/") ? where.split("/").slice(0, 2).join("/") : where.startsWith("node:") ? "node: internals" : key.split(" ")[0]!;
+  const area = where.startsWith("node_modules/")
+    ? where
+        .split("/")
+        .slice(0, where.startsWith("node_modules/@") ? 3 : 2)
+        .join("/")
+    : where.startsWith("src/")
+      ? where.split("/").slice(0, 2).join("/")
+      : where.startsWith("node:")
+        ? "node: internals"
+        : key.split(" ")[0]!;
   byArea.set(area, (byArea.get(area) ?? 0) + hits);
 }
 if (allocFile) printAllocations(allocFile);

@@ -30,10 +30,13 @@ const options: BenchOptions = {
 };
 
 // A hard ceiling on the whole run, whatever happens (the phases are bounded on their own).
-const ceiling = setTimeout(() => {
-  process.stderr.write("bench: time limit reached, stopping\n");
-  process.kill(process.pid, "SIGTERM");
-}, (options.quick ? 5 : 15) * 60_000 + (leakSeconds ?? 0) * 1000);
+const ceiling = setTimeout(
+  () => {
+    process.stderr.write("bench: time limit reached, stopping\n");
+    process.kill(process.pid, "SIGTERM");
+  },
+  (options.quick ? 5 : 15) * 60_000 + (leakSeconds ?? 0) * 1000,
+);
 ceiling.unref();
 
 const started = Date.now();

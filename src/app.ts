@@ -30,7 +30,14 @@ export interface App {
 }
 
 /** Every route family the server registers (exported so tests can enumerate the real routes). */
-export const ROUTES: readonly RouteRegistrar[] = [registerHealthRoutes, registerModelRoutes, registerAccountRoutes, registerGatewayRoutes, registerMediaRoutes, registerDashboardRoutes];
+export const ROUTES: readonly RouteRegistrar[] = [
+  registerHealthRoutes,
+  registerModelRoutes,
+  registerAccountRoutes,
+  registerGatewayRoutes,
+  registerMediaRoutes,
+  registerDashboardRoutes,
+];
 
 /**
  * One JSON line per request, written to stdout in blocks (core/log-destination.ts): a write per

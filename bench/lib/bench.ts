@@ -66,8 +66,10 @@ export interface Plan {
 }
 
 export function planFor(options: BenchOptions): Plan {
-  if (options.smoke) return { kind: "smoke", reps: 1, rates: [100], latencyMs: 1000, latencyWarmupMs: 0, wrkSeconds: 1, wrkConnections: 10, warmupSeconds: 0, leakSeconds: 0, leakRate: 0 };
-  if (options.quick) return { kind: "quick", reps: 1, rates: [1000], latencyMs: 1500, latencyWarmupMs: 200, wrkSeconds: 2, wrkConnections: 50, warmupSeconds: 0.5, leakSeconds: 0, leakRate: 0 };
+  if (options.smoke)
+    return { kind: "smoke", reps: 1, rates: [100], latencyMs: 1000, latencyWarmupMs: 0, wrkSeconds: 1, wrkConnections: 10, warmupSeconds: 0, leakSeconds: 0, leakRate: 0 };
+  if (options.quick)
+    return { kind: "quick", reps: 1, rates: [1000], latencyMs: 1500, latencyWarmupMs: 200, wrkSeconds: 2, wrkConnections: 50, warmupSeconds: 0.5, leakSeconds: 0, leakRate: 0 };
   const leakSeconds = options.leakSeconds ?? 60;
   return { kind: "full", reps: 3, rates: [500, 1000], latencyMs: 4000, latencyWarmupMs: 500, wrkSeconds: 5, wrkConnections: 50, warmupSeconds: 2, leakSeconds, leakRate: 1000 };
 }
@@ -172,12 +174,15 @@ const PORTKEY_PRELOAD = join(benchDir, "servers", "portkey-preload.mjs");
 
 export function forkChild(name: string, script: string, options: { execArgv?: string[]; args?: string[]; env?: NodeJS.ProcessEnv; stdout?: "ignore" | "pipe" | "inherit" }): Child {
   // fork() gives the IPC channel; adoptChild makes sure the process is killed when the bench ends.
-  return registerForked(name, fork(script, options.args ?? [], {
-    cwd: repoDir,
-    execArgv: options.execArgv ?? ["--import", "tsx"],
-    env: { ...process.env, ...options.env },
-    stdio: ["ignore", options.stdout ?? "ignore", "pipe", "ipc"],
-  }));
+  return registerForked(
+    name,
+    fork(script, options.args ?? [], {
+      cwd: repoDir,
+      execArgv: options.execArgv ?? ["--import", "tsx"],
+      env: { ...process.env, ...options.env },
+      stdio: ["ignore", options.stdout ?? "ignore", "pipe", "ipc"],
+    }),
+  );
 }
 
 /** One of our gateways (servers/gateway.ts) once it listens: its process, URL and request headers. */
@@ -285,9 +290,16 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchResults
     if (!smoke && options.postgres !== false && !usePostgres) notes.push(`PostgreSQL not reachable at ${adminUrl.replace(/\/\/[^@]*@/, "//")}: PostgreSQL figures not measured.`);
     const usePeer = !smoke && options.peer !== false;
 
-    const names: TargetName[] = smoke ? ["direct", "ours-sqlite"] : ["direct", "floor", "ours-sqlite", "ours-sqlite-nobill", ...(usePostgres ? (["ours-pg", "ours-pg-nobill"] as const) : []), ...(usePeer ? (["peer"] as const) : [])];
+    const names: TargetName[] = smoke
+      ? ["direct", "ours-sqlite"]
+      : ["direct", "floor", "ours-sqlite", "ours-sqlite-nobill", ...(usePostgres ? (["ours-pg", "ours-pg-nobill"] as const) : []), ...(usePeer ? (["peer"] as const) : [])];
     const targets = new Map<TargetName, Target>();
-    targets.set("direct", { name: "direct", url: `${mockUrl}/v1/chat/completions`, headers: { "content-type": "application/json", authorization: "Bearer sk-direct-0000000000000000" }, child: null });
+    targets.set("direct", {
+      name: "direct",
+      url: `${mockUrl}/v1/chat/completions`,
+      headers: { "content-type": "application/json", authorization: "Bearer sk-direct-0000000000000000" },
+      child: null,
+    });
 
     const startOurs = async (name: TargetName, billing: boolean, databaseUrl: string | null): Promise<void> => {
       const nodeFlags = ["--expose-gc", ...(options.profileDir && name === "ours-sqlite" ? ["--cpu-prof", `--cpu-prof-dir=${options.profileDir}`] : [])];
@@ -343,7 +355,13 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchResults
 
     // ---- measurement helpers ------------------------------------------------------------------
     let jobId = 0;
-    const openLoop = async (target: Target, mode: Mode, rate: number, durationMs: number, warmupMs: number): Promise<{ result: OpenLoopResult; cpu: number | null; peak: number | null }> => {
+    const openLoop = async (
+      target: Target,
+      mode: Mode,
+      rate: number,
+      durationMs: number,
+      warmupMs: number,
+    ): Promise<{ result: OpenLoopResult; cpu: number | null; peak: number | null }> => {
       const before = target.child ? await ask<ProcStats & { type: string }>(target.child, "stats") : null;
       if (target.child) await ask(target.child, "reset-peak");
       const job: OpenLoopJob = {
@@ -361,7 +379,12 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchResults
         maxInFlight: Math.max(100, Math.round(rate / 2)),
         expect: mode === "stream" ? "[DONE]" : "Hello",
       };
-      const answer = waitForMessage(loadgen, (m: unknown): m is OpenLoopResult | { type: "error"; id: number; message: string } => isType<OpenLoopResult>("result")(m) || isType<{ type: "error"; id: number; message: string }>("error")(m), durationMs + warmupMs + 60_000);
+      const answer = waitForMessage(
+        loadgen,
+        (m: unknown): m is OpenLoopResult | { type: "error"; id: number; message: string } =>
+          isType<OpenLoopResult>("result")(m) || isType<{ type: "error"; id: number; message: string }>("error")(m),
+        durationMs + warmupMs + 60_000,
+      );
       loadgen.proc.send(job);
       const message = await answer;
       if (message.type === "error") throw new Error(`open-loop client: ${(message as { message: string }).message}`);
@@ -371,7 +394,9 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchResults
         await sleep(2_000); // let the target work off its backlog before the next run
       }
       if (result.errors + result.non2xx + result.timeouts + result.badBodies > 0) {
-        notes.push(`${target.name} ${mode} @${rate}/s: ${result.errors} errors, ${result.non2xx} non-2xx, ${result.timeouts} timeouts, ${result.badBodies} bad bodies (first: ${result.firstError ?? "?"})`);
+        notes.push(
+          `${target.name} ${mode} @${rate}/s: ${result.errors} errors, ${result.non2xx} non-2xx, ${result.timeouts} timeouts, ${result.badBodies} bad bodies (first: ${result.firstError ?? "?"})`,
+        );
       }
       if (!target.child || !before) return { result, cpu: null, peak: null };
       const after = await ask<ProcStats & { type: string }>(target.child, "stats");
@@ -401,8 +426,7 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchResults
 
     // ---- latency at fixed rates, interleaved ---------------------------------------------------
     const latency: LatencyRun[] = [];
-    const latencyTargets = (rate: number): TargetName[] =>
-      names.filter((n) => ["direct", "floor", "ours-sqlite", "peer"].includes(n) || rate === Math.max(...plan.rates));
+    const latencyTargets = (rate: number): TargetName[] => names.filter((n) => ["direct", "floor", "ours-sqlite", "peer"].includes(n) || rate === Math.max(...plan.rates));
     for (let rep = 1; rep <= plan.reps; rep++) {
       for (const mode of ["buffered", "stream"] as const) {
         for (const rate of plan.rates) {
@@ -473,7 +497,13 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchResults
         externalAfterGcAfter: after.memory.external,
         rssFirstThird,
         rssLastThird,
-        rssSlopeMiBPerMin: (slope(half.map((s) => s.t), half.map((s) => s.rss)) * 60) / 2 ** 20,
+        rssSlopeMiBPerMin:
+          (slope(
+            half.map((s) => s.t),
+            half.map((s) => s.rss),
+          ) *
+            60) /
+          2 ** 20,
         result: last!,
       };
     }

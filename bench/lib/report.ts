@@ -51,7 +51,17 @@ export interface Summary {
   throughput: ThroughputRow[];
   ratios: Record<string, number | null>;
   memory: Array<{ target: TargetName; idleMiB: number | null; peakMiB: number | null; endIdleMiB: number | null }>;
-  leak: null | { seconds: number; rssFirstThirdMiB: number; rssLastThirdMiB: number; growthMiB: number; slopeMiBPerMin: number; heapAfterGcBeforeMiB: number; heapAfterGcAfterMiB: number; externalAfterGcBeforeMiB: number; externalAfterGcAfterMiB: number };
+  leak: null | {
+    seconds: number;
+    rssFirstThirdMiB: number;
+    rssLastThirdMiB: number;
+    growthMiB: number;
+    slopeMiBPerMin: number;
+    heapAfterGcBeforeMiB: number;
+    heapAfterGcAfterMiB: number;
+    externalAfterGcBeforeMiB: number;
+    externalAfterGcAfterMiB: number;
+  };
   verdicts: TargetVerdict[];
 }
 
@@ -155,7 +165,14 @@ export function summarizeResults(r: BenchResults): Summary {
   const row = (target: TargetName, mode: Mode, rate: number) => latency.find((x) => x.target === target && x.mode === mode && x.rate === rate);
   const verdicts: TargetVerdict[] = [];
   const judge = (goal: string, limit: string, value: number | null, ok: (v: number) => boolean, show: (v: number) => string, note?: string) =>
-    verdicts.push({ goal, limit, value, measured: value === null ? "—" : show(value), status: value === null ? "not measured" : ok(value) ? "met" : "missed", ...(note && { note }) });
+    verdicts.push({
+      goal,
+      limit,
+      value,
+      measured: value === null ? "—" : show(value),
+      status: value === null ? "not measured" : ok(value) ? "met" : "missed",
+      ...(note && { note }),
+    });
   const ms = (us: number) => `${(us / 1000).toFixed(3)} ms`;
   const b1000 = row("ours-sqlite", "buffered", 1000);
   const s1000 = row("ours-sqlite", "stream", 1000);
@@ -177,15 +194,18 @@ export function summarizeResults(r: BenchResults): Summary {
   judge("Maximum throughput (50 connections, buffered): ours / peer", "≥ 3×", ratios["ours/peer buffered"] ?? null, (v) => v >= 3, x);
   judge("Maximum throughput (50 connections, streaming): ours / peer", "≥ 3×", ratios["ours/peer stream"] ?? null, (v) => v >= 3, x);
   const oursPeak = maxOf(memory.filter((m) => m.target.startsWith("ours")).map((m) => m.peakMiB));
-  judge("Resident memory under load (peak of every run of our gateway)", "≤ 150 MiB", oursPeak, (v) => v <= 150, (v) => `${v.toFixed(1)} MiB`);
+  judge(
+    "Resident memory under load (peak of every run of our gateway)",
+    "≤ 150 MiB",
+    oursPeak,
+    (v) => v <= 150,
+    (v) => `${v.toFixed(1)} MiB`,
+  );
   judge(
     `No RSS growth over a ${leak?.seconds ?? 60} s run (last third vs first third)`,
     "no growth (≤ 5 MiB; heap and external memory after GC each ≤ +2 MiB)",
     leak ? leak.growthMiB : null,
-    (v) =>
-      v <= 5 &&
-      leak!.heapAfterGcAfterMiB - leak!.heapAfterGcBeforeMiB <= 2 &&
-      leak!.externalAfterGcAfterMiB - leak!.externalAfterGcBeforeMiB <= 2,
+    (v) => v <= 5 && leak!.heapAfterGcAfterMiB - leak!.heapAfterGcBeforeMiB <= 2 && leak!.externalAfterGcAfterMiB - leak!.externalAfterGcBeforeMiB <= 2,
     (v) =>
       `${v >= 0 ? "+" : ""}${v.toFixed(1)} MiB RSS; after GC heap ${leak!.heapAfterGcBeforeMiB.toFixed(1)} → ${leak!.heapAfterGcAfterMiB.toFixed(1)} MiB, ` +
       `external ${leak!.externalAfterGcBeforeMiB.toFixed(1)} → ${leak!.externalAfterGcAfterMiB.toFixed(1)} MiB`,
@@ -223,7 +243,10 @@ export function renderMarkdown(r: BenchResults, s: Summary): string {
     out.push(`## Latency at a fixed rate, ${mode === "buffered" ? "buffered" : "streaming (≈10 chunks)"} (ms)`, "");
     if (mode === "buffered") {
       out.push("| rate | target | p50 | p99 | added p50 | added p99 | gateway CPU µs/req | achieved req/s | client lag p99 |", "|---|---|---|---|---|---|---|---|---|");
-      for (const x of rows) out.push(`| ${x.rate}/s | ${TARGET_LABELS[x.target]}${over(x)} | ${msf(x.ttlbP50)} | ${msf(x.ttlbP99)} | ${signed(x.addedTtlbP50)} | ${signed(x.addedTtlbP99)} | ${f0(x.cpuMicrosPerRequest)} | ${f0(x.achievedRate)} | ${msf(x.lagP99)} |`);
+      for (const x of rows)
+        out.push(
+          `| ${x.rate}/s | ${TARGET_LABELS[x.target]}${over(x)} | ${msf(x.ttlbP50)} | ${msf(x.ttlbP99)} | ${signed(x.addedTtlbP50)} | ${signed(x.addedTtlbP99)} | ${f0(x.cpuMicrosPerRequest)} | ${f0(x.achievedRate)} | ${msf(x.lagP99)} |`,
+        );
     } else {
       out.push(
         "| rate | target | TTFB p50 | TTFB p99 | last byte p50 | last byte p99 | added TTFB p50 | added TTFB p99 | added last byte p50 | added last byte p99 | gateway CPU µs/req |",
@@ -241,7 +264,9 @@ export function renderMarkdown(r: BenchResults, s: Summary): string {
     out.push(`## Maximum throughput (wrk, ${p.wrkConnections} connections, closed loop)`, "");
     out.push("| mode | target | req/s (median) | runs | gateway CPU µs/req | peak RSS MiB | wrk p50 ms | wrk p99 ms |", "|---|---|---|---|---|---|---|---|");
     for (const x of [...s.throughput].sort((a, b) => a.mode.localeCompare(b.mode) || order(a.target) - order(b.target)))
-      out.push(`| ${x.mode} | ${TARGET_LABELS[x.target]} | ${f0(x.rps)} | ${x.rpsRuns.join(", ")} | ${f0(x.cpuMicrosPerRequest)} | ${f1(x.peakRssMiB)} | ${msf(x.wrkP50)} | ${msf(x.wrkP99)} |`);
+      out.push(
+        `| ${x.mode} | ${TARGET_LABELS[x.target]} | ${f0(x.rps)} | ${x.rpsRuns.join(", ")} | ${f0(x.cpuMicrosPerRequest)} | ${f1(x.peakRssMiB)} | ${msf(x.wrkP50)} | ${msf(x.wrkP99)} |`,
+      );
     out.push("", "| ratio | value |", "|---|---|");
     for (const [name, value] of Object.entries(s.ratios)) out.push(`| ${name} | ${value === null ? "—" : `${value.toFixed(2)}×`} |`);
     out.push("");

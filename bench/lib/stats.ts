@@ -36,7 +36,10 @@ export function median(values: readonly number[]): number {
 export function slope(xs: readonly number[], ys: readonly number[]): number {
   const n = Math.min(xs.length, ys.length);
   if (n < 2) return 0;
-  let sx = 0, sy = 0, sxx = 0, sxy = 0;
+  let sx = 0,
+    sy = 0,
+    sxx = 0,
+    sxy = 0;
   for (let i = 0; i < n; i++) {
     sx += xs[i]!;
     sy += ys[i]!;

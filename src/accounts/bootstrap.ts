@@ -16,13 +16,11 @@ export async function bootstrapIfEmpty(store: Store, config: GatewayConfig): Pro
   if ((await store.accounts.count()) > 0) return null;
   const email = "admin@localhost";
   const password = randomBytes(12).toString("base64url");
-  const account = await store.accounts
-    .create({ email, tier: config.defaultTier, isAdmin: true, passwordHash: await hashPassword(password) })
-    .catch(async (error: unknown) => {
-      // Another process sharing the database bootstrapped first: it prints the banner, not us.
-      if (await store.accounts.getByEmail(email)) return null;
-      throw error;
-    });
+  const account = await store.accounts.create({ email, tier: config.defaultTier, isAdmin: true, passwordHash: await hashPassword(password) }).catch(async (error: unknown) => {
+    // Another process sharing the database bootstrapped first: it prints the banner, not us.
+    if (await store.accounts.getByEmail(email)) return null;
+    throw error;
+  });
   if (!account) return null;
   const { raw } = await store.keys.create({ accountId: account.id, name: "first key" });
   return { email, password, accountId: account.id, apiKey: raw };

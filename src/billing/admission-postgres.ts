@@ -12,17 +12,7 @@ export async function reservePostgres(batcher: PostgresBatcher, r: Reservation):
   const { request, amount, month } = r;
   const row = await batcher.call(
     "admit",
-    [
-      request.accountId,
-      request.keyId,
-      request.requestId,
-      r.holdId,
-      amount,
-      BigInt(r.tokens),
-      month,
-      BigInt(r.now),
-      BigInt(r.now + r.ttlMs),
-    ],
+    [request.accountId, request.keyId, request.requestId, r.holdId, amount, BigInt(r.tokens), month, BigInt(r.now), BigInt(r.now + r.ttlMs)],
     request.accountId,
     request.keyId,
   );

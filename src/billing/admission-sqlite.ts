@@ -42,9 +42,7 @@ const RESERVE_ACCOUNT = new Statement<AccountReserved>(`
 // Parameters: amount, tokens, account id. The inverse of RESERVE_ACCOUNT, for a refusal after it.
 const UNRESERVE_ACCOUNT = new Statement<never>(`update accounts set held_nano = held_nano - ?, held_tokens = held_tokens - ? where id = ?`);
 
-const MONTH_USAGE = new Statement<{ cost_nano: bigint; tokens: bigint }>(
-  `select cost_nano, tokens from monthly_usage where account_id = ? and month = ?`,
-);
+const MONTH_USAGE = new Statement<{ cost_nano: bigint; tokens: bigint }>(`select cost_nano, tokens from monthly_usage where account_id = ? and month = ?`);
 
 // Parameters: amount, tokens, key id, account id, amount, tokens.
 const RESERVE_KEY = new Statement<{ id: string }>(`
@@ -58,13 +56,9 @@ const INSERT_HOLD = new Statement<never>(`
   insert into holds (id, account_id, key_id, request_id, amount_nano, tokens, created_at, expires_at)
   values (?, ?, ?, ?, ?, ?, ?, ?)`);
 
-const ACCOUNT_ROW = new Statement<AccountRow>(
-  `select status, balance_nano, held_nano, held_tokens, monthly_budget_nano, monthly_token_budget from accounts where id = ?`,
-);
+const ACCOUNT_ROW = new Statement<AccountRow>(`select status, balance_nano, held_nano, held_tokens, monthly_budget_nano, monthly_token_budget from accounts where id = ?`);
 
-const KEY_ROW = new Statement<KeyRow>(
-  `select account_id, status, budget_cap_nano, spent_nano, held_nano, token_cap, tokens_used, held_tokens from keys where id = ?`,
-);
+const KEY_ROW = new Statement<KeyRow>(`select account_id, status, budget_cap_nano, spent_nano, held_nano, token_cap, tokens_used, held_tokens from keys where id = ?`);
 
 /** The hold, or the refusal (returned, not thrown) with nothing changed. */
 export function reserveSqlite(exec: SqlExec, r: Reservation): Hold | GatewayError {

@@ -44,14 +44,7 @@ export interface Reservation {
 }
 
 /** Why admission refused, as both implementations report it; see refusalError(). */
-export type RefusalCode =
-  | "no_account"
-  | "account_suspended"
-  | "monthly_budget_exceeded"
-  | "insufficient_balance"
-  | "auth_error"
-  | "key_budget_exceeded"
-  | "key_token_cap_exceeded";
+export type RefusalCode = "no_account" | "account_suspended" | "monthly_budget_exceeded" | "insufficient_balance" | "auth_error" | "key_budget_exceeded" | "key_token_cap_exceeded";
 
 export interface Refusal {
   code: RefusalCode;

@@ -23,8 +23,7 @@ const GIVE_BACK_KEY = new Statement<never>(`update keys set held_nano = held_nan
 
 /** Deletes one hold and returns its reservation to the account and key. False when already gone. */
 export function releaseHoldSqlite(exec: SqlExec, holdId: string, expiredBefore?: number): boolean {
-  const hold =
-    expiredBefore === undefined ? DELETE_HOLD.first(exec, [holdId]) : DELETE_EXPIRED_HOLD.first(exec, [holdId, BigInt(expiredBefore)]);
+  const hold = expiredBefore === undefined ? DELETE_HOLD.first(exec, [holdId]) : DELETE_EXPIRED_HOLD.first(exec, [holdId, BigInt(expiredBefore)]);
   if (!hold) return false;
   GIVE_BACK_ACCOUNT.changes(exec, [hold.amount_nano, hold.tokens, hold.account_id]);
   if (hold.key_id !== null) GIVE_BACK_KEY.changes(exec, [hold.amount_nano, hold.tokens, hold.key_id]);
@@ -51,13 +50,7 @@ export async function releaseExpiredHolds(
 ): Promise<number> {
   let released = 0;
   for (;;) {
-    const expired = await db
-      .selectFrom("holds")
-      .select(["id", "account_id"])
-      .where("expires_at", "<=", BigInt(now))
-      .orderBy("expires_at")
-      .limit(batch)
-      .execute();
+    const expired = await db.selectFrom("holds").select(["id", "account_id"]).where("expires_at", "<=", BigInt(now)).orderBy("expires_at").limit(batch).execute();
     for (const hold of expired) {
       if (await releaseOne(hold, now)) released += 1;
     }

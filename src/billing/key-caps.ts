@@ -15,13 +15,7 @@ export interface KeyCapsChange {
   tokenCap?: number | null;
 }
 
-export async function setKeyCaps(
-  db: Kysely<Database>,
-  keyId: string,
-  caps: KeyCapsChange,
-  actorAccountId: string | null,
-  now: number,
-): Promise<ApiKey> {
+export async function setKeyCaps(db: Kysely<Database>, keyId: string, caps: KeyCapsChange, actorAccountId: string | null, now: number): Promise<ApiKey> {
   if (caps.budgetCap != null && caps.budgetCap < 0n) throw new GatewayError("invalid_request", "budget_cap_usd must not be negative", { param: "budget_cap_usd" });
   if (caps.tokenCap != null && (!Number.isSafeInteger(caps.tokenCap) || caps.tokenCap < 0)) {
     throw new GatewayError("invalid_request", "token_cap must be a non-negative integer", { param: "token_cap" });
@@ -33,10 +27,7 @@ export async function setKeyCaps(
     const budgetCap = caps.budgetCap === undefined ? current.budget_cap_nano : caps.budgetCap;
     const tokenCap = caps.tokenCap === undefined ? current.token_cap : caps.tokenCap === null ? null : BigInt(caps.tokenCap);
 
-    const limits = [
-      ...(budgetCap === null ? [] : [sql<boolean>`spent_nano >= ${budgetCap}`]),
-      ...(tokenCap === null ? [] : [sql<boolean>`tokens_used >= ${tokenCap}`]),
-    ];
+    const limits = [...(budgetCap === null ? [] : [sql<boolean>`spent_nano >= ${budgetCap}`]), ...(tokenCap === null ? [] : [sql<boolean>`tokens_used >= ${tokenCap}`])];
     const reached = limits.length === 0 ? sql<boolean>`1 = 0` : sql<boolean>`(${sql.join(limits, sql` or `)})`;
     // Exhaustion is judged on settled spend only (not holds), exactly as settlement judges it.
     // The status guard in WHERE keeps a concurrent revoke from being undone.

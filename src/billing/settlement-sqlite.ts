@@ -17,9 +17,7 @@ import { LEDGER_ROW_EXISTS } from "../store/migrations/0005-ledger-append-only-g
 import { AlreadySettled, settlementValues, type SettlementInput } from "./settlement.js";
 import { Statement, type SqlExec } from "./sqlite-writer.js";
 
-const DELETE_HOLD = new Statement<{ amount_nano: bigint; tokens: bigint }>(
-  `delete from holds where id = ? returning amount_nano, tokens`,
-);
+const DELETE_HOLD = new Statement<{ amount_nano: bigint; tokens: bigint }>(`delete from holds where id = ? returning amount_nano, tokens`);
 
 // Parameters: created_at, key id, request id, model, provider, route, input, cached, output and
 // reasoning tokens, cost, estimated, then cost, cost (the note), account id.

@@ -144,9 +144,7 @@ export async function keyUsage(db: Kysely<Database>, keyId: string, range: { sta
     end,
     totals,
     byModel: [...byModel].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([model, t]) => ({ model, ...t })),
-    byDay: [...byDay]
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-      .map(([day, t]) => ({ day: new Date(Number(day) * DAY_MS).toISOString().slice(0, 10), ...t })),
+    byDay: [...byDay].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([day, t]) => ({ day: new Date(Number(day) * DAY_MS).toISOString().slice(0, 10), ...t })),
   };
 }
 

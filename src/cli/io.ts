@@ -25,7 +25,9 @@ export function parseCommand(args: string[], options: Options, positionals: stri
     throw new UsageError(describeParseError(error));
   }
   if (parsed.positionals.length !== positionals.length) {
-    throw new UsageError(`expected ${positionals.length ? positionals.join(" ") : "no positional arguments"}, got ${parsed.positionals.length ? parsed.positionals.join(" ") : "none"}`);
+    throw new UsageError(
+      `expected ${positionals.length ? positionals.join(" ") : "no positional arguments"}, got ${parsed.positionals.length ? parsed.positionals.join(" ") : "none"}`,
+    );
   }
   return { values: parsed.values as Record<string, string | boolean | undefined>, positionals: parsed.positionals, json: parsed.values.json === true };
 }
@@ -62,7 +64,11 @@ export function table(rows: Array<Record<string, string | number | null>>): stri
   if (rows.length === 0) return "(none)";
   const columns = Object.keys(rows[0]!);
   const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => String(r[c] ?? "-").length)));
-  const line = (cells: string[]) => cells.map((cell, i) => cell.padEnd(widths[i]!)).join("  ").trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((cell, i) => cell.padEnd(widths[i]!))
+      .join("  ")
+      .trimEnd();
   return [line(columns), ...rows.map((r) => line(columns.map((c) => String(r[c] ?? "-"))))].join("\n");
 }
 

@@ -41,9 +41,7 @@ export const modelSchema = z.strictObject({
   max_output_tokens: z.number().int().positive().max(MAX_USAGE_COUNT).optional(),
   /** Output tokens assumed at admission when the request sets no max_tokens. */
   default_output_tokens: z.number().int().positive().max(MAX_USAGE_COUNT).optional(),
-  modalities: z
-    .strictObject({ input: z.array(modality).min(1), output: z.array(modality).min(1) })
-    .optional(),
+  modalities: z.strictObject({ input: z.array(modality).min(1), output: z.array(modality).min(1) }).optional(),
   pricing: pricingSchema.default({}),
 });
 
@@ -75,7 +73,11 @@ export const configFileSchema = z.strictObject({
   media: z
     .strictObject({
       video_poll_interval_ms: z.number().int().min(100).optional(),
-      video_task_ttl_hours: z.number().positive().max(24 * 30).optional(),
+      video_task_ttl_hours: z
+        .number()
+        .positive()
+        .max(24 * 30)
+        .optional(),
       default_video_seconds: z.number().int().min(1).max(600).optional(),
       video_refresh_interval_ms: z.number().int().min(0).optional(),
       max_image_response_mb: z.number().positive().max(4096).optional(),

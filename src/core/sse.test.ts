@@ -32,7 +32,7 @@ function prng(seed: number): () => number {
 
 const MIXED_STREAM =
   "\uFEFF: keepalive\r\n\r\n" +
-  "event: message_start\r\ndata: {\"type\":\"message_start\",\"text\":\"héllo 你好 🎉\"}\r\n\r\n" +
+  'event: message_start\r\ndata: {"type":"message_start","text":"héllo 你好 🎉"}\r\n\r\n' +
   "id: 7\ndata: line one\ndata: line two\n\n" +
   "data:no-space\rdata:  two spaces\r\r" +
   "event: ping\n\n" + // no data: not dispatched

@@ -58,10 +58,7 @@ export async function usageSummary(db: Kysely<Database>, scope: UsageScope, days
   const firstDay = today - days + 1;
   const start = BigInt(firstDay * DAY_MS);
   const end = BigInt((today + 1) * DAY_MS);
-  const filter =
-    "accountId" in scope
-      ? sql`account_id = ${scope.accountId}`
-      : sql`key_id in (select id from keys where workspace_id = ${scope.workspaceId})`;
+  const filter = "accountId" in scope ? sql`account_id = ${scope.accountId}` : sql`key_id in (select id from keys where workspace_id = ${scope.workspaceId})`;
   // sum() of bigint is numeric on PostgreSQL: cast back so both drivers hand us bigint.
   const { rows } = await sql<GroupRow>`select key_id, model, created_at / ${sql.lit(DAY_MS)} as day, count(*) as requests,
       cast(sum(input_tokens) as bigint) as input_tokens, cast(sum(output_tokens) as bigint) as output_tokens,
@@ -79,7 +76,12 @@ export async function usageSummary(db: Kysely<Database>, scope: UsageScope, days
   }
   const keyIds = [...byKey.keys()].filter(Boolean);
   const keys = keyIds.length
-    ? await db.selectFrom("keys").leftJoin("accounts", "accounts.id", "keys.account_id").select(["keys.id", "keys.name", "keys.prefix", "keys.status", "accounts.email"]).where("keys.id", "in", keyIds).execute()
+    ? await db
+        .selectFrom("keys")
+        .leftJoin("accounts", "accounts.id", "keys.account_id")
+        .select(["keys.id", "keys.name", "keys.prefix", "keys.status", "accounts.email"])
+        .where("keys.id", "in", keyIds)
+        .execute()
     : [];
   const keyInfo = new Map(keys.map((k) => [k.id, k]));
 

@@ -16,7 +16,7 @@ export function parseWith<T>(schema: z.ZodType<T>, value: unknown, where = "body
 export const usdAmount = z.union([z.string(), z.number()]).transform((value, ctx): Nano => {
   const nano = parseUsd(value);
   if (nano === null || nano < 0n) {
-    ctx.addIssue({ code: "custom", message: "must be a non-negative decimal amount in USD, e.g. \"10.00\"" });
+    ctx.addIssue({ code: "custom", message: 'must be a non-negative decimal amount in USD, e.g. "10.00"' });
     return z.NEVER;
   }
   return nano;

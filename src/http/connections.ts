@@ -88,12 +88,17 @@ function refusalFor(error: NodeJS.ErrnoException, limits: ConnectionLimits): Gat
         { code: "request_timeout" },
       );
     case "HPE_HEADER_OVERFLOW":
-      return new GatewayError("payload_too_large", `The request headers exceed the size limit (${Math.round(maxHeaderSize / 1024)} KiB for the request line and all headers).`, { param: "headers", code: "headers_too_large" });
+      return new GatewayError("payload_too_large", `The request headers exceed the size limit (${Math.round(maxHeaderSize / 1024)} KiB for the request line and all headers).`, {
+        param: "headers",
+        code: "headers_too_large",
+      });
     case "HPE_INVALID_CONTENT_LENGTH":
     case "HPE_UNEXPECTED_CONTENT_LENGTH":
       return new GatewayError("invalid_request", "The Content-Length header is not a single valid length.", { param: "content-length" });
     case "HPE_INVALID_TRANSFER_ENCODING":
-      return new GatewayError("invalid_request", "The Transfer-Encoding header is not valid: only chunked is accepted, and never together with Content-Length.", { param: "transfer-encoding" });
+      return new GatewayError("invalid_request", "The Transfer-Encoding header is not valid: only chunked is accepted, and never together with Content-Length.", {
+        param: "transfer-encoding",
+      });
     default:
       return new GatewayError("invalid_request", `The request is not valid HTTP/1.1 (${error.code ?? "parse error"}).`);
   }
@@ -115,7 +120,10 @@ export function clientErrorHandler(limits: ConnectionLimits, newRequestId: () =>
     lingering.set(socket, socket.bytesRead);
     const refusal = refusalFor(error, limits);
     const requestId = newRequestId();
-    log.info({ request_id: requestId, status: refusal.status, error: refusal.type, reason: error.code, remote_address: socket.remoteAddress }, "request refused by the HTTP parser");
+    log.info(
+      { request_id: requestId, status: refusal.status, error: refusal.type, reason: error.code, remote_address: socket.remoteAddress },
+      "request refused by the HTTP parser",
+    );
     const answered = (socket as SocketWithResponse)._httpMessage?.headersSent === true;
     if (socket.writable && !answered) {
       const body = JSON.stringify(renderError(refusal, "openai", requestId));

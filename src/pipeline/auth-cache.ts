@@ -88,6 +88,9 @@ export class AuthCache {
 }
 
 async function latestSeq(db: Kysely<Database>): Promise<bigint> {
-  const row = await db.selectFrom("auth_events").select((eb) => eb.fn.max("seq").as("seq")).executeTakeFirst();
+  const row = await db
+    .selectFrom("auth_events")
+    .select((eb) => eb.fn.max("seq").as("seq"))
+    .executeTakeFirst();
   return row?.seq == null ? 0n : BigInt(row.seq);
 }

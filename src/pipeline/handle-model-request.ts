@@ -118,12 +118,7 @@ async function relayBuffered(request: FastifyRequest, reply: FastifyReply, input
   reply.code(200).header("content-type", "application/json").send(payload);
 }
 
-async function relayStream(
-  services: PipelineServices,
-  request: FastifyRequest,
-  reply: FastifyReply,
-  input: RelayInput & { signal: Cancellation },
-): Promise<void> {
+async function relayStream(services: PipelineServices, request: FastifyRequest, reply: FastifyReply, input: RelayInput & { signal: Cancellation }): Promise<void> {
   const { plan, info, call, signal } = input;
   const translator = plan.streamTranslator();
   reply.hijack();

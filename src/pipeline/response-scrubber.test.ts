@@ -59,7 +59,9 @@ describe("identifiersIn", () => {
   });
 
   it("ignores short and word-like values, so ordinary words are not redacted", () => {
-    expect(identifiersIn({ "x-request-id": "undefined", "request-id": "-", "openai-organization": "personal", "openai-project": "abc-12", "x-goog-request-id": ["STANDARD"] })).toEqual([]);
+    expect(
+      identifiersIn({ "x-request-id": "undefined", "request-id": "-", "openai-organization": "personal", "openai-project": "abc-12", "x-goog-request-id": ["STANDARD"] }),
+    ).toEqual([]);
   });
 
   it("is bounded whatever the upstream sends", () => {

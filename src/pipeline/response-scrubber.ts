@@ -10,7 +10,16 @@ import { REDACTED, walkJson, type Scrubber } from "./scrub.js";
 type Headers = Record<string, string | string[] | undefined>;
 
 // Names whose value identifies the upstream account, project, request or edge.
-const ID_HEADER_NAMES = new Set(["openai-organization", "openai-project", "anthropic-organization-id", "cf-ray", "x-amz-id-2", "x-amz-cf-id", "x-guploader-uploadid", "x-cloud-trace-context"]);
+const ID_HEADER_NAMES = new Set([
+  "openai-organization",
+  "openai-project",
+  "anthropic-organization-id",
+  "cf-ray",
+  "x-amz-id-2",
+  "x-amz-cf-id",
+  "x-guploader-uploadid",
+  "x-cloud-trace-context",
+]);
 // x-request-id, request-id, apim-request-id, x-ms-(client-)request-id, x-amzn-requestid,
 // x-amz-request-id, x-amzn-trace-id, x-correlation-id, x-goog-…-id, x-ms-…-id.
 const ID_HEADER_PATTERN = /(?:request|trace|correlation|operation)-?id$|^x-(?:goog|ms|amzn?)-[a-z0-9-]*id$/;

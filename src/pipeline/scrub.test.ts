@@ -130,7 +130,13 @@ describe("scrubText", () => {
     expect(odd(null)).toBe("");
     expect(odd(42)).toBe("42");
     expect(odd({ toString: () => SECRET_A })).toBe(REDACTED);
-    expect(odd({ toString: () => { throw new Error("no"); } })).toBe("");
+    expect(
+      odd({
+        toString: () => {
+          throw new Error("no");
+        },
+      }),
+    ).toBe("");
   });
 
   it("ignores empty and very short configured secrets", () => {
@@ -242,7 +248,7 @@ describe("scrubJson", () => {
 
     const cyclic: Record<string, unknown> = { a: SECRET_B };
     let node = cyclic;
-    for (let i = 0; i < 100; i++) node = (node.next = { a: 1 });
+    for (let i = 0; i < 100; i++) node = node.next = { a: 1 };
     node.next = cyclic;
     expect(() => scrubber.scrubJson(cyclic)).not.toThrow();
   });
@@ -309,7 +315,24 @@ describe("isCleanJsonText (pass-through chunks sent without parsing)", () => {
   });
 
   it("agrees with scrubJson: whenever the text is clean, scrubbing the parsed value changes nothing", () => {
-    const pieces = ["Hello", "sk-", SECRET_A, SECRET_B, "organization", "Org_Id", "api_key", "127.0.0.1:43567", "llm-box.internal", "req_", "Bearer x", "://", "key=", "plain text", "metadata", "é"];
+    const pieces = [
+      "Hello",
+      "sk-",
+      SECRET_A,
+      SECRET_B,
+      "organization",
+      "Org_Id",
+      "api_key",
+      "127.0.0.1:43567",
+      "llm-box.internal",
+      "req_",
+      "Bearer x",
+      "://",
+      "key=",
+      "plain text",
+      "metadata",
+      "é",
+    ];
     let clean = 0;
     for (let i = 0; i < pieces.length; i++) {
       for (let j = 0; j < pieces.length; j++) {

@@ -60,7 +60,14 @@ describe("sendUpstream", () => {
   });
 
   it("sends a path with a space percent-encoded, as the URL parse always did", async () => {
-    const response = await sendUpstream({ url: `${base}/videos/a b`, method: "GET", headers: {}, signal: new AbortController().signal, headersTimeoutMs: 5_000, bodyTimeoutMs: 5_000 });
+    const response = await sendUpstream({
+      url: `${base}/videos/a b`,
+      method: "GET",
+      headers: {},
+      signal: new AbortController().signal,
+      headersTimeoutMs: 5_000,
+      bodyTimeoutMs: 5_000,
+    });
     await response.body.dump();
     expect(seen.at(-1)?.url).toBe("/videos/a%20b");
   });

@@ -130,7 +130,10 @@ export class AccountsStore {
   }
 
   async count(): Promise<number> {
-    const row = await this.db.selectFrom("accounts").select((eb) => eb.fn.countAll<bigint>().as("n")).executeTakeFirstOrThrow();
+    const row = await this.db
+      .selectFrom("accounts")
+      .select((eb) => eb.fn.countAll<bigint>().as("n"))
+      .executeTakeFirstOrThrow();
     return Number(row.n);
   }
 

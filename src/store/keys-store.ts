@@ -73,7 +73,11 @@ export async function recordAllocation(trx: Transaction<Database>, key: Selectab
 
 /** Locks the account row for the rest of the transaction (PostgreSQL row lock; SQLite write lock). */
 export async function lockAccount(trx: Transaction<Database>, accountId: string): Promise<boolean> {
-  const result = await trx.updateTable("accounts").set((eb) => ({ updated_at: eb.ref("updated_at") })).where("id", "=", accountId).executeTakeFirst();
+  const result = await trx
+    .updateTable("accounts")
+    .set((eb) => ({ updated_at: eb.ref("updated_at") }))
+    .where("id", "=", accountId)
+    .executeTakeFirst();
   return result.numUpdatedRows > 0n;
 }
 

@@ -76,7 +76,11 @@ export class SessionsStore {
   }
 
   async countByAccount(accountId: string): Promise<number> {
-    const row = await this.db.selectFrom("sessions").select((eb) => eb.fn.countAll<bigint>().as("n")).where("account_id", "=", accountId).executeTakeFirstOrThrow();
+    const row = await this.db
+      .selectFrom("sessions")
+      .select((eb) => eb.fn.countAll<bigint>().as("n"))
+      .where("account_id", "=", accountId)
+      .executeTakeFirstOrThrow();
     return Number(row.n);
   }
 }

@@ -52,7 +52,16 @@ function hashToken(token: string): string {
   return createHash("sha256").update(token).digest("hex");
 }
 
-function toInvite(row: { id: string; workspace_id: string; role: InviteRole; created_by: string; created_at: bigint; expires_at: bigint; used_at: bigint | null; used_by: string | null }): Invite {
+function toInvite(row: {
+  id: string;
+  workspace_id: string;
+  role: InviteRole;
+  created_by: string;
+  created_at: bigint;
+  expires_at: bigint;
+  used_at: bigint | null;
+  used_by: string | null;
+}): Invite {
   return {
     id: row.id,
     workspaceId: row.workspace_id,
@@ -79,7 +88,11 @@ export class WorkspacesStore {
   create(name: string, ownerAccountId: string): Promise<Workspace> {
     return this.#write("create", async (trx, step) => {
       const now = nowMs();
-      const row = await trx.insertInto("workspaces").values({ id: newId("ws"), name, created_by: ownerAccountId, created_at: now }).returningAll().executeTakeFirstOrThrow();
+      const row = await trx
+        .insertInto("workspaces")
+        .values({ id: newId("ws"), name, created_by: ownerAccountId, created_at: now })
+        .returningAll()
+        .executeTakeFirstOrThrow();
       step("workspace");
       await trx.insertInto("memberships").values({ workspace_id: row.id, account_id: ownerAccountId, role: "owner", created_at: now }).execute();
       step("membership");
@@ -99,7 +112,11 @@ export class WorkspacesStore {
       .innerJoin("workspaces", "workspaces.id", "mine.workspace_id")
       .select(["workspaces.id", "workspaces.name", "workspaces.created_by", "workspaces.created_at", "mine.role"])
       .select((eb) =>
-        eb.selectFrom("memberships as all").select((e) => e.fn.countAll<bigint>().as("n")).whereRef("all.workspace_id", "=", "workspaces.id").as("members"),
+        eb
+          .selectFrom("memberships as all")
+          .select((e) => e.fn.countAll<bigint>().as("n"))
+          .whereRef("all.workspace_id", "=", "workspaces.id")
+          .as("members"),
       )
       .where("mine.account_id", "=", accountId)
       .orderBy("workspaces.created_at")
@@ -222,7 +239,10 @@ export class WorkspacesStore {
       if (used.numUpdatedRows === 0n) throw new GatewayError("invite_used");
       step("invite");
       try {
-        await trx.insertInto("memberships").values({ workspace_id: row.workspace_id, account_id: accountId, role: row.role, created_at: BigInt(now) }).execute();
+        await trx
+          .insertInto("memberships")
+          .values({ workspace_id: row.workspace_id, account_id: accountId, role: row.role, created_at: BigInt(now) })
+          .execute();
       } catch (error) {
         if (dbErrorKind(error) === "unique") throw new GatewayError("already_member");
         throw error;

@@ -37,7 +37,14 @@ describe("Claude Code through the gateway", () => {
   useAgentRig((rig) => ({ mock, gateway, proxy, seen, key } = rig));
 
   /** One headless run with a private HOME and config dir; the key goes as x-api-key or Bearer. */
-  async function claude(options: { model: string; prompt: string; auth?: "api-key" | "bearer"; args?: string[]; cwd?: string; format?: "json" | "text" }): Promise<{ run: AgentRun; context: string }> {
+  async function claude(options: {
+    model: string;
+    prompt: string;
+    auth?: "api-key" | "bearer";
+    args?: string[];
+    cwd?: string;
+    format?: "json" | "text";
+  }): Promise<{ run: AgentRun; context: string }> {
     expect(binary, "the @anthropic-ai/claude-code native binary is missing: run npm install (its platform package is an optional dependency)").toBeTruthy();
     const home = tempDir("claude-home-");
     mkdirSync(join(home, ".claude"), { recursive: true });
@@ -90,59 +97,71 @@ describe("Claude Code through the gateway", () => {
   }
 
   describe("Anthropic-native upstream (pass-through)", () => {
-    it("answers with x-api-key; ?beta=true accepted; anthropic-beta values and tools: [] reach the upstream", async () => {
-      mock.handler = (_req, res) => anthropicStream(res, ["PONG-", "4242 ", "from the mock"]);
-      const { run, context } = await claude({ model: "claude-mock", prompt: "Say the magic word.", args: ["--tools", ""] });
-      const out = result(run, context);
-      expect(out, describeRun(run, context)).toMatchObject({ result: ANSWER, is_error: false, subtype: "success" });
+    it(
+      "answers with x-api-key; ?beta=true accepted; anthropic-beta values and tools: [] reach the upstream",
+      async () => {
+        mock.handler = (_req, res) => anthropicStream(res, ["PONG-", "4242 ", "from the mock"]);
+        const { run, context } = await claude({ model: "claude-mock", prompt: "Say the magic word.", args: ["--tools", ""] });
+        const out = result(run, context);
+        expect(out, describeRun(run, context)).toMatchObject({ result: ANSWER, is_error: false, subtype: "success" });
 
-      const posts = messagesPosts();
-      expect(posts.length, context).toBeGreaterThanOrEqual(1);
-      for (const post of posts) {
-        expect(post.url, context).toBe("/v1/messages?beta=true");
-        expect(post.status, context).toBe(200);
-        expect(post.headers["x-api-key"], context).toBe(key);
-      }
-      const sentBetas = String(posts[0]!.headers["anthropic-beta"] ?? "").split(",").filter(Boolean);
-      expect(sentBetas.length, `Claude Code sent no anthropic-beta header\n${context}`).toBeGreaterThan(0);
-      const upstream = mock.requests.filter((r) => r.url.startsWith("/v1/messages"));
-      expect(upstream.length, context).toBeGreaterThanOrEqual(1);
-      const upstreamBetas = String(upstream[0]!.headers["anthropic-beta"] ?? "").split(",").filter(Boolean);
-      expect(upstreamBetas).toEqual(sentBetas);
-      expect(upstreamBetas).toContain("claude-code-20250219");
-      // The upstream gets its own key and the model renamed; Claude Code's own fields pass untouched.
-      expect(upstream[0]!.key).toBe("sk-ant-mock-key-0001");
-      expect(upstream[0]!.body).toMatchObject({ model: "claude-upstream", stream: true, tools: [], max_tokens: expect.any(Number) });
-      expect(upstream[0]!.body.thinking).toBeDefined();
-      expect(proxy.attempts, "Claude Code tried to reach something other than the gateway").toEqual([]);
-    }, TEST_TIMEOUT_MS);
-
-    it("completes a Read tool round trip", async () => {
-      const cwd = tempDir("claude-cwd-");
-      const file = join(cwd, "note.txt");
-      writeFileSync(file, "the secret number is 5150\n");
-      mock.handler = (req, res) => {
-        const last = (req.body.messages as Array<{ role: string; content: unknown }>).at(-1)!;
-        const results = Array.isArray(last.content) ? (last.content as AnthropicBlock[]).filter((b) => b.type === "tool_result") : [];
-        if (results.length === 0) {
-          const input = JSON.stringify({ file_path: file });
-          return anthropicStream(res, ["Reading it."], { tool: { id: "toolu_mock_read_1", name: "Read", fragments: [input.slice(0, 9), input.slice(9, 20), input.slice(20)] } });
+        const posts = messagesPosts();
+        expect(posts.length, context).toBeGreaterThanOrEqual(1);
+        for (const post of posts) {
+          expect(post.url, context).toBe("/v1/messages?beta=true");
+          expect(post.status, context).toBe(200);
+          expect(post.headers["x-api-key"], context).toBe(key);
         }
-        return anthropicStream(res, ["The note says ", "5150."]);
-      };
-      const { run, context } = await claude({ model: "claude-mock", prompt: "What does note.txt say?", cwd, args: ["--allowedTools", "Read"] });
-      const out = result(run, context);
-      expect(out, describeRun(run, context)).toMatchObject({ result: "The note says 5150.", is_error: false, subtype: "success" });
-      expect(out.num_turns, describeRun(run, context)).toBeGreaterThanOrEqual(2);
+        const sentBetas = String(posts[0]!.headers["anthropic-beta"] ?? "")
+          .split(",")
+          .filter(Boolean);
+        expect(sentBetas.length, `Claude Code sent no anthropic-beta header\n${context}`).toBeGreaterThan(0);
+        const upstream = mock.requests.filter((r) => r.url.startsWith("/v1/messages"));
+        expect(upstream.length, context).toBeGreaterThanOrEqual(1);
+        const upstreamBetas = String(upstream[0]!.headers["anthropic-beta"] ?? "")
+          .split(",")
+          .filter(Boolean);
+        expect(upstreamBetas).toEqual(sentBetas);
+        expect(upstreamBetas).toContain("claude-code-20250219");
+        // The upstream gets its own key and the model renamed; Claude Code's own fields pass untouched.
+        expect(upstream[0]!.key).toBe("sk-ant-mock-key-0001");
+        expect(upstream[0]!.body).toMatchObject({ model: "claude-upstream", stream: true, tools: [], max_tokens: expect.any(Number) });
+        expect(upstream[0]!.body.thinking).toBeDefined();
+        expect(proxy.attempts, "Claude Code tried to reach something other than the gateway").toEqual([]);
+      },
+      TEST_TIMEOUT_MS,
+    );
 
-      const upstream = mock.requests.filter((r) => r.url.startsWith("/v1/messages"));
-      expect(upstream.length, context).toBe(2);
-      const blocks = (upstream[1]!.body.messages as Array<{ role: string; content: unknown }>).flatMap((m) => (Array.isArray(m.content) ? (m.content as AnthropicBlock[]) : []));
-      const toolResult = blocks.find((b) => b.type === "tool_result" && b.tool_use_id === "toolu_mock_read_1");
-      expect(toolResult, JSON.stringify(upstream[1]!.body.messages).slice(-3_000)).toBeDefined();
-      expect(JSON.stringify(toolResult!.content)).toContain("5150");
-      expect(proxy.attempts).toEqual([]);
-    }, TEST_TIMEOUT_MS);
+    it(
+      "completes a Read tool round trip",
+      async () => {
+        const cwd = tempDir("claude-cwd-");
+        const file = join(cwd, "note.txt");
+        writeFileSync(file, "the secret number is 5150\n");
+        mock.handler = (req, res) => {
+          const last = (req.body.messages as Array<{ role: string; content: unknown }>).at(-1)!;
+          const results = Array.isArray(last.content) ? (last.content as AnthropicBlock[]).filter((b) => b.type === "tool_result") : [];
+          if (results.length === 0) {
+            const input = JSON.stringify({ file_path: file });
+            return anthropicStream(res, ["Reading it."], { tool: { id: "toolu_mock_read_1", name: "Read", fragments: [input.slice(0, 9), input.slice(9, 20), input.slice(20)] } });
+          }
+          return anthropicStream(res, ["The note says ", "5150."]);
+        };
+        const { run, context } = await claude({ model: "claude-mock", prompt: "What does note.txt say?", cwd, args: ["--allowedTools", "Read"] });
+        const out = result(run, context);
+        expect(out, describeRun(run, context)).toMatchObject({ result: "The note says 5150.", is_error: false, subtype: "success" });
+        expect(out.num_turns, describeRun(run, context)).toBeGreaterThanOrEqual(2);
+
+        const upstream = mock.requests.filter((r) => r.url.startsWith("/v1/messages"));
+        expect(upstream.length, context).toBe(2);
+        const blocks = (upstream[1]!.body.messages as Array<{ role: string; content: unknown }>).flatMap((m) => (Array.isArray(m.content) ? (m.content as AnthropicBlock[]) : []));
+        const toolResult = blocks.find((b) => b.type === "tool_result" && b.tool_use_id === "toolu_mock_read_1");
+        expect(toolResult, JSON.stringify(upstream[1]!.body.messages).slice(-3_000)).toBeDefined();
+        expect(JSON.stringify(toolResult!.content)).toContain("5150");
+        expect(proxy.attempts).toEqual([]);
+      },
+      TEST_TIMEOUT_MS,
+    );
   });
 
   describe("OpenAI-compatible chat-only upstream (Messages→Chat bridge)", () => {
@@ -153,110 +172,141 @@ describe("Claude Code through the gateway", () => {
       }
     };
 
-    it("answers with a Bearer token and no tools: the empty tools array is not sent upstream", async () => {
-      mock.handler = (req, res) => chatStream(req, res, ["PONG-", "4242 from", " the mock"]);
-      const { run, context } = await claude({ model: "gpt-mock", prompt: "Say the magic word.", auth: "bearer", format: "text", args: ["--tools", ""] });
-      expect(run.code, describeRun(run, context)).toBe(0);
-      expect(run.stdout.trim(), describeRun(run, context)).toBe(ANSWER);
+    it(
+      "answers with a Bearer token and no tools: the empty tools array is not sent upstream",
+      async () => {
+        mock.handler = (req, res) => chatStream(req, res, ["PONG-", "4242 from", " the mock"]);
+        const { run, context } = await claude({ model: "gpt-mock", prompt: "Say the magic word.", auth: "bearer", format: "text", args: ["--tools", ""] });
+        expect(run.code, describeRun(run, context)).toBe(0);
+        expect(run.stdout.trim(), describeRun(run, context)).toBe(ANSWER);
 
-      const posts = messagesPosts();
-      expect(posts.length, context).toBeGreaterThanOrEqual(1);
-      for (const post of posts) {
-        expect(post.url, context).toBe("/v1/messages?beta=true");
-        expect(post.status, context).toBe(200);
-        expect(post.headers.authorization, context).toBe(`Bearer ${key}`);
-        expect(post.headers["x-api-key"], context).toBeUndefined();
-      }
-      const upstream = mock.requests.filter((r) => r.url === "/v1/chat/completions");
-      expect(upstream.length, context).toBeGreaterThanOrEqual(1);
-      neverEmptyTools(mock.requests);
-      expect(upstream[0]!.body.tools).toBeUndefined();
-      expect(upstream[0]!.body).toMatchObject({ model: "upstream-gpt", stream: true });
-      // Claude Code's Anthropic-only fields do not leak into a Chat request.
-      for (const field of ["thinking", "context_management", "output_config", "system"]) expect(upstream[0]!.body[field], field).toBeUndefined();
-      expect(proxy.attempts).toEqual([]);
-    }, TEST_TIMEOUT_MS);
+        const posts = messagesPosts();
+        expect(posts.length, context).toBeGreaterThanOrEqual(1);
+        for (const post of posts) {
+          expect(post.url, context).toBe("/v1/messages?beta=true");
+          expect(post.status, context).toBe(200);
+          expect(post.headers.authorization, context).toBe(`Bearer ${key}`);
+          expect(post.headers["x-api-key"], context).toBeUndefined();
+        }
+        const upstream = mock.requests.filter((r) => r.url === "/v1/chat/completions");
+        expect(upstream.length, context).toBeGreaterThanOrEqual(1);
+        neverEmptyTools(mock.requests);
+        expect(upstream[0]!.body.tools).toBeUndefined();
+        expect(upstream[0]!.body).toMatchObject({ model: "upstream-gpt", stream: true });
+        // Claude Code's Anthropic-only fields do not leak into a Chat request.
+        for (const field of ["thinking", "context_management", "output_config", "system"]) expect(upstream[0]!.body[field], field).toBeUndefined();
+        expect(proxy.attempts).toEqual([]);
+      },
+      TEST_TIMEOUT_MS,
+    );
 
-    it("answers with its default tool set, sent upstream as Chat function tools", async () => {
-      mock.handler = (req, res) => chatStream(req, res, ["PONG-4242", " from the mock"]);
-      const { run, context } = await claude({ model: "gpt-mock", prompt: "Say the magic word." });
-      const out = result(run, context);
-      expect(out, describeRun(run, context)).toMatchObject({ result: ANSWER, is_error: false });
-      neverEmptyTools(mock.requests);
-      const tools = mock.requests[0]!.body.tools as Array<{ type: string; function: { name: string } }>;
-      expect(tools.length).toBeGreaterThan(0);
-      expect(tools.every((t) => t.type === "function")).toBe(true);
-      expect(tools.map((t) => t.function.name)).toContain("Read");
-    }, TEST_TIMEOUT_MS);
+    it(
+      "answers with its default tool set, sent upstream as Chat function tools",
+      async () => {
+        mock.handler = (req, res) => chatStream(req, res, ["PONG-4242", " from the mock"]);
+        const { run, context } = await claude({ model: "gpt-mock", prompt: "Say the magic word." });
+        const out = result(run, context);
+        expect(out, describeRun(run, context)).toMatchObject({ result: ANSWER, is_error: false });
+        neverEmptyTools(mock.requests);
+        const tools = mock.requests[0]!.body.tools as Array<{ type: string; function: { name: string } }>;
+        expect(tools.length).toBeGreaterThan(0);
+        expect(tools.every((t) => t.type === "function")).toBe(true);
+        expect(tools.map((t) => t.function.name)).toContain("Read");
+      },
+      TEST_TIMEOUT_MS,
+    );
 
-    it("completes a Read tool round trip, arguments split across chunks", async () => {
-      const cwd = tempDir("claude-cwd-");
-      const file = join(cwd, "note.txt");
-      writeFileSync(file, "the secret number is 8675309\n");
-      const firstTurn = (req: RecordedRequest, res: ServerResponse) => {
-        const args = JSON.stringify({ file_path: file });
-        return chatStream(req, res, [
-          "Let me read it.",
-          { tool_calls: [{ index: 0, id: "call_read_1", type: "function", function: { name: "Read", arguments: "" } }] },
-          { tool_calls: [{ index: 0, function: { arguments: args.slice(0, 7) } }] },
-          { tool_calls: [{ index: 0, function: { arguments: args.slice(7, 25) } }] },
-          { tool_calls: [{ index: 0, function: { arguments: args.slice(25) } }] },
-        ], { finish: "tool_calls" });
-      };
-      mock.handler = (req, res) => {
-        const messages = req.body.messages as ChatToolMessage[];
-        if (!messages.some((m) => m.role === "tool")) return firstTurn(req, res);
-        return chatStream(req, res, ["The note says ", "8675309."]);
-      };
-      const { run, context } = await claude({ model: "gpt-mock", prompt: "What does note.txt say?", cwd, args: ["--allowedTools", "Read"] });
-      const out = result(run, context);
-      expect(out, describeRun(run, context)).toMatchObject({ result: "The note says 8675309.", is_error: false, subtype: "success" });
+    it(
+      "completes a Read tool round trip, arguments split across chunks",
+      async () => {
+        const cwd = tempDir("claude-cwd-");
+        const file = join(cwd, "note.txt");
+        writeFileSync(file, "the secret number is 8675309\n");
+        const firstTurn = (req: RecordedRequest, res: ServerResponse) => {
+          const args = JSON.stringify({ file_path: file });
+          return chatStream(
+            req,
+            res,
+            [
+              "Let me read it.",
+              { tool_calls: [{ index: 0, id: "call_read_1", type: "function", function: { name: "Read", arguments: "" } }] },
+              { tool_calls: [{ index: 0, function: { arguments: args.slice(0, 7) } }] },
+              { tool_calls: [{ index: 0, function: { arguments: args.slice(7, 25) } }] },
+              { tool_calls: [{ index: 0, function: { arguments: args.slice(25) } }] },
+            ],
+            { finish: "tool_calls" },
+          );
+        };
+        mock.handler = (req, res) => {
+          const messages = req.body.messages as ChatToolMessage[];
+          if (!messages.some((m) => m.role === "tool")) return firstTurn(req, res);
+          return chatStream(req, res, ["The note says ", "8675309."]);
+        };
+        const { run, context } = await claude({ model: "gpt-mock", prompt: "What does note.txt say?", cwd, args: ["--allowedTools", "Read"] });
+        const out = result(run, context);
+        expect(out, describeRun(run, context)).toMatchObject({ result: "The note says 8675309.", is_error: false, subtype: "success" });
 
-      neverEmptyTools(mock.requests);
-      const upstream = mock.requests.filter((r) => r.url === "/v1/chat/completions");
-      expect(upstream.length, context).toBe(2);
-      const history = upstream[1]!.body.messages as ChatToolMessage[];
-      const call = history.find((m) => m.role === "assistant" && m.tool_calls?.length);
-      expect(call?.tool_calls?.[0], JSON.stringify(history).slice(-3_000)).toMatchObject({ id: "call_read_1", function: { name: "Read" } });
-      expect(JSON.parse(call!.tool_calls![0]!.function.arguments)).toEqual({ file_path: file });
-      const output = history.find((m) => m.role === "tool" && m.tool_call_id === "call_read_1");
-      expect(output, JSON.stringify(history).slice(-3_000)).toBeDefined();
-      expect(JSON.stringify(output!.content)).toContain("8675309");
-      expect(proxy.attempts).toEqual([]);
-    }, TEST_TIMEOUT_MS);
+        neverEmptyTools(mock.requests);
+        const upstream = mock.requests.filter((r) => r.url === "/v1/chat/completions");
+        expect(upstream.length, context).toBe(2);
+        const history = upstream[1]!.body.messages as ChatToolMessage[];
+        const call = history.find((m) => m.role === "assistant" && m.tool_calls?.length);
+        expect(call?.tool_calls?.[0], JSON.stringify(history).slice(-3_000)).toMatchObject({ id: "call_read_1", function: { name: "Read" } });
+        expect(JSON.parse(call!.tool_calls![0]!.function.arguments)).toEqual({ file_path: file });
+        const output = history.find((m) => m.role === "tool" && m.tool_call_id === "call_read_1");
+        expect(output, JSON.stringify(history).slice(-3_000)).toBeDefined();
+        expect(JSON.stringify(output!.content)).toContain("8675309");
+        expect(proxy.attempts).toEqual([]);
+      },
+      TEST_TIMEOUT_MS,
+    );
 
-    it("recovers from a stream cut mid-way: the error event makes it retry without streaming", async () => {
-      let streams = 0;
-      mock.handler = (req, res) => {
-        if (!req.body.stream) return json(res, 200, chatCompletion(ANSWER));
-        streams += 1;
-        // The first stream breaks after one piece: the bridge must end it with an error event
-        // (not a silent end that Claude Code would take as a finished, truncated answer).
-        if (streams === 1) return chatStream(req, res, ["PONG-", "partial", "never sent"], { stopAfter: 1, delayMs: 10 });
-        return chatStream(req, res, [ANSWER]);
-      };
-      const { run, context } = await claude({ model: "gpt-mock", prompt: "Say the magic word.", args: ["--tools", ""] });
-      const out = result(run, context);
-      expect(out, describeRun(run, context)).toMatchObject({ result: ANSWER, is_error: false });
-      const upstream = chatRequests();
-      // The broken first attempt was retried (Claude Code 2.1 falls back to a non-streaming request).
-      expect(upstream[0]!.body.stream, context).toBe(true);
-      expect(upstream.length, context).toBeGreaterThanOrEqual(2);
-      expect(messagesPosts().every((p) => p.status === 200), context).toBe(true);
-    }, TEST_TIMEOUT_MS);
+    it(
+      "recovers from a stream cut mid-way: the error event makes it retry without streaming",
+      async () => {
+        let streams = 0;
+        mock.handler = (req, res) => {
+          if (!req.body.stream) return json(res, 200, chatCompletion(ANSWER));
+          streams += 1;
+          // The first stream breaks after one piece: the bridge must end it with an error event
+          // (not a silent end that Claude Code would take as a finished, truncated answer).
+          if (streams === 1) return chatStream(req, res, ["PONG-", "partial", "never sent"], { stopAfter: 1, delayMs: 10 });
+          return chatStream(req, res, [ANSWER]);
+        };
+        const { run, context } = await claude({ model: "gpt-mock", prompt: "Say the magic word.", args: ["--tools", ""] });
+        const out = result(run, context);
+        expect(out, describeRun(run, context)).toMatchObject({ result: ANSWER, is_error: false });
+        const upstream = chatRequests();
+        // The broken first attempt was retried (Claude Code 2.1 falls back to a non-streaming request).
+        expect(upstream[0]!.body.stream, context).toBe(true);
+        expect(upstream.length, context).toBeGreaterThanOrEqual(2);
+        expect(
+          messagesPosts().every((p) => p.status === 200),
+          context,
+        ).toBe(true);
+      },
+      TEST_TIMEOUT_MS,
+    );
   });
 
-  it("fails fast on an unknown model: the gateway's 404 ends the run instead of a retry loop", async () => {
-    mock.handler = (_req, res) => json(res, 500, { error: { message: "the upstream must not be called" } });
-    const { run, context } = await claude({ model: "no-such-model", prompt: "Say the magic word.", args: ["--tools", ""] });
-    expect(run.timedOut, describeRun(run, context)).toBe(false);
-    expect(run.code, describeRun(run, context)).not.toBe(0);
-    expect(run.ms, describeRun(run, context)).toBeLessThan(30_000);
-    const out = JSON.parse(run.stdout.trim().split("\n").at(-1) ?? "{}") as { is_error?: boolean; api_error_status?: number };
-    expect(out, describeRun(run, context)).toMatchObject({ is_error: true, api_error_status: 404 });
-    const posts = messagesPosts();
-    expect(posts.length, context).toBeGreaterThanOrEqual(1);
-    expect(posts.every((p) => p.status === 404 && p.url === "/v1/messages?beta=true"), context).toBe(true);
-    expect(mock.requests).toEqual([]);
-  }, TEST_TIMEOUT_MS);
+  it(
+    "fails fast on an unknown model: the gateway's 404 ends the run instead of a retry loop",
+    async () => {
+      mock.handler = (_req, res) => json(res, 500, { error: { message: "the upstream must not be called" } });
+      const { run, context } = await claude({ model: "no-such-model", prompt: "Say the magic word.", args: ["--tools", ""] });
+      expect(run.timedOut, describeRun(run, context)).toBe(false);
+      expect(run.code, describeRun(run, context)).not.toBe(0);
+      expect(run.ms, describeRun(run, context)).toBeLessThan(30_000);
+      const out = JSON.parse(run.stdout.trim().split("\n").at(-1) ?? "{}") as { is_error?: boolean; api_error_status?: number };
+      expect(out, describeRun(run, context)).toMatchObject({ is_error: true, api_error_status: 404 });
+      const posts = messagesPosts();
+      expect(posts.length, context).toBeGreaterThanOrEqual(1);
+      expect(
+        posts.every((p) => p.status === 404 && p.url === "/v1/messages?beta=true"),
+        context,
+      ).toBe(true);
+      expect(mock.requests).toEqual([]);
+    },
+    TEST_TIMEOUT_MS,
+  );
 });

@@ -49,13 +49,7 @@ export function usage(inputTokens: number, outputTokens: number, extra: Partial<
   return { inputTokens, cachedInputTokens: 0, outputTokens, reasoningTokens: 0, estimated: false, ...extra };
 }
 
-export function admission(
-  accountId: string,
-  keyId: string,
-  input = 1000,
-  output = 500,
-  extra: Partial<AdmissionRequest> = {},
-): AdmissionRequest {
+export function admission(accountId: string, keyId: string, input = 1000, output = 500, extra: Partial<AdmissionRequest> = {}): AdmissionRequest {
   return {
     requestId: newId("req"),
     accountId,
@@ -79,11 +73,7 @@ export function openTestStore(database: TestDatabase, migrate = true): Promise<S
  * A fresh database, store and StoreBilling for one describe block (closed and dropped after it);
  * `bind` hands them to the block's variables once they exist.
  */
-export function useBillingStore(
-  kind: TestDatabase["kind"],
-  bind: (fixture: { store: Store; billing: StoreBilling }) => void,
-  options: StoreBillingOptions = {},
-): void {
+export function useBillingStore(kind: TestDatabase["kind"], bind: (fixture: { store: Store; billing: StoreBilling }) => void, options: StoreBillingOptions = {}): void {
   let database: TestDatabase | undefined;
   let store: Store | undefined;
   let billing: StoreBilling | undefined;
@@ -100,10 +90,7 @@ export function useBillingStore(
   });
 }
 
-export async function makeAccount(
-  store: Store,
-  options: { balance?: Nano; monthlyBudget?: Nano | null; monthlyTokenBudget?: number | null } = {},
-): Promise<string> {
+export async function makeAccount(store: Store, options: { balance?: Nano; monthlyBudget?: Nano | null; monthlyTokenBudget?: number | null } = {}): Promise<string> {
   const account = await store.accounts.create({ email: `${newId("u")}@example.com`, tier: "default", ...options });
   return account.id;
 }
@@ -132,11 +119,7 @@ export async function counters(store: Store, accountId: string, keyId: string) {
     .select(["balance_nano", "total_spent_nano", "held_nano", "held_tokens"])
     .where("id", "=", accountId)
     .executeTakeFirstOrThrow();
-  const key = await store.db
-    .selectFrom("keys")
-    .select(["spent_nano", "tokens_used", "held_nano", "held_tokens", "status"])
-    .where("id", "=", keyId)
-    .executeTakeFirstOrThrow();
+  const key = await store.db.selectFrom("keys").select(["spent_nano", "tokens_used", "held_nano", "held_tokens", "status"]).where("id", "=", keyId).executeTakeFirstOrThrow();
   // Usage rows only: the opening balance's credit row is not a settlement.
   const usageRows = await store.db
     .selectFrom("ledger")
@@ -145,12 +128,7 @@ export async function counters(store: Store, accountId: string, keyId: string) {
     .where("kind", "=", "usage")
     .executeTakeFirstOrThrow();
   const ledger = Number(usageRows.n);
-  const monthly = await store.db
-    .selectFrom("monthly_usage")
-    .select(["month", "cost_nano", "tokens", "requests"])
-    .where("account_id", "=", accountId)
-    .orderBy("month")
-    .execute();
+  const monthly = await store.db.selectFrom("monthly_usage").select(["month", "cost_nano", "tokens", "requests"]).where("account_id", "=", accountId).orderBy("month").execute();
   const holds = await store.db.selectFrom("holds").select("request_id").where("account_id", "=", accountId).orderBy("request_id").execute();
   return { account, key, ledger, monthly, holds };
 }

@@ -66,7 +66,15 @@ for (const kind of DATABASE_KINDS) {
     it("accounts create, list, set-status, credit and debit", async () => {
       const email = `Owner-${kind}@Example.com`;
       const created = await cli.json<AccountJson>(["admin", "accounts", "create", "--email", email, "--balance", "12.5", "--tier", "basic", "--monthly-budget", "3"]);
-      expect(created).toMatchObject({ email: email.toLowerCase(), status: "active", tier: "basic", is_admin: false, balance_usd: "12.50", total_spent_usd: "0.00", monthly_budget_usd: "3.00" });
+      expect(created).toMatchObject({
+        email: email.toLowerCase(),
+        status: "active",
+        tier: "basic",
+        is_admin: false,
+        balance_usd: "12.50",
+        total_spent_usd: "0.00",
+        monthly_budget_usd: "3.00",
+      });
       expect(created.id).toMatch(/\S/);
 
       const plain = await cli.json<AccountJson>(["admin", "accounts", "create", "--email", `plain-${kind}@example.com`]);
@@ -95,7 +103,16 @@ for (const kind of DATABASE_KINDS) {
       const account = await cli.json<AccountJson>(["admin", "accounts", "create", "--email", `keys-${kind}@example.com`]);
       const created = await cli.json<KeyJson>(["admin", "keys", "create", "--account", account.id, "--name", "ci", "--budget-cap", "5", "--token-cap", "1000"]);
       expect(created.key).toMatch(/^mgw_[A-Za-z0-9_-]{20,}$/);
-      expect(created).toMatchObject({ account_id: account.id, name: "ci", status: "enabled", budget_cap_usd: "5.00", spent_usd: "0.00", token_cap: 1000, tokens_used: 0, revoked_at: null });
+      expect(created).toMatchObject({
+        account_id: account.id,
+        name: "ci",
+        status: "enabled",
+        budget_cap_usd: "5.00",
+        spent_usd: "0.00",
+        token_cap: 1000,
+        tokens_used: 0,
+        revoked_at: null,
+      });
       const shown = created.prefix.replace(/…$/, "");
       expect(shown.length).toBeLessThan(20);
       expect(created.key?.startsWith(shown)).toBe(true);

@@ -14,7 +14,13 @@ afterAll(() => killAll());
 
 it("finishes a stream in flight after SIGTERM, refuses new connections, exits 0", { timeout: 60_000 }, async () => {
   const mock = await startMockUpstream();
-  mock.handler = (req, res) => chatStream(req, res, Array.from({ length: 15 }, (_, i) => `w${i} `), { delayMs: 100 });
+  mock.handler = (req, res) =>
+    chatStream(
+      req,
+      res,
+      Array.from({ length: 15 }, (_, i) => `w${i} `),
+      { delayMs: 100 },
+    );
   const database = await createTestDatabase("sqlite");
   const dir = mkdtempSync(join(tmpdir(), "gw-shutdown-"));
   writeFileSync(join(dir, "gateway.config.yaml"), mockConfig({ openaiUrl: mock.url }));

@@ -53,7 +53,11 @@ for (const kind of DATABASE_KINDS) {
       const gateway = await startGateway(cwd, env);
       try {
         await waitUntilHealthy(gateway);
-        await waitFor(() => API_KEY.test(gateway.stderr()), 5000, () => `no first-start banner on stderr:\n${gateway.stderr()}`);
+        await waitFor(
+          () => API_KEY.test(gateway.stderr()),
+          5000,
+          () => `no first-start banner on stderr:\n${gateway.stderr()}`,
+        );
 
         const health = await get(gateway, "/healthz");
         expect(health.status).toBe(200);
@@ -75,7 +79,11 @@ for (const kind of DATABASE_KINDS) {
           3000,
           () => `request log lines missing on stdout:\n${gateway.stdout()}`,
         );
-        const lines = gateway.stdout().trim().split("\n").map((line) => JSON.parse(line) as Record<string, unknown>);
+        const lines = gateway
+          .stdout()
+          .trim()
+          .split("\n")
+          .map((line) => JSON.parse(line) as Record<string, unknown>);
         expect(lines.find((line) => line.request_id === missing.requestId)).toMatchObject({ msg: "request", path: "/no/such/path", status: 404 });
 
         const exit = await stop(gateway);
@@ -113,7 +121,11 @@ for (const kind of DATABASE_KINDS) {
       const gateway = await startGateway(cwd, env);
       try {
         await waitUntilHealthy(gateway);
-        await waitFor(() => /No config file/.test(gateway.stderr()), 5000, () => `no config hint on stderr:\n${gateway.stderr()}`);
+        await waitFor(
+          () => /No config file/.test(gateway.stderr()),
+          5000,
+          () => `no config hint on stderr:\n${gateway.stderr()}`,
+        );
         expect((await get(gateway, "/readyz")).status).toBe(200);
         expect(await stop(gateway)).toEqual({ code: 0, signal: null });
       } finally {
@@ -133,7 +145,12 @@ for (const kind of DATABASE_KINDS) {
       try {
         const exit = await gateway.exited(8000);
         expect(exit.code).toBe(1);
-        expect(gateway.stderr().split("\n").filter((line) => line.startsWith("gateway:"))).toEqual([expect.stringMatching(/EADDRINUSE/)]);
+        expect(
+          gateway
+            .stderr()
+            .split("\n")
+            .filter((line) => line.startsWith("gateway:")),
+        ).toEqual([expect.stringMatching(/EADDRINUSE/)]);
       } finally {
         gateway.child.kill("SIGKILL");
         await new Promise((resolve) => blocker.close(resolve));

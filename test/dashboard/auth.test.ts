@@ -121,7 +121,11 @@ describe("dashboard sessions and security", () => {
 
   it("an expired session is 401 unauthenticated", async () => {
     const { account, client } = await signedInAccount(gateway);
-    await gateway.app.ctx.store.db.updateTable("sessions").set({ expires_at: BigInt(Date.now() - 1) }).where("account_id", "=", account.id).execute();
+    await gateway.app.ctx.store.db
+      .updateTable("sessions")
+      .set({ expires_at: BigInt(Date.now() - 1) })
+      .where("account_id", "=", account.id)
+      .execute();
     expectError(await client.get("/keys"), 401, "unauthenticated");
   });
 });

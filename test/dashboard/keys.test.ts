@@ -17,7 +17,10 @@ describe.each(DATABASE_KINDS)("dashboard keys on %s", (kind) => {
     mock = await startMockUpstream();
     mock.handler = (_req, res) => json(res, 200, chatCompletion("hi"));
     gateway = await startGateway(mockConfig({ openaiUrl: mock.url }), { kind });
-    ({ client, account: { id: accountId } } = await signedInAccount(gateway));
+    ({
+      client,
+      account: { id: accountId },
+    } = await signedInAccount(gateway));
   });
   afterAll(async () => {
     await gateway?.close();
@@ -69,7 +72,11 @@ describe.each(DATABASE_KINDS)("dashboard keys on %s", (kind) => {
     const other = await signedInAccount(gateway);
     expectError(await other.client.post(`/keys/${a.key.id}/show-again`, { token: a.show_again.token }), 410, "key_show_expired");
     // Expire the window in the database rather than waiting five minutes.
-    await db().updateTable("show_again_tokens").set({ expires_at: BigInt(Date.now() - 1) }).where("key_id", "=", a.key.id).execute();
+    await db()
+      .updateTable("show_again_tokens")
+      .set({ expires_at: BigInt(Date.now() - 1) })
+      .where("key_id", "=", a.key.id)
+      .execute();
     expectError(await client.post(`/keys/${a.key.id}/show-again`, { token: a.show_again.token }), 410, "key_show_expired");
   });
 
@@ -153,7 +160,12 @@ describe.each(DATABASE_KINDS)("dashboard keys on %s", (kind) => {
     const created = await createKey({ budget_cap_usd: "1" });
     await client.patch(`/keys/${created.key.id}`, { budget_cap_usd: "3", token_cap: 500 });
     await client.patch(`/keys/${created.key.id}`, { budget_cap_usd: null });
-    const rows = await db().selectFrom("key_allocations").select(["reason", "budget_cap_nano", "token_cap", "actor_account_id"]).where("key_id", "=", created.key.id).orderBy("id").execute();
+    const rows = await db()
+      .selectFrom("key_allocations")
+      .select(["reason", "budget_cap_nano", "token_cap", "actor_account_id"])
+      .where("key_id", "=", created.key.id)
+      .orderBy("id")
+      .execute();
     expect(rows.map((r) => r.reason)).toEqual(["created", "caps_changed", "caps_changed"]);
     expect(rows[1]).toMatchObject({ budget_cap_nano: 3_000_000_000n, token_cap: 500n, actor_account_id: accountId });
     expect(rows[2]!.budget_cap_nano).toBeNull();

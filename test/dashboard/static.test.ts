@@ -59,7 +59,13 @@ describe("dashboard static files", () => {
   });
 
   it("never leaves the build folder and keeps unknown API paths as JSON 404s", async () => {
-    for (const path of ["/dashboard/../secret.txt", "/dashboard/%2e%2e/secret.txt", "/dashboard/assets/%2e%2e/%2e%2e/secret.txt", "/dashboard/..%2fsecret.txt", "/dashboard/assets/missing.js"]) {
+    for (const path of [
+      "/dashboard/../secret.txt",
+      "/dashboard/%2e%2e/secret.txt",
+      "/dashboard/assets/%2e%2e/%2e%2e/secret.txt",
+      "/dashboard/..%2fsecret.txt",
+      "/dashboard/assets/missing.js",
+    ]) {
       const response = await fetch(`${base}${path}`);
       const text = await response.text();
       expect(text, path).not.toContain("do not serve");

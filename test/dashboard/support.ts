@@ -63,7 +63,10 @@ export class DashboardClient {
 }
 
 /** An account with a password (and optionally admin), signed in through a fresh client. */
-export async function signedInAccount(gateway: TestGateway, options: { admin?: boolean; balance?: string; email?: string } = {}): Promise<{ account: Account; client: DashboardClient }> {
+export async function signedInAccount(
+  gateway: TestGateway,
+  options: { admin?: boolean; balance?: string; email?: string } = {},
+): Promise<{ account: Account; client: DashboardClient }> {
   const email = options.email ?? `dash-${Math.random().toString(36).slice(2)}@example.com`;
   const account = await gateway.app.ctx.store.accounts.create({
     email,

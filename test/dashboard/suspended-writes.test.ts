@@ -72,7 +72,9 @@ describe("a suspended or closed account changes nothing on the dashboard", () =>
   };
 
   it("the route table has the writes this test exists for", () => {
-    expect(writeRoutes).toEqual(expect.arrayContaining(["PATCH /dashboard/api/admin/accounts/:id", "DELETE /dashboard/api/workspaces/:id/keys/:keyId", "DELETE /dashboard/api/keys/:id"]));
+    expect(writeRoutes).toEqual(
+      expect.arrayContaining(["PATCH /dashboard/api/admin/accounts/:id", "DELETE /dashboard/api/workspaces/:id/keys/:keyId", "DELETE /dashboard/api/keys/:id"]),
+    );
     // Outside the signed-in scope only the session's own lifecycle may write.
     for (const route of SESSION_LIFECYCLE_WRITES) expect(writeRoutes).toContain(route);
   });
@@ -94,7 +96,13 @@ describe("a suspended or closed account changes nothing on the dashboard", () =>
 
     // Real ids and bodies that an active account's request would act on.
     const idFor = (url: string): string =>
-      url.startsWith("/dashboard/api/keys/") ? ownKey.id : url.startsWith("/dashboard/api/workspaces/") ? workspace.id : url.startsWith("/dashboard/api/admin/accounts/") ? otherAdmin.account.id : "x";
+      url.startsWith("/dashboard/api/keys/")
+        ? ownKey.id
+        : url.startsWith("/dashboard/api/workspaces/")
+          ? workspace.id
+          : url.startsWith("/dashboard/api/admin/accounts/")
+            ? otherAdmin.account.id
+            : "x";
     const fill = (url: string): string =>
       url
         .replace(":id", idFor(url))

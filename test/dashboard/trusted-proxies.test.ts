@@ -32,7 +32,12 @@ describe.each([
 
   it("X-Forwarded-Proto: https does not make the cookie Secure", async () => {
     const { account } = await signedInAccount(gateway);
-    const response = await new DashboardClient(gateway.url).request("POST", "/dashboard/api/signin", { email: account.email, password: PASSWORD }, { headers: { "x-forwarded-proto": "https" } });
+    const response = await new DashboardClient(gateway.url).request(
+      "POST",
+      "/dashboard/api/signin",
+      { email: account.email, password: PASSWORD },
+      { headers: { "x-forwarded-proto": "https" } },
+    );
     expect(response.status).toBe(200);
     expect(response.headers.get("set-cookie")).not.toContain("Secure");
   });
@@ -60,9 +65,19 @@ describe("forwarded headers from a trusted proxy (127.0.0.1)", () => {
 
   it("X-Forwarded-Proto decides the cookie's Secure flag", async () => {
     const { account } = await signedInAccount(gateway);
-    const https = await new DashboardClient(gateway.url).request("POST", "/dashboard/api/signin", { email: account.email, password: PASSWORD }, { headers: { "x-forwarded-proto": "https" } });
+    const https = await new DashboardClient(gateway.url).request(
+      "POST",
+      "/dashboard/api/signin",
+      { email: account.email, password: PASSWORD },
+      { headers: { "x-forwarded-proto": "https" } },
+    );
     expect(https.headers.get("set-cookie")).toMatch(/; Secure$/);
-    const http = await new DashboardClient(gateway.url).request("POST", "/dashboard/api/signin", { email: account.email, password: PASSWORD }, { headers: { "x-forwarded-proto": "http" } });
+    const http = await new DashboardClient(gateway.url).request(
+      "POST",
+      "/dashboard/api/signin",
+      { email: account.email, password: PASSWORD },
+      { headers: { "x-forwarded-proto": "http" } },
+    );
     expect(http.headers.get("set-cookie")).not.toContain("Secure");
   });
 });

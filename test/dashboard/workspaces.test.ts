@@ -69,7 +69,11 @@ describe.each(DATABASE_KINDS)("dashboard workspaces on %s", (kind) => {
     expectError(await third.client.post("/invites/accept", { token: first.token }), 404, "invite_used");
 
     const expiring = await invite(ws);
-    await db().updateTable("invites").set({ expires_at: BigInt(Date.now() - 1000) }).where("id", "=", expiring.invite.id).execute();
+    await db()
+      .updateTable("invites")
+      .set({ expires_at: BigInt(Date.now() - 1000) })
+      .where("id", "=", expiring.invite.id)
+      .execute();
     expectError(await third.client.post("/invites/accept", { token: expiring.token }), 404, "invite_expired");
 
     const another = await invite(ws);

@@ -27,7 +27,11 @@ describe("billing through the gateway", () => {
   });
 
   async function post(raw: string, body: object = BODY) {
-    const response = await fetch(`${gateway.url}/v1/chat/completions`, { method: "POST", headers: { authorization: `Bearer ${raw}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+    const response = await fetch(`${gateway.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${raw}`, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
     return { status: response.status, headers: response.headers, body: (await response.json()) as { error?: { type: string; message: string }; request_id?: string } };
   }
   function expect402(result: Awaited<ReturnType<typeof post>>, type: string) {
@@ -95,7 +99,11 @@ describe("billing through the gateway", () => {
   it("502 ledger_write_failed when settlement fails midway, with no partial change and no content", async () => {
     const { raw, account, key } = await gateway.createAccount({ balance: "1.00" });
     expect((await post(raw)).status).toBe(200);
-    const before = { account: await gateway.app.ctx.store.accounts.get(account.id), key: await gateway.app.ctx.store.keys.get(key.id), ledger: await gateway.app.ctx.store.ledger.count(account.id) };
+    const before = {
+      account: await gateway.app.ctx.store.accounts.get(account.id),
+      key: await gateway.app.ctx.store.keys.get(key.id),
+      ledger: await gateway.app.ctx.store.ledger.count(account.id),
+    };
     const db = gateway.app.ctx.store.db;
     // Fails the last write of the settlement transaction, after the account and key were updated.
     await sql`create trigger fail_ledger before insert on ledger begin select raise(abort, 'injected failure'); end`.execute(db);
@@ -108,7 +116,11 @@ describe("billing through the gateway", () => {
     } finally {
       await sql`drop trigger fail_ledger`.execute(db);
     }
-    const after = { account: await gateway.app.ctx.store.accounts.get(account.id), key: await gateway.app.ctx.store.keys.get(key.id), ledger: await gateway.app.ctx.store.ledger.count(account.id) };
+    const after = {
+      account: await gateway.app.ctx.store.accounts.get(account.id),
+      key: await gateway.app.ctx.store.keys.get(key.id),
+      ledger: await gateway.app.ctx.store.ledger.count(account.id),
+    };
     expect(after.account!.balance).toBe(before.account!.balance);
     expect(after.account!.totalSpent).toBe(before.account!.totalSpent);
     expect(after.key!.spent).toBe(before.key!.spent);

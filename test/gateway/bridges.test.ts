@@ -5,7 +5,11 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { anthropicMessage, anthropicStream, chatCompletion, chatStream, json, startMockUpstream, type MockUpstream } from "../support/mock-upstream.js";
 import { mockConfig, startGateway, type TestGateway } from "../support/gateway.js";
 
-const weatherTool = { name: "get_weather", description: "Weather for a city", input_schema: { type: "object" as const, properties: { city: { type: "string" } }, required: ["city"] } };
+const weatherTool = {
+  name: "get_weather",
+  description: "Weather for a city",
+  input_schema: { type: "object" as const, properties: { city: { type: "string" } }, required: ["city"] },
+};
 
 describe("format bridges", () => {
   let mock: MockUpstream;
@@ -33,7 +37,14 @@ describe("format bridges", () => {
   describe("/v1/messages on a chat-only upstream", () => {
     it("messages.create with tools", async () => {
       mock.handler = (_req, res) =>
-        json(res, 200, chatCompletion("", { toolCalls: [{ id: "call_9", type: "function", function: { name: "get_weather", arguments: '{"city":"Oslo"}' } }], usage: { prompt_tokens: 30, completion_tokens: 8, total_tokens: 38 } }));
+        json(
+          res,
+          200,
+          chatCompletion("", {
+            toolCalls: [{ id: "call_9", type: "function", function: { name: "get_weather", arguments: '{"city":"Oslo"}' } }],
+            usage: { prompt_tokens: 30, completion_tokens: 8, total_tokens: 38 },
+          }),
+        );
       const message = await anthropic.messages.create({
         model: "gpt-mock",
         max_tokens: 300,
@@ -52,13 +63,18 @@ describe("format bridges", () => {
 
     it("messages.stream(...).finalMessage() assembles text and tool input", async () => {
       mock.handler = (req, res) =>
-        chatStream(req, res, [
-          "Let me ",
-          "check.",
-          { tool_calls: [{ index: 0, id: "call_5", type: "function", function: { name: "get_weather", arguments: "" } }] },
-          { tool_calls: [{ index: 0, function: { arguments: '{"ci' } }] },
-          { tool_calls: [{ index: 0, function: { arguments: 'ty": "Rome"}' } }] },
-        ], { finish: "tool_calls", usage: { prompt_tokens: 21, completion_tokens: 9, total_tokens: 30 } });
+        chatStream(
+          req,
+          res,
+          [
+            "Let me ",
+            "check.",
+            { tool_calls: [{ index: 0, id: "call_5", type: "function", function: { name: "get_weather", arguments: "" } }] },
+            { tool_calls: [{ index: 0, function: { arguments: '{"ci' } }] },
+            { tool_calls: [{ index: 0, function: { arguments: 'ty": "Rome"}' } }] },
+          ],
+          { finish: "tool_calls", usage: { prompt_tokens: 21, completion_tokens: 9, total_tokens: 30 } },
+        );
       const final = await anthropic.messages.stream({ model: "gpt-mock", max_tokens: 300, tools: [weatherTool], messages: [{ role: "user", content: "Rome?" }] }).finalMessage();
       expect(final.content).toEqual([
         { type: "text", text: "Let me check.", citations: null },
@@ -72,7 +88,12 @@ describe("format bridges", () => {
       mock.handler = (_req, res) => json(res, 200, chatCompletion("ok"));
       const response = await fetch(`${gateway.url}/v1/messages?beta=true`, {
         method: "POST",
-        headers: { "content-type": "application/json", "x-api-key": (anthropic.apiKey as string), "anthropic-version": "2023-06-01", "anthropic-beta": "context-management-2025-06-27,interleaved-thinking-2025-05-14" },
+        headers: {
+          "content-type": "application/json",
+          "x-api-key": anthropic.apiKey as string,
+          "anthropic-version": "2023-06-01",
+          "anthropic-beta": "context-management-2025-06-27,interleaved-thinking-2025-05-14",
+        },
         body: JSON.stringify({
           model: "gpt-mock",
           max_tokens: 4096, // Claude Code's max_tokens (32000 by default) must fit the model's max_output_tokens (gpt-mock: 4096)
@@ -80,7 +101,10 @@ describe("format bridges", () => {
           thinking: { type: "adaptive" },
           context_management: { edits: [] },
           output_config: { effort: "high" },
-          messages: [{ role: "system", content: "sys" }, { role: "user", content: [{ type: "text", text: "hi", cache_control: { type: "ephemeral" } }] }],
+          messages: [
+            { role: "system", content: "sys" },
+            { role: "user", content: [{ type: "text", text: "hi", cache_control: { type: "ephemeral" } }] },
+          ],
         }),
       });
       expect(response.status).toBe(200);
@@ -123,8 +147,7 @@ describe("format bridges", () => {
 
   describe("/v1/responses on a chat-only upstream", () => {
     it("responses.create with a function tool round trip", async () => {
-      mock.handler = (_req, res) =>
-        json(res, 200, chatCompletion("", { toolCalls: [{ id: "call_7", type: "function", function: { name: "lookup", arguments: '{"q":"a"}' } }] }));
+      mock.handler = (_req, res) => json(res, 200, chatCompletion("", { toolCalls: [{ id: "call_7", type: "function", function: { name: "lookup", arguments: '{"q":"a"}' } }] }));
       const response = await openai.responses.create({
         model: "gpt-mock",
         instructions: "Be helpful",

@@ -69,11 +69,16 @@ describe("chat completions", () => {
     expect(mock.requests[0]!.body.tools).toEqual(tools);
 
     mock.handler = (req, res) =>
-      chatStream(req, res, [
-        { tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "get_weather", arguments: "" } }] },
-        { tool_calls: [{ index: 0, function: { arguments: '{"ci' } }] },
-        { tool_calls: [{ index: 0, function: { arguments: 'ty":"Paris"}' } }] },
-      ], { finish: "tool_calls" });
+      chatStream(
+        req,
+        res,
+        [
+          { tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "get_weather", arguments: "" } }] },
+          { tool_calls: [{ index: 0, function: { arguments: '{"ci' } }] },
+          { tool_calls: [{ index: 0, function: { arguments: 'ty":"Paris"}' } }] },
+        ],
+        { finish: "tool_calls" },
+      );
     const runner = client.chat.completions.stream({ model: "gpt-mock", messages: [{ role: "user", content: "Weather?" }], tools });
     const final = await runner.finalChatCompletion();
     expect(final.choices[0]!.message.tool_calls![0]!.function).toEqual({ name: "get_weather", arguments: '{"city":"Paris"}' });
@@ -85,7 +90,14 @@ describe("chat completions", () => {
       req.body.stream
         ? anthropicStream(res, ["Bon", "jour"], { tool: { id: "toolu_1", name: "lookup", fragments: ['{"q":', '"x"}'] } })
         : json(res, 200, anthropicMessage("Bonjour", { usage: { input_tokens: 20, output_tokens: 4 } }));
-    const done = await client.chat.completions.create({ model: "claude-mock", messages: [{ role: "system", content: "Be brief" }, { role: "user", content: "Hi" }], max_tokens: 100 });
+    const done = await client.chat.completions.create({
+      model: "claude-mock",
+      messages: [
+        { role: "system", content: "Be brief" },
+        { role: "user", content: "Hi" },
+      ],
+      max_tokens: 100,
+    });
     expect(done.choices[0]!.message.content).toBe("Bonjour");
     expect(done.usage).toMatchObject({ prompt_tokens: 20, completion_tokens: 4 });
     const sent = mock.requests[0]!;
@@ -93,7 +105,11 @@ describe("chat completions", () => {
     expect(sent.headers["x-api-key"]).toBe("sk-ant-mock-key-0001");
     expect(sent.body).toMatchObject({ model: "claude-upstream", system: "Be brief", max_tokens: 100 });
 
-    const runner = client.chat.completions.stream({ model: "claude-mock", messages: [{ role: "user", content: "Hi" }], tools: [{ type: "function", function: { name: "lookup", parameters: { type: "object" } } }] });
+    const runner = client.chat.completions.stream({
+      model: "claude-mock",
+      messages: [{ role: "user", content: "Hi" }],
+      tools: [{ type: "function", function: { name: "lookup", parameters: { type: "object" } } }],
+    });
     const final = await runner.finalChatCompletion();
     expect(final.choices[0]!.message.content).toBe("Bonjour");
     expect(final.choices[0]!.message.tool_calls![0]!.function).toEqual({ name: "lookup", arguments: '{"q":"x"}' });
@@ -104,7 +120,13 @@ describe("chat completions", () => {
   it("aborts the upstream when the client disconnects mid-stream, and bills what was delivered", async () => {
     const { raw, key } = await gateway.createAccount({ balance: "5" });
     const aborter = new OpenAI({ apiKey: raw, baseURL: `${gateway.url}/v1`, maxRetries: 0 });
-    mock.handler = (req, res) => chatStream(req, res, Array.from({ length: 200 }, () => "word "), { delayMs: 20 });
+    mock.handler = (req, res) =>
+      chatStream(
+        req,
+        res,
+        Array.from({ length: 200 }, () => "word "),
+        { delayMs: 20 },
+      );
     const controller = new AbortController();
     const stream = await aborter.chat.completions.create({ model: "gpt-mock", messages: [{ role: "user", content: "Go" }], stream: true }, { signal: controller.signal });
     let received = 0;

@@ -29,7 +29,8 @@ describe("deeply nested JSON", () => {
 
   it("is refused with 400 invalid_request on every JSON route, the dashboard's included", async () => {
     const routes = ["/v1/chat/completions", "/v1/responses", "/dashboard/api/signin", "/dashboard/api/signup"];
-    const inChat = (nested: string) => `{"model":"gpt-mock","messages":[{"role":"user","content":"Hi"}],"tools":[{"type":"function","function":{"name":"f","parameters":${nested}}}]}`;
+    const inChat = (nested: string) =>
+      `{"model":"gpt-mock","messages":[{"role":"user","content":"Hi"}],"tools":[{"type":"function","function":{"name":"f","parameters":${nested}}}]}`;
     for (const body of [deepArray(MAX_JSON_DEPTH + 1), deepObject(10_000), deepArray(500_000), inChat(deepObject(MAX_JSON_DEPTH)), inChat(deepArray(100_000))]) {
       for (const path of routes) {
         const result = await post(path, body);
@@ -81,7 +82,9 @@ describe("deeply nested JSON", () => {
     })();
     const clients = await Promise.all(Array.from({ length: 20 }, () => RawClient.open(gateway.url)));
     for (const client of clients) {
-      client.send(`POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${deep.length}\r\nConnection: close\r\n\r\n`);
+      client.send(
+        `POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${deep.length}\r\nConnection: close\r\n\r\n`,
+      );
       client.send(deep);
     }
     await within(Promise.all(clients.map((c) => c.ended)), 20_000, "answers");

@@ -39,7 +39,10 @@ describe("slow clients, timeouts and the connection cap", () => {
   });
 
   it("a client trickling its body is cut after the request timeout, also unauthenticated on the sign-in route", async () => {
-    for (const [path, auth] of [["/dashboard/api/signin", ""], ["/v1/chat/completions", `Authorization: Bearer ${key}\r\n`]] as const) {
+    for (const [path, auth] of [
+      ["/dashboard/api/signin", ""],
+      ["/v1/chat/completions", `Authorization: Bearer ${key}\r\n`],
+    ] as const) {
       const client = await RawClient.open(gateway.url);
       client.send(`POST ${path} HTTP/1.1\r\nHost: x\r\n${auth}Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{`);
       void client.trickle(100);

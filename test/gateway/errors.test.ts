@@ -129,11 +129,20 @@ describe("error contract", () => {
     expectError(await post("/v1/chat/completions", big), 413, "payload_too_large");
     const chunked = await new Promise<{ status: number; body: string; requestId: string | undefined }>((resolve, reject) => {
       const url = new URL(`${gateway.url}/v1/chat/completions`);
-      const req = httpRequest({ host: url.hostname, port: url.port, path: url.pathname, method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json", "transfer-encoding": "chunked" } }, (res) => {
-        let body = "";
-        res.on("data", (c: Buffer) => (body += c.toString()));
-        res.on("end", () => resolve({ status: res.statusCode!, body, requestId: res.headers["x-request-id"] as string | undefined }));
-      });
+      const req = httpRequest(
+        {
+          host: url.hostname,
+          port: url.port,
+          path: url.pathname,
+          method: "POST",
+          headers: { authorization: `Bearer ${key}`, "content-type": "application/json", "transfer-encoding": "chunked" },
+        },
+        (res) => {
+          let body = "";
+          res.on("data", (c: Buffer) => (body += c.toString()));
+          res.on("end", () => resolve({ status: res.statusCode!, body, requestId: res.headers["x-request-id"] as string | undefined }));
+        },
+      );
       req.on("error", reject);
       // Keep sending well past the limit; the gateway answers once the limit is crossed.
       let sent = 0;
@@ -197,7 +206,9 @@ describe("error contract", () => {
     const { raw, account } = await gateway.createAccount({ balance: "1" });
     mock.handler = (_req, res) => {
       res.writeHead(200, { "content-type": "text/event-stream" });
-      res.end(`data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta: { content: "UPSTREAM-STREAM-CONTENT" }, finish_reason: null }] })}\n\ndata: [DONE]\n\n`);
+      res.end(
+        `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta: { content: "UPSTREAM-STREAM-CONTENT" }, finish_reason: null }] })}\n\ndata: [DONE]\n\n`,
+      );
     };
     const services = gateway.app.ctx.pipeline;
     const original = services.scrubber;

@@ -30,7 +30,8 @@ describe("failover", () => {
   const account = () => gateway.app.ctx.store.accounts.get(accountId);
 
   it("429 then 200: moves to the next key, reports the attempts, charges once", async () => {
-    mock.handler = (_req, res) => (mock.requests.length === 1 ? json(res, 429, { error: { message: "slow down" } }, { "retry-after": "30" }) : json(res, 200, chatCompletion("ok")));
+    mock.handler = (_req, res) =>
+      mock.requests.length === 1 ? json(res, 429, { error: { message: "slow down" } }, { "retry-after": "30" }) : json(res, 200, chatCompletion("ok"));
     const { data, response } = await ask();
     expect(data.choices[0]!.message.content).toBe("ok");
     expect(response.headers.get("x-gateway-attempts")).toBe("2");
@@ -100,7 +101,9 @@ describe("failover", () => {
     const created = await gateway.createAccount();
     accountId = created.account.id;
     const dead = new OpenAI({ apiKey: created.raw, baseURL: `${gateway.url}/v1`, maxRetries: 0 });
-    const error = (await dead.chat.completions.create({ model: "gpt-mock", messages: [{ role: "user", content: "x" }] }).catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
+    const error = (await dead.chat.completions.create({ model: "gpt-mock", messages: [{ role: "user", content: "x" }] }).catch((e: unknown) => e)) as InstanceType<
+      typeof OpenAI.APIError
+    >;
     expect(error.status).toBe(502);
     expect((error.error as { type: string; message: string }).message).not.toContain(deadUrl.replace("http://", ""));
   });

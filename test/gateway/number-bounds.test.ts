@@ -44,8 +44,7 @@ for (const kind of DATABASE_KINDS) {
       return { status: response.status, requestId: response.headers.get("x-request-id"), text: await response.text() };
     }
 
-    const usageRows = (accountId: string) =>
-      gateway.app.ctx.store.db.selectFrom("ledger").selectAll().where("account_id", "=", accountId).where("kind", "=", "usage").execute();
+    const usageRows = (accountId: string) => gateway.app.ctx.store.db.selectFrom("ledger").selectAll().where("account_id", "=", accountId).where("kind", "=", "usage").execute();
 
     it("refuses an output-token limit above the model's with 400 naming the field, nothing held, sent or charged", async () => {
       const { raw, account } = await gateway.createAccount({ balance: "10" });
@@ -71,7 +70,9 @@ for (const kind of DATABASE_KINDS) {
       const over = await post(raw, "/v1/chat/completions", { model: "premium-mock", messages: [{ role: "user", content: "Hi" }], max_tokens: MAX_OUTPUT_TOKENS_CEILING + 1 });
       expect(over.status).toBe(400);
       expect(JSON.parse(over.text).error).toMatchObject({ type: "invalid_request", param: "max_tokens" });
-      expect((await post(raw, "/v1/chat/completions", { model: "premium-mock", messages: [{ role: "user", content: "Hi" }], max_tokens: MAX_OUTPUT_TOKENS_CEILING })).status).toBe(200);
+      expect((await post(raw, "/v1/chat/completions", { model: "premium-mock", messages: [{ role: "user", content: "Hi" }], max_tokens: MAX_OUTPUT_TOKENS_CEILING })).status).toBe(
+        200,
+      );
     });
 
     it("bills its estimate when the upstream reports impossible usage (1e30, 2^63, negative), buffered and streamed", async () => {
@@ -87,7 +88,12 @@ for (const kind of DATABASE_KINDS) {
         const buffered = await post(raw, "/v1/chat/completions", { model: "gpt-mock", messages: [{ role: "user", content: "Hi" }] });
         expect(buffered.status, buffered.text).toBe(200);
         mock.handler = (req, res) => chatStream(req, res, ["o", "k"], { usage });
-        const streamed = await post(raw, "/v1/chat/completions", { model: "gpt-mock", messages: [{ role: "user", content: "Hi" }], stream: true, stream_options: { include_usage: true } });
+        const streamed = await post(raw, "/v1/chat/completions", {
+          model: "gpt-mock",
+          messages: [{ role: "user", content: "Hi" }],
+          stream: true,
+          stream_options: { include_usage: true },
+        });
         expect(streamed.status).toBe(200);
         expect(streamed.text).toContain("[DONE]");
       }

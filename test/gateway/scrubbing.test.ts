@@ -29,9 +29,15 @@ describe("scrubbing", () => {
     await mock?.close();
   });
 
-  const leakText = (req: { key: string }) =>
-    `key ${req.key} org ${ORG} project ${PROJECT} at ${mock.url}/v1/chat/completions, request id ${UPSTREAM_REQUEST_ID}`;
-  const leakHeaders = () => ({ "openai-organization": ORG, "openai-project": PROJECT, "x-request-id": UPSTREAM_REQUEST_ID, "set-cookie": `s=${UPSTREAM_KEY}`, server: mock.host, "x-ratelimit-remaining-requests": "99" });
+  const leakText = (req: { key: string }) => `key ${req.key} org ${ORG} project ${PROJECT} at ${mock.url}/v1/chat/completions, request id ${UPSTREAM_REQUEST_ID}`;
+  const leakHeaders = () => ({
+    "openai-organization": ORG,
+    "openai-project": PROJECT,
+    "x-request-id": UPSTREAM_REQUEST_ID,
+    "set-cookie": `s=${UPSTREAM_KEY}`,
+    server: mock.host,
+    "x-ratelimit-remaining-requests": "99",
+  });
 
   function expectClean(text: string, headers: Headers) {
     for (const canary of canaries) expect(text).not.toContain(canary);
@@ -40,12 +46,17 @@ describe("scrubbing", () => {
   }
 
   async function call(path: string, body: object) {
-    const response = await fetch(`${gateway.url}${path}`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+    const response = await fetch(`${gateway.url}${path}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
     return { status: response.status, headers: response.headers, text: await response.text() };
   }
 
   it("buffered bodies", async () => {
-    mock.handler = (req, res) => json(res, 200, chatCompletion(leakText(req), { extra: { organization: ORG, project_id: PROJECT, request_id: UPSTREAM_REQUEST_ID } }), leakHeaders());
+    mock.handler = (req, res) =>
+      json(res, 200, chatCompletion(leakText(req), { extra: { organization: ORG, project_id: PROJECT, request_id: UPSTREAM_REQUEST_ID } }), leakHeaders());
     const result = await call("/v1/chat/completions", { model: "gpt-mock", messages: [{ role: "user", content: "x" }] });
     expect(result.status).toBe(200);
     expect(result.text).toContain("[redacted]");
@@ -55,14 +66,22 @@ describe("scrubbing", () => {
   it("stream events, split across chunks", async () => {
     mock.handler = (req, res) => {
       res.writeHead(200, { "content-type": "text/event-stream", ...leakHeaders() });
-      const chunk = JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta: { content: leakText(req) }, finish_reason: null }] });
+      const chunk = JSON.stringify({
+        id: "c",
+        object: "chat.completion.chunk",
+        created: 1,
+        model: "m",
+        choices: [{ index: 0, delta: { content: leakText(req) }, finish_reason: null }],
+      });
       const frame = `data: ${chunk}\n\n`;
       // Split the frame in the middle of the key so a per-chunk scrubber would miss it.
       const cut = frame.indexOf(req.key) + 10;
       res.write(frame.slice(0, cut));
       setTimeout(() => {
         res.write(frame.slice(cut));
-        res.end(`data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta: {}, finish_reason: "stop" }] })}\n\ndata: [DONE]\n\n`);
+        res.end(
+          `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta: {}, finish_reason: "stop" }] })}\n\ndata: [DONE]\n\n`,
+        );
       }, 20);
     };
     const result = await call("/v1/chat/completions", { model: "gpt-mock", messages: [{ role: "user", content: "x" }], stream: true });
@@ -209,7 +228,22 @@ server:
   }
   function messagesFrames(): string[] {
     return [
-      sse({ type: "message_start", message: { id: "msg_1", type: "message", role: "assistant", model: "claude-upstream", content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 3, output_tokens: 1 } } }, "message_start"),
+      sse(
+        {
+          type: "message_start",
+          message: {
+            id: "msg_1",
+            type: "message",
+            role: "assistant",
+            model: "claude-upstream",
+            content: [],
+            stop_reason: null,
+            stop_sequence: null,
+            usage: { input_tokens: 3, output_tokens: 1 },
+          },
+        },
+        "message_start",
+      ),
       sse({ type: "content_block_start", index: 0, content_block: { type: "text", text: "" } }, "content_block_start"),
       ...CANARIES.map((id) => sse({ type: "content_block_delta", index: 0, delta: { type: "text_delta", text: `${LEAK} ${id} ` } }, "content_block_delta")),
       sse({ type: "content_block_stop", index: 0 }, "content_block_stop"),
@@ -218,18 +252,31 @@ server:
     ];
   }
   function responsesBody() {
-    return { id: "resp_1", object: "response", model: "upstream", status: "completed", output: [{ type: "message", id: "msg_1", role: "assistant", content: [{ type: "output_text", text: LEAK, annotations: [] }] }], usage: { input_tokens: 3, output_tokens: 4, total_tokens: 7 } };
+    return {
+      id: "resp_1",
+      object: "response",
+      model: "upstream",
+      status: "completed",
+      output: [{ type: "message", id: "msg_1", role: "assistant", content: [{ type: "output_text", text: LEAK, annotations: [] }] }],
+      usage: { input_tokens: 3, output_tokens: 4, total_tokens: 7 },
+    };
   }
   function responsesFrames(): string[] {
     return [
       sse({ type: "response.created", response: { ...responsesBody(), status: "in_progress", output: [] } }, "response.created"),
-      ...CANARIES.map((id) => sse({ type: "response.output_text.delta", item_id: "msg_1", output_index: 0, content_index: 0, delta: `${LEAK} ${id} ` }, "response.output_text.delta")),
+      ...CANARIES.map((id) =>
+        sse({ type: "response.output_text.delta", item_id: "msg_1", output_index: 0, content_index: 0, delta: `${LEAK} ${id} ` }, "response.output_text.delta"),
+      ),
       sse({ type: "response.completed", response: responsesBody() }, "response.completed"),
     ];
   }
 
   async function call(path: string, body: object) {
-    const response = await fetch(`${gateway.url}${path}`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+    const response = await fetch(`${gateway.url}${path}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
     const text = await response.text();
     const everything = [text, ...[...response.headers].map(([name, value]) => `${name}: ${value}`)].join("\n");
     for (const canary of CANARIES) expect(everything, `${path} leaked ${canary}`).not.toContain(canary);

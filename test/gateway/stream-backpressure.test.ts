@@ -27,7 +27,9 @@ describe("stream backpressure", () => {
           upstreamWritten += frame.length;
           if (!res.write(frame)) return void res.once("drain", next);
         }
-        res.end(`data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1, model: "upstream-gpt", choices: [], usage: { prompt_tokens: 5, completion_tokens: 7, total_tokens: 12 } })}\n\ndata: [DONE]\n\n`);
+        res.end(
+          `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1, model: "upstream-gpt", choices: [], usage: { prompt_tokens: 5, completion_tokens: 7, total_tokens: 12 } })}\n\ndata: [DONE]\n\n`,
+        );
         upstreamDone = true;
       };
       next();
@@ -54,7 +56,7 @@ describe("stream backpressure", () => {
     // The socket buffers between the upstream and the client fill first; on a busy machine (CI runs
     // test files in parallel) that can take more than a second. Wait until the upstream stops.
     let stalledAt = -1;
-    for (const deadline = Date.now() + 15_000; stalledAt < 0 && Date.now() < deadline; ) {
+    for (const deadline = Date.now() + 15_000; stalledAt < 0 && Date.now() < deadline;) {
       const before = upstreamWritten;
       await sleep(500);
       if (upstreamWritten === before) stalledAt = before;

@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startMockUpstream, type MockUpstream } from "../support/mock-upstream.js";
 import { mockConfig, startGateway, type TestGateway } from "../support/gateway.js";
 
-const chunk = (content: string) => `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1, model: "upstream-gpt", choices: [{ index: 0, delta: { content }, finish_reason: null }] })}\n\n`;
+const chunk = (content: string) =>
+  `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1, model: "upstream-gpt", choices: [{ index: 0, delta: { content }, finish_reason: null }] })}\n\n`;
 const USAGE = `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1, model: "upstream-gpt", choices: [], usage: { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 } })}\n\n`;
 
 describe("stream writes", () => {
@@ -47,16 +48,20 @@ describe("stream writes", () => {
   function streamRequest(onData: (text: string) => void): Promise<string> {
     const body = JSON.stringify({ model: "gpt-mock", messages: [{ role: "user", content: "Hi" }], stream: true });
     return new Promise((resolve, reject) => {
-      const req = request(`${gateway.url}/v1/chat/completions`, { method: "POST", headers: { authorization: `Bearer ${raw}`, "content-type": "application/json" } }, (response: IncomingMessage) => {
-        let text = "";
-        response.setEncoding("utf8");
-        response.on("data", (data: string) => {
-          text += data;
-          onData(text);
-        });
-        response.on("end", () => resolve(text));
-        response.on("error", reject);
-      });
+      const req = request(
+        `${gateway.url}/v1/chat/completions`,
+        { method: "POST", headers: { authorization: `Bearer ${raw}`, "content-type": "application/json" } },
+        (response: IncomingMessage) => {
+          let text = "";
+          response.setEncoding("utf8");
+          response.on("data", (data: string) => {
+            text += data;
+            onData(text);
+          });
+          response.on("end", () => resolve(text));
+          response.on("error", reject);
+        },
+      );
       req.on("error", reject);
       req.end(body);
     });

@@ -59,7 +59,11 @@ describe("images", () => {
 
   it("adds the token usage the upstream reports, priced by the model's token prices", async () => {
     mock.handler = (_req, res) =>
-      json(res, 200, { created: 1, data: [{ b64_json: fakeImage(5000) }], usage: { input_tokens: 50, output_tokens: 4160, total_tokens: 4210, input_tokens_details: { text_tokens: 50, image_tokens: 0 } } });
+      json(res, 200, {
+        created: 1,
+        data: [{ b64_json: fakeImage(5000) }],
+        usage: { input_tokens: 50, output_tokens: 4160, total_tokens: 4210, input_tokens_details: { text_tokens: 50, image_tokens: 0 } },
+      });
     const { response } = await openai.images.generate({ model: "image-tokens", prompt: "a kite" }).withResponse();
     // 0.01 per image + 50 x 5/M + 4160 x 40/M = 0.01 + 0.00025 + 0.1664
     expect(response.headers.get("x-gateway-cost-usd")).toBe("0.17665");
@@ -68,7 +72,8 @@ describe("images", () => {
   });
 
   it("counts an impossible token count the upstream reports (1e30, negative) as 0 and still charges the image", async () => {
-    mock.handler = (_req, res) => json(res, 200, { created: 1, data: [{ b64_json: fakeImage(5000) }], usage: { input_tokens: -50, output_tokens: 1e30, input_tokens_details: { cached_tokens: 2 ** 63 } } });
+    mock.handler = (_req, res) =>
+      json(res, 200, { created: 1, data: [{ b64_json: fakeImage(5000) }], usage: { input_tokens: -50, output_tokens: 1e30, input_tokens_details: { cached_tokens: 2 ** 63 } } });
     const { response } = await openai.images.generate({ model: "image-tokens", prompt: "a kite" }).withResponse();
     expect(response.headers.get("x-gateway-cost-usd")).toBe("0.01");
     const [row] = await ledgerRows(gateway, accountId);
@@ -102,7 +107,8 @@ describe("images", () => {
   });
 
   it("fails over on 429 and charges once", async () => {
-    mock.handler = (_req, res) => (mock.requests.length === 1 ? json(res, 429, { error: { message: "slow down" } }) : json(res, 200, { created: 1, data: [{ b64_json: fakeImage(2000) }] }));
+    mock.handler = (_req, res) =>
+      mock.requests.length === 1 ? json(res, 429, { error: { message: "slow down" } }) : json(res, 200, { created: 1, data: [{ b64_json: fakeImage(2000) }] });
     const { response } = await openai.images.generate({ model: "image-mock", prompt: "x" }).withResponse();
     expect(response.headers.get("x-gateway-attempts")).toBe("2");
     expect(new Set(mock.requests.map((r) => r.key))).toEqual(new Set(OPENAI_KEYS));
@@ -131,10 +137,7 @@ describe("images", () => {
     mock.handler = (req, res) =>
       json(res, 200, {
         created: 1,
-        data: [
-          { b64_json: clean, revised_prompt: `drawn with key ${req.key} at ${mock.url}/v1/images/generations` },
-          { b64_json: dirty },
-        ],
+        data: [{ b64_json: clean, revised_prompt: `drawn with key ${req.key} at ${mock.url}/v1/images/generations` }, { b64_json: dirty }],
         organization: ORG,
         request_id: "req_CANARYrequest0123456789abcdef",
         note: `org ${ORG}`,

@@ -49,8 +49,13 @@ describe("videos over a Google operations upstream", () => {
         polls += 1;
         if (polls < 2) return json(res, 200, { name: "op123", done: false, metadata: { progressPercent: 40 } });
         if (outcome === "error") return json(res, 200, { name: "op123", done: true, error: { code: 3, message: `quota project for ${req.key} exhausted` } });
-        if (outcome === "filtered") return json(res, 200, { name: "op123", done: true, response: { generateVideoResponse: { raiMediaFilteredCount: 1, raiMediaFilteredReasons: ["unsafe content"] } } });
-        return json(res, 200, { name: "op123", done: true, response: { generateVideoResponse: { generatedSamples: [{ video: { uri: `${mock.url}/v1beta/files/f1:download?alt=media` } }] } } });
+        if (outcome === "filtered")
+          return json(res, 200, { name: "op123", done: true, response: { generateVideoResponse: { raiMediaFilteredCount: 1, raiMediaFilteredReasons: ["unsafe content"] } } });
+        return json(res, 200, {
+          name: "op123",
+          done: true,
+          response: { generateVideoResponse: { generatedSamples: [{ video: { uri: `${mock.url}/v1beta/files/f1:download?alt=media` } }] } },
+        });
       }
       if (req.method === "GET" && path === "/v1beta/files/f1:download") {
         // The real API redirects to signed storage; the key must not follow the redirect.

@@ -26,11 +26,7 @@ for (const kind of DATABASE_KINDS) {
     beforeAll(async () => {
       database = await createTestDatabase(kind);
       store = await openStore({ databaseUrl: database.databaseUrl, sqlitePath: database.sqlitePath, secret: "test-secret-0123456789", migrate: false });
-      expect((await migrate(store.handle, "0003-billing-batch-state")).applied).toEqual([
-        "0001-initial",
-        "0002-billing-functions",
-        "0003-billing-batch-state",
-      ]);
+      expect((await migrate(store.handle, "0003-billing-batch-state")).applied).toEqual(["0001-initial", "0002-billing-functions", "0003-billing-batch-state"]);
       accountId = (await store.accounts.create({ email: `lean-${kind}@example.com`, tier: "default" })).id;
     });
     afterAll(async () => {
@@ -70,9 +66,7 @@ for (const kind of DATABASE_KINDS) {
       await expect(insertHold("hold_0", accountId, "req_new", 1n)).rejects.toThrow();
       await expect(insertHold("hold_negative", accountId, "req_negative", -1n)).rejects.toThrow();
       await expect(insertHold("hold_orphan", "acct_missing", "req_orphan", 1n)).rejects.toThrow();
-      await expect(
-        sql`insert into monthly_usage (account_id, month, cost_nano, tokens, requests) values (${accountId}, '2026-11', 1, 1, 1)`.execute(store.db),
-      ).rejects.toThrow();
+      await expect(sql`insert into monthly_usage (account_id, month, cost_nano, tokens, requests) values (${accountId}, '2026-11', 1, 1, 1)`.execute(store.db)).rejects.toThrow();
       await expect(sql`update monthly_usage set tokens = -1 where account_id = ${accountId}`.execute(store.db)).rejects.toThrow();
       if (kind === "sqlite") {
         const tables = await sql<{ name: string; sql: string }>`select name, sql from sqlite_master where name in ('holds', 'monthly_usage')`.execute(store.db);

@@ -81,10 +81,14 @@ for (const kind of DATABASE_KINDS) {
       const original = await store.db.selectFrom("ledger").selectAll().where("request_id", "=", requestId).executeTakeFirstOrThrow();
       if (kind === "sqlite") {
         await expect(
-          sql`insert or replace into ledger (created_at, account_id, request_id, kind, cost_nano) values (${original.created_at}, ${account.id}, ${requestId}, 'usage', 0)`.execute(store.db),
+          sql`insert or replace into ledger (created_at, account_id, request_id, kind, cost_nano) values (${original.created_at}, ${account.id}, ${requestId}, 'usage', 0)`.execute(
+            store.db,
+          ),
         ).rejects.toThrow(/append-only/);
         await expect(
-          sql`replace into ledger (id, created_at, account_id, request_id, kind, cost_nano) values (${original.id}, ${original.created_at}, ${account.id}, ${`${requestId}-other`}, 'usage', 0)`.execute(store.db),
+          sql`replace into ledger (id, created_at, account_id, request_id, kind, cost_nano) values (${original.id}, ${original.created_at}, ${account.id}, ${`${requestId}-other`}, 'usage', 0)`.execute(
+            store.db,
+          ),
         ).rejects.toThrow(/append-only/);
       } else {
         await expect(sql`truncate ledger`.execute(store.db)).rejects.toThrow(/append-only/);
@@ -124,7 +128,9 @@ for (const kind of DATABASE_KINDS) {
       await expect(
         store.db.transaction().execute(async (trx) => {
           await trx.updateTable("accounts").set({ balance_nano: 7n }).where("id", "=", account.id).execute();
-          await sql`insert into ledger (created_at, account_id, request_id, kind, cost_nano) values (${BigInt(Date.now())}, ${account.id}, ${`req-tx-${kind}`}, 'usage', 3)`.execute(trx);
+          await sql`insert into ledger (created_at, account_id, request_id, kind, cost_nano) values (${BigInt(Date.now())}, ${account.id}, ${`req-tx-${kind}`}, 'usage', 3)`.execute(
+            trx,
+          );
           // Fails on the CHECK constraint after two successful writes.
           await trx.updateTable("accounts").set({ total_spent_nano: -3n }).where("id", "=", account.id).execute();
         }),
@@ -201,9 +207,15 @@ for (const kind of DATABASE_KINDS) {
       const stored = await store.db.selectFrom("keys").selectAll().where("id", "=", created[0]!.key.id).executeTakeFirstOrThrow();
       expect(JSON.stringify(stored, (_k, v) => (typeof v === "bigint" ? v.toString() : v))).not.toContain(created[0]!.raw);
       await expect(store.keys.create({ accountId: account.id })).rejects.toMatchObject({ type: "sub_key_limit_reached" });
-      const before = await store.db.selectFrom("auth_events").select((eb) => eb.fn.countAll<bigint>().as("n")).executeTakeFirstOrThrow();
+      const before = await store.db
+        .selectFrom("auth_events")
+        .select((eb) => eb.fn.countAll<bigint>().as("n"))
+        .executeTakeFirstOrThrow();
       await store.keys.revoke(created[0]!.key.id);
-      const after = await store.db.selectFrom("auth_events").select((eb) => eb.fn.countAll<bigint>().as("n")).executeTakeFirstOrThrow();
+      const after = await store.db
+        .selectFrom("auth_events")
+        .select((eb) => eb.fn.countAll<bigint>().as("n"))
+        .executeTakeFirstOrThrow();
       expect(Number(after.n)).toBe(Number(before.n) + 1);
       await store.keys.create({ accountId: account.id });
       expect((await store.keys.listByAccount(account.id)).filter((k) => k.status === "enabled")).toHaveLength(50);

@@ -17,13 +17,24 @@ export interface TestGateway {
   app: App;
   database: TestDatabase;
   logs: Array<Record<string, unknown>>;
-  createAccount(options?: { balance?: string; tier?: string; email?: string; budgetCap?: string; tokenCap?: number; monthlyBudget?: string; monthlyTokenBudget?: number }): Promise<{ account: Account; key: ApiKey; raw: string }>;
+  createAccount(options?: {
+    balance?: string;
+    tier?: string;
+    email?: string;
+    budgetCap?: string;
+    tokenCap?: number;
+    monthlyBudget?: string;
+    monthlyTokenBudget?: number;
+  }): Promise<{ account: Account; key: ApiKey; raw: string }>;
   close(): Promise<void>;
 }
 
 let counter = 0;
 
-export async function startGateway(configYaml: string, options: { kind?: "sqlite" | "postgres"; env?: Record<string, string>; database?: TestDatabase } = {}): Promise<TestGateway> {
+export async function startGateway(
+  configYaml: string,
+  options: { kind?: "sqlite" | "postgres"; env?: Record<string, string>; database?: TestDatabase } = {},
+): Promise<TestGateway> {
   const database = options.database ?? (await createTestDatabase(options.kind ?? "sqlite"));
   const dir = mkdtempSync(join(tmpdir(), "gw-cfg-"));
   const configPath = join(dir, "gateway.config.yaml");

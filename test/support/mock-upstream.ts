@@ -146,11 +146,26 @@ export function anthropicMessage(text: string, options: { toolUse?: { id: string
 }
 
 /** Writes an Anthropic Messages stream for text pieces (and an optional tool call split in fragments). */
-export async function anthropicStream(res: ServerResponse, pieces: string[], options: { tool?: { id: string; name: string; fragments: string[] }; usage?: { input: number; output: number } } = {}): Promise<void> {
+export async function anthropicStream(
+  res: ServerResponse,
+  pieces: string[],
+  options: { tool?: { id: string; name: string; fragments: string[] }; usage?: { input: number; output: number } } = {},
+): Promise<void> {
   res.writeHead(200, { "content-type": "text/event-stream" });
   const send = (event: string, data: object) => res.write(`event: ${event}\ndata: ${JSON.stringify({ type: event, ...data })}\n\n`);
   const usage = options.usage ?? { input: 12, output: pieces.length };
-  send("message_start", { message: { id: "msg_mock2", type: "message", role: "assistant", model: "claude-upstream", content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: usage.input, output_tokens: 1 } } });
+  send("message_start", {
+    message: {
+      id: "msg_mock2",
+      type: "message",
+      role: "assistant",
+      model: "claude-upstream",
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: { input_tokens: usage.input, output_tokens: 1 },
+    },
+  });
   let index = 0;
   if (pieces.length) {
     send("content_block_start", { index, content_block: { type: "text", text: "" } });

@@ -56,7 +56,12 @@ export function App() {
   else if (workspaceMatch) page = <WorkspacePage id={decodeURIComponent(workspaceMatch[1]!)} me={session.account} />;
   else if (path === "/invite") page = <InvitePage />;
   else if (path === "/admin" && session.account.is_admin) page = <AdminPage me={session.account} />;
-  else page = <p>Nothing here. <Link to="/">Back to keys</Link></p>;
+  else
+    page = (
+      <p>
+        Nothing here. <Link to="/">Back to keys</Link>
+      </p>
+    );
 
   return (
     <>

@@ -23,18 +23,19 @@ export function keyJson(k: ApiKey) {
 export async function keysCommand(sub: string | undefined, args: string[], io: CliIo, store: Store): Promise<void> {
   switch (sub) {
     case "create": {
-      const { values, json } = parseCommand(
-        args,
-        { account: { type: "string" }, name: { type: "string" }, "budget-cap": { type: "string" }, "token-cap": { type: "string" } },
-        [],
-      );
+      const { values, json } = parseCommand(args, { account: { type: "string" }, name: { type: "string" }, "budget-cap": { type: "string" }, "token-cap": { type: "string" } }, []);
       const { key, raw } = await store.keys.create({
         accountId: requireOption(values, "account"),
         name: typeof values.name === "string" ? values.name : "",
         budgetCap: parseMoneyOption(values, "budget-cap"),
         tokenCap: parseCountOption(values, "token-cap"),
       });
-      return emit(io, json, { ...keyJson(key), key: raw }, () => `created key ${key.id} for account ${key.accountId}\n${raw}\nThis is the only time the key is shown; store it now.`);
+      return emit(
+        io,
+        json,
+        { ...keyJson(key), key: raw },
+        () => `created key ${key.id} for account ${key.accountId}\n${raw}\nThis is the only time the key is shown; store it now.`,
+      );
     }
     case "list": {
       const { values, json } = parseCommand(args, { account: { type: "string" } }, []);
@@ -42,7 +43,18 @@ export async function keysCommand(sub: string | undefined, args: string[], io: C
       await requireAccount(store, accountId);
       const keys = await store.keys.listByAccount(accountId);
       return emit(io, json, keys.map(keyJson), () =>
-        table(keys.map((k) => ({ id: k.id, name: k.name, prefix: k.prefix, status: k.status, spent_usd: usd(k.spent), budget_cap_usd: usd(k.budgetCap), tokens_used: k.tokensUsed, token_cap: k.tokenCap }))),
+        table(
+          keys.map((k) => ({
+            id: k.id,
+            name: k.name,
+            prefix: k.prefix,
+            status: k.status,
+            spent_usd: usd(k.spent),
+            budget_cap_usd: usd(k.budgetCap),
+            tokens_used: k.tokensUsed,
+            token_cap: k.tokenCap,
+          })),
+        ),
       );
     }
     case "revoke": {

@@ -11,7 +11,10 @@ import { parseWith } from "../validate.js";
 const daysQuery = z.object({ days: z.coerce.number().int().min(1).max(366).default(30) });
 const ledgerQuery = z.object({
   limit: z.coerce.number().int().min(1).max(500).default(50),
-  before: z.string().regex(/^\d{1,19}$/, "must be a ledger row id").optional(),
+  before: z
+    .string()
+    .regex(/^\d{1,19}$/, "must be a ledger row id")
+    .optional(),
 });
 const csvQuery = z.object({ days: z.coerce.number().int().min(1).max(3660).optional() });
 
@@ -86,17 +89,16 @@ export function registerUsageRoutes(app: FastifyInstance, ctx: RouteContext): vo
       for (;;) {
         const rows = await ledgerPage(db, accountId, { limit: 1000, ...(before !== undefined && { before }), ...(since !== undefined && { since }) });
         if (rows.length === 0) return;
-        yield rows.map((row) => {
-          const v = ledgerRowView(row);
-          return `${CSV_COLUMNS.map((c) => csvCell(v[c])).join(",")}\r\n`;
-        }).join("");
+        yield rows
+          .map((row) => {
+            const v = ledgerRowView(row);
+            return `${CSV_COLUMNS.map((c) => csvCell(v[c])).join(",")}\r\n`;
+          })
+          .join("");
         before = rows[rows.length - 1]!.id;
       }
     }
     const stamp = new Date().toISOString().slice(0, 10);
-    return reply
-      .header("content-type", "text/csv; charset=utf-8")
-      .header("content-disposition", `attachment; filename="ledger-${stamp}.csv"`)
-      .send(Readable.from(lines()));
+    return reply.header("content-type", "text/csv; charset=utf-8").header("content-disposition", `attachment; filename="ledger-${stamp}.csv"`).send(Readable.from(lines()));
   });
 }

@@ -63,7 +63,12 @@ describe("ChatStreamToMessagesEvents", () => {
         }
       }
       const all = [...blocks.values()];
-      expect(all.filter((b) => b.type === "text").map((b) => b.text).join("")).toBe(expected.content ?? "");
+      expect(
+        all
+          .filter((b) => b.type === "text")
+          .map((b) => b.text)
+          .join(""),
+      ).toBe(expected.content ?? "");
       expect(all.filter((b) => b.type === "tool_use").map((b) => ({ id: b.id, name: b.name, arguments: b.text }))).toEqual(
         (expected.tool_calls ?? []).map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments })),
       );

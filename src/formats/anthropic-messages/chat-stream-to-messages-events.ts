@@ -141,10 +141,7 @@ export class ChatStreamToMessagesEvents {
     this.phase = "done";
     const { stopReason, stopSequence } = this.stopReason();
     const usage = convertChatUsageToAnthropic(this.usage);
-    return [
-      { type: "message_delta", delta: { stop_reason: stopReason, stop_sequence: stopSequence }, usage },
-      { type: "message_stop" },
-    ];
+    return [{ type: "message_delta", delta: { stop_reason: stopReason, stop_sequence: stopSequence }, usage }, { type: "message_stop" }];
   }
 
   private stopReason(): { stopReason: AnthropicStopReason; stopSequence: string | null } {

@@ -5,10 +5,7 @@ import { invalidRequest } from "../../errors/catalogue.js";
 import { isRecord, isString, parseJsonObject, type JsonObject, type WarningList } from "../shared/narrow.js";
 import type { AnthropicContentBlockParam, AnthropicImageBlockParam, AnthropicMessageParam, AnthropicTextBlockParam } from "./types.js";
 
-export function convertChatMessagesToTurns(
-  messages: readonly unknown[],
-  warnings: WarningList,
-): { system: string | undefined; turns: AnthropicMessageParam[] } {
+export function convertChatMessagesToTurns(messages: readonly unknown[], warnings: WarningList): { system: string | undefined; turns: AnthropicMessageParam[] } {
   const systemParts: string[] = [];
   const turns: AnthropicMessageParam[] = [];
   messages.forEach((message, i) => {

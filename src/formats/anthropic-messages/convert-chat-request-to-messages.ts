@@ -27,10 +27,7 @@ const HANDLED_FIELDS = new Set([
   "stream_options",
 ]);
 
-export function convertChatRequestToMessages(
-  body: unknown,
-  options: ChatToMessagesRequestOptions,
-): { request: AnthropicMessagesRequest; warnings: string[] } {
+export function convertChatRequestToMessages(body: unknown, options: ChatToMessagesRequestOptions): { request: AnthropicMessagesRequest; warnings: string[] } {
   if (!isRecord(body)) throw invalidRequest("body", "The request body must be a JSON object.");
   const warnings = new WarningList();
   if (!isString(body.model) || body.model === "") throw invalidRequest("model", "model is required.");

@@ -31,7 +31,13 @@ const CLAUDE_CODE_REQUEST = {
       ],
     },
     { role: "system", content: "Reminder: stay on topic." },
-    { role: "user", content: [{ type: "image", source: { type: "base64", media_type: "image/png", data: "iVBOR" } }, { type: "image", source: { type: "url", url: "https://x.test/a.png" } }] },
+    {
+      role: "user",
+      content: [
+        { type: "image", source: { type: "base64", media_type: "image/png", data: "iVBOR" } },
+        { type: "image", source: { type: "url", url: "https://x.test/a.png" } },
+      ],
+    },
   ],
   tools: [],
   tool_choice: { type: "auto" },
@@ -144,7 +150,16 @@ describe("convertMessagesRequestToChat", () => {
         { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "screenshot", input: {} }] },
         {
           role: "user",
-          content: [{ type: "tool_result", tool_use_id: "t1", content: [{ type: "text", text: "ok" }, { type: "image", source: { type: "base64", media_type: "image/png", data: "AA" } }] }],
+          content: [
+            {
+              type: "tool_result",
+              tool_use_id: "t1",
+              content: [
+                { type: "text", text: "ok" },
+                { type: "image", source: { type: "base64", media_type: "image/png", data: "AA" } },
+              ],
+            },
+          ],
         },
       ],
     });

@@ -7,27 +7,12 @@ import { isNumber, isRecord, isString, WarningList } from "../shared/narrow.js";
 import { convertMessagesTurnToChat, joinSystemText } from "./convert-messages-turn-to-chat.js";
 
 /** Top-level fields translated below (or consumed silently); anything else is dropped with a warning. */
-const HANDLED_FIELDS = new Set([
-  "model",
-  "messages",
-  "system",
-  "max_tokens",
-  "tools",
-  "tool_choice",
-  "stop_sequences",
-  "temperature",
-  "top_p",
-  "metadata",
-  "stream",
-]);
+const HANDLED_FIELDS = new Set(["model", "messages", "system", "max_tokens", "tools", "tool_choice", "stop_sequences", "temperature", "top_p", "metadata", "stream"]);
 
 /** Chat accepts at most four stop sequences. */
 const MAX_STOP_SEQUENCES = 4;
 
-export function convertMessagesRequestToChat(
-  body: unknown,
-  options: ChatTargetOptions = {},
-): { request: ChatRequest; warnings: string[] } {
+export function convertMessagesRequestToChat(body: unknown, options: ChatTargetOptions = {}): { request: ChatRequest; warnings: string[] } {
   if (!isRecord(body)) throw invalidRequest("body", "The request body must be a JSON object.");
   const warnings = new WarningList();
   const systemRole = options.systemRole ?? "system";
@@ -126,7 +111,7 @@ function convertToolChoice(choice: Record<string, unknown>): ChatToolChoice | un
     case "none":
       return "none";
     case "tool":
-      if (!isString(choice.name)) throw invalidRequest("tool_choice.name", "tool_choice.name is required when type is \"tool\".");
+      if (!isString(choice.name)) throw invalidRequest("tool_choice.name", 'tool_choice.name is required when type is "tool".');
       return { type: "function", function: { name: choice.name } };
     default:
       throw invalidRequest("tool_choice.type", "tool_choice.type must be one of auto, any, tool, none.");

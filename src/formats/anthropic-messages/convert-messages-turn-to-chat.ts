@@ -2,13 +2,7 @@
 // blocks become `tool` messages first (Chat wants answers right after the assistant's tool_calls),
 // then the rest of the turn as one user message.
 import { invalidRequest } from "../../errors/catalogue.js";
-import type {
-  ChatAssistantMessage,
-  ChatMessage,
-  ChatToolCall,
-  ChatToolMessage,
-  ChatUserContentPart,
-} from "../openai-chat/types.js";
+import type { ChatAssistantMessage, ChatMessage, ChatToolCall, ChatToolMessage, ChatUserContentPart } from "../openai-chat/types.js";
 import { isRecord, isString, type JsonObject, type WarningList } from "../shared/narrow.js";
 
 /** Block types we know and deliberately drop: they have no Chat Completions equivalent. */
@@ -27,12 +21,7 @@ const DROPPED_BLOCK_TYPES = new Set([
   "search_result",
 ]);
 
-export function convertMessagesTurnToChat(
-  turn: unknown,
-  path: string,
-  systemRole: "system" | "developer",
-  warnings: WarningList,
-): ChatMessage[] {
+export function convertMessagesTurnToChat(turn: unknown, path: string, systemRole: "system" | "developer", warnings: WarningList): ChatMessage[] {
   if (!isRecord(turn)) throw invalidRequest(path, `${path} must be an object.`);
   const content = turn.content;
   if (!isString(content) && !Array.isArray(content)) {
@@ -130,11 +119,7 @@ function convertAssistantTurn(blocks: JsonObject[], path: string, warnings: Warn
   return message;
 }
 
-function convertToolResult(
-  block: JsonObject,
-  path: string,
-  warnings: WarningList,
-): { message: ChatToolMessage; images: ChatUserContentPart[] } {
+function convertToolResult(block: JsonObject, path: string, warnings: WarningList): { message: ChatToolMessage; images: ChatUserContentPart[] } {
   const toolCallId = requireString(block.tool_use_id, `${path}.tool_use_id`);
   const texts: string[] = [];
   const images: ChatUserContentPart[] = [];

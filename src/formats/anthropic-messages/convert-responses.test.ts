@@ -96,7 +96,10 @@ describe("convertMessagesResponseToChat", () => {
   });
 
   it("round-trips a Chat response through Anthropic and back without losing text, calls or token totals", () => {
-    const valid: ChatCompletion = { ...CHAT, choices: [{ ...CHAT.choices[0]!, message: { ...CHAT.choices[0]!.message, tool_calls: CHAT.choices[0]!.message.tool_calls!.slice(0, 1) } }] };
+    const valid: ChatCompletion = {
+      ...CHAT,
+      choices: [{ ...CHAT.choices[0]!, message: { ...CHAT.choices[0]!.message, tool_calls: CHAT.choices[0]!.message.tool_calls!.slice(0, 1) } }],
+    };
     const back = convertMessagesResponseToChat(convertChatResponseToMessages(valid), { created: 1760000000 });
     expect(back.choices[0]!.message.content).toBe("Checking.");
     expect(back.choices[0]!.message.tool_calls).toEqual(valid.choices[0]!.message.tool_calls);

@@ -65,7 +65,10 @@ describe("MessagesEventsToChatStream", () => {
   it("gives each tool_use block its own tool_calls index", () => {
     const chunks = chunksOnly(replay(eventsOf("events-text-and-tools")));
     const starts = chunks.flatMap((c) => c.choices.flatMap((ch) => ch.delta.tool_calls ?? [])).filter((t) => t.id !== undefined);
-    expect(starts.map((t) => [t.index, t.id])).toEqual([[0, "toolu_01XY"], [1, "toolu_02ZW"]]);
+    expect(starts.map((t) => [t.index, t.id])).toEqual([
+      [0, "toolu_01XY"],
+      [1, "toolu_02ZW"],
+    ]);
   });
 
   it("turns an error event into the Chat in-band error and stops", () => {

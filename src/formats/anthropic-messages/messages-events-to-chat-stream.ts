@@ -103,8 +103,7 @@ export class MessagesEventsToChatStream {
     if (this.done) return [];
     const out = this.start();
     this.done = true;
-    const finishReason: ChatFinishReason =
-      this.stopReason === null && this.toolBlocks.size > 0 ? "tool_calls" : mapStopReasonToFinishReason(this.stopReason);
+    const finishReason: ChatFinishReason = this.stopReason === null && this.toolBlocks.size > 0 ? "tool_calls" : mapStopReasonToFinishReason(this.stopReason);
     out.push({ ...this.chunk({}), choices: [{ index: 0, delta: {}, finish_reason: finishReason, logprobs: null }] });
     out.push({ ...this.chunk({}), choices: [], usage: convertAnthropicUsageToChat(this.usage) });
     return out;

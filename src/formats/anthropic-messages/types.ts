@@ -1,14 +1,7 @@
 // Anthropic Messages wire types (request, response, stream events). Optional where the API is;
 // request objects keep unknown fields because Claude Code sends many this gateway does not translate.
 
-export type AnthropicStopReason =
-  | "end_turn"
-  | "max_tokens"
-  | "stop_sequence"
-  | "tool_use"
-  | "pause_turn"
-  | "refusal"
-  | "model_context_window_exceeded";
+export type AnthropicStopReason = "end_turn" | "max_tokens" | "stop_sequence" | "tool_use" | "pause_turn" | "refusal" | "model_context_window_exceeded";
 
 export interface AnthropicTextBlockParam {
   type: "text";
@@ -17,10 +10,7 @@ export interface AnthropicTextBlockParam {
   citations?: unknown;
 }
 
-export type AnthropicImageSource =
-  | { type: "base64"; media_type: string; data: string }
-  | { type: "url"; url: string }
-  | { type: "file"; file_id: string };
+export type AnthropicImageSource = { type: "base64"; media_type: string; data: string } | { type: "url"; url: string } | { type: "file"; file_id: string };
 
 export interface AnthropicImageBlockParam {
   type: "image";
@@ -135,11 +125,7 @@ export interface AnthropicRedactedThinkingBlock {
   data: string;
 }
 
-export type AnthropicContentBlock =
-  | AnthropicTextBlock
-  | AnthropicToolUseBlock
-  | AnthropicThinkingBlock
-  | AnthropicRedactedThinkingBlock;
+export type AnthropicContentBlock = AnthropicTextBlock | AnthropicToolUseBlock | AnthropicThinkingBlock | AnthropicRedactedThinkingBlock;
 
 export interface AnthropicUsage {
   input_tokens: number;

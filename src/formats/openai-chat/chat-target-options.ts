@@ -8,11 +8,7 @@ export interface ChatTargetOptions {
   systemRole?: "system" | "developer";
 }
 
-export function setTokenLimit(
-  target: { max_tokens?: number | null; max_completion_tokens?: number | null },
-  value: number,
-  options: ChatTargetOptions,
-): void {
+export function setTokenLimit(target: { max_tokens?: number | null; max_completion_tokens?: number | null }, value: number, options: ChatTargetOptions): void {
   if (options.tokenLimitField === "max_completion_tokens") target.max_completion_tokens = value;
   else target.max_tokens = value;
 }

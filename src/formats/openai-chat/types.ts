@@ -71,12 +71,7 @@ export interface ChatToolMessage {
   content: string | ChatTextPart[];
 }
 
-export type ChatMessage =
-  | ChatSystemMessage
-  | ChatDeveloperMessage
-  | ChatUserMessage
-  | ChatAssistantMessage
-  | ChatToolMessage;
+export type ChatMessage = ChatSystemMessage | ChatDeveloperMessage | ChatUserMessage | ChatAssistantMessage | ChatToolMessage;
 
 export interface ChatFunctionDefinition {
   name: string;
@@ -107,13 +102,7 @@ export interface ChatAllowedToolsChoice {
   allowed_tools: { mode: "auto" | "required"; tools: ChatNamedToolChoice[] };
 }
 
-export type ChatToolChoice =
-  | "none"
-  | "auto"
-  | "required"
-  | ChatNamedToolChoice
-  | { type: "custom"; custom: { name: string } }
-  | ChatAllowedToolsChoice;
+export type ChatToolChoice = "none" | "auto" | "required" | ChatNamedToolChoice | { type: "custom"; custom: { name: string } } | ChatAllowedToolsChoice;
 
 export type ChatResponseFormat =
   | { type: "text" }

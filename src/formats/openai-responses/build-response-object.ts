@@ -3,15 +3,7 @@
 import { readChatUsage } from "../openai-chat/read-chat-usage.js";
 import type { ChatUsage } from "../openai-chat/types.js";
 import type { ToolNamespaces } from "./convert-responses-tools-to-chat.js";
-import type {
-  ResponsesObject,
-  ResponsesOutputFunctionCall,
-  ResponsesOutputItem,
-  ResponsesRequest,
-  ResponsesStatus,
-  ResponsesTextFormat,
-  ResponsesUsage,
-} from "./types.js";
+import type { ResponsesObject, ResponsesOutputFunctionCall, ResponsesOutputItem, ResponsesRequest, ResponsesStatus, ResponsesTextFormat, ResponsesUsage } from "./types.js";
 
 export interface ResponsesBuildOptions {
   /** Response id ("resp_..."); random when absent. */

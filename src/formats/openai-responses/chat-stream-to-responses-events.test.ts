@@ -79,12 +79,7 @@ describe("ChatStreamToResponsesEvents", () => {
     const chunks = chunksOf("stream-text").filter((c) => c.choices.length > 0 && c.choices[0]!.finish_reason === null);
     const machine = newMachine();
     const events = [...chunks.flatMap((c) => machine.push(c)), ...machine.finish()];
-    expect(events.slice(-4).map((e) => e.type)).toEqual([
-      "response.output_text.done",
-      "response.content_part.done",
-      "response.output_item.done",
-      "response.completed",
-    ]);
+    expect(events.slice(-4).map((e) => e.type)).toEqual(["response.output_text.done", "response.content_part.done", "response.output_item.done", "response.completed"]);
     expect(machine.response?.status).toBe("completed");
   });
 
@@ -101,7 +96,10 @@ describe("ChatStreamToResponsesEvents", () => {
     const machine = new ChatStreamToResponsesEvents({ id: "resp_ns", toolNamespaces: { crm__lookup: { namespace: "crm", name: "lookup" } } });
     const base = chunksOf("stream-text")[0]!;
     const events = [
-      ...machine.push({ ...base, choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: "call_1", function: { name: "crm__lookup", arguments: "{}" } }] }, finish_reason: "tool_calls" }] }),
+      ...machine.push({
+        ...base,
+        choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: "call_1", function: { name: "crm__lookup", arguments: "{}" } }] }, finish_reason: "tool_calls" }],
+      }),
       ...machine.finish(),
     ];
     const done = events.find((e) => e.type === "response.output_item.done");

@@ -4,13 +4,7 @@
 import { ToolCallSequencer, type ToolCallOperation } from "../openai-chat/sequence-tool-call-deltas.js";
 import type { ChatAssistantMessage, ChatCompletionChunk, ChatUsage } from "../openai-chat/types.js";
 import { nowSeconds, randomIdSuffix } from "../shared/ids.js";
-import {
-  buildFunctionCallItem,
-  buildResponseObject,
-  convertChatUsageToResponses,
-  mapFinishReasonToStatus,
-  type ResponsesBuildOptions,
-} from "./build-response-object.js";
+import { buildFunctionCallItem, buildResponseObject, convertChatUsageToResponses, mapFinishReasonToStatus, type ResponsesBuildOptions } from "./build-response-object.js";
 import type { ResponsesObject, ResponsesOutputFunctionCall, ResponsesOutputItem, ResponsesStatus, ResponsesStreamEvent, ResponsesStreamEventBody } from "./types.js";
 
 interface OpenMessage {
@@ -155,7 +149,12 @@ export class ChatStreamToResponsesEvents {
       if (op.kind === "start") {
         events.push(...this.closeMessage());
         const outputIndex = this.output.length;
-        const item = buildFunctionCallItem(`fc_${this.id.replace(/^resp_/, "")}_${outputIndex}`, { id: op.id, name: op.name, arguments: "" }, "in_progress", this.options.toolNamespaces);
+        const item = buildFunctionCallItem(
+          `fc_${this.id.replace(/^resp_/, "")}_${outputIndex}`,
+          { id: op.id, name: op.name, arguments: "" },
+          "in_progress",
+          this.options.toolNamespaces,
+        );
         this.toolItems.set(op.key, { ...item, outputIndex });
         this.output.push(item);
         events.push(this.emit({ type: "response.output_item.added", output_index: outputIndex, item: structuredClone(item) }));

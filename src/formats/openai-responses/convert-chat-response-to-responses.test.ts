@@ -61,7 +61,13 @@ describe("convertChatResponseToResponses", () => {
   it("restores namespaces of flattened tool names", () => {
     const chat: ChatCompletion = {
       ...CHAT,
-      choices: [{ index: 0, finish_reason: "tool_calls", message: { role: "assistant", content: null, tool_calls: [{ id: "c", type: "function", function: { name: "crm__lookup", arguments: "{}" } }] } }],
+      choices: [
+        {
+          index: 0,
+          finish_reason: "tool_calls",
+          message: { role: "assistant", content: null, tool_calls: [{ id: "c", type: "function", function: { name: "crm__lookup", arguments: "{}" } }] },
+        },
+      ],
     };
     expect(convertChatResponseToResponses(chat, { toolNamespaces: { crm__lookup: { namespace: "crm", name: "lookup" } } }).output).toEqual([
       expect.objectContaining({ type: "function_call", name: "lookup", namespace: "crm" }),

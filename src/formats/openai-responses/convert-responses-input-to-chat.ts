@@ -6,11 +6,7 @@ import type { ChatAssistantMessage, ChatMessage, ChatUserContentPart } from "../
 import { isRecord, isString, type JsonObject, type WarningList } from "../shared/narrow.js";
 import { flattenToolName } from "./convert-responses-tools-to-chat.js";
 
-export function convertResponsesInputToChat(
-  input: unknown,
-  systemRole: "system" | "developer",
-  warnings: WarningList,
-): ChatMessage[] {
+export function convertResponsesInputToChat(input: unknown, systemRole: "system" | "developer", warnings: WarningList): ChatMessage[] {
   if (input === undefined || input === null) return [];
   if (isString(input)) return [{ role: "user", content: input }];
   if (!Array.isArray(input)) throw invalidRequest("input", "input must be a string or an array of items.");

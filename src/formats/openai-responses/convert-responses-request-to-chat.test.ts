@@ -9,7 +9,14 @@ const CODEX_REQUEST = {
   instructions: "You are Codex.",
   input: [
     { type: "message", role: "developer", content: [{ type: "input_text", text: "Sandbox: workspace-write." }] },
-    { type: "message", role: "user", content: [{ type: "input_text", text: "List files" }, { type: "input_image", image_url: "data:image/png;base64,AA", detail: "original" }] },
+    {
+      type: "message",
+      role: "user",
+      content: [
+        { type: "input_text", text: "List files" },
+        { type: "input_image", image_url: "data:image/png;base64,AA", detail: "original" },
+      ],
+    },
     { type: "reasoning", id: "rs_1", summary: [], encrypted_content: "xyz" },
     { type: "message", role: "assistant", content: [{ type: "output_text", text: "Running ls.", annotations: [] }] },
     { type: "function_call", call_id: "call_1", name: "shell", arguments: '{"command":["ls"]}' },
@@ -41,7 +48,13 @@ describe("convertResponsesRequestToChat", () => {
     const { request, warnings, conversation, toolNamespaces } = convertResponsesRequestToChat(CODEX_REQUEST);
     const expectedConversation: ChatMessage[] = [
       { role: "system", content: "Sandbox: workspace-write." },
-      { role: "user", content: [{ type: "text", text: "List files" }, { type: "image_url", image_url: { url: "data:image/png;base64,AA" } }] },
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "List files" },
+          { type: "image_url", image_url: { url: "data:image/png;base64,AA" } },
+        ],
+      },
       {
         role: "assistant",
         content: "Running ls.",
@@ -83,7 +96,10 @@ describe("convertResponsesRequestToChat", () => {
     const { request } = convertResponsesRequestToChat(
       {
         model: "o4-mini",
-        input: [{ type: "function_call_output", call_id: "call_h", output: "done" }, { role: "user", content: "Next" }],
+        input: [
+          { type: "function_call_output", call_id: "call_h", output: "done" },
+          { role: "user", content: "Next" },
+        ],
         reasoning: { effort: "low" },
         max_output_tokens: 100,
         text: { format: { type: "json_object" } },
@@ -94,7 +110,14 @@ describe("convertResponsesRequestToChat", () => {
       { history, upstreamAcceptsReasoningEffort: true, tokenLimitField: "max_completion_tokens" },
     );
     expect(request.messages).toEqual([...history, { role: "tool", tool_call_id: "call_h", content: "done" }, { role: "user", content: "Next" }]);
-    expect(request).toMatchObject({ reasoning_effort: "low", max_completion_tokens: 100, response_format: { type: "json_object" }, metadata: { k: "v" }, user: "u1", temperature: 0.2 });
+    expect(request).toMatchObject({
+      reasoning_effort: "low",
+      max_completion_tokens: 100,
+      response_format: { type: "json_object" },
+      metadata: { k: "v" },
+      user: "u1",
+      temperature: 0.2,
+    });
     expect(convertResponsesRequestToChat({ model: "m", input: "hello" }).request.messages).toEqual([{ role: "user", content: "hello" }]);
   });
 

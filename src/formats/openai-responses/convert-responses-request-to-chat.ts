@@ -25,8 +25,24 @@ export interface ResponsesToChatResult {
 
 /** Consumed here, or deliberately not sent upstream (store, include, previous_response_id, stream_options). */
 const HANDLED_FIELDS = new Set([
-  "model", "input", "instructions", "tools", "tool_choice", "parallel_tool_calls", "max_output_tokens", "text", "reasoning",
-  "temperature", "top_p", "user", "metadata", "stream", "store", "include", "previous_response_id", "stream_options",
+  "model",
+  "input",
+  "instructions",
+  "tools",
+  "tool_choice",
+  "parallel_tool_calls",
+  "max_output_tokens",
+  "text",
+  "reasoning",
+  "temperature",
+  "top_p",
+  "user",
+  "metadata",
+  "stream",
+  "store",
+  "include",
+  "previous_response_id",
+  "stream_options",
 ]);
 
 const REASONING_EFFORTS = new Set(["none", "minimal", "low", "medium", "high", "xhigh", "max"]);
@@ -36,10 +52,7 @@ export function convertResponsesRequestToChat(body: unknown, options: ResponsesT
   if (!isString(body.model) || body.model === "") throw invalidRequest("model", "model is required.");
   const warnings = new WarningList();
   const systemRole = options.systemRole ?? "system";
-  const conversation = dropOrphanToolMessages(
-    [...(options.history ?? []), ...convertResponsesInputToChat(body.input, systemRole, warnings)],
-    warnings,
-  );
+  const conversation = dropOrphanToolMessages([...(options.history ?? []), ...convertResponsesInputToChat(body.input, systemRole, warnings)], warnings);
   const messages: ChatMessage[] = [];
   if (isString(body.instructions) && body.instructions !== "") messages.push({ role: systemRole, content: body.instructions });
   messages.push(...conversation);

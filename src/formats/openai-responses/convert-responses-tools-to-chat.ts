@@ -13,10 +13,7 @@ export function flattenToolName(namespace: string, name: string): string {
   return `${namespace}__${name}`.replace(/[^a-zA-Z0-9_-]/g, "_");
 }
 
-export function convertResponsesToolsToChat(
-  tools: unknown,
-  warnings: WarningList,
-): { tools: ChatFunctionTool[]; toolNamespaces: ToolNamespaces } {
+export function convertResponsesToolsToChat(tools: unknown, warnings: WarningList): { tools: ChatFunctionTool[]; toolNamespaces: ToolNamespaces } {
   const toolNamespaces: ToolNamespaces = {};
   if (tools === undefined || tools === null) return { tools: [], toolNamespaces };
   if (!Array.isArray(tools)) throw invalidRequest("tools", "tools must be an array.");

@@ -61,11 +61,7 @@ export interface ResponsesFunctionCallOutputItem {
   id?: string;
 }
 
-export type ResponsesInputItem =
-  | ResponsesMessageItem
-  | ResponsesFunctionCallItem
-  | ResponsesFunctionCallOutputItem
-  | { type: string; [key: string]: unknown };
+export type ResponsesInputItem = ResponsesMessageItem | ResponsesFunctionCallItem | ResponsesFunctionCallOutputItem | { type: string; [key: string]: unknown };
 
 export interface ResponsesFunctionTool {
   type: "function";
@@ -93,9 +89,7 @@ export type ResponsesToolChoice =
   | { type: string; [key: string]: unknown };
 
 export type ResponsesTextFormat =
-  | { type: "text" }
-  | { type: "json_object" }
-  | { type: "json_schema"; name: string; schema: Record<string, unknown>; description?: string; strict?: boolean | null };
+  { type: "text" } | { type: "json_object" } | { type: "json_schema"; name: string; schema: Record<string, unknown>; description?: string; strict?: boolean | null };
 
 export interface ResponsesRequest {
   model?: string;

@@ -68,11 +68,7 @@ export async function handleImageGeneration(services: PipelineServices, settings
   request.meter.inputTokens = usage.inputTokens;
   request.meter.outputTokens = usage.outputTokens;
   request.meter.costNano = charge.cost;
-  reply
-    .code(200)
-    .header("content-type", "application/json")
-    .header("content-length", String(scrubbed.length))
-    .header("x-gateway-cost-usd", formatUsd(charge.cost));
+  reply.code(200).header("content-type", "application/json").header("content-length", String(scrubbed.length)).header("x-gateway-cost-usd", formatUsd(charge.cost));
   return reply.send(Readable.from(scrubbed.parts));
 }
 

@@ -15,13 +15,7 @@ import type { VideoTaskService } from "./video-task-service.js";
 
 const MAX_SUBMIT_ANSWER_BYTES = 1024 * 1024;
 
-export async function submitVideo(
-  services: PipelineServices,
-  settings: MediaSettings,
-  tasks: VideoTaskService,
-  request: FastifyRequest,
-  reply: FastifyReply,
-): Promise<void> {
+export async function submitVideo(services: PipelineServices, settings: MediaSettings, tasks: VideoTaskService, request: FastifyRequest, reply: FastifyReply): Promise<void> {
   const input = await parseVideoRequest(request.body, request.headers["content-type"]);
   const model = resolveModel(services, input.model, "video");
   request.meter.model = model.id;
@@ -30,7 +24,13 @@ export async function submitVideo(
   const adapter = videoAdapterFor(model.provider);
   const seconds = input.seconds ?? settings.defaultVideoSeconds;
   // The default is sent upstream explicitly, so what is held is what the provider is asked for.
-  const prepared = await adapter.prepareSubmit(model.provider, { upstreamModel: model.upstreamModel, prompt: input.prompt, seconds, size: input.size, inputReference: input.inputReference });
+  const prepared = await adapter.prepareSubmit(model.provider, {
+    upstreamModel: model.upstreamModel,
+    prompt: input.prompt,
+    seconds,
+    size: input.size,
+    inputReference: input.inputReference,
+  });
 
   const accountId = request.principal.account.id;
   // Not tied to the client's connection: once the upstream accepted a task it is recorded (and
@@ -38,7 +38,16 @@ export async function submitVideo(
   // Each attempt is bounded by the provider's header and body timeouts. The hold lives as long as
   // a task may; the task settles or releases it later, possibly in another process.
   const call = await openMeteredCall(services, {
-    admission: { requestId: request.id, accountId, keyId: request.principal.key.id, model, route: "videos", projectedInputTokens: 0, projectedOutputTokens: 0, projectedVideoSeconds: seconds },
+    admission: {
+      requestId: request.id,
+      accountId,
+      keyId: request.principal.key.id,
+      model,
+      route: "videos",
+      projectedInputTokens: 0,
+      projectedOutputTokens: 0,
+      projectedVideoSeconds: seconds,
+    },
     admitOptions: { ttlMs: settings.videoTaskTtlMs },
     build: prepared,
     awaitFirstChunk: false,

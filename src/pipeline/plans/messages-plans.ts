@@ -2,12 +2,7 @@
 // read from the stream), or bridged over Chat Completions for OpenAI-compatible upstreams.
 import type { ModelConfig } from "../../config/load.js";
 import type { Usage } from "../../core/usage.js";
-import {
-  ChatStreamToMessagesEvents,
-  convertChatResponseToMessages,
-  convertMessagesRequestToChat,
-  type AnthropicMessage,
-} from "../../formats/anthropic-messages/index.js";
+import { ChatStreamToMessagesEvents, convertChatResponseToMessages, convertMessagesRequestToChat, type AnthropicMessage } from "../../formats/anthropic-messages/index.js";
 import type { ClientFrame, StreamTranslator, UpstreamPlan } from "../plan.js";
 import { bridgeOverChat, type ChatBridge } from "./bridge-over-chat.js";
 import { chatToOpenAiChat } from "./chat-plans.js";

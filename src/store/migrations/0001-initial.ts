@@ -9,12 +9,17 @@ const DAY_MS = 86_400_000;
 export const LEDGER_RETENTION_MS = 365 * DAY_MS;
 
 const nonNegative = (column: string) => (c: ColumnDefinitionBuilder) =>
-  c.notNull().defaultTo(0).check(sql`${sql.ref(column)} >= 0`);
+  c
+    .notNull()
+    .defaultTo(0)
+    .check(sql`${sql.ref(column)} >= 0`);
 const optionalNonNegative = (column: string) => (c: ColumnDefinitionBuilder) => c.check(sql`${sql.ref(column)} >= 0`);
-const oneOf = (column: string, values: string[]) => (c: ColumnDefinitionBuilder) =>
-  c.notNull().check(sql`${sql.ref(column)} in (${sql.join(values.map((v) => sql.lit(v)))})`);
+const oneOf = (column: string, values: string[]) => (c: ColumnDefinitionBuilder) => c.notNull().check(sql`${sql.ref(column)} in (${sql.join(values.map((v) => sql.lit(v)))})`);
 const flag = (column: string) => (c: ColumnDefinitionBuilder) =>
-  c.notNull().defaultTo(0).check(sql`${sql.ref(column)} in (0, 1)`);
+  c
+    .notNull()
+    .defaultTo(0)
+    .check(sql`${sql.ref(column)} in (0, 1)`);
 
 export async function up(db: Db, dialect: Dialect): Promise<void> {
   const serial = dialect === "sqlite" ? "integer" : "bigserial";
@@ -29,10 +34,16 @@ export async function up(db: Db, dialect: Dialect): Promise<void> {
     .addColumn("tier", "text", (c) => c.notNull())
     .addColumn("is_admin", "bigint", flag("is_admin"))
     .addColumn("balance_nano", "bigint", (c) =>
-      c.notNull().defaultTo(0).check(sql`balance_nano >= 0 and balance_nano <= ${sql.lit(MAX_BALANCE.toString())}`),
+      c
+        .notNull()
+        .defaultTo(0)
+        .check(sql`balance_nano >= 0 and balance_nano <= ${sql.lit(MAX_BALANCE.toString())}`),
     )
     .addColumn("total_spent_nano", "bigint", (c) =>
-      c.notNull().defaultTo(0).check(sql`total_spent_nano >= 0 and total_spent_nano <= ${sql.lit(MAX_TOTAL_SPENT.toString())}`),
+      c
+        .notNull()
+        .defaultTo(0)
+        .check(sql`total_spent_nano >= 0 and total_spent_nano <= ${sql.lit(MAX_TOTAL_SPENT.toString())}`),
     )
     .addColumn("held_nano", "bigint", nonNegative("held_nano"))
     .addColumn("held_tokens", "bigint", nonNegative("held_tokens"))
@@ -201,7 +212,12 @@ export async function up(db: Db, dialect: Dialect): Promise<void> {
     .addColumn("upstream_key_ciphertext", "text", (c) => c.notNull())
     .addColumn("upstream_task_id", "text", (c) => c.notNull())
     .addColumn("status", "text", oneOf("status", ["queued", "in_progress", "completed", "failed", "expired"]))
-    .addColumn("progress", "bigint", (c) => c.notNull().defaultTo(0).check(sql`progress >= 0 and progress <= 100`))
+    .addColumn("progress", "bigint", (c) =>
+      c
+        .notNull()
+        .defaultTo(0)
+        .check(sql`progress >= 0 and progress <= 100`),
+    )
     .addColumn("seconds", "bigint", optionalNonNegative("seconds"))
     .addColumn("size", "text")
     .addColumn("error_message", "text")

@@ -36,7 +36,12 @@ export function AdminPage(props: { me: Account }) {
                   <label className="sr-only" htmlFor={`status-${a.id}`}>
                     Status of {a.email}
                   </label>
-                  <select id={`status-${a.id}`} value={a.status} disabled={self} onChange={(e) => void change(a, { status: e.target.value }, `${a.email} is now ${e.target.value}.`)}>
+                  <select
+                    id={`status-${a.id}`}
+                    value={a.status}
+                    disabled={self}
+                    onChange={(e) => void change(a, { status: e.target.value }, `${a.email} is now ${e.target.value}.`)}
+                  >
                     <option value="active">active</option>
                     <option value="suspended">suspended</option>
                     <option value="closed">closed</option>

@@ -42,7 +42,9 @@ export function KeysPage() {
               <td colSpan={7}>No keys yet.</td>
             </tr>
           )}
-          {keys.data?.data.map((key) => <KeyRow key={key.id} item={key} run={(action, done) => void run(action, done)} />)}
+          {keys.data?.data.map((key) => (
+            <KeyRow key={key.id} item={key} run={(action, done) => void run(action, done)} />
+          ))}
         </tbody>
       </table>
     </section>

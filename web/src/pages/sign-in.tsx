@@ -14,7 +14,10 @@ export function SignInPage(props: { onSignedIn: (s: SessionInfo) => void; invite
   const inviteToken = props.invite ? window.location.hash.slice(1) : "";
 
   useEffect(() => {
-    api<{ signup: "open" | "invite_only" }>("GET", "/config").then((c) => setSignup(c.signup), () => undefined);
+    api<{ signup: "open" | "invite_only" }>("GET", "/config").then(
+      (c) => setSignup(c.signup),
+      () => undefined,
+    );
   }, []);
 
   async function submit(event: FormEvent) {

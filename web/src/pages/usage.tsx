@@ -70,7 +70,11 @@ export function UsagePage() {
             </select>
           </label>
           <UsageChart days={u.by_day} title={`Spend and tokens per day, last ${days} days`} />
-          <TotalsTable caption="By key" first="Key" rows={u.by_key.map((k) => ({ ...k, label: k.name || k.prefix || (k.status === "deleted" ? "(deleted key)" : k.key_id ?? "—") }))} />
+          <TotalsTable
+            caption="By key"
+            first="Key"
+            rows={u.by_key.map((k) => ({ ...k, label: k.name || k.prefix || (k.status === "deleted" ? "(deleted key)" : (k.key_id ?? "—")) }))}
+          />
           <TotalsTable caption="By model" first="Model" rows={u.by_model.map((m) => ({ ...m, label: m.model }))} />
         </>
       )}

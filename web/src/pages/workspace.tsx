@@ -59,7 +59,9 @@ export function WorkspacePage(props: { id: string; me: Account }) {
                       <select
                         id={`role-${m.account_id}`}
                         value={m.role}
-                        onChange={(e) => void run(() => api("PATCH", `${base}/members/${encodeURIComponent(m.account_id)}`, { role: e.target.value }), `${m.email} is now ${e.target.value}.`)}
+                        onChange={(e) =>
+                          void run(() => api("PATCH", `${base}/members/${encodeURIComponent(m.account_id)}`, { role: e.target.value }), `${m.email} is now ${e.target.value}.`)
+                        }
                       >
                         <option value="member">member</option>
                         <option value="admin">admin</option>
@@ -72,7 +74,11 @@ export function WorkspacePage(props: { id: string; me: Account }) {
                 <td>{formatDate(m.joined_at)}</td>
                 <td>
                   {canRemove && (
-                    <button type="button" className="danger" onClick={() => void run(() => api("DELETE", `${base}/members/${encodeURIComponent(m.account_id)}`), self ? "You left the workspace." : `${m.email} removed.`)}>
+                    <button
+                      type="button"
+                      className="danger"
+                      onClick={() => void run(() => api("DELETE", `${base}/members/${encodeURIComponent(m.account_id)}`), self ? "You left the workspace." : `${m.email} removed.`)}
+                    >
                       {self ? "Leave workspace" : `Remove ${m.email}`}
                     </button>
                   )}
@@ -110,7 +116,11 @@ export function WorkspacePage(props: { id: string; me: Account }) {
               <td>{k.spent_usd}</td>
               <td>
                 {k.status !== "revoked" && (manager || k.account_id === props.me.id) && (
-                  <button type="button" className="danger" onClick={() => void run(() => api("DELETE", `${base}/keys/${encodeURIComponent(k.id)}?confirm=true`), `Key ${k.name || k.prefix} revoked.`)}>
+                  <button
+                    type="button"
+                    className="danger"
+                    onClick={() => void run(() => api("DELETE", `${base}/keys/${encodeURIComponent(k.id)}?confirm=true`), `Key ${k.name || k.prefix} revoked.`)}
+                  >
                     Revoke {k.name || k.prefix}
                   </button>
                 )}
@@ -124,7 +134,11 @@ export function WorkspacePage(props: { id: string; me: Account }) {
       {usage.data && (
         <>
           <UsageChart days={usage.data.by_day} title="Workspace spend and tokens per day" />
-          <TotalsTable caption="Workspace usage by key" first="Key" rows={usage.data.by_key.map((k) => ({ ...k, label: `${k.name || k.prefix || "(deleted key)"}${k.owner_email ? ` (${k.owner_email})` : ""}` }))} />
+          <TotalsTable
+            caption="Workspace usage by key"
+            first="Key"
+            rows={usage.data.by_key.map((k) => ({ ...k, label: `${k.name || k.prefix || "(deleted key)"}${k.owner_email ? ` (${k.owner_email})` : ""}` }))}
+          />
         </>
       )}
     </section>
