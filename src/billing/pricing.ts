@@ -4,7 +4,7 @@
 // within one nano, and rounding up means a fraction of a nano is charged, never dropped: a request
 // that delivered anything at a non-zero price costs at least 1 nano-USD.
 // Per-image and per-video-second prices are whole nano-USD already and are added unrounded.
-import type { ModelConfig } from "../config/load.js";
+import type { ModelConfig } from "../config/catalog.js";
 import { ceilDiv, type Nano } from "../core/money.js";
 import type { Usage } from "../core/usage.js";
 import type { AdmissionRequest } from "./types.js";

@@ -1,6 +1,6 @@
 // The billing contract the request pipeline calls: admit before forwarding (places a hold),
 // settle after the upstream answered (one transaction: ledger row + every counter), or release.
-import type { ModelConfig } from "../config/load.js";
+import type { ModelConfig } from "../config/catalog.js";
 import type { Nano } from "../core/money.js";
 import type { Usage } from "../core/usage.js";
 

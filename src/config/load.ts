@@ -6,45 +6,11 @@ import { parse as parseYaml } from "yaml";
 import type { z } from "zod";
 import { parseUsd, type Nano } from "../core/money.js";
 import { parseProxyRange, TrustedProxies } from "../http/trusted-proxies.js";
+import type { ModelConfig, ModelKind, ModelPricing, ProviderConfig } from "./catalog.js";
+import { upstreams } from "../upstreams/registry.js";
 import { configFileSchema, type ConfigFile, type ModelFileEntry } from "./schema.js";
 
-export type ModelKind = "chat" | "image" | "video";
-export type ProviderType = "openai" | "anthropic" | "google-operations";
-export type UpstreamApi = "chat" | "responses" | "images" | "videos";
-
-export interface ProviderConfig {
-  name: string;
-  type: ProviderType;
-  baseUrl: string;
-  sharedKeys: string[];
-  apis: ReadonlySet<UpstreamApi>;
-  headers: Record<string, string>;
-  timeoutMs: number;
-  connectTimeoutMs: number;
-}
-
-export interface ModelPricing {
-  /** nano-USD per million tokens, so that sub-nano per-token prices stay exact. */
-  inputPerMtok: Nano;
-  cachedInputPerMtok: Nano;
-  outputPerMtok: Nano;
-  perImage: ReadonlyMap<string, Nano>;
-  perVideoSecond: Nano;
-}
-
-export interface ModelConfig {
-  id: string;
-  kind: ModelKind;
-  provider: ProviderConfig;
-  upstreamModel: string;
-  contextWindow: number | null;
-  maxOutputTokens: number | null;
-  defaultOutputTokens: number;
-  modalities: { input: string[]; output: string[] };
-  pricing: ModelPricing;
-  /** Tiers that include this model. */
-  tiers: string[];
-}
+export type { ModelConfig, ModelKind, ModelPricing, ProviderConfig, ProviderType, UpstreamApi } from "./catalog.js";
 
 export interface GatewayConfig {
   /** The config file read, or null when the gateway runs with an empty catalog. */
@@ -168,12 +134,18 @@ function buildCatalog(file: ConfigFile, source: string) {
   };
   const providers = new Map<string, ProviderConfig>();
   for (const [name, p] of Object.entries(file.providers)) {
+    const capabilities = upstreams[p.type].capabilities;
+    const apis = p.apis ?? capabilities.defaultApis;
+    for (const api of apis) {
+      if (!capabilities.apis.includes(api))
+        fail(`providers.${name}.apis`, `a provider of type ${p.type} has no "${api}" API (it may list: ${capabilities.apis.join(", ") || "nothing"})`);
+    }
     providers.set(name, {
       name,
       type: p.type,
       baseUrl: p.base_url.replace(/\/+$/, ""),
       sharedKeys: p.keys,
-      apis: new Set(p.apis),
+      apis: new Set(apis),
       headers: p.headers,
       timeoutMs: p.timeout_ms,
       connectTimeoutMs: p.connect_timeout_ms,
@@ -192,6 +164,8 @@ function buildCatalog(file: ConfigFile, source: string) {
     const at = `models[${i}]`;
     if (models.has(m.id)) fail(`${at}.id`, `duplicate model id "${m.id}"`);
     const provider = providers.get(m.provider) ?? fail(`${at}.provider`, `provider "${m.provider}" is not defined under providers`);
+    const kinds = upstreams[provider.type].capabilities.kinds;
+    if (!kinds.includes(m.kind)) fail(`${at}.kind`, `the provider "${m.provider}" (type ${provider.type}) cannot serve ${m.kind} models (only ${kinds.join(", ")})`);
     models.set(m.id, {
       id: m.id,
       kind: m.kind,

@@ -2,18 +2,19 @@
 // nano-USD integers in load.ts; nothing downstream sees a float.
 import { z } from "zod";
 import { MAX_USAGE_COUNT } from "../core/usage.js";
+import { UPSTREAM_TYPES } from "../upstreams/registry.js";
 
 const usd = z.union([z.string(), z.number()]);
 const identifier = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:/@-]*$/, "letters, digits and . _ : / @ - only");
 
 export const providerSchema = z.strictObject({
-  /** openai: an OpenAI-compatible API; anthropic: the native Messages API; google-operations: long-running video operations. */
-  type: z.enum(["openai", "anthropic", "google-operations"]),
+  /** A key of the upstream registry (src/upstreams/registry.ts): openai, anthropic, google-operations. */
+  type: z.enum(UPSTREAM_TYPES),
   base_url: z.url(),
   /** Shared upstream keys, used for accounts that have none of their own for this provider. */
   keys: z.array(z.string().min(1)).default([]),
-  /** Which OpenAI APIs an openai-type upstream speaks natively; others are bridged over chat. */
-  apis: z.array(z.enum(["chat", "responses", "images", "videos"])).default(["chat"]),
+  /** Which OpenAI APIs an openai-type upstream speaks natively; others are bridged over chat. Default: the type's (load.ts). */
+  apis: z.array(z.enum(["chat", "responses", "images", "videos"])).optional(),
   /** Extra headers sent upstream (for example an API version). */
   headers: z.record(z.string(), z.string()).default({}),
   timeout_ms: z.number().int().positive().default(600_000),

@@ -1,7 +1,7 @@
 // A client wire format as the pipeline sees it: how to read the few fields every stage needs, and
 // which plan serves it on each kind of upstream.
 import type { Route } from "../billing/types.js";
-import type { ModelConfig } from "../config/load.js";
+import type { ModelConfig } from "../config/catalog.js";
 import type { ErrorShape } from "../errors/catalogue.js";
 import type { ClientRequestInfo, UpstreamPlan } from "./plan.js";
 

@@ -5,7 +5,7 @@
 // that dies before anything reached the client still fails over to the next key.
 // All keys 429 -> 429 rate_limit_error with the upstream's Retry-After; all without a response ->
 // 502 provider_error; a mix of both -> 429 (retrying later can succeed once the limits reset).
-import type { ProviderConfig } from "../config/load.js";
+import type { ProviderConfig } from "../config/catalog.js";
 import type { Cancellation } from "../core/cancellation.js";
 import { GatewayError } from "../errors/catalogue.js";
 import { NoResponseError, sendToProvider, type UpstreamHttpResponse, type UpstreamRequest } from "../providers/upstream-client.js";

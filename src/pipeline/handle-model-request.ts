@@ -5,12 +5,13 @@
 // Each stage throws a GatewayError; the HTTP edge renders it in the route's native shape.
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { estimateTextTokens } from "../billing/estimate-tokens.js";
-import type { ModelConfig } from "../config/load.js";
+import type { ModelConfig } from "../config/catalog.js";
 import type { Cancellation } from "../core/cancellation.js";
 import { formatUsd } from "../core/money.js";
 import { plausibleUsage, type Usage } from "../core/usage.js";
 import { GatewayError, invalidRequest, renderError } from "../errors/catalogue.js";
-import { adapterFor } from "../providers/index.js";
+import { authenticatedRequest } from "../upstreams/request.js";
+import { upstreamOf } from "../upstreams/registry.js";
 import type { ClientFormat } from "./client-format.js";
 import { checkOutputTokenLimits } from "./formats/fields.js";
 import { cancelOnClientClose, countAttempts, openMeteredCall, type MeteredCall } from "./metered-call.js";
@@ -31,7 +32,7 @@ export async function handleModelRequest(services: PipelineServices, format: Cli
   if (plan.warnings.length > 0) reply.header("x-gateway-warnings", plan.warnings.join("; ").slice(0, 2000));
 
   const provider = model.provider;
-  const adapter = adapterFor(provider.type);
+  const upstream = upstreamOf(provider);
   const upstreamBody = JSON.stringify(plan.body);
   const cancellation = cancelOnClientClose(reply);
   const call = await openMeteredCall(services, {
@@ -44,10 +45,7 @@ export async function handleModelRequest(services: PipelineServices, format: Cli
       projectedInputTokens: info.promptTokens,
       projectedOutputTokens: info.maxOutputTokens ?? model.defaultOutputTokens,
     },
-    build: (key) => {
-      const target = adapter.target(provider, plan.path, key, request.headers);
-      return { url: target.url, method: "POST", headers: target.headers, body: upstreamBody };
-    },
+    build: (key) => authenticatedRequest(upstream.authenticate, provider, "POST", plan.path, key, upstreamBody, request.headers),
     awaitFirstChunk: plan.stream,
     signal: cancellation,
     onAttempt: countAttempts(request, reply),
@@ -135,7 +133,16 @@ async function relayStream(services: PipelineServices, request: FastifyRequest, 
   };
 
   const { response, firstChunk, scrubber } = call.upstream;
-  const outcome = await pumpStream({ reply, body: response.body, firstChunk: firstChunk ?? null, translator, scrubber, signal, open });
+  const outcome = await pumpStream({
+    reply,
+    body: response.body,
+    firstChunk: firstChunk ?? null,
+    decoder: upstreamOf(call.hold.model.provider).streamDecoder(),
+    translator,
+    scrubber,
+    signal,
+    open,
+  });
   if (outcome.end === "upstream_failed" && !raw.headersSent) {
     // Nothing reached the client: no charge, and an ordinary error response in the route's shape.
     await call.release();

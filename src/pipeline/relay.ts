@@ -4,6 +4,7 @@ import type { Readable } from "node:stream";
 import type { FastifyReply } from "fastify";
 import type { Cancellation } from "../core/cancellation.js";
 import { SseParser, type SseEvent } from "../core/sse.js";
+import type { StreamDecoder } from "../upstreams/descriptor.js";
 import { GatewayError } from "../errors/catalogue.js";
 import type { ClientFrame, StreamTranslator } from "./plan.js";
 import { parseEventJson } from "./plans/usage.js";
@@ -60,6 +61,8 @@ export function pumpStream(options: {
   /** The upstream body, its first chunk already read (readFirstChunk). */
   body: Readable;
   firstChunk: Buffer | null;
+  /** The upstream type's decoder (upstreamOf(provider).streamDecoder()); an SSE parser when not given. */
+  decoder?: StreamDecoder;
   translator: StreamTranslator;
   scrubber: Scrubber;
   signal: Cancellation;
@@ -68,7 +71,7 @@ export function pumpStream(options: {
 }): Promise<{ end: StreamEnd; failure?: string }> {
   const { reply, body, translator, scrubber, signal } = options;
   const raw = reply.raw;
-  const parser = new SseParser();
+  const parser = options.decoder ?? new SseParser();
   return new Promise((resolve) => {
     let done = false;
     // Frames written within one event-loop turn leave together: the response is corked at the

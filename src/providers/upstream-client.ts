@@ -2,7 +2,7 @@
 // Distinguishes "no HTTP response" (failover material) from an answer with a status.
 import type { Readable } from "node:stream";
 import { Agent, errors as undiciErrors } from "undici";
-import type { ProviderConfig } from "../config/load.js";
+import type { ProviderConfig } from "../config/catalog.js";
 import type { Cancellation } from "../core/cancellation.js";
 
 /** A request to one upstream, addressed and authenticated with one key. */

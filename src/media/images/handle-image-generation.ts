@@ -14,7 +14,8 @@ import { checkTier, resolveModel } from "../../pipeline/handle-model-request.js"
 import type { Forwarded } from "../../pipeline/forward.js";
 import { cancelOnClientClose, countAttempts, openMeteredCall } from "../../pipeline/metered-call.js";
 import type { PipelineServices } from "../../pipeline/services.js";
-import { adapterFor } from "../../providers/index.js";
+import { upstreamOf } from "../../upstreams/registry.js";
+import { authenticatedRequest } from "../../upstreams/request.js";
 import type { MediaSettings } from "../settings.js";
 import { readBounded } from "../upstream-post.js";
 import { scrubJsonWithPayloads, type ScrubbedBody } from "./base64-payloads.js";
@@ -26,11 +27,12 @@ export async function handleImageGeneration(services: PipelineServices, settings
   request.meter.model = model.id;
   request.meter.provider = model.provider.name;
   checkTier(request, model);
-  if (model.provider.type !== "openai") throw new GatewayError("provider_error", `The provider of ${model.id} does not speak the OpenAI Images API.`);
+  const upstream = upstreamOf(model.provider);
+  const images = upstream.media.images;
+  if (!images) throw new GatewayError("provider_error", `The provider of ${model.id} does not speak the OpenAI Images API.`);
 
   const tokenPriced = model.pricing.inputPerMtok > 0n || model.pricing.outputPerMtok > 0n;
   const provider = model.provider;
-  const adapter = adapterFor(provider.type);
   const body = JSON.stringify({ ...input.body, model: model.upstreamModel });
   const cancellation = cancelOnClientClose(reply);
   const call = await openMeteredCall(services, {
@@ -46,7 +48,7 @@ export async function handleImageGeneration(services: PipelineServices, settings
       projectedInputTokens: tokenPriced ? estimateTextTokens(input.prompt) : 0,
       projectedOutputTokens: tokenPriced ? input.n * model.defaultOutputTokens : 0,
     },
-    build: (key) => ({ ...adapter.target(provider, "/images/generations", key, request.headers), method: "POST", body }),
+    build: (key) => authenticatedRequest(upstream.authenticate, provider, "POST", images.generationsPath, key, body, request.headers),
     awaitFirstChunk: false,
     signal: cancellation,
     onAttempt: countAttempts(request, reply),

@@ -2,10 +2,11 @@
 // returns an operation name; GET {base}/{name} until done; the finished operation names a video
 // URI, downloaded with the API key. The operation is asked again at download time rather than
 // storing the URI, so the task row needs no provider-specific column.
-import type { ProviderConfig } from "../../config/load.js";
+import type { ProviderConfig } from "../../config/catalog.js";
 import { GatewayError } from "../../errors/catalogue.js";
-import { googleAdapter } from "../../providers/google.js";
 import { sendToProvider, type UpstreamHttpResponse } from "../../providers/upstream-client.js";
+import { authenticateGoogle } from "../../upstreams/google-operations/authenticate.js";
+import { authenticatedRequest } from "../../upstreams/request.js";
 import { readBounded } from "../upstream-post.js";
 import { getHeaders, numberOrNull, record, unusableAnswer, type UpstreamVideoState, type VideoAdapter } from "./video-types.js";
 
@@ -52,11 +53,13 @@ function state(json: unknown): UpstreamVideoState & { uri: string | null } {
 }
 
 function operationRequest(provider: ProviderConfig, name: string, key: string) {
-  const target = googleAdapter.target(provider, `/${name}`, key, {});
-  return { url: target.url, method: "GET" as const, headers: getHeaders(target.headers) };
+  const request = authenticatedRequest(authenticateGoogle, provider, "GET", `/${name}`, key);
+  return { url: request.url, method: "GET" as const, headers: getHeaders(request.headers) };
 }
 
 export const googleOperationsAdapter: VideoAdapter = {
+  variants: ["video"],
+
   async prepareSubmit(provider, submission) {
     const instance: Record<string, unknown> = { prompt: submission.prompt };
     if (submission.inputReference) {
@@ -68,7 +71,7 @@ export const googleOperationsAdapter: VideoAdapter = {
       parameters: { durationSeconds: submission.seconds, ...sizeParameters(submission.size) },
     });
     const path = `/models/${encodeURIComponent(submission.upstreamModel)}:predictLongRunning`;
-    return (key) => ({ ...googleAdapter.target(provider, path, key, {}), method: "POST", body });
+    return (key) => authenticatedRequest(authenticateGoogle, provider, "POST", path, key, body);
   },
 
   parseSubmitted(json) {
@@ -107,7 +110,7 @@ async function download(provider: ProviderConfig, first: string, key: string, si
   let url = new URL(first);
   for (let hop = 0; ; hop++) {
     const withKey = url.origin === home;
-    const headers = withKey ? getHeaders(googleAdapter.target(provider, "", key, {}).headers) : {};
+    const headers = withKey ? getHeaders(authenticatedRequest(authenticateGoogle, provider, "GET", "", key).headers) : {};
     const response = await sendToProvider(provider, { url: url.toString(), method: "GET", headers }, signal);
     const location = response.headers.location;
     if (response.status < 300 || response.status >= 400 || typeof location !== "string" || hop >= MAX_REDIRECTS) return response;

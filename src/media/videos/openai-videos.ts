@@ -1,7 +1,8 @@
 // OpenAI Videos (Sora) and compatible upstreams: POST {base}/videos (multipart, as the official SDK
 // sends it), GET {base}/videos/{id}, GET {base}/videos/{id}/content.
-import { openaiAdapter } from "../../providers/openai.js";
 import { sendToProvider } from "../../providers/upstream-client.js";
+import { authenticateOpenAi } from "../../upstreams/openai/authenticate.js";
+import { authenticatedRequest } from "../../upstreams/request.js";
 import { getHeaders, numberOrNull, record, unusableAnswer, type UpstreamVideoState, type VideoAdapter } from "./video-types.js";
 
 const TASK_ID = /^[A-Za-z0-9_.:-]{1,256}$/;
@@ -20,6 +21,8 @@ function state(json: unknown): UpstreamVideoState {
 }
 
 export const openaiVideosAdapter: VideoAdapter = {
+  variants: ["video", "thumbnail", "spritesheet"],
+
   async prepareSubmit(provider, submission) {
     const form = new FormData();
     form.set("model", submission.upstreamModel);
@@ -32,8 +35,9 @@ export const openaiVideosAdapter: VideoAdapter = {
     const contentType = encoded.headers.get("content-type") ?? "multipart/form-data";
     const body = Buffer.from(await encoded.arrayBuffer());
     return (key) => {
-      const target = openaiAdapter.target(provider, "/videos", key, {});
-      return { url: target.url, method: "POST", headers: { ...target.headers, "content-type": contentType }, body };
+      const request = authenticatedRequest(authenticateOpenAi, provider, "POST", "/videos", key, body);
+      request.headers["content-type"] = contentType;
+      return request;
     };
   },
 
@@ -44,15 +48,15 @@ export const openaiVideosAdapter: VideoAdapter = {
   },
 
   pollRequest(provider, upstreamTaskId, key) {
-    const target = openaiAdapter.target(provider, `/videos/${encodeURIComponent(upstreamTaskId)}`, key, {});
-    return { url: target.url, method: "GET", headers: getHeaders(target.headers) };
+    const request = authenticatedRequest(authenticateOpenAi, provider, "GET", `/videos/${encodeURIComponent(upstreamTaskId)}`, key);
+    return { url: request.url, method: "GET", headers: getHeaders(request.headers) };
   },
 
   parsePolled: state,
 
   openContent(provider, upstreamTaskId, key, variant, signal) {
     const path = `/videos/${encodeURIComponent(upstreamTaskId)}/content?variant=${encodeURIComponent(variant)}`;
-    const target = openaiAdapter.target(provider, path, key, {});
-    return sendToProvider(provider, { url: target.url, method: "GET", headers: { ...getHeaders(target.headers), accept: "application/binary" } }, signal);
+    const request = authenticatedRequest(authenticateOpenAi, provider, "GET", path, key);
+    return sendToProvider(provider, { url: request.url, method: "GET", headers: { ...getHeaders(request.headers), accept: "application/binary" } }, signal);
   },
 };

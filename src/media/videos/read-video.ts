@@ -49,14 +49,15 @@ export async function downloadVideo(tasks: VideoTaskService, request: VideoReque
   }
   const provider = tasks.services.config.providers.get(row.provider);
   if (!provider) throw new GatewayError("not_found", `The provider of video task ${row.id} is no longer configured.`);
-  if (provider.type === "google-operations" && variant !== "video") throw invalidRequest("variant", "This model's provider only offers the video itself.");
+  const adapter = videoAdapterFor(provider);
+  if (!adapter.variants.includes(variant)) throw invalidRequest("variant", `This model's provider offers only: ${adapter.variants.join(", ")}.`);
 
   const abort = new AbortController();
   reply.raw.once("close", () => {
     if (!reply.raw.writableFinished) abort.abort();
   });
   const key = tasks.upstreamKey(row);
-  const response = await videoAdapterFor(provider).openContent(provider, row.upstream_task_id, key, variant, abort.signal);
+  const response = await adapter.openContent(provider, row.upstream_task_id, key, variant, abort.signal);
   const scrubber = scrubberForResponse(await tasks.scrubberFor(row, provider, key), response.headers);
   if (response.status < 200 || response.status >= 300) {
     const text = await response.body.text().catch(() => "");

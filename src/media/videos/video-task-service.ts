@@ -11,7 +11,7 @@
 // completed), so a charge is never recorded for a task that looks unfinished.
 import type { Logger } from "pino";
 import type { Hold } from "../../billing/types.js";
-import type { ModelConfig, ProviderConfig } from "../../config/load.js";
+import type { ModelConfig, ProviderConfig } from "../../config/catalog.js";
 import { scrubberForResponse } from "../../pipeline/response-scrubber.js";
 import { createScrubber, REDACTED, type Scrubber } from "../../pipeline/scrub.js";
 import type { PipelineServices } from "../../pipeline/services.js";

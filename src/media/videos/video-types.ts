@@ -1,5 +1,5 @@
 // The contract of a video adapter and the small readers every adapter uses on upstream JSON.
-import type { ProviderConfig } from "../../config/load.js";
+import type { ProviderConfig } from "../../config/catalog.js";
 import { GatewayError } from "../../errors/catalogue.js";
 import type { UpstreamHttpResponse, UpstreamRequest } from "../../providers/upstream-client.js";
 
@@ -24,6 +24,8 @@ export interface UpstreamVideoState {
 }
 
 export interface VideoAdapter {
+  /** The content variants GET /v1/videos/{id}/content can ask this upstream for. */
+  variants: readonly string[];
   /** Prepares the submit body once; the returned function addresses it to one key. */
   prepareSubmit(provider: ProviderConfig, submission: VideoSubmission): Promise<(key: string) => UpstreamRequest>;
   /** The upstream task id and first state from a 2xx submit answer; throws provider_error when unusable. */
@@ -47,7 +49,7 @@ export function numberOrNull(value: unknown): number | null {
   return typeof n === "number" && Number.isFinite(n) && n >= 0 ? n : null;
 }
 
-/** Headers for a GET: the provider adapter's auth and extra headers without the JSON content type. */
+/** Headers for a GET: the upstream's auth and extra headers without the JSON content type. */
 export function getHeaders(headers: Record<string, string>): Record<string, string> {
   const out = { ...headers };
   delete out["content-type"];

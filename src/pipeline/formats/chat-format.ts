@@ -2,7 +2,7 @@
 import { estimateChatPromptTokens } from "../../billing/estimate-tokens.js";
 import { invalidRequest } from "../../errors/catalogue.js";
 import type { ClientFormat } from "../client-format.js";
-import { chatToAnthropic, chatToOpenAiChat } from "../plans/chat-plans.js";
+import { chatPlanOf, upstreamOf } from "../../upstreams/registry.js";
 import { readModelField, readOutputTokens, readStreamFlag } from "./fields.js";
 
 export const chatFormat: ClientFormat = {
@@ -24,11 +24,7 @@ export const chatFormat: ClientFormat = {
     };
   },
   plan(body, model) {
-    switch (model.provider.type) {
-      case "anthropic":
-        return chatToAnthropic(body, model);
-      default:
-        return chatToOpenAiChat(body, model);
-    }
+    const native = upstreamOf(model.provider).nativePlans.chat;
+    return native ? native(body, model) : chatPlanOf(model.provider)(body, model);
   },
 };

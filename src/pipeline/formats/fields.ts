@@ -1,5 +1,5 @@
 // Field readers shared by the client formats; each names the field it rejects.
-import type { ModelConfig } from "../../config/load.js";
+import type { ModelConfig } from "../../config/catalog.js";
 import { MAX_OUTPUT_TOKENS_CEILING } from "../../core/usage.js";
 import { invalidRequest } from "../../errors/catalogue.js";
 import type { OutputTokenField } from "../plan.js";

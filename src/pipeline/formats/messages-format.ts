@@ -2,7 +2,8 @@
 import { estimateTextTokens } from "../../billing/estimate-tokens.js";
 import { invalidRequest } from "../../errors/catalogue.js";
 import type { ClientFormat } from "../client-format.js";
-import { messagesOverChat, messagesToAnthropic } from "../plans/messages-plans.js";
+import { chatPlanOf, upstreamOf } from "../../upstreams/registry.js";
+import { messagesOverChat } from "../plans/messages-plans.js";
 import { readModelField, readOutputTokens, readStreamFlag } from "./fields.js";
 
 /** A prompt estimate for admission: system, messages and tool definitions, as text. */
@@ -24,6 +25,7 @@ export const messagesFormat: ClientFormat = {
     };
   },
   plan(body, model) {
-    return model.provider.type === "anthropic" ? messagesToAnthropic(body, model) : messagesOverChat(body, model);
+    const native = upstreamOf(model.provider).nativePlans.messages;
+    return native ? native(body, model) : messagesOverChat(body, model, chatPlanOf(model.provider));
   },
 };

@@ -2,7 +2,8 @@
 import { estimateTextTokens } from "../../billing/estimate-tokens.js";
 import type { ResponsesStore } from "../../store/responses-store.js";
 import type { ClientFormat } from "../client-format.js";
-import { responsesOverChat, responsesPassThrough } from "../plans/responses-plans.js";
+import { chatPlanOf, upstreamOf } from "../../upstreams/registry.js";
+import { responsesOverChat } from "../plans/responses-plans.js";
 import { readModelField, readOutputTokens, readStreamFlag } from "./fields.js";
 
 export function responsesFormat(responses: ResponsesStore): ClientFormat {
@@ -18,8 +19,11 @@ export function responsesFormat(responses: ResponsesStore): ClientFormat {
       };
     },
     plan(body, model, context) {
-      if (model.provider.type === "openai" && model.provider.apis.has("responses")) return responsesPassThrough(body, model);
-      return responsesOverChat(body, model, context.accountId, responses);
+      const upstream = upstreamOf(model.provider);
+      const native = upstream.nativePlans.responses;
+      if (native && model.provider.apis.has("responses")) return native(body, model);
+      const chat = { chatPlan: chatPlanOf(model.provider), reasoningEffort: upstream.capabilities.chatReasoningEffort };
+      return responsesOverChat(body, model, context.accountId, responses, chat);
     },
   };
 }

@@ -1,6 +1,6 @@
 // Chat Completions clients: pass-through to OpenAI-compatible upstreams (model renamed, usage always
 // requested), or translated both ways for Anthropic-native upstreams.
-import type { ModelConfig } from "../../config/load.js";
+import type { ModelConfig } from "../../config/catalog.js";
 import type { SseEvent } from "../../core/sse.js";
 import {
   convertChatRequestToMessages,

@@ -1,11 +1,10 @@
 // Messages (Anthropic) clients: pass-through to Anthropic-native upstreams (model renamed, usage
-// read from the stream), or bridged over Chat Completions for OpenAI-compatible upstreams.
-import type { ModelConfig } from "../../config/load.js";
+// read from the stream), or bridged over the upstream's Chat plan.
+import type { ModelConfig } from "../../config/catalog.js";
 import type { Usage } from "../../core/usage.js";
 import { ChatStreamToMessagesEvents, convertChatResponseToMessages, convertMessagesRequestToChat, type AnthropicMessage } from "../../formats/anthropic-messages/index.js";
 import type { ClientFrame, StreamTranslator, UpstreamPlan } from "../plan.js";
 import { bridgeOverChat, type ChatBridge } from "./bridge-over-chat.js";
-import { chatToOpenAiChat } from "./chat-plans.js";
 import { parseEventJson } from "./usage.js";
 
 type Json = Record<string, unknown>;
@@ -78,7 +77,8 @@ export function messagesToAnthropic(body: Json, model: ModelConfig): UpstreamPla
   };
 }
 
-export function messagesOverChat(body: Json, model: ModelConfig): UpstreamPlan {
+/** Messages over the upstream's Chat plan (the translated request is a Chat request). */
+export function messagesOverChat(body: Json, model: ModelConfig, chatPlan: (body: Json, model: ModelConfig) => UpstreamPlan): UpstreamPlan {
   const { request, warnings } = convertMessagesRequestToChat(body);
   if (request.stream) request.stream_options = { include_usage: true };
   const bridge: ChatBridge = {
@@ -93,5 +93,5 @@ export function messagesOverChat(body: Json, model: ModelConfig): UpstreamPlan {
       };
     },
   };
-  return bridgeOverChat(chatToOpenAiChat(request, model), bridge, warnings);
+  return bridgeOverChat(chatPlan(request, model), bridge, warnings);
 }

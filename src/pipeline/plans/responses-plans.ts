@@ -1,7 +1,7 @@
 // Responses clients: pass-through to upstreams that speak Responses, or bridged over Chat
 // Completions (OpenAI-compatible or Anthropic upstreams), with stored turns for
 // previous_response_id when the client asks to store them.
-import type { ModelConfig } from "../../config/load.js";
+import type { ModelConfig } from "../../config/catalog.js";
 import type { Usage } from "../../core/usage.js";
 import { invalidRequest } from "../../errors/catalogue.js";
 import type { ChatMessage } from "../../formats/openai-chat/index.js";
@@ -17,7 +17,6 @@ import {
 import type { ResponsesStore } from "../../store/responses-store.js";
 import type { ClientFrame, StreamTranslator, UpstreamPlan } from "../plan.js";
 import { bridgeOverChat, type ChatBridge } from "./bridge-over-chat.js";
-import { chatToAnthropic, chatToOpenAiChat } from "./chat-plans.js";
 import { parseEventJson } from "./usage.js";
 
 type Json = Record<string, unknown>;
@@ -79,7 +78,13 @@ export function responsesPassThrough(body: Json, model: ModelConfig): UpstreamPl
   };
 }
 
-export async function responsesOverChat(body: Json, model: ModelConfig, accountId: string, responses: ResponsesStore): Promise<UpstreamPlan> {
+/** The upstream side of a bridged Responses request: its Chat plan, and whether that carries reasoning_effort. */
+export interface ChatUpstream {
+  chatPlan: (body: Json, model: ModelConfig) => UpstreamPlan;
+  reasoningEffort: boolean;
+}
+
+export async function responsesOverChat(body: Json, model: ModelConfig, accountId: string, responses: ResponsesStore, upstream: ChatUpstream): Promise<UpstreamPlan> {
   let history: ChatMessage[] | undefined;
   if (body.previous_response_id !== undefined && body.previous_response_id !== null) {
     if (typeof body.previous_response_id !== "string") throw invalidRequest("previous_response_id", "previous_response_id must be a string.");
@@ -87,7 +92,7 @@ export async function responsesOverChat(body: Json, model: ModelConfig, accountI
     if (!stored) throw invalidRequest("previous_response_id", `No stored response ${body.previous_response_id} (unknown, expired or stored with store: false).`);
     history = stored.messages;
   }
-  const converted = convertResponsesRequestToChat(body, { history, upstreamAcceptsReasoningEffort: model.provider.type === "openai" });
+  const converted = convertResponsesRequestToChat(body, { history, upstreamAcceptsReasoningEffort: upstream.reasoningEffort });
   const { request, conversation, toolNamespaces } = converted;
   if (request.stream) request.stream_options = { include_usage: true };
   const store = body.store !== false;
@@ -114,8 +119,7 @@ export async function responsesOverChat(body: Json, model: ModelConfig, accountI
       };
     },
   };
-  const inner = model.provider.type === "anthropic" ? chatToAnthropic(request, model) : chatToOpenAiChat(request, model);
-  const plan = bridgeOverChat(inner, bridge, converted.warnings);
+  const plan = bridgeOverChat(upstream.chatPlan(request, model), bridge, converted.warnings);
   plan.complete = async () => {
     if (store && finished) await responses.save(accountId, finished.response.id, finished);
   };

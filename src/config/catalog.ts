@@ -1,0 +1,52 @@
+// The catalog as the request path sees it: providers and models, typed and validated (load.ts
+// builds it). A module of types only, so that the upstream descriptors (and the plans they wire)
+// can name a model without importing the config loader, which imports the registry.
+import type { Nano } from "../core/money.js";
+
+export type ModelKind = "chat" | "image" | "video";
+export type UpstreamApi = "chat" | "responses" | "images" | "videos";
+
+/**
+ * The registered upstream types, one key per descriptor. src/upstreams/registry.ts fills this
+ * interface in (declaration merging), so that the type names come from the registry alone and
+ * this module still imports nothing from it.
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled in by src/upstreams/registry.ts
+export interface RegisteredUpstreamTypes {}
+
+/** A key of the upstream registry: "openai", "anthropic", ... */
+export type ProviderType = Extract<keyof RegisteredUpstreamTypes, string>;
+
+export interface ProviderConfig {
+  name: string;
+  type: ProviderType;
+  baseUrl: string;
+  sharedKeys: string[];
+  apis: ReadonlySet<UpstreamApi>;
+  headers: Record<string, string>;
+  timeoutMs: number;
+  connectTimeoutMs: number;
+}
+
+export interface ModelPricing {
+  /** nano-USD per million tokens, so that sub-nano per-token prices stay exact. */
+  inputPerMtok: Nano;
+  cachedInputPerMtok: Nano;
+  outputPerMtok: Nano;
+  perImage: ReadonlyMap<string, Nano>;
+  perVideoSecond: Nano;
+}
+
+export interface ModelConfig {
+  id: string;
+  kind: ModelKind;
+  provider: ProviderConfig;
+  upstreamModel: string;
+  contextWindow: number | null;
+  maxOutputTokens: number | null;
+  defaultOutputTokens: number;
+  modalities: { input: string[]; output: string[] };
+  pricing: ModelPricing;
+  /** Tiers that include this model. */
+  tiers: string[];
+}

@@ -1,0 +1,23 @@
+// Anthropic's native Messages API: Messages clients pass through, Chat (and Responses, over Chat)
+// is translated to Messages and back.
+import { chatToAnthropic } from "../../pipeline/plans/chat-plans.js";
+import { messagesToAnthropic, usageFromAnthropic } from "../../pipeline/plans/messages-plans.js";
+import type { UpstreamDescriptor } from "../descriptor.js";
+import { sseDecoder } from "../sse-decoder.js";
+import { authenticateAnthropic } from "./authenticate.js";
+
+export const anthropicUpstream: UpstreamDescriptor = {
+  authenticate: authenticateAnthropic,
+  streamDecoder: sseDecoder,
+  chatPlan: chatToAnthropic,
+  nativePlans: { messages: messagesToAnthropic },
+  readUsage: (reported) => usageFromAnthropic(reported as Parameters<typeof usageFromAnthropic>[0]),
+  media: {},
+  capabilities: {
+    kinds: ["chat"],
+    // `apis` names OpenAI APIs; an Anthropic upstream speaks none of them.
+    apis: [],
+    defaultApis: [],
+    chatReasoningEffort: false,
+  },
+};

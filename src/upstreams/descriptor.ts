@@ -1,0 +1,64 @@
+// What the gateway needs to know about one kind of upstream, in one object: how to authenticate a
+// request, how to decode its stream, how Chat requests (and the client formats it speaks natively)
+// become its requests, how its usage reads, which media APIs it has, and what it can serve.
+// Every part is required; a part an upstream lacks is written out as absent (null, or an optional
+// key of nativePlans/media), so that a new type has to decide each one and nothing falls back to
+// another type's format. Recipe: CONTRIBUTING.md, "Adding an upstream type".
+import type { ModelConfig, ModelKind, UpstreamApi } from "../config/catalog.js";
+import type { SseEvent } from "../core/sse.js";
+import type { Usage } from "../core/usage.js";
+import type { VideoAdapter } from "../media/videos/video-types.js";
+import type { UpstreamPlan } from "../pipeline/plan.js";
+import type { UpstreamRequest } from "../providers/upstream-client.js";
+
+/** The client's request headers, for the few an upstream passes on (anthropic-version, anthropic-beta). */
+export type ClientHeaders = Record<string, string | string[] | undefined>;
+
+/**
+ * Adds one upstream key's credentials to a request that is otherwise ready to send. It sees the
+ * method, URL, headers and serialised body, so a signing scheme (AWS SigV4) fits the same slot.
+ */
+export type Authenticate = (request: UpstreamRequest, key: string, clientHeaders: ClientHeaders) => void;
+
+/** Bytes of a streamed answer in, events out; end() flushes what the last bytes left open. */
+export interface StreamDecoder {
+  push(chunk: Uint8Array): SseEvent[];
+  end(): SseEvent[];
+}
+
+/** A client request body and its model in, this upstream's request and the way back out. */
+export type PlanBuilder = (body: Record<string, unknown>, model: ModelConfig) => UpstreamPlan;
+
+/** The OpenAI Images API (POST {base}{generationsPath}, JSON in and out). */
+export interface ImagesApi {
+  generationsPath: string;
+}
+
+export interface UpstreamCapabilities {
+  /** Model kinds a provider of this type can serve; config load refuses the others. */
+  kinds: readonly ModelKind[];
+  /** The values a provider's `apis` list may hold for this type; config load refuses the others. */
+  apis: readonly UpstreamApi[];
+  /** The `apis` list of a provider that gives none. */
+  defaultApis: readonly UpstreamApi[];
+  /** Its Chat plan carries reasoning_effort (a Responses request's reasoning.effort) upstream. */
+  chatReasoningEffort: boolean;
+}
+
+export interface UpstreamDescriptor {
+  authenticate: Authenticate;
+  /** A decoder for one streamed answer (every type today speaks SSE). */
+  streamDecoder: () => StreamDecoder;
+  /** How a Chat Completions request is served: the upstream's request and the answer as Chat. Null: no chat models. */
+  chatPlan: PlanBuilder | null;
+  /**
+   * Client formats this upstream speaks itself, served without the bridge over chatPlan. Chat
+   * clients use nativePlans.chat when present, else chatPlan; Responses pass-through also needs
+   * `responses` in the provider's apis.
+   */
+  nativePlans: { chat?: PlanBuilder; messages?: PlanBuilder; responses?: PlanBuilder };
+  /** The usage object of this upstream's own answers, as the gateway's Usage; null when absent or when the type reports none. */
+  readUsage: (reported: unknown) => Usage | null;
+  media: { images?: ImagesApi; videos?: VideoAdapter };
+  capabilities: UpstreamCapabilities;
+}

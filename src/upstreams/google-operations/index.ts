@@ -1,0 +1,21 @@
+// Google's long-running operations (Gemini API Veo): video models only.
+import { googleOperationsAdapter } from "../../media/videos/google-operations.js";
+import type { UpstreamDescriptor } from "../descriptor.js";
+import { sseDecoder } from "../sse-decoder.js";
+import { authenticateGoogle } from "./authenticate.js";
+
+export const googleOperationsUpstream: UpstreamDescriptor = {
+  authenticate: authenticateGoogle,
+  streamDecoder: sseDecoder,
+  chatPlan: null,
+  nativePlans: {},
+  // Operations report no token usage: a video is charged by its seconds (the video adapter reads them).
+  readUsage: () => null,
+  media: { videos: googleOperationsAdapter },
+  capabilities: {
+    kinds: ["video"],
+    apis: [],
+    defaultApis: [],
+    chatReasoningEffort: false,
+  },
+};

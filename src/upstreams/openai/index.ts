@@ -1,0 +1,25 @@
+// OpenAI and every OpenAI-compatible vendor (a new such vendor is config, not code): Chat
+// Completions natively, Responses natively when the provider lists it in `apis`, Images, Videos.
+import { openaiVideosAdapter } from "../../media/videos/openai-videos.js";
+import { chatToOpenAiChat } from "../../pipeline/plans/chat-plans.js";
+import { responsesPassThrough } from "../../pipeline/plans/responses-plans.js";
+import { usageFromChat } from "../../pipeline/plans/usage.js";
+import type { ChatUsage } from "../../formats/openai-chat/index.js";
+import type { UpstreamDescriptor } from "../descriptor.js";
+import { sseDecoder } from "../sse-decoder.js";
+import { authenticateOpenAi } from "./authenticate.js";
+
+export const openaiUpstream: UpstreamDescriptor = {
+  authenticate: authenticateOpenAi,
+  streamDecoder: sseDecoder,
+  chatPlan: chatToOpenAiChat,
+  nativePlans: { chat: chatToOpenAiChat, responses: responsesPassThrough },
+  readUsage: (reported) => usageFromChat(reported as ChatUsage | null | undefined),
+  media: { images: { generationsPath: "/images/generations" }, videos: openaiVideosAdapter },
+  capabilities: {
+    kinds: ["chat", "image", "video"],
+    apis: ["chat", "responses", "images", "videos"],
+    defaultApis: ["chat"],
+    chatReasoningEffort: true,
+  },
+};
