@@ -24,6 +24,8 @@ export interface ProviderConfig {
   sharedKeys: string[];
   apis: ReadonlySet<UpstreamApi>;
   headers: Record<string, string>;
+  /** The region a signing upstream (bedrock) signs for; null for types without one. */
+  region: string | null;
   timeoutMs: number;
   connectTimeoutMs: number;
 }

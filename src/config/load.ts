@@ -140,6 +140,7 @@ function buildCatalog(file: ConfigFile, source: string) {
       if (!capabilities.apis.includes(api))
         fail(`providers.${name}.apis`, `a provider of type ${p.type} has no "${api}" API (it may list: ${capabilities.apis.join(", ") || "nothing"})`);
     }
+    const region = providerRegion(p.region, p.base_url, capabilities.region, (message) => fail(`providers.${name}.region`, message));
     providers.set(name, {
       name,
       type: p.type,
@@ -147,6 +148,7 @@ function buildCatalog(file: ConfigFile, source: string) {
       sharedKeys: p.keys,
       apis: new Set(apis),
       headers: p.headers,
+      region,
       timeoutMs: p.timeout_ms,
       connectTimeoutMs: p.connect_timeout_ms,
     });
@@ -216,4 +218,15 @@ function buildPricing(m: ModelFileEntry, at: string, fail: (field: string, messa
     perImage,
     perVideoSecond: price(m.pricing.per_video_second, "per_video_second"),
   };
+}
+
+// bedrock-runtime.us-east-1.amazonaws.com, bedrock-runtime-fips.us-gov-west-1.amazonaws.com
+const AWS_REGIONAL_HOST = /^[a-z0-9-]+\.([a-z]{2}(?:-[a-z]+)+-\d{1,2})\.amazonaws\.com$/;
+
+/** The region a provider signs for: its `region`, else the one its AWS base URL names; refused where the type signs for none. */
+function providerRegion(region: string | undefined, baseUrl: string, needs: "required" | "none", fail: (message: string) => never): string | null {
+  if (needs === "none") return region === undefined ? null : fail("this provider type signs for no region; remove the setting");
+  if (region !== undefined) return region;
+  const named = AWS_REGIONAL_HOST.exec(new URL(baseUrl).hostname);
+  return named?.[1] ?? fail("required: the base_url is not an AWS regional host such as bedrock-runtime.us-east-1.amazonaws.com");
 }

@@ -15,6 +15,11 @@ export const providerSchema = z.strictObject({
   keys: z.array(z.string().min(1)).default([]),
   /** Which OpenAI APIs an openai-type upstream speaks natively; others are bridged over chat. Default: the type's (load.ts). */
   apis: z.array(z.enum(["chat", "responses", "images", "videos"])).optional(),
+  /** The AWS region a bedrock provider signs for (SigV4); default: the region in a bedrock-runtime.<region>.amazonaws.com base_url. */
+  region: z
+    .string()
+    .regex(/^[a-z]{2}(?:-[a-z]+)+-\d{1,2}$/, "an AWS region such as us-east-1")
+    .optional(),
   /** Extra headers sent upstream (for example an API version). */
   headers: z.record(z.string(), z.string()).default({}),
   timeout_ms: z.number().int().positive().default(600_000),

@@ -84,6 +84,7 @@ function metered(options: { baseUrl?: string; signal?: Cancellation; stream?: bo
     sharedKeys: KEYS,
     apis: new Set(["chat"]),
     headers: {},
+    region: null,
     timeoutMs: 5_000,
     connectTimeoutMs: 1_000,
   };

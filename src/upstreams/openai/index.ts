@@ -21,5 +21,6 @@ export const openaiUpstream: UpstreamDescriptor = {
     apis: ["chat", "responses", "images", "videos"],
     defaultApis: ["chat"],
     chatReasoningEffort: true,
+    region: "none",
   },
 };
