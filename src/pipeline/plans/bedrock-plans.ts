@@ -14,7 +14,7 @@ import {
   type ConverseUsage,
 } from "../../formats/bedrock-converse/index.js";
 import type { ClientFrame, StreamTranslator, UpstreamPlan } from "../plan.js";
-import { parseEventJson, usageFromChat } from "./usage.js";
+import { parseEventJson, UpstreamProtocolError, usageFromChat } from "./usage.js";
 
 type Json = Record<string, unknown>;
 
@@ -58,7 +58,7 @@ export function chatToBedrockConverse(body: Json, model: ModelConfig): UpstreamP
         return frames;
       };
       return {
-        push: (event: SseEvent) => toFrames(machine.push({ type: event.event ?? "", payload: parseEventJson(event.data) } as ConverseStreamEvent)),
+        push: (event: SseEvent) => toFrames(machine.push(converseEvent(event))),
         end: () => [...toFrames(machine.finish()), { data: "[DONE]", raw: true }],
         fail: (type, message) => toFrames(machine.abort(message, type)),
         reportedUsage: () => usageFromConverse(machine.reportedUsage()),
@@ -66,4 +66,11 @@ export function chatToBedrockConverse(body: Json, model: ModelConfig): UpstreamP
       };
     },
   };
+}
+
+/** A decoded event stream message as the Converse event it names; its payload must be a JSON object. */
+function converseEvent(event: SseEvent): ConverseStreamEvent {
+  const payload = parseEventJson(event.data);
+  if (payload === null || typeof payload !== "object" || Array.isArray(payload)) throw new UpstreamProtocolError("the upstream sent an event whose payload is not an object");
+  return { type: event.event ?? "", payload } as ConverseStreamEvent;
 }

@@ -48,6 +48,16 @@ describe("EventStreamDecoder", () => {
     expect(events).toEqual(EXPECTED);
   });
 
+  it("decodes a 4 MiB message arriving in 1 KiB chunks", () => {
+    const text = "x".repeat(4 * 1024 * 1024);
+    const bytes = Buffer.from(event("contentBlockDelta", { delta: { text } }));
+    const decoder = new EventStreamDecoder();
+    const events = [];
+    for (let at = 0; at < bytes.length; at += 1024) events.push(...decoder.push(bytes.subarray(at, at + 1024)));
+    expect(events).toHaveLength(1);
+    expect(events[0]!.data.length).toBe(JSON.stringify({ delta: { text } }).length);
+  });
+
   it("fails on an exception message, without the upstream's message text", () => {
     const decoder = new EventStreamDecoder();
     const exception = message({ ":exception-type": "throttlingException", ":content-type": "application/json", ":message-type": "exception" }, { message: "secret detail" });

@@ -31,11 +31,13 @@ export class EventStreamDecoder implements StreamDecoder {
     this.pendingBytes += chunk.byteLength;
     const events: SseEvent[] = [];
     while (this.pendingBytes >= PRELUDE_BYTES) {
-      const buffered = this.pending.length === 1 ? this.pending[0]! : Buffer.concat(this.pending, this.pendingBytes);
-      this.pending = [buffered];
-      const length = buffered.readUInt32BE(0);
+      if (this.pending[0]!.byteLength < 4) this.pending = [Buffer.concat(this.pending, this.pendingBytes)];
+      const length = this.pending[0]!.readUInt32BE(0);
       if (length < MIN_MESSAGE_BYTES || length > this.maxMessageBytes) throw new UpstreamProtocolError(`the upstream sent an event stream message of ${length} bytes`);
-      if (buffered.byteLength < length) break;
+      // Pieces are joined once the whole message is in, not on every chunk: a large message that
+      // arrives in many small chunks is copied once.
+      if (this.pendingBytes < length) break;
+      const buffered = this.pending.length === 1 ? this.pending[0]! : Buffer.concat(this.pending, this.pendingBytes);
       events.push(this.toEvent(this.decode(buffered.subarray(0, length))));
       const rest = buffered.subarray(length);
       this.pending = rest.byteLength > 0 ? [rest] : [];
