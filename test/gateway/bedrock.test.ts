@@ -12,7 +12,7 @@ const keyString = (k: { accessKeyId: string; secretAccessKey: string; sessionTok
 const MODEL_ID = "anthropic.claude-3-5-sonnet-20240620-v1:0";
 const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
 
-export function bedrockConfig(url: string, keys: string[] = [keyString(KEY_A), keyString(KEY_B)]): string {
+function bedrockConfig(url: string, keys: string[] = [keyString(KEY_A), keyString(KEY_B)]): string {
   return `
 providers:
   aws:
