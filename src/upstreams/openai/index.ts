@@ -15,11 +15,12 @@ export const openaiUpstream: UpstreamDescriptor = {
   chatPlan: chatToOpenAiChat,
   nativePlans: { chat: chatToOpenAiChat, responses: responsesPassThrough },
   readUsage: (reported) => usageFromChat(reported as ChatUsage | null | undefined),
-  media: { images: { generationsPath: "/images/generations" }, videos: openaiVideosAdapter },
+  media: { images: { generationsPath: () => "/images/generations" }, videos: openaiVideosAdapter },
   capabilities: {
     kinds: ["chat", "image", "video"],
     apis: ["chat", "responses", "images", "videos"],
     defaultApis: ["chat"],
     chatReasoningEffort: true,
+    providerSettings: [],
   },
 };
