@@ -25,7 +25,10 @@ for (const kind of DATABASE_KINDS.filter((k) => k === "postgres")) {
   describe(`circuit breakers shared by two gateway processes on ${kind}`, () => {
     it("a breaker opened by one process is open in the other within a second", { timeout: 60_000 }, async () => {
       const mock = await startMockUpstream();
-      mock.handler = (req, res) => (req.key === BAD ? res.socket!.destroy() : json(res, 200, chatCompletion("ok")));
+      mock.handler = (req, res) => {
+        if (req.key === BAD) res.socket!.destroy();
+        else json(res, 200, chatCompletion("ok"));
+      };
       const database = await createTestDatabase(kind);
       const dir = mkdtempSync(join(tmpdir(), "gw-breakers-"));
       const configPath = join(dir, "gateway.config.yaml");

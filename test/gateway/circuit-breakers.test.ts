@@ -69,7 +69,10 @@ describe("circuit breakers", () => {
   it("a key resetting connections stops costing an attempt once its breaker opens, and a trial success closes it", async () => {
     await start([BAD, GOOD]);
     let badIsDown = true;
-    mock.handler = (req, res) => (req.key === BAD && badIsDown ? res.socket!.destroy() : json(res, 200, chatCompletion("ok")));
+    mock.handler = (req, res) => {
+      if (req.key === BAD && badIsDown) res.socket!.destroy();
+      else json(res, 200, chatCompletion("ok"));
+    };
     for (let i = 0; i < 8; i++) expect((await ask()).response.status).toBe(200);
     mock.requests.length = 0;
     for (let i = 0; i < 6; i++) expect((await ask()).response.headers.get("x-gateway-attempts")).toBe("1");
@@ -84,7 +87,9 @@ describe("circuit breakers", () => {
 
   it("every key open: 502 provider_error at once with a Retry-After, without calling upstream", async () => {
     await start([BAD]);
-    mock.handler = (_req, res) => res.socket!.destroy();
+    mock.handler = (_req, res) => {
+      res.socket!.destroy();
+    };
     for (let i = 0; i < 4; i++) await ask().catch(() => undefined);
     mock.requests.length = 0;
     const error = (await ask().catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
