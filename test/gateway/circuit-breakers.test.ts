@@ -58,6 +58,11 @@ describe("circuit breakers", () => {
       .where("scope", "=", `key:${keyFingerprint("mockai", BAD)}`)
       .executeTakeFirst();
     expect(row?.state).toBe("open");
+    // The window behind it, as the status command shows it (written every few seconds; here at once).
+    await gateway.app.ctx.pipeline.health.writeWindows();
+    const window = await gateway.app.ctx.store.upstreamHealth.all();
+    expect(window.find((w) => w.scope === row!.scope)).toMatchObject({ requests: 4, failures: 4 });
+    expect(window.find((w) => w.scope === `key:${keyFingerprint("mockai", GOOD)}`)).toMatchObject({ state: "closed", failures: 0 });
 
     await new Promise((resolve) => setTimeout(resolve, 1_100));
     mock.requests.length = 0;
