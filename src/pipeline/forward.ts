@@ -55,9 +55,10 @@ export async function forward(services: ForwardServices, accountId: string, prov
   let attempts = 0;
   const openScopes: string[] = [];
   for (const key of order) {
-    const upstream = health.pass(health.scopeOfKey(provider.name, key));
+    const keyScope = health.scopeOfKey(provider.name, key);
+    const upstream = health.pass(keyScope);
     if (!upstream) {
-      openScopes.push(health.scopeOfKey(provider.name, key));
+      openScopes.push(keyScope);
       continue;
     }
     attempts += 1;
