@@ -135,9 +135,13 @@ describe("embeddings", () => {
     });
     // "hello world": 11 Latin characters at 4 per token, rounded up: 3 tokens.
     await openai.embeddings.create({ model: "embed-mock", input: "hello world", encoding_format: "float" });
+    // An impossible count is no measurement: the estimate again.
+    mock.handler = (req, res) => json(res, 200, answer(req, [vector(4, 1)], { prompt_tokens: 1e30, total_tokens: 1e30 }));
+    await openai.embeddings.create({ model: "embed-mock", input: "hello world", encoding_format: "float" });
     const rows = await ledgerRows(gateway, accountId);
     expect(rows.map((r) => [r.input_tokens, r.estimated, r.cost_nano])).toEqual([
       [5n, 1n, 650n], // 5 tokens x 130 nano-USD (0.13 USD per million)
+      [3n, 1n, 390n],
       [3n, 1n, 390n],
     ]);
   });
