@@ -30,11 +30,11 @@ const pricingSchema = z.strictObject({
   per_video_second: usd.optional(),
 });
 
-const modality = z.enum(["text", "image", "audio", "video"]);
+const modality = z.enum(["text", "image", "audio", "video", "embedding"]);
 
 export const modelSchema = z.strictObject({
   id: identifier,
-  kind: z.enum(["chat", "image", "video"]),
+  kind: z.enum(["chat", "image", "video", "embedding"]),
   provider: z.string().min(1),
   upstream_model: z.string().min(1).optional(),
   context_window: z.number().int().positive().optional(),
