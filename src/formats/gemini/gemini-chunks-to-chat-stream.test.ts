@@ -47,6 +47,13 @@ describe("GeminiChunksToChatStream", () => {
     expect(chunks.at(-1)!.usage).toMatchObject({ prompt_tokens: 8, completion_tokens: 4, total_tokens: 12 });
   });
 
+  it("reports the usage so far before the stream is finished (the gateway settles before the closing frames)", () => {
+    const machine = new GeminiChunksToChatStream(options);
+    expect(machine.reportedUsage()).toBeNull();
+    for (const event of eventsOf("stream-text-and-tools")) machine.push(event);
+    expect(machine.reportedUsage()).toMatchObject({ prompt_tokens: 1200, completion_tokens: 340, prompt_tokens_details: { cached_tokens: 1000 } });
+  });
+
   it("turns an in-band error event into the Chat in-band error and stops", () => {
     const machine = new GeminiChunksToChatStream(options);
     machine.push(eventsOf("stream-max-tokens")[0]!);

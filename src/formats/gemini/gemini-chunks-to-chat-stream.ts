@@ -2,7 +2,7 @@
 // holding the new text since the previous one, whole function calls, and usage so far (the last
 // event's is final). The stream ends with a finish_reason chunk and a usage chunk (choices: []) that
 // the caller forwards only when the client asked for include_usage.
-import type { ChatChunkDelta, ChatCompletionChunk, ChatStreamError } from "../openai-chat/types.js";
+import type { ChatChunkDelta, ChatCompletionChunk, ChatStreamError, ChatUsage } from "../openai-chat/types.js";
 import { deriveId, nowSeconds } from "../shared/ids.js";
 import { isRecord, isString } from "../shared/narrow.js";
 import { blockedPrompt, mapFinishReason, readCandidate, ToolCallIds } from "./convert-gemini-response-to-chat.js";
@@ -72,6 +72,14 @@ export class GeminiChunksToChatStream {
     out.push({ ...this.chunk({}), choices: [{ index: 0, delta: {}, finish_reason: finishReason, logprobs: null }] });
     out.push({ ...this.chunk({}), choices: [], usage: convertGeminiUsageToChat(this.usage) });
     return out;
+  }
+
+  /**
+   * Usage as reported so far (each event's usageMetadata is cumulative), null before any: the
+   * gateway settles before it asks for the closing frames, so this cannot wait for finish().
+   */
+  reportedUsage(): ChatUsage | null {
+    return this.usage === undefined ? null : convertGeminiUsageToChat(this.usage);
   }
 
   /** Upstream failed mid-stream: the Chat in-band error payload. */
