@@ -59,9 +59,6 @@ const weatherTool = {
 };
 
 for (const kind of DATABASE_KINDS) {
-  // One end-to-end case on PostgreSQL is enough: the billing one.
-  const onlySqlite = kind === "sqlite" ? it : it.skip;
-
   describe(`gemini upstream (${kind})`, () => {
     let mock: GeminiMock;
     let gateway: TestGateway;
@@ -114,7 +111,7 @@ for (const kind of DATABASE_KINDS) {
       }
     });
 
-    onlySqlite("Chat, buffered, with tools and an image: the request Gemini receives and the tool calls back", async () => {
+    it("Chat, buffered, with tools and an image: the request Gemini receives and the tool calls back", async () => {
       mock.answer = (_req, res) => {
         res.writeHead(200, { "content-type": "application/json" });
         res.end(JSON.stringify(geminiResponse([{ functionCall: { name: "get_weather", args: { city: "Oslo" } } }], SMALL_USAGE)));
@@ -177,7 +174,7 @@ for (const kind of DATABASE_KINDS) {
       ]);
     });
 
-    onlySqlite("Chat, streamed: text and a tool call, usage when asked", async () => {
+    it("Chat, streamed: text and a tool call, usage when asked", async () => {
       mock.answer = (_req, res) =>
         geminiStream(res, [[{ text: "Let me " }], [{ text: "check." }], [{ functionCall: { name: "get_weather", args: { city: "Rome" } } }]], SMALL_USAGE);
       const stream = await openai.chat.completions.create({
@@ -203,7 +200,7 @@ for (const kind of DATABASE_KINDS) {
       expect(mock.requests[0]!.body).not.toHaveProperty("stream");
     });
 
-    onlySqlite("Responses, buffered with an image and a tool, and streamed", async () => {
+    it("Responses, buffered with an image and a tool, and streamed", async () => {
       mock.answer = (_req, res) => {
         res.writeHead(200, { "content-type": "application/json" });
         res.end(JSON.stringify(geminiResponse([{ functionCall: { name: "get_weather", args: { city: "Paris" } } }], SMALL_USAGE)));
@@ -231,7 +228,7 @@ for (const kind of DATABASE_KINDS) {
       expect(final.usage).toMatchObject({ input_tokens: 20, output_tokens: 5 });
     });
 
-    onlySqlite("Messages, buffered with an image and a tool, and streamed", async () => {
+    it("Messages, buffered with an image and a tool, and streamed", async () => {
       mock.answer = (_req, res) => {
         res.writeHead(200, { "content-type": "application/json" });
         res.end(JSON.stringify(geminiResponse([{ text: "Checking." }, { functionCall: { name: "get_weather", args: { city: "Lima" } } }], SMALL_USAGE)));
@@ -274,7 +271,7 @@ for (const kind of DATABASE_KINDS) {
       expect(final.usage).toMatchObject({ input_tokens: 30, output_tokens: 9 });
     });
 
-    onlySqlite("fails over to the second key on a 429 RESOURCE_EXHAUSTED, and charges once", async () => {
+    it("fails over to the second key on a 429 RESOURCE_EXHAUSTED, and charges once", async () => {
       mock.answer = (req, res) => {
         if (mock.requests.length === 1) return geminiError(res, 429, "RESOURCE_EXHAUSTED", "Resource has been exhausted (e.g. check quota).");
         res.writeHead(200, { "content-type": "application/json" });
@@ -288,7 +285,7 @@ for (const kind of DATABASE_KINDS) {
       expect((await usageRows()).length - before).toBe(1);
     });
 
-    onlySqlite("maps Gemini error bodies to the catalogue and charges nothing", async () => {
+    it("maps Gemini error bodies to the catalogue and charges nothing", async () => {
       const before = (await usageRows()).length;
       mock.answer = (_req, res) => geminiError(res, 400, "INVALID_ARGUMENT", "Unable to submit request because it has an empty text parameter.");
       const invalid = await fetch(`${gateway.url}/v1/chat/completions`, {
@@ -308,7 +305,7 @@ for (const kind of DATABASE_KINDS) {
       expect((await usageRows()).length).toBe(before);
     });
 
-    onlySqlite("a key Gemini refuses (400 API_KEY_INVALID) is the operator's problem, not the client's", async () => {
+    it("a key Gemini refuses (400 API_KEY_INVALID) is the operator's problem, not the client's", async () => {
       const broken = await startGeminiMock(["AIzaSy-some-other-key-entirely"]);
       const other = await startGateway(config(broken.url));
       try {
@@ -323,7 +320,7 @@ for (const kind of DATABASE_KINDS) {
       }
     });
 
-    onlySqlite("no key, host, responseId or x-goog request id reaches the client", async () => {
+    it("no key, host, responseId or x-goog request id reaches the client", async () => {
       const requestId = "CANARYgoogReq-0123456789abcdef";
       const traceId = "CANARYtrace0123456789abcdef";
       const headers = { "x-goog-request-id": requestId, "x-cloud-trace-context": `${traceId}/1;o=1`, "server-timing": "gfet4t7; dur=812", server: "scaffolding on HTTPServer2" };
