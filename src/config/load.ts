@@ -7,6 +7,7 @@ import type { z } from "zod";
 import { parseUsd, type Nano } from "../core/money.js";
 import { parseProxyRange, TrustedProxies } from "../http/trusted-proxies.js";
 import type { ModelConfig, ModelKind, ModelPricing, ProviderConfig, ProviderSetting } from "./catalog.js";
+import type { BreakerSettings } from "../upstreams/health/circuit-breaker.js";
 import { upstreams } from "../upstreams/registry.js";
 import { configFileSchema, type ConfigFile, type ModelFileEntry } from "./schema.js";
 
@@ -33,6 +34,8 @@ export interface GatewayConfig {
   trustedProxies: TrustedProxies;
   /** The config file's `media` section as written; src/media/settings.ts fills in defaults. */
   media: ConfigFile["media"];
+  /** The `upstream_health` section: every upstream key's circuit breaker. */
+  upstreamHealth: BreakerSettings;
 }
 
 /** How long a client may take to send a request, how long an idle connection stays, how many at once. */
@@ -194,7 +197,25 @@ function buildCatalog(file: ConfigFile, source: string) {
     keepAliveTimeoutMs: server.keep_alive_timeout_ms,
     maxConnections: server.max_connections,
   };
-  return { bodyLimitBytes: Math.floor(server.body_limit_mb * 1024 * 1024), connections, signup: server.signup, defaultTier, providers, models, tiers, media: file.media };
+  const health = file.upstream_health;
+  const upstreamHealth: BreakerSettings = {
+    windowMs: health.window_ms,
+    minRequests: health.min_requests,
+    failureThreshold: health.failure_threshold,
+    openMs: health.open_ms,
+    halfOpenTrials: health.half_open_trials,
+  };
+  return {
+    bodyLimitBytes: Math.floor(server.body_limit_mb * 1024 * 1024),
+    connections,
+    signup: server.signup,
+    defaultTier,
+    providers,
+    models,
+    tiers,
+    media: file.media,
+    upstreamHealth,
+  };
 }
 
 /** The registered types that take a provider setting, for the refusal's message. */
@@ -208,6 +229,7 @@ function typesTaking(setting: ProviderSetting): string {
 function defaultModalities(kind: ModelKind) {
   if (kind === "image") return { input: ["text"], output: ["image"] };
   if (kind === "video") return { input: ["text"], output: ["video"] };
+  if (kind === "embedding") return { input: ["text"], output: ["embedding"] };
   return { input: ["text"], output: ["text"] };
 }
 

@@ -35,11 +35,11 @@ const pricingSchema = z.strictObject({
   per_video_second: usd.optional(),
 });
 
-const modality = z.enum(["text", "image", "audio", "video"]);
+const modality = z.enum(["text", "image", "audio", "video", "embedding"]);
 
 export const modelSchema = z.strictObject({
   id: identifier,
-  kind: z.enum(["chat", "image", "video"]),
+  kind: z.enum(["chat", "image", "video", "embedding"]),
   provider: z.string().min(1),
   upstream_model: z.string().min(1).optional(),
   context_window: z.number().int().positive().optional(),
@@ -89,6 +89,21 @@ export const configFileSchema = z.strictObject({
       max_image_response_mb: z.number().positive().max(4096).optional(),
     })
     .default({}),
+  /** Circuit breakers per upstream key (docs/configuration.md); the defaults suit most providers. */
+  upstream_health: z
+    .strictObject({
+      /** Outcomes older than this leave the sliding window. */
+      window_ms: z.number().int().min(1_000).default(30_000),
+      /** A breaker never opens on fewer requests in the window than this. */
+      min_requests: z.number().int().min(1).default(10),
+      /** The share of failed requests in the window (0 < x <= 1) that opens the breaker. */
+      failure_threshold: z.number().gt(0).max(1).default(0.5),
+      /** An open breaker refuses requests this long, then lets trial requests through. */
+      open_ms: z.number().int().min(100).default(30_000),
+      /** Trial requests let through at once while half-open (per process). */
+      half_open_trials: z.number().int().min(1).max(100).default(1),
+    })
+    .prefault({}),
   providers: z.record(identifier, providerSchema).default({}),
   models: z.array(modelSchema).default([]),
   tiers: z.record(identifier, tierSchema).default({}),

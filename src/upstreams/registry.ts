@@ -6,6 +6,7 @@ import { GatewayError } from "../errors/catalogue.js";
 import { anthropicUpstream } from "./anthropic/index.js";
 import { azureOpenAiUpstream } from "./azure-openai/index.js";
 import type { PlanBuilder, UpstreamDescriptor } from "./descriptor.js";
+import { geminiUpstream } from "./gemini/index.js";
 import { googleOperationsUpstream } from "./google-operations/index.js";
 import { openaiUpstream } from "./openai/index.js";
 
@@ -13,6 +14,7 @@ export const upstreams = {
   openai: openaiUpstream,
   anthropic: anthropicUpstream,
   "google-operations": googleOperationsUpstream,
+  gemini: geminiUpstream,
   "azure-openai": azureOpenAiUpstream,
 } satisfies Record<string, UpstreamDescriptor>;
 
