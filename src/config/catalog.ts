@@ -5,6 +5,8 @@ import type { Nano } from "../core/money.js";
 
 export type ModelKind = "chat" | "image" | "video" | "embedding";
 export type UpstreamApi = "chat" | "responses" | "images" | "videos";
+/** Provider settings only some upstream types take (the type's capabilities list them). */
+export type ProviderSetting = "api_version";
 
 /**
  * The registered upstream types, one key per descriptor. src/upstreams/registry.ts fills this
@@ -26,6 +28,8 @@ export interface ProviderConfig {
   headers: Record<string, string>;
   timeoutMs: number;
   connectTimeoutMs: number;
+  /** The `api_version` setting as configured; absent when not set (the type applies its own default). */
+  apiVersion?: string;
 }
 
 export interface ModelPricing {

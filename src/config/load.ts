@@ -6,7 +6,7 @@ import { parse as parseYaml } from "yaml";
 import type { z } from "zod";
 import { parseUsd, type Nano } from "../core/money.js";
 import { parseProxyRange, TrustedProxies } from "../http/trusted-proxies.js";
-import type { ModelConfig, ModelKind, ModelPricing, ProviderConfig } from "./catalog.js";
+import type { ModelConfig, ModelKind, ModelPricing, ProviderConfig, ProviderSetting } from "./catalog.js";
 import type { BreakerSettings } from "../upstreams/health/circuit-breaker.js";
 import { upstreams } from "../upstreams/registry.js";
 import { configFileSchema, type ConfigFile, type ModelFileEntry } from "./schema.js";
@@ -143,6 +143,8 @@ function buildCatalog(file: ConfigFile, source: string) {
       if (!capabilities.apis.includes(api))
         fail(`providers.${name}.apis`, `a provider of type ${p.type} has no "${api}" API (it may list: ${capabilities.apis.join(", ") || "nothing"})`);
     }
+    if (p.api_version !== undefined && !capabilities.providerSettings.includes("api_version"))
+      fail(`providers.${name}.api_version`, `a provider of type ${p.type} takes no api_version (only ${typesTaking("api_version")})`);
     providers.set(name, {
       name,
       type: p.type,
@@ -152,6 +154,7 @@ function buildCatalog(file: ConfigFile, source: string) {
       headers: p.headers,
       timeoutMs: p.timeout_ms,
       connectTimeoutMs: p.connect_timeout_ms,
+      ...(p.api_version === undefined ? {} : { apiVersion: p.api_version }),
     });
   }
 
@@ -213,6 +216,14 @@ function buildCatalog(file: ConfigFile, source: string) {
     media: file.media,
     upstreamHealth,
   };
+}
+
+/** The registered types that take a provider setting, for the refusal's message. */
+function typesTaking(setting: ProviderSetting): string {
+  return Object.entries(upstreams)
+    .filter(([, descriptor]) => descriptor.capabilities.providerSettings.includes(setting))
+    .map(([type]) => type)
+    .join(", ");
 }
 
 function defaultModalities(kind: ModelKind) {

@@ -15,6 +15,11 @@ export const providerSchema = z.strictObject({
   keys: z.array(z.string().min(1)).default([]),
   /** Which OpenAI APIs an openai-type upstream speaks natively; others are bridged over chat. Default: the type's (load.ts). */
   apis: z.array(z.enum(["chat", "responses", "images", "videos"])).optional(),
+  /** The `api-version` query parameter, for the types that take one (azure-openai; default there: its documented one). */
+  api_version: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]{1,64}$/, "letters, digits and . _ - only (for example 2025-04-01-preview)")
+    .optional(),
   /** Extra headers sent upstream (for example an API version). */
   headers: z.record(z.string(), z.string()).default({}),
   timeout_ms: z.number().int().positive().default(600_000),

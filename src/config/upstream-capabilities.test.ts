@@ -51,6 +51,21 @@ models:
     );
   });
 
+  it("takes api_version on azure-openai only, naming the field", () => {
+    const azure = load(`providers:\n  az: { type: azure-openai, base_url: "https://contoso.openai.azure.com", api_version: "2024-10-21", apis: [chat, responses, images] }\n`);
+    expect(azure.providers.get("az")!.apiVersion).toBe("2024-10-21");
+    expect(load(`providers:\n  az: { type: azure-openai, base_url: "https://contoso.openai.azure.com" }\n`).providers.get("az")!.apiVersion).toBeUndefined();
+    expect(() => load(`providers:\n  oai: { type: openai, base_url: "http://127.0.0.1:9/v1", api_version: "2024-10-21" }\n`)).toThrow(
+      "providers.oai.api_version: a provider of type openai takes no api_version (only azure-openai)",
+    );
+    expect(() => load(`providers:\n  az: { type: azure-openai, base_url: "https://contoso.openai.azure.com", api_version: "2024-10-21&x=1" }\n`)).toThrow(
+      /providers\.az\.api_version/,
+    );
+    expect(() => load(`providers:\n  az: { type: azure-openai, base_url: "https://contoso.openai.azure.com", apis: [videos] }\n`)).toThrow(
+      'providers.az.apis: a provider of type azure-openai has no "videos" API',
+    );
+  });
+
   it("refuses a provider type that is not registered", () => {
     expect(() => load(`providers:\n  b: { type: bedrock, base_url: "http://127.0.0.1:9" }\n`)).toThrow(/providers\.b\.type/);
   });

@@ -4,7 +4,7 @@
 // Every part is required; a part an upstream lacks is written out as absent (null, or an optional
 // key of nativePlans/media), so that a new type has to decide each one and nothing falls back to
 // another type's format. Recipe: CONTRIBUTING.md, "Adding an upstream type".
-import type { ModelConfig, ModelKind, UpstreamApi } from "../config/catalog.js";
+import type { ModelConfig, ModelKind, ProviderSetting, UpstreamApi } from "../config/catalog.js";
 import type { SseEvent } from "../core/sse.js";
 import type { Usage } from "../core/usage.js";
 import type { EmbeddingRequest } from "../media/embeddings/embedding-request.js";
@@ -30,9 +30,10 @@ export interface StreamDecoder {
 /** A client request body and its model in, this upstream's request and the way back out. */
 export type PlanBuilder = (body: Record<string, unknown>, model: ModelConfig) => UpstreamPlan;
 
-/** The OpenAI Images API (POST {base}{generationsPath}, JSON in and out). */
+/** The OpenAI Images API (POST {base}{generationsPath(model)}, JSON in and out). */
 export interface ImagesApi {
-  generationsPath: string;
+  /** The path under the base URL; a function of the model, for upstreams that address a deployment (Azure). */
+  generationsPath: (model: ModelConfig) => string;
 }
 
 /**
@@ -59,6 +60,8 @@ export interface UpstreamCapabilities {
   defaultApis: readonly UpstreamApi[];
   /** Its Chat plan carries reasoning_effort (a Responses request's reasoning.effort) upstream. */
   chatReasoningEffort: boolean;
+  /** The optional provider settings this type takes; config load refuses the others, naming the field. */
+  providerSettings: readonly ProviderSetting[];
 }
 
 export interface UpstreamDescriptor {

@@ -19,5 +19,6 @@ export const anthropicUpstream: UpstreamDescriptor = {
     apis: [],
     defaultApis: [],
     chatReasoningEffort: false,
+    providerSettings: [],
   },
 };

@@ -20,5 +20,6 @@ export const geminiUpstream: UpstreamDescriptor = {
     apis: [],
     defaultApis: [],
     chatReasoningEffort: true,
+    providerSettings: [],
   },
 };

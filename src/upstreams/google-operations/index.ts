@@ -17,5 +17,6 @@ export const googleOperationsUpstream: UpstreamDescriptor = {
     apis: [],
     defaultApis: [],
     chatReasoningEffort: false,
+    providerSettings: [],
   },
 };

@@ -17,11 +17,12 @@ export const openaiUpstream: UpstreamDescriptor = {
   chatPlan: chatToOpenAiChat,
   nativePlans: { chat: chatToOpenAiChat, responses: responsesPassThrough },
   readUsage: (reported) => usageFromChat(reported as ChatUsage | null | undefined),
-  media: { images: { generationsPath: "/images/generations" }, videos: openaiVideosAdapter, embeddings: openaiEmbeddings },
+  media: { images: { generationsPath: () => "/images/generations" }, videos: openaiVideosAdapter, embeddings: openaiEmbeddings },
   capabilities: {
     kinds: ["chat", "image", "video", "embedding"],
     apis: ["chat", "responses", "images", "videos"],
     defaultApis: ["chat"],
     chatReasoningEffort: true,
+    providerSettings: [],
   },
 };
