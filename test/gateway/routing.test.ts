@@ -27,7 +27,9 @@ async function setup(count: number, models: string, options: { kind?: "sqlite" |
 
 const ok: MockHandler = (_req, res) => json(res, 200, chatCompletion("ok"));
 const rateLimited: MockHandler = (_req, res) => json(res, 429, { error: { message: "slow down" } });
-const reset: MockHandler = (_req, res) => res.socket!.destroy();
+const reset: MockHandler = (_req, res) => {
+  res.socket!.destroy();
+};
 const failing: MockHandler = (_req, res) => json(res, 500, { error: { message: "boom" } });
 
 const THREE = `
