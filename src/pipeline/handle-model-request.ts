@@ -73,6 +73,9 @@ export async function handleModelRequest(services: PipelineServices, format: Cli
     request.meter.provider = call.hold.model.provider.name;
     request.meter.deployment = deployment;
     reply.header("x-gateway-deployment", deployment);
+    // What the serving deployment's plan dropped, not what the first plan (for validation) did.
+    if (servingPlan.warnings.length > 0) reply.header("x-gateway-warnings", servingPlan.warnings.join("; ").slice(0, 2000));
+    else reply.removeHeader("x-gateway-warnings");
   }
 
   const passHeaders = scrubHeaders(call.upstream.response.headers);

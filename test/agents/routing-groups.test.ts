@@ -122,6 +122,9 @@ models:
       for (const line of lines) expect(line, context()).toMatchObject({ status: 200, deployment: "fallback", provider: "mockanthropic", attempts: 2 });
       expect(rows.length).toBeGreaterThanOrEqual(1);
       for (const row of rows) expect(row).toMatchObject({ deployment: "fallback", provider: "mockanthropic" });
+      // The warnings are the serving (native) plan's: none, though the bridge planned first would drop fields.
+      const posts = seen.filter((s) => s.method === "POST" && s.url.startsWith("/v1/messages"));
+      for (const post of posts) expect(post.warnings, context()).toBeUndefined();
       expect(proxy.attempts).toEqual([]);
     },
     TEST_TIMEOUT_MS,
