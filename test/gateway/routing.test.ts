@@ -15,10 +15,11 @@ interface Setup {
 }
 
 /** Providers p0..pN-1, one mock upstream and one key each; `models` is YAML for the models section. */
-async function setup(count: number, models: string, options: { kind?: "sqlite" | "postgres"; extra?: string } = {}): Promise<Setup> {
+async function setup(count: number, models: string, options: { kind?: "sqlite" | "postgres"; extra?: string; keysPerProvider?: number } = {}): Promise<Setup> {
   const mocks: MockUpstream[] = [];
   for (let i = 0; i < count; i++) mocks.push(await startMockUpstream());
-  const providers = mocks.map((m, i) => `  p${i}: { type: openai, base_url: "${m.url}/v1", keys: ["sk-mock-routing-key-${i}000000"], apis: [chat] }`).join("\n");
+  const keys = (i: number) => JSON.stringify(Array.from({ length: options.keysPerProvider ?? 1 }, (_, k) => `sk-mock-routing-key-${i}${k}00000`));
+  const providers = mocks.map((m, i) => `  p${i}: { type: openai, base_url: "${m.url}/v1", keys: ${keys(i)}, apis: [chat] }`).join("\n");
   const gateway = await startGateway(`providers:\n${providers}\nmodels:\n${models}\n${options.extra ?? ""}`, { kind: options.kind ?? "sqlite" });
   const created = await gateway.createAccount({ balance: "10" });
   const client = new OpenAI({ apiKey: created.raw, baseURL: `${gateway.url}/v1`, maxRetries: 0 });
@@ -163,7 +164,9 @@ describe("routing groups", () => {
       - { name: flaky, provider: p0 }
       - { name: backup, provider: p1, priority: 1 }
 `,
-      { extra: "upstream_health: { window_ms: 30000, min_requests: 2, failure_threshold: 0.5, open_ms: 400, half_open_trials: 1 }" },
+      // Two keys per provider: each key sees one of the two failures (under min_requests), so only
+      // the deployment's breaker opens and the skipping below is the deployment breaker's doing.
+      { extra: "upstream_health: { window_ms: 30000, min_requests: 2, failure_threshold: 0.5, open_ms: 400, half_open_trials: 1 }", keysPerProvider: 2 },
     );
     s.mocks[0]!.handler = failing;
     s.mocks[1]!.handler = ok;
@@ -171,6 +174,7 @@ describe("routing groups", () => {
     const scope = "deployment:routed/flaky";
     for (let i = 0; i < 2; i++) expect((await ask()).response.headers.get("x-gateway-attempts")).toBe("2");
     expect(health.isOpen(scope)).toBe(true);
+    expect(new Set(s.mocks[0]!.requests.map((r) => r.key)).size).toBe(2);
     // Open: skipped without a request to it.
     const { response } = await ask();
     expect(response.headers.get("x-gateway-deployment")).toBe("backup");
