@@ -6,7 +6,7 @@
 // no response (a stream: before its first byte) or answer 5xx; with context_fallback, a context-length
 // error falls over to a deployment with a larger context window. Any other answer ends the routing.
 // Every deployment has a circuit breaker (scope "deployment:<model>/<name>", the same machinery as the
-// keys'): no response or 5xx is a failure, a 429 or a client's 4xx counts for nothing.
+// keys'): no response or 5xx is a failure, a 429, a client's 4xx or no attempt at all counts for nothing.
 // Nothing here writes to the client: the metering sequence (metered-call.ts) gets the 2xx answer.
 import type { Deployment, ModelConfig, RoutingGroup } from "../config/catalog.js";
 import { GatewayError } from "../errors/catalogue.js";
@@ -52,9 +52,10 @@ export async function forwardToGroup(services: ForwardServices, accountId: strin
         });
       } catch (error) {
         if (!(error instanceof GatewayError) || request.signal.aborted) throw error;
-        // forward's own verdicts: every key rate limited, or none answered (or all open, or none configured).
+        // forward's own verdicts: every key rate limited, or none answered. Without an attempt (every
+        // key open, or none configured for this account) the deployment's health was not observed.
         if (error.type === "rate_limit_error") rateLimited = error;
-        else if (error.type === "provider_error") outcome = "failure";
+        else if (error.type === "provider_error") outcome = attempts > before ? "failure" : "neutral";
         else throw error;
         lastFailure = error;
         continue;

@@ -15,10 +15,10 @@ interface Setup {
 }
 
 /** Providers p0..pN-1, one mock upstream and one key each; `models` is YAML for the models section. */
-async function setup(count: number, models: string, options: { kind?: "sqlite" | "postgres"; extra?: string; keysPerProvider?: number } = {}): Promise<Setup> {
+async function setup(count: number, models: string, options: { kind?: "sqlite" | "postgres"; extra?: string; keysPerProvider?: number[] } = {}): Promise<Setup> {
   const mocks: MockUpstream[] = [];
   for (let i = 0; i < count; i++) mocks.push(await startMockUpstream());
-  const keys = (i: number) => JSON.stringify(Array.from({ length: options.keysPerProvider ?? 1 }, (_, k) => `sk-mock-routing-key-${i}${k}00000`));
+  const keys = (i: number) => JSON.stringify(Array.from({ length: options.keysPerProvider?.[i] ?? 1 }, (_, k) => `sk-mock-routing-key-${i}${k}00000`));
   const providers = mocks.map((m, i) => `  p${i}: { type: openai, base_url: "${m.url}/v1", keys: ${keys(i)}, apis: [chat] }`).join("\n");
   const gateway = await startGateway(`providers:\n${providers}\nmodels:\n${models}\n${options.extra ?? ""}`, { kind: options.kind ?? "sqlite" });
   const created = await gateway.createAccount({ balance: "10" });
@@ -166,7 +166,7 @@ describe("routing groups", () => {
 `,
       // Two keys per provider: each key sees one of the two failures (under min_requests), so only
       // the deployment's breaker opens and the skipping below is the deployment breaker's doing.
-      { extra: "upstream_health: { window_ms: 30000, min_requests: 2, failure_threshold: 0.5, open_ms: 400, half_open_trials: 1 }", keysPerProvider: 2 },
+      { extra: "upstream_health: { window_ms: 30000, min_requests: 2, failure_threshold: 0.5, open_ms: 400, half_open_trials: 1 }", keysPerProvider: [2, 2] },
     );
     s.mocks[0]!.handler = failing;
     s.mocks[1]!.handler = ok;
@@ -188,6 +188,28 @@ describe("routing groups", () => {
     expect((await ask()).response.headers.get("x-gateway-deployment")).toBe("flaky");
     const transitions = s.gateway.logs.filter((l) => l.scope === scope).map((l) => l.state);
     expect(transitions).toEqual(["open", "closed"]);
+  });
+
+  it("a deployment without a key for the account is passed over without counting against its breaker", async () => {
+    s = await setup(
+      2,
+      `
+  - id: routed
+    kind: chat
+    deployments:
+      - { name: keyless, provider: p0 }
+      - { name: keyed, provider: p1 }
+`,
+      { extra: "upstream_health: { min_requests: 2, failure_threshold: 0.5 }", keysPerProvider: [0, 1] },
+    );
+    s.mocks[1]!.handler = ok;
+    for (let i = 0; i < 4; i++) {
+      const { response } = await ask();
+      expect(response.headers.get("x-gateway-deployment")).toBe("keyed");
+      expect(response.headers.get("x-gateway-attempts")).toBe("1");
+    }
+    // Nothing was sent to keyless: its health is unknown, not bad (another account may have keys for it).
+    expect(s.gateway.app.ctx.pipeline.health.isOpen("deployment:routed/keyless")).toBe(false);
   });
 
   it("a stream that fails before its first byte falls over; one that fails after it does not", async () => {
