@@ -3,7 +3,7 @@
 // can name a model without importing the config loader, which imports the registry.
 import type { Nano } from "../core/money.js";
 
-export type ModelKind = "chat" | "image" | "video";
+export type ModelKind = "chat" | "image" | "video" | "embedding";
 export type UpstreamApi = "chat" | "responses" | "images" | "videos";
 
 /**

@@ -222,6 +222,7 @@ function buildCatalog(file: ConfigFile, source: string) {
 function defaultModalities(kind: ModelKind) {
   if (kind === "image") return { input: ["text"], output: ["image"] };
   if (kind === "video") return { input: ["text"], output: ["video"] };
+  if (kind === "embedding") return { input: ["text"], output: ["embedding"] };
   return { input: ["text"], output: ["text"] };
 }
 

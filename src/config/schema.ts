@@ -30,7 +30,7 @@ const pricingSchema = z.strictObject({
   per_video_second: usd.optional(),
 });
 
-const modality = z.enum(["text", "image", "audio", "video"]);
+const modality = z.enum(["text", "image", "audio", "video", "embedding"]);
 
 /** One way to serve a routing group's model: a provider, its model name, optionally its own price and window. */
 export const deploymentSchema = z.strictObject({
@@ -55,7 +55,7 @@ export const routingSchema = z.strictObject({
 
 export const modelSchema = z.strictObject({
   id: identifier,
-  kind: z.enum(["chat", "image", "video"]),
+  kind: z.enum(["chat", "image", "video", "embedding"]),
   /** The single-provider form; a routing group lists deployments instead (load.ts checks one of the two). */
   provider: z.string().min(1).optional(),
   upstream_model: z.string().min(1).optional(),

@@ -26,10 +26,11 @@ models:
   - { id: c1, kind: chat, provider: oai }
   - { id: i1, kind: image, provider: oai }
   - { id: v1, kind: video, provider: oai }
+  - { id: e1, kind: embedding, provider: oai }
   - { id: c2, kind: chat, provider: claude }
   - { id: v2, kind: video, provider: veo }
 `);
-    expect(config.models.size).toBe(5);
+    expect(config.models.size).toBe(6);
     expect([...config.providers.get("oai")!.apis]).toEqual(["chat", "responses", "images", "videos"]);
     expect([...config.providers.get("claude")!.apis]).toEqual([]);
   });
@@ -39,6 +40,7 @@ models:
     ["video", "claude", 'models[0].kind: the provider "claude" (type anthropic) cannot serve video models (only chat)'],
     ["chat", "veo", 'models[0].kind: the provider "veo" (type google-operations) cannot serve chat models (only video)'],
     ["image", "veo", 'models[0].kind: the provider "veo" (type google-operations) cannot serve image models (only video)'],
+    ["embedding", "claude", 'models[0].kind: the provider "claude" (type anthropic) cannot serve embedding models (only chat)'],
   ])("refuses a %s model on the provider %s", (kind, provider, message) => {
     expect(() => load(`${PROVIDERS}\nmodels:\n  - { id: m, kind: ${kind}, provider: ${provider} }\n`)).toThrow(message);
   });

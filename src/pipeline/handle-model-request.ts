@@ -91,11 +91,18 @@ function readBody(body: unknown): Record<string, unknown> {
   return body as Record<string, unknown>;
 }
 
+const ROUTE_OF_KIND: Record<ModelConfig["kind"], string> = {
+  chat: "a chat route",
+  image: "/v1/images/generations",
+  video: "/v1/videos",
+  embedding: "/v1/embeddings",
+};
+
 export function resolveModel(services: PipelineServices, id: string, kind: ModelConfig["kind"]): ModelConfig {
   const model = services.config.models.get(id);
   if (!model) throw new GatewayError("not_found", `The model ${id} does not exist.`, { param: "model", code: "model_not_found" });
   if (model.kind !== kind) {
-    const route = model.kind === "image" ? "/v1/images/generations" : model.kind === "video" ? "/v1/videos" : "a chat route";
+    const route = ROUTE_OF_KIND[model.kind];
     throw invalidRequest("model", `The model ${id} is a ${model.kind} model; use ${route}.`);
   }
   return model;

@@ -7,6 +7,7 @@
 import type { ModelConfig, ModelKind, UpstreamApi } from "../config/catalog.js";
 import type { SseEvent } from "../core/sse.js";
 import type { Usage } from "../core/usage.js";
+import type { EmbeddingRequest } from "../media/embeddings/embedding-request.js";
 import type { VideoAdapter } from "../media/videos/video-types.js";
 import type { UpstreamPlan } from "../pipeline/plan.js";
 import type { UpstreamRequest } from "../providers/upstream-client.js";
@@ -34,6 +35,21 @@ export interface ImagesApi {
   generationsPath: string;
 }
 
+/**
+ * An embeddings API (POST {base}{path(model)}, JSON in and out). Without readAnswer the upstream
+ * answers OpenAI's embeddings list in the encoding it was asked for, and the answer passes through.
+ */
+export interface EmbeddingsApi {
+  path: (model: ModelConfig) => string;
+  /** The upstream's request body; throws invalid_request for an input it cannot take. */
+  requestBody: (request: EmbeddingRequest, model: ModelConfig) => Record<string, unknown>;
+  /**
+   * For an answer in another shape: its vectors (floats, in input order) and the input tokens it
+   * reports (null: none). The gateway builds OpenAI's list from them, base64 when the client asked.
+   */
+  readAnswer?: (answer: unknown) => { vectors: number[][]; promptTokens: number | null };
+}
+
 export interface UpstreamCapabilities {
   /** Model kinds a provider of this type can serve; config load refuses the others. */
   kinds: readonly ModelKind[];
@@ -59,6 +75,6 @@ export interface UpstreamDescriptor {
   nativePlans: { chat?: PlanBuilder; messages?: PlanBuilder; responses?: PlanBuilder };
   /** The usage object of this upstream's own answers, as the gateway's Usage; null when absent or when the type reports none. */
   readUsage: (reported: unknown) => Usage | null;
-  media: { images?: ImagesApi; videos?: VideoAdapter };
+  media: { images?: ImagesApi; videos?: VideoAdapter; embeddings?: EmbeddingsApi };
   capabilities: UpstreamCapabilities;
 }

@@ -5,6 +5,7 @@ import type { ProviderConfig } from "../config/catalog.js";
 import { GatewayError } from "../errors/catalogue.js";
 import { anthropicUpstream } from "./anthropic/index.js";
 import type { PlanBuilder, UpstreamDescriptor } from "./descriptor.js";
+import { geminiUpstream } from "./gemini/index.js";
 import { googleOperationsUpstream } from "./google-operations/index.js";
 import { openaiUpstream } from "./openai/index.js";
 
@@ -12,6 +13,7 @@ export const upstreams = {
   openai: openaiUpstream,
   anthropic: anthropicUpstream,
   "google-operations": googleOperationsUpstream,
+  gemini: geminiUpstream,
 } satisfies Record<string, UpstreamDescriptor>;
 
 type RegisteredNames = { readonly [Name in keyof typeof upstreams]: true };
