@@ -1,6 +1,7 @@
 // `gateway admin upstreams status`: every upstream key's circuit breaker as the gateway processes
-// last wrote it to upstream_health. Keys are named by fingerprint (and last four characters for an
-// account's own keys, as provider-keys list shows them), never by the key.
+// last wrote it to upstream_health, then every routing-group deployment's. Keys are named by
+// fingerprint (and last four characters for an account's own keys, as provider-keys list shows
+// them), never by the key; deployments by "<model>/<name>".
 import type { GatewayConfig } from "../../config/load.js";
 import type { Store } from "../../store/index.js";
 import type { UpstreamHealthRow } from "../../store/upstream-health-store.js";
@@ -12,7 +13,10 @@ interface KeyStatus {
   /** null for the provider's shared keys from the config. */
   account_id: string | null;
   upstream_key_id: string | null;
-  fingerprint: string;
+  /** null for a deployment's row. */
+  fingerprint: string | null;
+  /** "<model>/<name>" for a routing group's deployment; null for a key. */
+  deployment: string | null;
   state: "closed" | "open" | "half_open";
   /** Seconds until an open breaker lets a trial request through; 0 otherwise. */
   cooldown_seconds: number;
@@ -34,13 +38,19 @@ export async function upstreamsCommand(sub: string | undefined, args: string[], 
     p.sharedKeys.map((key) => ({ provider: p.name, accountId: null, id: null, fingerprint: keyFingerprint(p.name, key) })),
   );
   const own = await store.upstreamKeys.listAllFingerprinted(keyFingerprint);
-  const statuses = [...shared, ...own].map((k) => describe(k, rows.get(keyScope(k.fingerprint)), now));
+  const keys = [...shared, ...own].map((k) => describe({ ...k, deployment: null }, rows.get(keyScope(k.fingerprint)), now));
+  const deployments = [...config.models.values()].flatMap((model) =>
+    (model.group?.deployments ?? []).map((d) =>
+      describe({ provider: d.model.provider.name, accountId: null, id: null, fingerprint: null, deployment: `${model.id}/${d.name}` }, rows.get(d.breakerScope), now),
+    ),
+  );
+  const statuses = [...keys, ...deployments];
   emit(io, json, statuses, () =>
     table(
       statuses.map((s) => ({
         provider: s.provider,
         owner: s.account_id ?? "shared",
-        key: s.fingerprint,
+        key: s.fingerprint ?? `deployment ${s.deployment}`,
         state: s.state,
         cooldown_s: s.cooldown_seconds,
         errors: s.error_rate === null ? null : `${Math.round(s.error_rate * 100)}% of ${s.requests}`,
@@ -50,7 +60,15 @@ export async function upstreamsCommand(sub: string | undefined, args: string[], 
   );
 }
 
-function describe(key: { provider: string; accountId: string | null; id: string | null; fingerprint: string }, row: UpstreamHealthRow | undefined, now: number): KeyStatus {
+interface Scope {
+  provider: string;
+  accountId: string | null;
+  id: string | null;
+  fingerprint: string | null;
+  deployment: string | null;
+}
+
+function describe(key: Scope, row: UpstreamHealthRow | undefined, now: number): KeyStatus {
   const open = row?.state === "open";
   const iso = (ms: number | undefined) => (ms ? new Date(ms).toISOString() : null);
   return {
@@ -58,6 +76,7 @@ function describe(key: { provider: string; accountId: string | null; id: string 
     account_id: key.accountId,
     upstream_key_id: key.id,
     fingerprint: key.fingerprint,
+    deployment: key.deployment,
     state: !open ? "closed" : row.openedUntil > now ? "open" : "half_open",
     cooldown_seconds: open ? Math.max(0, Math.ceil((row.openedUntil - now) / 1000)) : 0,
     requests: row?.requests ?? 0,
