@@ -22,6 +22,7 @@ import type { PipelineServices } from "./pipeline/services.js";
 import { SettlementRetries } from "./pipeline/settlement-retries.js";
 import { UpstreamKeyResolver } from "./pipeline/upstream-key-resolver.js";
 import { openStore } from "./store/index.js";
+import { UpstreamHealth } from "./upstreams/health/upstream-health.js";
 
 export interface App {
   ctx: RouteContext;
@@ -60,6 +61,8 @@ export async function createApp(config: GatewayConfig, options: { logger?: Logge
   const billing = new StoreBilling(store.handle, { onSweepError: (err) => logger.warn({ err }, "hold sweep failed") });
   const authCache = new AuthCache(store);
   await authCache.start();
+  const health = new UpstreamHealth(store.upstreamHealth, config.upstreamHealth, logger);
+  await health.start();
   billing.startSweeper();
   const providers = [...config.providers.values()];
   const sharedSecrets = providers.flatMap((p) => p.sharedKeys);
@@ -71,6 +74,7 @@ export async function createApp(config: GatewayConfig, options: { logger?: Logge
     authCache,
     billing,
     rotation: new KeyRotation(),
+    health,
     scrubber: createScrubber({ secrets: sharedSecrets, hosts }),
     upstreamKeys: new UpstreamKeyResolver(store, (own) => createScrubber({ secrets: [...sharedSecrets, ...own], hosts })),
     settlementRetries: new SettlementRetries(billing, logger),
@@ -86,6 +90,7 @@ export async function createApp(config: GatewayConfig, options: { logger?: Logge
       closed = true;
       await server.close();
       authCache.stop();
+      health.stop();
       await billing.stopSweeper();
       await store.close();
       logDestination?.close();

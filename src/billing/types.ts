@@ -4,7 +4,7 @@ import type { ModelConfig } from "../config/catalog.js";
 import type { Nano } from "../core/money.js";
 import type { Usage } from "../core/usage.js";
 
-export type Route = "chat" | "responses" | "messages" | "images" | "videos";
+export type Route = "chat" | "responses" | "messages" | "images" | "videos" | "embeddings";
 
 export interface AdmissionRequest {
   requestId: string;

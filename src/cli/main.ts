@@ -12,6 +12,7 @@ import { accountsCommand } from "./commands/accounts.js";
 import { keysCommand } from "./commands/keys.js";
 import { ledgerCommand } from "./commands/ledger.js";
 import { providerKeysCommand } from "./commands/provider-keys.js";
+import { upstreamsCommand } from "./commands/upstreams.js";
 import { emit, parseCommand, UsageError, type CliIo } from "./io.js";
 import { serve } from "./serve.js";
 
@@ -29,6 +30,7 @@ const USAGE = `usage: gateway <command>
   admin provider-keys list --account ID
   admin provider-keys remove ID
   admin ledger prune --older-than-days N
+  admin upstreams status                  every upstream key's circuit breaker, error rate and latency
 Every command accepts --json. Environment: DATABASE_URL, GATEWAY_CONFIG, GATEWAY_SECRET, PORT, HOST.`;
 
 export async function runCli(argv: string[], io: CliIo): Promise<number> {
@@ -81,8 +83,11 @@ async function admin(args: string[], io: CliIo, store: Store, config: GatewayCon
     case "ledger":
       await ledgerCommand(sub, rest, io, store);
       break;
+    case "upstreams":
+      await upstreamsCommand(sub, rest, io, store, config);
+      break;
     default:
-      throw new UsageError("usage: gateway admin accounts|keys|provider-keys|ledger ...");
+      throw new UsageError("usage: gateway admin accounts|keys|provider-keys|ledger|upstreams ...");
   }
   return 0;
 }

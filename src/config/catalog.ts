@@ -3,8 +3,10 @@
 // can name a model without importing the config loader, which imports the registry.
 import type { Nano } from "../core/money.js";
 
-export type ModelKind = "chat" | "image" | "video";
+export type ModelKind = "chat" | "image" | "video" | "embedding";
 export type UpstreamApi = "chat" | "responses" | "images" | "videos";
+/** Provider settings only some upstream types take (the type's capabilities list them). */
+export type ProviderSetting = "api_version" | "region";
 
 /**
  * The registered upstream types, one key per descriptor. src/upstreams/registry.ts fills this
@@ -24,10 +26,12 @@ export interface ProviderConfig {
   sharedKeys: string[];
   apis: ReadonlySet<UpstreamApi>;
   headers: Record<string, string>;
-  /** The region a signing upstream (bedrock) signs for; null for types without one. */
-  region: string | null;
   timeoutMs: number;
   connectTimeoutMs: number;
+  /** The `api_version` setting as configured; absent when not set (the type applies its own default). */
+  apiVersion?: string;
+  /** The AWS region a signing type (bedrock) signs for: the `region` setting, else its base URL's; absent for other types. */
+  region?: string;
 }
 
 export interface ModelPricing {
@@ -51,4 +55,34 @@ export interface ModelConfig {
   pricing: ModelPricing;
   /** Tiers that include this model. */
   tiers: string[];
+  /** A routing group's deployments and strategy; absent for the single-provider form (a group of one). */
+  group?: RoutingGroup;
+  /** Set on a deployment's view of the model: the deployment's public name. */
+  deployment?: string;
+}
+
+export type RoutingStrategy = "ordered" | "weighted";
+
+export interface RoutingGroup {
+  strategy: RoutingStrategy;
+  /** On a context-length error, fall over to a deployment with a larger context window. */
+  contextFallback: boolean;
+  /** In config order; at most 16 (Deployment.bit). */
+  deployments: readonly Deployment[];
+}
+
+export interface Deployment {
+  name: string;
+  /**
+   * The model as this deployment serves it: the group's id, tiers and limits with the deployment's
+   * provider, upstream model, pricing and context window. Plans, holds and settlement take it as is.
+   */
+  model: ModelConfig;
+  weight: number;
+  /** Lower runs first. */
+  priority: number;
+  /** This deployment's bit in a set of deployments already tried. */
+  bit: number;
+  /** The circuit breaker's scope: "deployment:<model>/<name>". */
+  breakerScope: string;
 }

@@ -2,6 +2,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { DEFAULT_BREAKER_SETTINGS } from "../upstreams/health/circuit-breaker.js";
 import { ConfigError, loadConfig } from "./load.js";
 
 function withFile(text: string): { dir: string; path: string } {
@@ -29,6 +30,15 @@ describe("loadConfig", () => {
     expect(config.defaultTier).toBe("default");
     expect(config.bodyLimitBytes).toBe(16 * 1024 * 1024);
     expect(config.port).toBe(8080);
+  });
+
+  it("upstream_health: documented defaults, overrides, and a threshold outside (0, 1] refused", () => {
+    expect(loadConfig({}, mkdtempSync(join(tmpdir(), "gw-config-"))).upstreamHealth).toEqual(DEFAULT_BREAKER_SETTINGS);
+    expect(DEFAULT_BREAKER_SETTINGS).toEqual({ windowMs: 30_000, minRequests: 10, failureThreshold: 0.5, openMs: 30_000, halfOpenTrials: 1 });
+    const custom = withFile("upstream_health: { window_ms: 10000, min_requests: 3, failure_threshold: 0.25, open_ms: 5000, half_open_trials: 2 }");
+    expect(loadConfig({}, custom.dir).upstreamHealth).toEqual({ windowMs: 10_000, minRequests: 3, failureThreshold: 0.25, openMs: 5_000, halfOpenTrials: 2 });
+    const zero = withFile("upstream_health: { failure_threshold: 0 }");
+    expect(() => loadConfig({}, zero.dir)).toThrow(/upstream_health.failure_threshold/);
   });
 
   it("reads the default file, substitutes env vars and converts prices exactly", () => {

@@ -6,8 +6,10 @@ import { parse as parseYaml } from "yaml";
 import type { z } from "zod";
 import { parseUsd, type Nano } from "../core/money.js";
 import { parseProxyRange, TrustedProxies } from "../http/trusted-proxies.js";
-import type { ModelConfig, ModelKind, ModelPricing, ProviderConfig } from "./catalog.js";
+import type { ModelConfig, ModelKind, ModelPricing, ProviderConfig, ProviderSetting } from "./catalog.js";
+import type { BreakerSettings } from "../upstreams/health/circuit-breaker.js";
 import { upstreams } from "../upstreams/registry.js";
+import { baseProviderOf, buildRoutingGroup, type GroupContext } from "./routing-groups.js";
 import { configFileSchema, type ConfigFile, type ModelFileEntry } from "./schema.js";
 
 export type { ModelConfig, ModelKind, ModelPricing, ProviderConfig, ProviderType, UpstreamApi } from "./catalog.js";
@@ -33,6 +35,8 @@ export interface GatewayConfig {
   trustedProxies: TrustedProxies;
   /** The config file's `media` section as written; src/media/settings.ts fills in defaults. */
   media: ConfigFile["media"];
+  /** The `upstream_health` section: every upstream key's circuit breaker. */
+  upstreamHealth: BreakerSettings;
 }
 
 /** How long a client may take to send a request, how long an idle connection stays, how many at once. */
@@ -140,7 +144,11 @@ function buildCatalog(file: ConfigFile, source: string) {
       if (!capabilities.apis.includes(api))
         fail(`providers.${name}.apis`, `a provider of type ${p.type} has no "${api}" API (it may list: ${capabilities.apis.join(", ") || "nothing"})`);
     }
-    const region = providerRegion(p.region, p.base_url, capabilities.region, (message) => fail(`providers.${name}.region`, message));
+    if (p.api_version !== undefined && !capabilities.providerSettings.includes("api_version"))
+      fail(`providers.${name}.api_version`, `a provider of type ${p.type} takes no api_version (only ${typesTaking("api_version")})`);
+    if (p.region !== undefined && !capabilities.providerSettings.includes("region"))
+      fail(`providers.${name}.region`, `a provider of type ${p.type} takes no region (only ${typesTaking("region")})`);
+    const region = capabilities.providerSettings.includes("region") ? signingRegion(p.region, p.base_url, (message) => fail(`providers.${name}.region`, message)) : undefined;
     providers.set(name, {
       name,
       type: p.type,
@@ -148,9 +156,10 @@ function buildCatalog(file: ConfigFile, source: string) {
       sharedKeys: p.keys,
       apis: new Set(apis),
       headers: p.headers,
-      region,
       timeoutMs: p.timeout_ms,
       connectTimeoutMs: p.connect_timeout_ms,
+      ...(p.api_version === undefined ? {} : { apiVersion: p.api_version }),
+      ...(region === undefined ? {} : { region }),
     });
   }
 
@@ -162,13 +171,14 @@ function buildCatalog(file: ConfigFile, source: string) {
   if (!tiers.has(defaultTier)) fail("server.default_tier", `tier "${defaultTier}" is not defined under tiers`);
 
   const models = new Map<string, ModelConfig>();
+  const groupContext: GroupContext = { providers, fail, price: (pricing, at) => buildPricing(pricing, at, fail) };
   file.models.forEach((m, i) => {
     const at = `models[${i}]`;
     if (models.has(m.id)) fail(`${at}.id`, `duplicate model id "${m.id}"`);
-    const provider = providers.get(m.provider) ?? fail(`${at}.provider`, `provider "${m.provider}" is not defined under providers`);
+    const provider = baseProviderOf(m, at, groupContext);
     const kinds = upstreams[provider.type].capabilities.kinds;
-    if (!kinds.includes(m.kind)) fail(`${at}.kind`, `the provider "${m.provider}" (type ${provider.type}) cannot serve ${m.kind} models (only ${kinds.join(", ")})`);
-    models.set(m.id, {
+    if (!kinds.includes(m.kind)) fail(`${at}.kind`, `the provider "${provider.name}" (type ${provider.type}) cannot serve ${m.kind} models (only ${kinds.join(", ")})`);
+    const model: ModelConfig = {
       id: m.id,
       kind: m.kind,
       provider,
@@ -177,9 +187,11 @@ function buildCatalog(file: ConfigFile, source: string) {
       maxOutputTokens: m.max_output_tokens ?? null,
       defaultOutputTokens: m.default_output_tokens ?? Math.min(m.max_output_tokens ?? DEFAULT_OUTPUT_TOKENS, DEFAULT_OUTPUT_TOKENS),
       modalities: m.modalities ?? defaultModalities(m.kind),
-      pricing: buildPricing(m, `${at}.pricing`, fail),
+      pricing: buildPricing(m.pricing, `${at}.pricing`, fail),
       tiers: [...tiers].filter(([, ids]) => ids.has("*") || ids.has(m.id)).map(([name]) => name),
-    });
+    };
+    const group = buildRoutingGroup(m, at, model, groupContext);
+    models.set(m.id, group ? { ...model, group } : model);
   });
   for (const [name, ids] of tiers) {
     for (const id of ids) if (id !== "*" && !models.has(id)) fail(`tiers.${name}.models`, `model "${id}" is not defined under models`);
@@ -193,16 +205,43 @@ function buildCatalog(file: ConfigFile, source: string) {
     keepAliveTimeoutMs: server.keep_alive_timeout_ms,
     maxConnections: server.max_connections,
   };
-  return { bodyLimitBytes: Math.floor(server.body_limit_mb * 1024 * 1024), connections, signup: server.signup, defaultTier, providers, models, tiers, media: file.media };
+  const health = file.upstream_health;
+  const upstreamHealth: BreakerSettings = {
+    windowMs: health.window_ms,
+    minRequests: health.min_requests,
+    failureThreshold: health.failure_threshold,
+    openMs: health.open_ms,
+    halfOpenTrials: health.half_open_trials,
+  };
+  return {
+    bodyLimitBytes: Math.floor(server.body_limit_mb * 1024 * 1024),
+    connections,
+    signup: server.signup,
+    defaultTier,
+    providers,
+    models,
+    tiers,
+    media: file.media,
+    upstreamHealth,
+  };
+}
+
+/** The registered types that take a provider setting, for the refusal's message. */
+function typesTaking(setting: ProviderSetting): string {
+  return Object.entries(upstreams)
+    .filter(([, descriptor]) => descriptor.capabilities.providerSettings.includes(setting))
+    .map(([type]) => type)
+    .join(", ");
 }
 
 function defaultModalities(kind: ModelKind) {
   if (kind === "image") return { input: ["text"], output: ["image"] };
   if (kind === "video") return { input: ["text"], output: ["video"] };
+  if (kind === "embedding") return { input: ["text"], output: ["embedding"] };
   return { input: ["text"], output: ["text"] };
 }
 
-function buildPricing(m: ModelFileEntry, at: string, fail: (field: string, message: string) => never): ModelPricing {
+function buildPricing(pricing: ModelFileEntry["pricing"], at: string, fail: (field: string, message: string) => never): ModelPricing {
   const price = (value: string | number | undefined, field: string): Nano => {
     if (value === undefined) return 0n;
     const nano = parseUsd(value);
@@ -210,22 +249,21 @@ function buildPricing(m: ModelFileEntry, at: string, fail: (field: string, messa
     return nano;
   };
   const perImage = new Map<string, Nano>();
-  for (const [key, value] of Object.entries(m.pricing.per_image ?? {})) perImage.set(key, price(value, `per_image.${key}`));
+  for (const [key, value] of Object.entries(pricing.per_image ?? {})) perImage.set(key, price(value, `per_image.${key}`));
   return {
-    inputPerMtok: price(m.pricing.input_per_mtok, "input_per_mtok"),
-    cachedInputPerMtok: price(m.pricing.cached_input_per_mtok ?? m.pricing.input_per_mtok, "cached_input_per_mtok"),
-    outputPerMtok: price(m.pricing.output_per_mtok, "output_per_mtok"),
+    inputPerMtok: price(pricing.input_per_mtok, "input_per_mtok"),
+    cachedInputPerMtok: price(pricing.cached_input_per_mtok ?? pricing.input_per_mtok, "cached_input_per_mtok"),
+    outputPerMtok: price(pricing.output_per_mtok, "output_per_mtok"),
     perImage,
-    perVideoSecond: price(m.pricing.per_video_second, "per_video_second"),
+    perVideoSecond: price(pricing.per_video_second, "per_video_second"),
   };
 }
 
 // bedrock-runtime.us-east-1.amazonaws.com, bedrock-runtime-fips.us-gov-west-1.amazonaws.com
 const AWS_REGIONAL_HOST = /^[a-z0-9-]+\.([a-z]{2}(?:-[a-z]+)+-\d{1,2})\.amazonaws\.com$/;
 
-/** The region a provider signs for: its `region`, else the one its AWS base URL names; refused where the type signs for none. */
-function providerRegion(region: string | undefined, baseUrl: string, needs: "required" | "none", fail: (message: string) => never): string | null {
-  if (needs === "none") return region === undefined ? null : fail("this provider type signs for no region; remove the setting");
+/** The region a provider of a signing type (bedrock) signs for: its `region`, else the one its AWS base URL names. */
+function signingRegion(region: string | undefined, baseUrl: string, fail: (message: string) => never): string {
   if (region !== undefined) return region;
   const named = AWS_REGIONAL_HOST.exec(new URL(baseUrl).hostname);
   return named?.[1] ?? fail("required: the base_url is not an AWS regional host such as bedrock-runtime.us-east-1.amazonaws.com");

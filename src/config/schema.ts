@@ -15,6 +15,11 @@ export const providerSchema = z.strictObject({
   keys: z.array(z.string().min(1)).default([]),
   /** Which OpenAI APIs an openai-type upstream speaks natively; others are bridged over chat. Default: the type's (load.ts). */
   apis: z.array(z.enum(["chat", "responses", "images", "videos"])).optional(),
+  /** The `api-version` query parameter, for the types that take one (azure-openai; default there: its documented one). */
+  api_version: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]{1,64}$/, "letters, digits and . _ - only (for example 2025-04-01-preview)")
+    .optional(),
   /** The AWS region a bedrock provider signs for (SigV4); default: the region in a bedrock-runtime.<region>.amazonaws.com base_url. */
   region: z
     .string()
@@ -35,12 +40,34 @@ const pricingSchema = z.strictObject({
   per_video_second: usd.optional(),
 });
 
-const modality = z.enum(["text", "image", "audio", "video"]);
+const modality = z.enum(["text", "image", "audio", "video", "embedding"]);
+
+/** One way to serve a routing group's model: a provider, its model name, optionally its own price and window. */
+export const deploymentSchema = z.strictObject({
+  /** The public name: the x-gateway-deployment header and the ledger's deployment column (never a host or key). */
+  name: identifier,
+  provider: z.string().min(1),
+  upstream_model: z.string().min(1).optional(),
+  context_window: z.number().int().positive().optional(),
+  /** Replaces the model's pricing for requests this deployment serves. */
+  pricing: pricingSchema.optional(),
+  /** Share of traffic under strategy: weighted, among the healthy deployments of the best priority. */
+  weight: z.number().int().positive().max(1_000_000).optional(),
+  /** Lower runs first: a deployment is only used while every one of a lower priority is failing or open. */
+  priority: z.number().int().min(0).max(1_000).default(0),
+});
+
+export const routingSchema = z.strictObject({
+  strategy: z.enum(["ordered", "weighted"]).default("ordered"),
+  /** On a context-length error, try a deployment with a larger context_window. */
+  context_fallback: z.boolean().default(false),
+});
 
 export const modelSchema = z.strictObject({
   id: identifier,
-  kind: z.enum(["chat", "image", "video"]),
-  provider: z.string().min(1),
+  kind: z.enum(["chat", "image", "video", "embedding"]),
+  /** The single-provider form; a routing group lists deployments instead (load.ts checks one of the two). */
+  provider: z.string().min(1).optional(),
   upstream_model: z.string().min(1).optional(),
   context_window: z.number().int().positive().optional(),
   /** Requests asking for more output are refused; without it, MAX_OUTPUT_TOKENS_CEILING applies. */
@@ -49,6 +76,9 @@ export const modelSchema = z.strictObject({
   default_output_tokens: z.number().int().positive().max(MAX_USAGE_COUNT).optional(),
   modalities: z.strictObject({ input: z.array(modality).min(1), output: z.array(modality).min(1) }).optional(),
   pricing: pricingSchema.default({}),
+  /** A routing group (chat models): at most 16 deployments, tried by `routing`. */
+  deployments: z.array(deploymentSchema).min(1).max(16).optional(),
+  routing: routingSchema.optional(),
 });
 
 export const tierSchema = z.strictObject({
@@ -89,6 +119,21 @@ export const configFileSchema = z.strictObject({
       max_image_response_mb: z.number().positive().max(4096).optional(),
     })
     .default({}),
+  /** Circuit breakers per upstream key (docs/configuration.md); the defaults suit most providers. */
+  upstream_health: z
+    .strictObject({
+      /** Outcomes older than this leave the sliding window. */
+      window_ms: z.number().int().min(1_000).default(30_000),
+      /** A breaker never opens on fewer requests in the window than this. */
+      min_requests: z.number().int().min(1).default(10),
+      /** The share of failed requests in the window (0 < x <= 1) that opens the breaker. */
+      failure_threshold: z.number().gt(0).max(1).default(0.5),
+      /** An open breaker refuses requests this long, then lets trial requests through. */
+      open_ms: z.number().int().min(100).default(30_000),
+      /** Trial requests let through at once while half-open (per process). */
+      half_open_trials: z.number().int().min(1).max(100).default(1),
+    })
+    .prefault({}),
   providers: z.record(identifier, providerSchema).default({}),
   models: z.array(modelSchema).default([]),
   tiers: z.record(identifier, tierSchema).default({}),
@@ -97,3 +142,4 @@ export const configFileSchema = z.strictObject({
 export type ConfigFile = z.infer<typeof configFileSchema>;
 export type ProviderFileEntry = z.infer<typeof providerSchema>;
 export type ModelFileEntry = z.infer<typeof modelSchema>;
+export type DeploymentFileEntry = z.infer<typeof deploymentSchema>;

@@ -26,10 +26,11 @@ models:
   - { id: c1, kind: chat, provider: oai }
   - { id: i1, kind: image, provider: oai }
   - { id: v1, kind: video, provider: oai }
+  - { id: e1, kind: embedding, provider: oai }
   - { id: c2, kind: chat, provider: claude }
   - { id: v2, kind: video, provider: veo }
 `);
-    expect(config.models.size).toBe(5);
+    expect(config.models.size).toBe(6);
     expect([...config.providers.get("oai")!.apis]).toEqual(["chat", "responses", "images", "videos"]);
     expect([...config.providers.get("claude")!.apis]).toEqual([]);
   });
@@ -39,6 +40,7 @@ models:
     ["video", "claude", 'models[0].kind: the provider "claude" (type anthropic) cannot serve video models (only chat)'],
     ["chat", "veo", 'models[0].kind: the provider "veo" (type google-operations) cannot serve chat models (only video)'],
     ["image", "veo", 'models[0].kind: the provider "veo" (type google-operations) cannot serve image models (only video)'],
+    ["embedding", "claude", 'models[0].kind: the provider "claude" (type anthropic) cannot serve embedding models (only chat)'],
   ])("refuses a %s model on the provider %s", (kind, provider, message) => {
     expect(() => load(`${PROVIDERS}\nmodels:\n  - { id: m, kind: ${kind}, provider: ${provider} }\n`)).toThrow(message);
   });
@@ -46,6 +48,21 @@ models:
   it("refuses an api the provider's type does not speak", () => {
     expect(() => load(`providers:\n  claude: { type: anthropic, base_url: "http://127.0.0.1:9", apis: [responses] }\n`)).toThrow(
       'providers.claude.apis: a provider of type anthropic has no "responses" API (it may list: nothing)',
+    );
+  });
+
+  it("takes api_version on azure-openai only, naming the field", () => {
+    const azure = load(`providers:\n  az: { type: azure-openai, base_url: "https://contoso.openai.azure.com", api_version: "2024-10-21", apis: [chat, responses, images] }\n`);
+    expect(azure.providers.get("az")!.apiVersion).toBe("2024-10-21");
+    expect(load(`providers:\n  az: { type: azure-openai, base_url: "https://contoso.openai.azure.com" }\n`).providers.get("az")!.apiVersion).toBeUndefined();
+    expect(() => load(`providers:\n  oai: { type: openai, base_url: "http://127.0.0.1:9/v1", api_version: "2024-10-21" }\n`)).toThrow(
+      "providers.oai.api_version: a provider of type openai takes no api_version (only azure-openai)",
+    );
+    expect(() => load(`providers:\n  az: { type: azure-openai, base_url: "https://contoso.openai.azure.com", api_version: "2024-10-21&x=1" }\n`)).toThrow(
+      /providers\.az\.api_version/,
+    );
+    expect(() => load(`providers:\n  az: { type: azure-openai, base_url: "https://contoso.openai.azure.com", apis: [videos] }\n`)).toThrow(
+      'providers.az.apis: a provider of type azure-openai has no "videos" API',
     );
   });
 
@@ -60,13 +77,13 @@ models:
   fips: { type: bedrock, base_url: "https://bedrock-runtime-fips.us-gov-west-1.amazonaws.com" }
   oai: { type: openai, base_url: "http://127.0.0.1:9/v1" }
 `);
-    expect([...config.providers.values()].map((p) => p.region)).toEqual(["eu-west-3", "ap-southeast-2", "us-gov-west-1", null]);
+    expect([...config.providers.values()].map((p) => p.region)).toEqual(["eu-west-3", "ap-southeast-2", "us-gov-west-1", undefined]);
   });
 
   it.each([
     ['{ type: bedrock, base_url: "http://127.0.0.1:9" }', "providers.b.region: required: the base_url is not an AWS regional host"],
     ['{ type: bedrock, base_url: "http://127.0.0.1:9", region: "US East" }', "providers.b.region"],
-    ['{ type: openai, base_url: "http://127.0.0.1:9", region: us-east-1 }', "providers.b.region: this provider type signs for no region; remove the setting"],
+    ['{ type: openai, base_url: "http://127.0.0.1:9", region: us-east-1 }', "providers.b.region: a provider of type openai takes no region (only bedrock)"],
   ])("refuses the region of %s", (provider, message) => {
     expect(() => load(`providers:\n  b: ${provider}\n`)).toThrow(message);
   });

@@ -1,10 +1,11 @@
-// The media routes: POST /v1/images/generations, POST /v1/videos, GET /v1/videos/{id},
-// GET /v1/videos/{id}/content. All authenticate before the body is read, like every /v1 route.
+// The media routes: POST /v1/images/generations, POST /v1/embeddings, POST /v1/videos,
+// GET /v1/videos/{id}, GET /v1/videos/{id}/content. All authenticate before the body is read, like every /v1 route.
 // Registered in their own Fastify scope so the multipart parser (the OpenAI SDK uploads video
 // requests as multipart/form-data) applies to these routes only.
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { RouteContext } from "../http/route-context.js";
 import { authenticate } from "../pipeline/authenticate.js";
+import { handleEmbeddings } from "./embeddings/handle-embeddings.js";
 import { handleImageGeneration } from "./images/handle-image-generation.js";
 import { downloadVideo, pollVideo, type VideoRequest } from "./videos/read-video.js";
 import { submitVideo } from "./videos/submit-video.js";
@@ -22,6 +23,7 @@ export function registerMediaRoutes(app: FastifyInstance, ctx: RouteContext): vo
   app.addHook("onClose", async () => tasks.stopRefresher());
 
   app.post("/v1/images/generations", { onRequest }, (request, reply) => handleImageGeneration(services, settings, request, reply));
+  app.post("/v1/embeddings", { onRequest }, (request, reply) => handleEmbeddings(services, request, reply));
 
   app.register(async (scope) => {
     scope.addContentTypeParser("multipart/form-data", { parseAs: "buffer", bodyLimit: ctx.config.bodyLimitBytes }, (_request, body, done) => done(null, body));

@@ -5,6 +5,8 @@
 // that dies before anything reached the client still fails over to the next key.
 // All keys 429 -> 429 rate_limit_error with the upstream's Retry-After; all without a response ->
 // 502 provider_error; a mix of both -> 429 (retrying later can succeed once the limits reset).
+// Keys whose circuit breaker is open are skipped (src/upstreams/health/); every key open -> 502
+// provider_error at once, with a Retry-After until the first breaker lets a trial through.
 import type { ProviderConfig } from "../config/catalog.js";
 import type { Cancellation } from "../core/cancellation.js";
 import { GatewayError } from "../errors/catalogue.js";
@@ -13,6 +15,7 @@ import { readFirstChunk } from "./relay.js";
 import { scrubberForResponse } from "./response-scrubber.js";
 import type { Scrubber } from "./scrub.js";
 import type { PipelineServices } from "./services.js";
+import type { Outcome } from "../upstreams/health/upstream-health.js";
 
 export interface ForwardRequest {
   /** The request as sent with one upstream key (called once per attempt; a signature is made per attempt). */
@@ -35,12 +38,12 @@ export interface Forwarded {
   scrubber: Scrubber;
 }
 
-export type ForwardServices = Pick<PipelineServices, "rotation" | "upstreamKeys" | "scrubber">;
+export type ForwardServices = Pick<PipelineServices, "rotation" | "upstreamKeys" | "scrubber" | "health">;
 
 export async function forward(services: ForwardServices, accountId: string, provider: ProviderConfig, request: ForwardRequest): Promise<Forwarded> {
   const { keys, scope, scrubber } = await services.upstreamKeys.keysFor(accountId, provider);
   if (keys.length === 0) throw new GatewayError("provider_error", "No upstream key is configured for this provider.");
-  const { rotation } = services;
+  const { rotation, health } = services;
   const order = rotation.order(scope, keys);
   if (order.length === 0) {
     throw new GatewayError("rate_limit_error", undefined, { headers: { "retry-after": String(rotation.secondsUntilReady(keys)) } });
@@ -50,8 +53,16 @@ export async function forward(services: ForwardServices, accountId: string, prov
   let retryAfter: string | null = null;
   let lastNetworkReason = "";
   let attempts = 0;
+  const openScopes: string[] = [];
   for (const key of order) {
+    const keyScope = health.scopeOfKey(provider.name, key);
+    const upstream = health.pass(keyScope);
+    if (!upstream) {
+      openScopes.push(keyScope);
+      continue;
+    }
     attempts += 1;
+    let outcome: Outcome = "neutral";
     request.onAttempt(attempts);
     let response: UpstreamHttpResponse;
     let firstChunk: Buffer | null | undefined;
@@ -74,12 +85,17 @@ export async function forward(services: ForwardServices, accountId: string, prov
           throw new NoResponseError("connection lost before the first byte");
         }
       }
+      // A 4xx other than 429 is the client's request, not the upstream's health.
+      outcome = response.status >= 500 ? "failure" : response.status < 400 ? "success" : "neutral";
     } catch (error) {
       if (error instanceof NoResponseError) {
+        if (!signal.aborted) outcome = "failure";
         lastNetworkReason = error.reason;
         continue;
       }
       throw error;
+    } finally {
+      health.settle(upstream, outcome);
     }
     rotation.succeeded(key);
     return { response, firstChunk, key, attempts, scrubber: scrubberForResponse(scrubber ?? services.scrubber, response.headers) };
@@ -88,6 +104,10 @@ export async function forward(services: ForwardServices, accountId: string, prov
     const headers: Record<string, string> = {};
     if (retryAfter) headers["retry-after"] = retryAfter;
     throw new GatewayError("rate_limit_error", undefined, { headers });
+  }
+  if (attempts === 0) {
+    const retry = String(health.secondsUntilTrial(openScopes));
+    throw new GatewayError("provider_error", "Every upstream key of this provider is failing; try again later.", { headers: { "retry-after": retry } });
   }
   throw new GatewayError("provider_error", `The upstream provider could not be reached (${lastNetworkReason}).`);
 }

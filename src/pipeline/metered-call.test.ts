@@ -3,12 +3,16 @@
 // is charged. The upstream is a local HTTP server; billing is a recording fake.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import pino from "pino";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { AdmissionRequest, Billing, Charge, Hold } from "../billing/types.js";
 import type { ModelConfig, ProviderConfig } from "../config/load.js";
 import { Cancellation } from "../core/cancellation.js";
 import { GatewayError } from "../errors/catalogue.js";
 import type { Store } from "../store/index.js";
+import type { UpstreamHealthStore } from "../store/upstream-health-store.js";
+import { DEFAULT_BREAKER_SETTINGS } from "../upstreams/health/circuit-breaker.js";
+import { UpstreamHealth } from "../upstreams/health/upstream-health.js";
 import { KeyRotation } from "./failover.js";
 import { MeteredCall, openMeteredCall, type MeteredRequest, type MeteringServices } from "./metered-call.js";
 import { createScrubber } from "./scrub.js";
@@ -68,7 +72,8 @@ beforeEach(() => {
   billing = new RecordingBilling();
   const noOwnKeys = { upstreamKeys: { secretsByProvider: async () => new Map<string, string[]>() } } as unknown as Store;
   const scrubber = createScrubber({ secrets: KEYS, hosts: [baseUrl] });
-  services = { billing, rotation: new KeyRotation(), scrubber, upstreamKeys: new UpstreamKeyResolver(noOwnKeys, () => scrubber) };
+  const health = new UpstreamHealth({ writeState: async () => undefined } as unknown as UpstreamHealthStore, DEFAULT_BREAKER_SETTINGS, pino({ level: "silent" }));
+  services = { billing, rotation: new KeyRotation(), health, scrubber, upstreamKeys: new UpstreamKeyResolver(noOwnKeys, () => scrubber) };
 });
 
 function answer(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
@@ -84,7 +89,6 @@ function metered(options: { baseUrl?: string; signal?: Cancellation; stream?: bo
     sharedKeys: KEYS,
     apis: new Set(["chat"]),
     headers: {},
-    region: null,
     timeoutMs: 5_000,
     connectTimeoutMs: 1_000,
   };

@@ -58,6 +58,10 @@ describe("identifiersIn", () => {
     );
   });
 
+  it("reads Google's trace id out of x-cloud-trace-context (TRACE/SPAN;o=1)", () => {
+    expect(identifiersIn({ "x-cloud-trace-context": "105445aa7843bc8bf206b12000100000/1;o=1" })).toEqual(["105445aa7843bc8bf206b12000100000"]);
+  });
+
   it("ignores short and word-like values, so ordinary words are not redacted", () => {
     expect(
       identifiersIn({ "x-request-id": "undefined", "request-id": "-", "openai-organization": "personal", "openai-project": "abc-12", "x-goog-request-id": ["STANDARD"] }),

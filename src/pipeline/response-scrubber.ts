@@ -52,8 +52,8 @@ function carriesIds(name: string): boolean {
   return known;
 }
 
-// "Root=1-5759e988-bd86…;Parent=5399…;Sampled=1": each part is an identifier of its own.
-const SEPARATORS = /[\s,;=]+/;
+// "Root=1-5759e988-bd86…;Parent=5399…;Sampled=1", Google's "TRACE/SPAN;o=1": each part is an identifier of its own.
+const SEPARATORS = /[\s,;=/]+/;
 
 function addTokens(value: string, values: Set<string>): void {
   for (const token of SEPARATORS.test(value) ? value.split(SEPARATORS) : [value]) {

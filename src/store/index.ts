@@ -8,6 +8,7 @@ import { migrate } from "./migrate.js";
 import { SessionsStore } from "./sessions-store.js";
 import { ShowAgainStore } from "./show-again-store.js";
 import { ResponsesStore } from "./responses-store.js";
+import { UpstreamHealthStore } from "./upstream-health-store.js";
 import { UpstreamKeysStore } from "./upstream-keys-store.js";
 import { VideoTasksStore } from "./video-tasks-store.js";
 import { WorkspacesStore } from "./workspaces-store.js";
@@ -17,6 +18,7 @@ export class Store {
   readonly keys: KeysStore;
   readonly ledger: LedgerStore;
   readonly upstreamKeys: UpstreamKeysStore;
+  readonly upstreamHealth: UpstreamHealthStore;
   readonly sessions: SessionsStore;
   readonly showAgain: ShowAgainStore;
   readonly workspaces: WorkspacesStore;
@@ -31,6 +33,7 @@ export class Store {
     this.keys = new KeysStore(handle.db);
     this.ledger = new LedgerStore(handle.db);
     this.upstreamKeys = new UpstreamKeysStore(handle.db, box);
+    this.upstreamHealth = new UpstreamHealthStore(handle.db);
     this.sessions = new SessionsStore(handle.db);
     this.showAgain = new ShowAgainStore(handle.db, box);
     this.workspaces = new WorkspacesStore(handle.db);

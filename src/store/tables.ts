@@ -75,6 +75,8 @@ export interface LedgerTable {
   cost_nano: Int;
   estimated: Int;
   note: string | null;
+  /** The routing group's deployment that served (migration 0007); null otherwise. */
+  deployment: string | null;
 }
 
 export interface MonthlyUsageTable {
@@ -190,6 +192,17 @@ export interface AuthEventsTable {
   created_at: ColumnType<Stamp, Stamp, never>;
 }
 
+export interface UpstreamHealthTable {
+  scope: string;
+  state: "open" | "closed";
+  opened_until: Generated<Stamp>;
+  changed_at: Generated<Stamp>;
+  requests: Generated<Int>;
+  failures: Generated<Int>;
+  p50_ms: Int | null;
+  stats_at: Generated<Stamp>;
+}
+
 export interface Database {
   accounts: AccountsTable;
   keys: KeysTable;
@@ -206,4 +219,5 @@ export interface Database {
   video_tasks: VideoTasksTable;
   stored_responses: StoredResponsesTable;
   auth_events: AuthEventsTable;
+  upstream_health: UpstreamHealthTable;
 }

@@ -62,6 +62,20 @@ export class UpstreamKeysStore {
     if (result.numDeletedRows === 0n) throw new GatewayError("not_found", `no upstream key ${id}`);
   }
 
+  /** Every account's keys, each with a fingerprint of its secret; the secret itself stays here. */
+  async listAllFingerprinted(fingerprint: (provider: string, secret: string) => string): Promise<Array<UpstreamKeyInfo & { fingerprint: string }>> {
+    const rows = await this.db.selectFrom("upstream_keys").selectAll().orderBy("provider").orderBy("account_id").orderBy("created_at").execute();
+    return rows.map((r) => ({
+      id: r.id,
+      accountId: r.account_id,
+      provider: r.provider,
+      label: r.label,
+      last4: r.last4,
+      createdAt: Number(r.created_at),
+      fingerprint: fingerprint(r.provider, this.box.decrypt(r.ciphertext)),
+    }));
+  }
+
   /** Decrypted keys of one account, grouped by provider: what the failover loop tries. */
   async secretsByProvider(accountId: string): Promise<Map<string, string[]>> {
     const rows = await this.db.selectFrom("upstream_keys").select(["provider", "ciphertext"]).where("account_id", "=", accountId).orderBy("created_at").execute();

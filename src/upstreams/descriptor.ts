@@ -4,9 +4,10 @@
 // Every part is required; a part an upstream lacks is written out as absent (null, or an optional
 // key of nativePlans/media), so that a new type has to decide each one and nothing falls back to
 // another type's format. Recipe: CONTRIBUTING.md, "Adding an upstream type".
-import type { ModelConfig, ModelKind, ProviderConfig, UpstreamApi } from "../config/catalog.js";
+import type { ModelConfig, ModelKind, ProviderConfig, ProviderSetting, UpstreamApi } from "../config/catalog.js";
 import type { SseEvent } from "../core/sse.js";
 import type { Usage } from "../core/usage.js";
+import type { EmbeddingRequest } from "../media/embeddings/embedding-request.js";
 import type { VideoAdapter } from "../media/videos/video-types.js";
 import type { UpstreamPlan } from "../pipeline/plan.js";
 import type { UpstreamRequest } from "../providers/upstream-client.js";
@@ -32,9 +33,25 @@ export interface StreamDecoder {
 /** A client request body and its model in, this upstream's request and the way back out. */
 export type PlanBuilder = (body: Record<string, unknown>, model: ModelConfig) => UpstreamPlan;
 
-/** The OpenAI Images API (POST {base}{generationsPath}, JSON in and out). */
+/** The OpenAI Images API (POST {base}{generationsPath(model)}, JSON in and out). */
 export interface ImagesApi {
-  generationsPath: string;
+  /** The path under the base URL; a function of the model, for upstreams that address a deployment (Azure). */
+  generationsPath: (model: ModelConfig) => string;
+}
+
+/**
+ * An embeddings API (POST {base}{path(model)}, JSON in and out). Without readAnswer the upstream
+ * answers OpenAI's embeddings list in the encoding it was asked for, and the answer passes through.
+ */
+export interface EmbeddingsApi {
+  path: (model: ModelConfig) => string;
+  /** The upstream's request body; throws invalid_request for an input it cannot take. */
+  requestBody: (request: EmbeddingRequest, model: ModelConfig) => Record<string, unknown>;
+  /**
+   * For an answer in another shape: its vectors (floats, in input order) and the input tokens it
+   * reports (null: none). The gateway builds OpenAI's list from them, base64 when the client asked.
+   */
+  readAnswer?: (answer: unknown) => { vectors: number[][]; promptTokens: number | null };
 }
 
 export interface UpstreamCapabilities {
@@ -46,11 +63,8 @@ export interface UpstreamCapabilities {
   defaultApis: readonly UpstreamApi[];
   /** Its Chat plan carries reasoning_effort (a Responses request's reasoning.effort) upstream. */
   chatReasoningEffort: boolean;
-  /**
-   * Whether a provider of this type signs for a region (the provider's `region`, else its base URL's
-   * AWS host): "required" makes config load insist on one, "none" refuses a `region` setting.
-   */
-  region: "required" | "none";
+  /** The optional provider settings this type takes; config load refuses the others, naming the field. */
+  providerSettings: readonly ProviderSetting[];
 }
 
 export interface UpstreamDescriptor {
@@ -67,6 +81,6 @@ export interface UpstreamDescriptor {
   nativePlans: { chat?: PlanBuilder; messages?: PlanBuilder; responses?: PlanBuilder };
   /** The usage object of this upstream's own answers, as the gateway's Usage; null when absent or when the type reports none. */
   readUsage: (reported: unknown) => Usage | null;
-  media: { images?: ImagesApi; videos?: VideoAdapter };
+  media: { images?: ImagesApi; videos?: VideoAdapter; embeddings?: EmbeddingsApi };
   capabilities: UpstreamCapabilities;
 }

@@ -26,10 +26,11 @@ describe("upstream descriptors", () => {
     expect(typeof descriptor.readUsage).toBe("function");
     expect(descriptor.chatPlan === null || typeof descriptor.chatPlan === "function").toBe(true);
     expect(descriptor.capabilities.kinds.length).toBeGreaterThan(0);
-    // A chat model needs a Chat plan; image and video models need the media adapter.
+    // A chat model needs a Chat plan; image, video and embedding models need the media adapter.
     expect(descriptor.capabilities.kinds.includes("chat")).toBe(descriptor.chatPlan !== null);
     expect(descriptor.capabilities.kinds.includes("image")).toBe(descriptor.media.images !== undefined);
     expect(descriptor.capabilities.kinds.includes("video")).toBe(descriptor.media.videos !== undefined);
+    expect(descriptor.capabilities.kinds.includes("embedding")).toBe(descriptor.media.embeddings !== undefined);
     for (const api of descriptor.capabilities.defaultApis) expect(descriptor.capabilities.apis).toContain(api);
   });
 

@@ -4,8 +4,10 @@
 import type { ProviderConfig } from "../config/catalog.js";
 import { GatewayError } from "../errors/catalogue.js";
 import { anthropicUpstream } from "./anthropic/index.js";
+import { azureOpenAiUpstream } from "./azure-openai/index.js";
 import { bedrockUpstream } from "./bedrock/index.js";
 import type { PlanBuilder, UpstreamDescriptor } from "./descriptor.js";
+import { geminiUpstream } from "./gemini/index.js";
 import { googleOperationsUpstream } from "./google-operations/index.js";
 import { openaiUpstream } from "./openai/index.js";
 
@@ -13,6 +15,8 @@ export const upstreams = {
   openai: openaiUpstream,
   anthropic: anthropicUpstream,
   "google-operations": googleOperationsUpstream,
+  gemini: geminiUpstream,
+  "azure-openai": azureOpenAiUpstream,
   bedrock: bedrockUpstream,
 } satisfies Record<string, UpstreamDescriptor>;
 

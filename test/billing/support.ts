@@ -16,7 +16,6 @@ export const provider: ProviderConfig = {
   sharedKeys: [],
   apis: new Set(["chat"]),
   headers: {},
-  region: null,
   timeoutMs: 1000,
   connectTimeoutMs: 1000,
 };

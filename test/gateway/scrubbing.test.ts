@@ -200,6 +200,8 @@ tiers:
   standard: { models: ["*"] }
 server:
   default_tier: standard
+# These tests answer 500 on purpose, many times on one key: its breaker must not open.
+upstream_health: { min_requests: 1000000 }
 `);
     key = (await gateway.createAccount()).raw;
   });

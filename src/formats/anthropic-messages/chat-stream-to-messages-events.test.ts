@@ -5,7 +5,7 @@ import { readFixture, toGolden } from "../shared/read-fixture.test-kit.js";
 import { ChatStreamToMessagesEvents } from "./chat-stream-to-messages-events.js";
 import type { AnthropicStreamEvent } from "./types.js";
 
-const FIXTURES = ["stream-text", "stream-tool-call", "stream-multi-tool", "stream-max-tokens"] as const;
+const FIXTURES = ["stream-text", "stream-tool-call", "stream-multi-tool", "stream-max-tokens", "azure-stream-tool-call", "azure-stream-content-filter"] as const;
 
 function chunksOf(name: string): ChatCompletionChunk[] {
   return readFixture<ChatCompletionChunk[]>(import.meta.url, `../openai-chat/__fixtures__/${name}.json`);
@@ -125,6 +125,18 @@ describe("ChatStreamToMessagesEvents", () => {
       usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4 },
     });
     expect(events.map((e) => e.type)).toEqual(["content_block_stop", "message_delta", "message_stop"]);
+  });
+
+  it("starts after Azure's prompt_filter_results chunk, deriving the message id from the first real chunk", () => {
+    const chunks = chunksOf("azure-stream-tool-call");
+    const machine = new ChatStreamToMessagesEvents();
+    expect(machine.push(chunks[0]!)).toEqual([]);
+    expect(machine.push(chunks[1]!)[0]).toMatchObject({ type: "message_start", message: { id: "msg_AZure1" } });
+  });
+
+  it("maps Azure's content_filter finish to refusal, with the usage that followed", () => {
+    const events = replay(chunksOf("azure-stream-content-filter"));
+    expect(events.find((e) => e.type === "message_delta")).toMatchObject({ delta: { stop_reason: "refusal" }, usage: { input_tokens: 40, output_tokens: 4 } });
   });
 
   it("maps a vLLM-style matched stop string to stop_sequence", () => {

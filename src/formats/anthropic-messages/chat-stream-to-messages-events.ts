@@ -31,6 +31,9 @@ export class ChatStreamToMessagesEvents {
 
   push(chunk: ChatCompletionChunk): AnthropicStreamEvent[] {
     if (this.phase === "done") return [];
+    // Azure opens with a chunk of prompt_filter_results alone (no choices, id ""): the message starts
+    // with the next chunk, whose id it is derived from.
+    if (this.phase === "idle" && (chunk.choices?.length ?? 0) === 0 && (chunk.usage ?? null) === null) return [];
     const events = this.start(chunk);
     if (chunk.usage !== undefined && chunk.usage !== null) this.usage = chunk.usage;
     // Only choice 0 is translated: Anthropic has no n>1.

@@ -9,7 +9,7 @@ import type { ChatCompletionChunk } from "../openai-chat/types.js";
 import { ChatStreamToResponsesEvents } from "../openai-responses/chat-stream-to-responses-events.js";
 import { readFixture } from "./read-fixture.test-kit.js";
 
-const FIXTURES = ["stream-text", "stream-tool-call", "stream-multi-tool", "stream-max-tokens"] as const;
+const FIXTURES = ["stream-text", "stream-tool-call", "stream-multi-tool", "stream-max-tokens", "azure-stream-tool-call", "azure-stream-content-filter"] as const;
 
 /** The SDKs' fromReadableStream reads newline-delimited JSON events. */
 function ndjson(events: readonly unknown[]): ReadableStream<Uint8Array> {
@@ -40,8 +40,8 @@ describe.each(FIXTURES)("SDK accumulators agree on %s", (name) => {
     const machine = new ChatStreamToResponsesEvents();
     const events = [...chunks.flatMap((c) => machine.push(c)), ...machine.finish()];
     const stream = ResponseStream.fromReadableStream(ndjson(events));
-    // A length stop ends with response.incomplete, which the SDK does not treat as a final response.
-    if (name === "stream-max-tokens") {
+    // A length or content-filter stop ends with response.incomplete, which the SDK does not treat as a final response.
+    if (name === "stream-max-tokens" || name === "azure-stream-content-filter") {
       for await (const event of stream) void event;
       return;
     }

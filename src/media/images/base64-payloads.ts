@@ -34,8 +34,11 @@ interface Range {
   end: number;
 }
 
-/** Throws SyntaxError when the body is not JSON; any scrubber failure propagates (caller: internal_error). */
-export function scrubJsonWithPayloads(body: Buffer, scrubber: Scrubber): ScrubbedBody {
+/**
+ * Throws SyntaxError when the body is not JSON; any scrubber failure propagates (caller: internal_error).
+ * `edit` may change the skeleton before it is scrubbed (a route renaming the upstream's model).
+ */
+export function scrubJsonWithPayloads(body: Buffer, scrubber: Scrubber, edit: (skeleton: unknown) => unknown = (skeleton) => skeleton): ScrubbedBody {
   const payloads = findPayloads(body);
   const nonce = randomBytes(8).toString("hex");
   const marker = (i: number) => `gwb64${nonce}n${i}x`;
@@ -48,7 +51,7 @@ export function scrubJsonWithPayloads(body: Buffer, scrubber: Scrubber): Scrubbe
   });
   skeletonParts.push(body.subarray(last));
   const parsed: unknown = JSON.parse(Buffer.concat(skeletonParts).toString("utf8"));
-  const text = JSON.stringify(scrubber.scrubJson(parsed));
+  const text = JSON.stringify(scrubber.scrubJson(edit(parsed)));
 
   const parts: Buffer[] = [];
   const pattern = new RegExp(`gwb64${nonce}n(\\d+)x`, "g");

@@ -48,7 +48,7 @@ export async function handleImageGeneration(services: PipelineServices, settings
       projectedInputTokens: tokenPriced ? estimateTextTokens(input.prompt) : 0,
       projectedOutputTokens: tokenPriced ? input.n * model.defaultOutputTokens : 0,
     },
-    build: (key) => signedRequest(upstream.authenticate, provider, "POST", images.generationsPath, key, body, request.headers),
+    build: (key) => signedRequest(upstream.authenticate, provider, "POST", images.generationsPath(model), key, body, request.headers),
     awaitFirstChunk: false,
     signal: cancellation,
     onAttempt: countAttempts(request, reply),

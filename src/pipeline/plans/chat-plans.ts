@@ -15,7 +15,7 @@ import { parseEventJson, usageFromChat } from "./usage.js";
 
 type Json = Record<string, unknown>;
 
-function clientAskedForUsage(body: Json): boolean {
+export function clientAskedForUsage(body: Json): boolean {
   const options = body.stream_options;
   return !!options && typeof options === "object" && (options as Json).include_usage === true;
 }
@@ -24,7 +24,7 @@ function clientAskedForUsage(body: Json): boolean {
  * Collects delivered text and tool arguments for estimates when the upstream reports no usage.
  * Chunks passed through unparsed are kept as their text and only parsed if an estimate is needed.
  */
-class DeliveredText {
+export class DeliveredText {
   #chunks: Array<ChatCompletionChunk | string> = [];
   addChunk(chunk: ChatCompletionChunk | string): void {
     this.#chunks.push(chunk);

@@ -19,6 +19,6 @@ export const anthropicUpstream: UpstreamDescriptor = {
     apis: [],
     defaultApis: [],
     chatReasoningEffort: false,
-    region: "none",
+    providerSettings: [],
   },
 };

@@ -9,7 +9,7 @@ import { parseAwsKey } from "./credentials.js";
 export const BEDROCK_SIGNING_SERVICE = "bedrock";
 
 export const signBedrockRequest: SignRequest = async (request, key, _clientHeaders, provider) => {
-  if (provider.region === null) throw new GatewayError("provider_error", `The provider ${provider.name} has no region to sign for.`);
+  if (provider.region === undefined) throw new GatewayError("provider_error", `The provider ${provider.name} has no region to sign for.`);
   const signer = new SignatureV4({ service: BEDROCK_SIGNING_SERVICE, region: provider.region, credentials: parseAwsKey(key), sha256: Sha256 });
   const url = new URL(request.url);
   // host is signed, so it is set here as undici will send it (with the port when not the default).

@@ -21,6 +21,6 @@ export const bedrockUpstream: UpstreamDescriptor = {
     apis: [],
     defaultApis: [],
     chatReasoningEffort: false,
-    region: "required",
+    providerSettings: ["region"],
   },
 };

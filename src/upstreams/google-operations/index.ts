@@ -17,6 +17,6 @@ export const googleOperationsUpstream: UpstreamDescriptor = {
     apis: [],
     defaultApis: [],
     chatReasoningEffort: false,
-    region: "none",
+    providerSettings: [],
   },
 };

@@ -1,5 +1,7 @@
 // OpenAI and every OpenAI-compatible vendor (a new such vendor is config, not code): Chat
-// Completions natively, Responses natively when the provider lists it in `apis`, Images, Videos.
+// Completions natively, Responses natively when the provider lists it in `apis`, Images, Videos,
+// Embeddings.
+import { openaiEmbeddings } from "../../media/embeddings/openai-embeddings.js";
 import { openaiVideosAdapter } from "../../media/videos/openai-videos.js";
 import { chatToOpenAiChat } from "../../pipeline/plans/chat-plans.js";
 import { responsesPassThrough } from "../../pipeline/plans/responses-plans.js";
@@ -15,12 +17,12 @@ export const openaiUpstream: UpstreamDescriptor = {
   chatPlan: chatToOpenAiChat,
   nativePlans: { chat: chatToOpenAiChat, responses: responsesPassThrough },
   readUsage: (reported) => usageFromChat(reported as ChatUsage | null | undefined),
-  media: { images: { generationsPath: "/images/generations" }, videos: openaiVideosAdapter },
+  media: { images: { generationsPath: () => "/images/generations" }, videos: openaiVideosAdapter, embeddings: openaiEmbeddings },
   capabilities: {
-    kinds: ["chat", "image", "video"],
+    kinds: ["chat", "image", "video", "embedding"],
     apis: ["chat", "responses", "images", "videos"],
     defaultApis: ["chat"],
     chatReasoningEffort: true,
-    region: "none",
+    providerSettings: [],
   },
 };

@@ -1,0 +1,107 @@
+// POST /v1/embeddings request checks (OpenAI Embeddings). Every field is checked and bounded, and a
+// failure names it; a field the API does not have is refused too (the upstream would refuse it),
+// so the body sent upstream is built from checked values only.
+import { estimateTextTokens } from "../../billing/estimate-tokens.js";
+import { invalidRequest } from "../../errors/catalogue.js";
+
+/** OpenAI's own limit of inputs in one request. */
+export const MAX_EMBEDDING_INPUTS = 2_048;
+/** Characters of one text input: 4x the 32k-token context of the longest embedding models. */
+export const MAX_EMBEDDING_INPUT_CHARS = 131_072;
+/** Token ids of one token-array input. */
+export const MAX_EMBEDDING_INPUT_TOKENS = 32_768;
+/** Larger than any tokenizer's vocabulary. */
+export const MAX_TOKEN_ID = 10_000_000;
+/** Estimated tokens of all inputs together (OpenAI allows 300k per request). */
+export const MAX_EMBEDDING_TOTAL_TOKENS = 1_000_000;
+/** Output dimensions (3072 for text-embedding-3-large; a few models go to 8192). */
+export const MAX_EMBEDDING_DIMENSIONS = 16_384;
+export const MAX_USER_CHARS = 512;
+
+const FIELDS = new Set(["model", "input", "dimensions", "encoding_format", "user"]);
+
+export type EmbeddingInput = string | string[] | number[] | number[][];
+
+export interface EmbeddingRequest {
+  model: string;
+  input: EmbeddingInput;
+  /** How many vectors the answer holds. */
+  inputCount: number;
+  /** Input tokens held at admission, and billed when the upstream reports none: token arrays exactly, text estimated. */
+  projectedTokens: number;
+  dimensions: number | null;
+  /** OpenAI's default is float. */
+  encodingFormat: "float" | "base64";
+  user: string | null;
+}
+
+export function parseEmbeddingRequest(raw: unknown): EmbeddingRequest {
+  if (!raw || typeof raw !== "object" || Array.isArray(raw)) throw invalidRequest("body", "The request body must be a JSON object.");
+  const body = raw as Record<string, unknown>;
+  for (const field of Object.keys(body)) if (!FIELDS.has(field)) throw invalidRequest(field, `Unknown field ${field}; an embeddings request has ${[...FIELDS].join(", ")}.`);
+  const model = body.model;
+  if (typeof model !== "string" || model === "") throw invalidRequest("model", "model is required and must be a string.");
+  const { input, inputCount, projectedTokens } = parseInput(body.input);
+
+  let dimensions: number | null = null;
+  if (body.dimensions !== undefined && body.dimensions !== null) {
+    const d = body.dimensions;
+    if (typeof d !== "number" || !Number.isInteger(d) || d < 1 || d > MAX_EMBEDDING_DIMENSIONS) {
+      throw invalidRequest("dimensions", `dimensions must be an integer from 1 to ${MAX_EMBEDDING_DIMENSIONS}.`);
+    }
+    dimensions = d;
+  }
+  let encodingFormat: EmbeddingRequest["encodingFormat"] = "float";
+  if (body.encoding_format !== undefined && body.encoding_format !== null) {
+    if (body.encoding_format !== "float" && body.encoding_format !== "base64") throw invalidRequest("encoding_format", 'encoding_format must be "float" or "base64".');
+    encodingFormat = body.encoding_format;
+  }
+  let user: string | null = null;
+  if (body.user !== undefined && body.user !== null) {
+    if (typeof body.user !== "string" || body.user.length > MAX_USER_CHARS) throw invalidRequest("user", `user must be a string of at most ${MAX_USER_CHARS} characters.`);
+    user = body.user;
+  }
+  return { model, input, inputCount, projectedTokens, dimensions, encodingFormat, user };
+}
+
+const INPUT_SHAPE = "input must be a non-empty string, an array of non-empty strings, an array of token ids, or an array of token-id arrays.";
+
+function parseInput(input: unknown): { input: EmbeddingInput; inputCount: number; projectedTokens: number } {
+  if (typeof input === "string") return { input, inputCount: 1, projectedTokens: textTokens(input, "input") };
+  if (!Array.isArray(input) || input.length === 0) throw invalidRequest("input", INPUT_SHAPE);
+  const items: unknown[] = input;
+  const first = items[0];
+  if (typeof first === "number") return { input: tokenIds(items, "input"), inputCount: 1, projectedTokens: items.length };
+  if (items.length > MAX_EMBEDDING_INPUTS) throw invalidRequest("input", `input holds at most ${MAX_EMBEDDING_INPUTS} items.`);
+  let projectedTokens = 0;
+  if (typeof first === "string") {
+    items.forEach((item, i) => {
+      if (typeof item !== "string") throw invalidRequest(`input[${i}]`, INPUT_SHAPE);
+      projectedTokens += textTokens(item, `input[${i}]`);
+    });
+  } else if (Array.isArray(first)) {
+    items.forEach((item, i) => {
+      projectedTokens += tokenIds(item, `input[${i}]`).length;
+    });
+  } else {
+    throw invalidRequest("input[0]", INPUT_SHAPE);
+  }
+  if (projectedTokens > MAX_EMBEDDING_TOTAL_TOKENS) throw invalidRequest("input", `input holds more than ${MAX_EMBEDDING_TOTAL_TOKENS} tokens.`);
+  return { input: items as string[] | number[][], inputCount: items.length, projectedTokens };
+}
+
+function textTokens(text: string, field: string): number {
+  if (text === "") throw invalidRequest(field, `${field} must not be empty.`);
+  if (text.length > MAX_EMBEDDING_INPUT_CHARS) throw invalidRequest(field, `${field} is longer than ${MAX_EMBEDDING_INPUT_CHARS} characters.`);
+  return estimateTextTokens(text);
+}
+
+function tokenIds(value: unknown, field: string): number[] {
+  if (!Array.isArray(value) || value.length === 0) throw invalidRequest(field, INPUT_SHAPE);
+  if (value.length > MAX_EMBEDDING_INPUT_TOKENS) throw invalidRequest(field, `${field} holds more than ${MAX_EMBEDDING_INPUT_TOKENS} token ids.`);
+  for (const id of value) {
+    if (typeof id !== "number" || !Number.isInteger(id) || id < 0 || id > MAX_TOKEN_ID)
+      throw invalidRequest(field, `${field} must hold token ids: integers from 0 to ${MAX_TOKEN_ID}.`);
+  }
+  return value as number[];
+}

@@ -1,0 +1,113 @@
+// POST /v1/embeddings: the stages of every paid route (resolve model -> tier -> admit and forward
+// with failover, pipeline/metered-call.ts -> read and scrub -> settle -> send) for embedding-kind
+// models. Billed per input token: held at the estimate of the inputs, settled with the upstream's
+// usage.prompt_tokens, or with that estimate (marked estimated) when the upstream reports none.
+// The answer is read whole and settled before anything is sent; base64 vectors go out as slices of
+// the buffer read and float vectors as the numbers sent (base64-payloads.ts): nothing is re-encoded.
+import { Readable } from "node:stream";
+import type { FastifyReply, FastifyRequest } from "fastify";
+import { formatUsd } from "../../core/money.js";
+import { plausibleUsage, type Usage } from "../../core/usage.js";
+import { GatewayError } from "../../errors/catalogue.js";
+import type { Forwarded } from "../../pipeline/forward.js";
+import { checkTier, resolveModel } from "../../pipeline/handle-model-request.js";
+import { cancelOnClientClose, countAttempts, openMeteredCall } from "../../pipeline/metered-call.js";
+import type { PipelineServices } from "../../pipeline/services.js";
+import type { EmbeddingsApi } from "../../upstreams/descriptor.js";
+import { upstreamOf } from "../../upstreams/registry.js";
+import { signedRequest } from "../../upstreams/request.js";
+import { scrubJsonWithPayloads, type ScrubbedBody } from "../images/base64-payloads.js";
+import { readBounded } from "../upstream-post.js";
+import { embeddingList } from "./embedding-list.js";
+import { parseEmbeddingRequest, type EmbeddingRequest } from "./embedding-request.js";
+
+/** 2,048 vectors of 3,072 floats as JSON text is about 140 MB. */
+export const MAX_EMBEDDINGS_RESPONSE_BYTES = 256 * 1024 * 1024;
+
+export async function handleEmbeddings(services: PipelineServices, request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  const input = parseEmbeddingRequest(request.body);
+  const model = resolveModel(services, input.model, "embedding");
+  request.meter.model = model.id;
+  request.meter.provider = model.provider.name;
+  checkTier(request, model);
+  const upstream = upstreamOf(model.provider);
+  const api = upstream.media.embeddings;
+  if (!api) throw new GatewayError("provider_error", `The provider of ${model.id} has no embeddings API.`);
+
+  const provider = model.provider;
+  const path = api.path(model);
+  const body = JSON.stringify(api.requestBody(input, model));
+  const cancellation = cancelOnClientClose(reply);
+  const call = await openMeteredCall(services, {
+    admission: {
+      requestId: request.id,
+      accountId: request.principal.account.id,
+      keyId: request.principal.key.id,
+      model,
+      route: "embeddings",
+      projectedInputTokens: input.projectedTokens,
+      projectedOutputTokens: 0,
+    },
+    build: (key) => signedRequest(upstream.authenticate, provider, "POST", path, key, body, request.headers),
+    awaitFirstChunk: false,
+    signal: cancellation,
+    onAttempt: countAttempts(request, reply),
+  });
+  if (call === null) return; // the client went away: nothing held, nobody to answer
+
+  let scrubbed: ScrubbedBody;
+  let usage: Usage;
+  try {
+    ({ scrubbed, usage } = await readAnswer(call.upstream, api, input, model.id));
+  } catch (error) {
+    await call.release();
+    if (cancellation.aborted) return;
+    throw error;
+  }
+
+  // Settled before anything is sent: a failed settlement is a 502 and nothing is charged.
+  const charge = await call.settle(usage);
+  request.meter.inputTokens = usage.inputTokens;
+  request.meter.outputTokens = 0;
+  request.meter.costNano = charge.cost;
+  reply.code(200).header("content-type", "application/json").header("content-length", String(scrubbed.length)).header("x-gateway-cost-usd", formatUsd(charge.cost));
+  return reply.send(Readable.from(scrubbed.parts));
+}
+
+/** Reads, converts when the upstream is not OpenAI-shaped, and scrubs a 2xx answer; the usage to settle. */
+async function readAnswer(answer: Forwarded, api: EmbeddingsApi, input: EmbeddingRequest, modelId: string): Promise<{ scrubbed: ScrubbedBody; usage: Usage }> {
+  let body: Buffer | null;
+  try {
+    body = await readBounded(answer.response.body, MAX_EMBEDDINGS_RESPONSE_BYTES);
+  } catch {
+    throw new GatewayError("provider_error", "The upstream answer could not be read.");
+  }
+  if (body === null) throw new GatewayError("provider_error", "The upstream answer is larger than the gateway accepts.");
+
+  let scrubbed: ScrubbedBody;
+  let reported: unknown;
+  try {
+    if (api.readAnswer) {
+      const read = api.readAnswer(JSON.parse(body.toString("utf8")));
+      reported = read.promptTokens;
+      body = Buffer.from(JSON.stringify(embeddingList(read.vectors, input.encodingFormat, modelId, read.promptTokens ?? input.projectedTokens)));
+    }
+    // The client's model id in place of the upstream's, as on the chat routes.
+    scrubbed = scrubJsonWithPayloads(body, answer.scrubber, (skeleton) => (isObject(skeleton) ? { ...skeleton, model: modelId } : skeleton));
+  } catch (error) {
+    if (error instanceof SyntaxError) throw new GatewayError("provider_error", "The upstream answered with a body that is not JSON.");
+    if (error instanceof GatewayError) throw error;
+    throw new GatewayError("internal_error"); // contract item 9: never the unscrubbed body
+  }
+  const list = isObject(scrubbed.json) ? scrubbed.json : {};
+  if (!Array.isArray(list.data)) throw new GatewayError("provider_error", "The upstream answer is not an embeddings list.");
+  if (!api.readAnswer) reported = isObject(list.usage) ? list.usage.prompt_tokens : undefined;
+
+  const measured: Usage | null =
+    typeof reported === "number" ? plausibleUsage({ inputTokens: reported, cachedInputTokens: 0, outputTokens: 0, reasoningTokens: 0, estimated: false }) : null;
+  return { scrubbed, usage: measured ?? { inputTokens: input.projectedTokens, cachedInputTokens: 0, outputTokens: 0, reasoningTokens: 0, estimated: true } };
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

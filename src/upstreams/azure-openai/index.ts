@@ -1,0 +1,40 @@
+// Azure OpenAI: OpenAI's wire format at Azure's addresses (paths.ts) with an `api-key` header.
+// The OpenAI plans are reused as they are, only re-addressed: Chat natively (buffered and streamed,
+// Azure's content-filter fields passing through), Responses natively when the provider lists it in
+// `apis`, and the Images API. Usage is OpenAI's Chat usage.
+import type { ModelConfig } from "../../config/catalog.js";
+import type { ChatUsage } from "../../formats/openai-chat/index.js";
+import { chatToOpenAiChat } from "../../pipeline/plans/chat-plans.js";
+import { responsesPassThrough } from "../../pipeline/plans/responses-plans.js";
+import { usageFromChat } from "../../pipeline/plans/usage.js";
+import type { PlanBuilder, UpstreamDescriptor } from "../descriptor.js";
+import { sseDecoder } from "../sse-decoder.js";
+import { authenticateAzure } from "./authenticate.js";
+import { azurePath, type AzureOperation } from "./paths.js";
+
+/** An OpenAI plan builder whose requests go to the operation's Azure path instead of OpenAI's. */
+function atAzurePath(build: PlanBuilder, operation: AzureOperation): PlanBuilder {
+  return (body, model) => {
+    const plan = build(body, model);
+    plan.path = azurePath(model, operation);
+    return plan;
+  };
+}
+
+const azureChat = atAzurePath(chatToOpenAiChat, "chat/completions");
+
+export const azureOpenAiUpstream: UpstreamDescriptor = {
+  authenticate: authenticateAzure,
+  streamDecoder: sseDecoder,
+  chatPlan: azureChat,
+  nativePlans: { chat: azureChat, responses: atAzurePath(responsesPassThrough, "responses") },
+  readUsage: (reported) => usageFromChat(reported as ChatUsage | null | undefined),
+  media: { images: { generationsPath: (model: ModelConfig) => azurePath(model, "images/generations") } },
+  capabilities: {
+    kinds: ["chat", "image"],
+    apis: ["chat", "responses", "images"],
+    defaultApis: ["chat"],
+    chatReasoningEffort: true,
+    providerSettings: ["api_version"],
+  },
+};

@@ -1,0 +1,25 @@
+// Google's native Gemini API (generateContent): chat models, Chat translated to Gemini and back;
+// Responses and Messages clients are bridged over it.
+import { convertGeminiUsageToChat } from "../../formats/gemini/index.js";
+import { chatToGemini } from "../../pipeline/plans/gemini-plans.js";
+import { usageFromChat } from "../../pipeline/plans/usage.js";
+import type { UpstreamDescriptor } from "../descriptor.js";
+import { authenticateGoogle } from "../google-operations/authenticate.js";
+import { sseDecoder } from "../sse-decoder.js";
+
+export const geminiUpstream: UpstreamDescriptor = {
+  authenticate: authenticateGoogle,
+  streamDecoder: sseDecoder,
+  chatPlan: chatToGemini,
+  nativePlans: {},
+  readUsage: (reported) => (reported && typeof reported === "object" ? usageFromChat(convertGeminiUsageToChat(reported)) : null),
+  media: {},
+  capabilities: {
+    kinds: ["chat"],
+    // `apis` names OpenAI APIs; a Gemini upstream speaks none of them.
+    apis: [],
+    defaultApis: [],
+    chatReasoningEffort: true,
+    providerSettings: [],
+  },
+};
