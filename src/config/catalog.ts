@@ -6,7 +6,7 @@ import type { Nano } from "../core/money.js";
 export type ModelKind = "chat" | "image" | "video" | "embedding";
 export type UpstreamApi = "chat" | "responses" | "images" | "videos";
 /** Provider settings only some upstream types take (the type's capabilities list them). */
-export type ProviderSetting = "api_version";
+export type ProviderSetting = "api_version" | "region";
 
 /**
  * The registered upstream types, one key per descriptor. src/upstreams/registry.ts fills this
@@ -30,6 +30,8 @@ export interface ProviderConfig {
   connectTimeoutMs: number;
   /** The `api_version` setting as configured; absent when not set (the type applies its own default). */
   apiVersion?: string;
+  /** The AWS region a signing type (bedrock) signs for: the `region` setting, else its base URL's; absent for other types. */
+  region?: string;
 }
 
 export interface ModelPricing {

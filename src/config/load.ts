@@ -146,6 +146,9 @@ function buildCatalog(file: ConfigFile, source: string) {
     }
     if (p.api_version !== undefined && !capabilities.providerSettings.includes("api_version"))
       fail(`providers.${name}.api_version`, `a provider of type ${p.type} takes no api_version (only ${typesTaking("api_version")})`);
+    if (p.region !== undefined && !capabilities.providerSettings.includes("region"))
+      fail(`providers.${name}.region`, `a provider of type ${p.type} takes no region (only ${typesTaking("region")})`);
+    const region = capabilities.providerSettings.includes("region") ? signingRegion(p.region, p.base_url, (message) => fail(`providers.${name}.region`, message)) : undefined;
     providers.set(name, {
       name,
       type: p.type,
@@ -156,6 +159,7 @@ function buildCatalog(file: ConfigFile, source: string) {
       timeoutMs: p.timeout_ms,
       connectTimeoutMs: p.connect_timeout_ms,
       ...(p.api_version === undefined ? {} : { apiVersion: p.api_version }),
+      ...(region === undefined ? {} : { region }),
     });
   }
 
@@ -253,4 +257,14 @@ function buildPricing(pricing: ModelFileEntry["pricing"], at: string, fail: (fie
     perImage,
     perVideoSecond: price(pricing.per_video_second, "per_video_second"),
   };
+}
+
+// bedrock-runtime.us-east-1.amazonaws.com, bedrock-runtime-fips.us-gov-west-1.amazonaws.com
+const AWS_REGIONAL_HOST = /^[a-z0-9-]+\.([a-z]{2}(?:-[a-z]+)+-\d{1,2})\.amazonaws\.com$/;
+
+/** The region a provider of a signing type (bedrock) signs for: its `region`, else the one its AWS base URL names. */
+function signingRegion(region: string | undefined, baseUrl: string, fail: (message: string) => never): string {
+  if (region !== undefined) return region;
+  const named = AWS_REGIONAL_HOST.exec(new URL(baseUrl).hostname);
+  return named?.[1] ?? fail("required: the base_url is not an AWS regional host such as bedrock-runtime.us-east-1.amazonaws.com");
 }

@@ -20,6 +20,11 @@ export const providerSchema = z.strictObject({
     .string()
     .regex(/^[A-Za-z0-9._-]{1,64}$/, "letters, digits and . _ - only (for example 2025-04-01-preview)")
     .optional(),
+  /** The AWS region a bedrock provider signs for (SigV4); default: the region in a bedrock-runtime.<region>.amazonaws.com base_url. */
+  region: z
+    .string()
+    .regex(/^[a-z]{2}(?:-[a-z]+)+-\d{1,2}$/, "an AWS region such as us-east-1")
+    .optional(),
   /** Extra headers sent upstream (for example an API version). */
   headers: z.record(z.string(), z.string()).default({}),
   timeout_ms: z.number().int().positive().default(600_000),

@@ -73,6 +73,24 @@ models:
   });
 
   it("refuses a provider type that is not registered", () => {
-    expect(() => load(`providers:\n  b: { type: bedrock, base_url: "http://127.0.0.1:9" }\n`)).toThrow(/providers\.b\.type/);
+    expect(() => load(`providers:\n  b: { type: not-a-type, base_url: "http://127.0.0.1:9" }\n`)).toThrow(/providers\.b\.type/);
+  });
+
+  it("takes a bedrock provider's region from the setting, else from its AWS base_url", () => {
+    const config = load(`providers:
+  local: { type: bedrock, base_url: "http://127.0.0.1:9", region: eu-west-3 }
+  aws: { type: bedrock, base_url: "https://bedrock-runtime.ap-southeast-2.amazonaws.com" }
+  fips: { type: bedrock, base_url: "https://bedrock-runtime-fips.us-gov-west-1.amazonaws.com" }
+  oai: { type: openai, base_url: "http://127.0.0.1:9/v1" }
+`);
+    expect([...config.providers.values()].map((p) => p.region)).toEqual(["eu-west-3", "ap-southeast-2", "us-gov-west-1", undefined]);
+  });
+
+  it.each([
+    ['{ type: bedrock, base_url: "http://127.0.0.1:9" }', "providers.b.region: required: the base_url is not an AWS regional host"],
+    ['{ type: bedrock, base_url: "http://127.0.0.1:9", region: "US East" }', "providers.b.region"],
+    ['{ type: openai, base_url: "http://127.0.0.1:9", region: us-east-1 }', "providers.b.region: a provider of type openai takes no region (only bedrock)"],
+  ])("refuses the region of %s", (provider, message) => {
+    expect(() => load(`providers:\n  b: ${provider}\n`)).toThrow(message);
   });
 });

@@ -18,8 +18,8 @@ import type { PipelineServices } from "./services.js";
 import type { Outcome } from "../upstreams/health/upstream-health.js";
 
 export interface ForwardRequest {
-  /** The request as sent with one upstream key (called once per attempt). */
-  build: (key: string) => UpstreamRequest;
+  /** The request as sent with one upstream key (called once per attempt; a signature is made per attempt). */
+  build: (key: string) => UpstreamRequest | Promise<UpstreamRequest>;
   /** A stream: answered only once its first body bytes arrived (see Forwarded.firstChunk). */
   awaitFirstChunk: boolean;
   signal: AbortSignal | Cancellation;
@@ -67,7 +67,7 @@ export async function forward(services: ForwardServices, accountId: string, prov
     let response: UpstreamHttpResponse;
     let firstChunk: Buffer | null | undefined;
     try {
-      response = await sendToProvider(provider, request.build(key), signal);
+      response = await sendToProvider(provider, await request.build(key), signal);
       if (response.status === 429) {
         const header = response.headers["retry-after"];
         const keyRetryAfter = typeof header === "string" ? header : null;

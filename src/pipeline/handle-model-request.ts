@@ -10,7 +10,7 @@ import type { Cancellation } from "../core/cancellation.js";
 import { formatUsd } from "../core/money.js";
 import { plausibleUsage, type Usage } from "../core/usage.js";
 import { GatewayError, invalidRequest, renderError } from "../errors/catalogue.js";
-import { authenticatedRequest } from "../upstreams/request.js";
+import { signedRequest } from "../upstreams/request.js";
 import { upstreamOf } from "../upstreams/registry.js";
 import type { ClientFormat } from "./client-format.js";
 import { checkOutputTokenLimits } from "./formats/fields.js";
@@ -48,7 +48,7 @@ export async function handleModelRequest(services: PipelineServices, format: Cli
       projectedInputTokens: info.promptTokens,
       projectedOutputTokens: info.maxOutputTokens ?? model.defaultOutputTokens,
     },
-    build: (key) => authenticatedRequest(upstream.authenticate, provider, "POST", plan.path, key, upstreamBody, request.headers),
+    build: (key) => signedRequest(upstream.authenticate, provider, "POST", plan.path, key, upstreamBody, request.headers),
     awaitFirstChunk: plan.stream,
     signal: cancellation,
     onAttempt: countAttempts(request, reply),
@@ -58,7 +58,7 @@ export async function handleModelRequest(services: PipelineServices, format: Cli
           deploymentPlans.set(deployment, deploymentPlan);
           const deploymentBody = JSON.stringify(deploymentPlan.body);
           const { authenticate } = upstreamOf(deployment.provider);
-          return (key) => authenticatedRequest(authenticate, deployment.provider, "POST", deploymentPlan.path, key, deploymentBody, request.headers);
+          return (key) => signedRequest(authenticate, deployment.provider, "POST", deploymentPlan.path, key, deploymentBody, request.headers);
         }
       : undefined,
   });

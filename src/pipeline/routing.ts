@@ -10,13 +10,12 @@
 // Nothing here writes to the client: the metering sequence (metered-call.ts) gets the 2xx answer.
 import type { Deployment, ModelConfig, RoutingGroup } from "../config/catalog.js";
 import { GatewayError } from "../errors/catalogue.js";
-import type { UpstreamRequest } from "../providers/upstream-client.js";
 import type { Outcome } from "../upstreams/health/upstream-health.js";
 import { forward, type ForwardRequest, type Forwarded, type ForwardServices } from "./forward.js";
 import { upstreamError } from "./upstream-errors.js";
 
 /** The request for one deployment's view of the model, planned when the deployment is first attempted. */
-export type PlanFor = (deployment: ModelConfig) => Promise<(key: string) => UpstreamRequest>;
+export type PlanFor = (deployment: ModelConfig) => Promise<ForwardRequest["build"]>;
 
 export interface Routed {
   upstream: Forwarded;

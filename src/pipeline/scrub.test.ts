@@ -139,6 +139,22 @@ describe("scrubText", () => {
     ).toBe("");
   });
 
+  it("removes each part of a colon-separated AWS key (access key id, secret, session token) and the SigV4 signature", () => {
+    const keyId = "EXAMPLEKEYID0CANARY1";
+    const secret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYCANARYKEY";
+    const token = "IQoJb3JpZ2luX2VjCANARYTOKEN+/abc==";
+    const s = createScrubber({ secrets: [`${keyId}:${secret}:${token}`], hosts: [] });
+    const signature = "5d672d79c15b13162d9279b0855cfba6789a8edb4c82c400e06b5924a6f2b5d7";
+    const leaked = [
+      `The security token included in the request is invalid: ${token}`,
+      `Credential=${keyId}/20261124/us-east-1/bedrock/aws4_request, SignedHeaders=host;x-amz-date, Signature=${signature}`,
+      `{"message":"secret ${secret} rejected"}`,
+      "The access key AKIAIOSFODNN7CANARY1 does not exist; neither does ASIAIOSFODNN7CANARY2.",
+    ].map((text) => s.scrubText(text));
+    for (const canary of [keyId, secret, token, signature, "AKIAIOSFODNN7CANARY1", "ASIAIOSFODNN7CANARY2"]) expect(leaked.join("\n")).not.toContain(canary);
+    expect(s.scrubText("ASIAN markets and AKIA are words; Signature=short stays")).toBe("ASIAN markets and AKIA are words; Signature=short stays");
+  });
+
   it("ignores empty and very short configured secrets", () => {
     const s = createScrubber({ secrets: ["", "short", "  "], hosts: [""] });
     expect(s.scrubText("a short sentence")).toBe("a short sentence");

@@ -79,6 +79,9 @@ const SHAPE_RULES: readonly Rule[] = [
     source: "(?:request|Request|REQUEST)[ _-]?(?:id|Id|ID)\\\\?[\"']?\\s{0,3}[:=#]?\\s{0,3}\\\\?[\"']?(?:\\s?(?:is|was)\\s)?([A-Za-z0-9][A-Za-z0-9_-]{15,})",
     triggers: ["request", "Request", "REQUEST"],
   },
+  // AWS access key ids (long-term AKIA…, temporary ASIA…) and SigV4 signatures ("Signature=<64 hex>").
+  { source: "((?:AKIA|ASIA)[A-Z0-9]{16})(?![A-Za-z0-9])", notAfter: TOKEN_START, triggers: ["AKIA", "ASIA"] },
+  { source: "Signature=([0-9a-f]{64})", triggers: ["Signature="] },
   // Credentials in any URL: scheme://user:pass@host.
   { source: "://([^\\s/?#@\"'<>\\\\]{1,256})(?=@)", triggers: ["://"] },
 ];
@@ -118,12 +121,23 @@ function hostnamesOf(host: string): string[] {
   }
 }
 
-function secretPattern(secrets: readonly string[]): RegExp | null {
-  const forms = new Set<string>();
+/**
+ * The configured secrets long enough to be credentials, each with its colon-separated parts: a key
+ * that holds several credentials (AWS "ACCESS_KEY_ID:SECRET_ACCESS_KEY:SESSION_TOKEN") leaks one
+ * part at a time.
+ */
+function secretValues(secrets: readonly string[]): string[] {
+  const values = new Set<string>();
   for (const secret of secrets) {
     const value = typeof secret === "string" ? secret.trim() : "";
-    if (value.length >= MIN_SECRET_LENGTH) for (const form of secretForms(value)) forms.add(form);
+    for (const part of value.includes(":") ? [value, ...value.split(":")] : [value]) if (part.length >= MIN_SECRET_LENGTH) values.add(part);
   }
+  return [...values];
+}
+
+function secretPattern(secrets: readonly string[]): RegExp | null {
+  const forms = new Set<string>();
+  for (const value of secretValues(secrets)) for (const form of secretForms(value)) forms.add(form);
   if (forms.size === 0) return null;
   // Longest first, so a secret that contains another is removed whole.
   const sorted = [...forms].sort((a, b) => b.length - a.length);
@@ -188,9 +202,7 @@ export function createScrubber(options: ScrubberOptions): Scrubber {
 
 // A secret is matched exactly, so its first 8 characters (every form) are enough to trigger.
 function secretTriggers(secrets: readonly string[]): string[] {
-  return secrets
-    .filter((secret) => typeof secret === "string" && secret.trim().length >= MIN_SECRET_LENGTH)
-    .flatMap((secret) => secretForms(secret.trim()).map((form) => form.slice(0, MIN_SECRET_LENGTH)));
+  return secretValues(secrets).flatMap((secret) => secretForms(secret).map((form) => form.slice(0, MIN_SECRET_LENGTH)));
 }
 
 // Keys whose value identifies the upstream account or request: dropped from JSON.

@@ -4,7 +4,7 @@
 // Every part is required; a part an upstream lacks is written out as absent (null, or an optional
 // key of nativePlans/media), so that a new type has to decide each one and nothing falls back to
 // another type's format. Recipe: CONTRIBUTING.md, "Adding an upstream type".
-import type { ModelConfig, ModelKind, ProviderSetting, UpstreamApi } from "../config/catalog.js";
+import type { ModelConfig, ModelKind, ProviderConfig, ProviderSetting, UpstreamApi } from "../config/catalog.js";
 import type { SseEvent } from "../core/sse.js";
 import type { Usage } from "../core/usage.js";
 import type { EmbeddingRequest } from "../media/embeddings/embedding-request.js";
@@ -19,7 +19,10 @@ export type ClientHeaders = Record<string, string | string[] | undefined>;
  * Adds one upstream key's credentials to a request that is otherwise ready to send. It sees the
  * method, URL, headers and serialised body, so a signing scheme (AWS SigV4) fits the same slot.
  */
-export type Authenticate = (request: UpstreamRequest, key: string, clientHeaders: ClientHeaders) => void;
+export type Authenticate = (request: UpstreamRequest, key: string, clientHeaders: ClientHeaders, provider: ProviderConfig) => void;
+
+/** An Authenticate that must hash before it can sign (AWS SigV4 through @smithy/signature-v4 is asynchronous). */
+export type SignRequest = (request: UpstreamRequest, key: string, clientHeaders: ClientHeaders, provider: ProviderConfig) => Promise<void>;
 
 /** Bytes of a streamed answer in, events out; end() flushes what the last bytes left open. */
 export interface StreamDecoder {
@@ -65,7 +68,7 @@ export interface UpstreamCapabilities {
 }
 
 export interface UpstreamDescriptor {
-  authenticate: Authenticate;
+  authenticate: Authenticate | SignRequest;
   /** A decoder for one streamed answer (every type today speaks SSE). */
   streamDecoder: () => StreamDecoder;
   /** How a Chat Completions request is served: the upstream's request and the answer as Chat. Null: no chat models. */

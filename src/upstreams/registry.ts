@@ -5,6 +5,7 @@ import type { ProviderConfig } from "../config/catalog.js";
 import { GatewayError } from "../errors/catalogue.js";
 import { anthropicUpstream } from "./anthropic/index.js";
 import { azureOpenAiUpstream } from "./azure-openai/index.js";
+import { bedrockUpstream } from "./bedrock/index.js";
 import type { PlanBuilder, UpstreamDescriptor } from "./descriptor.js";
 import { geminiUpstream } from "./gemini/index.js";
 import { googleOperationsUpstream } from "./google-operations/index.js";
@@ -16,6 +17,7 @@ export const upstreams = {
   "google-operations": googleOperationsUpstream,
   gemini: geminiUpstream,
   "azure-openai": azureOpenAiUpstream,
+  bedrock: bedrockUpstream,
 } satisfies Record<string, UpstreamDescriptor>;
 
 type RegisteredNames = { readonly [Name in keyof typeof upstreams]: true };

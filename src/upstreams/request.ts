@@ -2,7 +2,7 @@
 // credentials: the only way requests to providers are built, so every one is authenticated alike.
 import type { ProviderConfig } from "../config/catalog.js";
 import type { UpstreamRequest } from "../providers/upstream-client.js";
-import type { Authenticate, ClientHeaders } from "./descriptor.js";
+import type { Authenticate, ClientHeaders, SignRequest } from "./descriptor.js";
 
 const NO_CLIENT_HEADERS: ClientHeaders = {};
 
@@ -20,7 +20,26 @@ export function authenticatedRequest(
   body?: string | Buffer,
   clientHeaders: ClientHeaders = NO_CLIENT_HEADERS,
 ): UpstreamRequest {
-  const request: UpstreamRequest = { url: provider.baseUrl + path, method, headers: { ...provider.headers, "content-type": "application/json" }, body };
-  authenticate(request, key, clientHeaders);
+  const request = unauthenticatedRequest(provider, method, path, body);
+  authenticate(request, key, clientHeaders, provider);
   return request;
+}
+
+/** authenticatedRequest for any upstream type's authenticate, signing ones included (the model and image routes). */
+export async function signedRequest(
+  authenticate: Authenticate | SignRequest,
+  provider: ProviderConfig,
+  method: UpstreamRequest["method"],
+  path: string,
+  key: string,
+  body?: string | Buffer,
+  clientHeaders: ClientHeaders = NO_CLIENT_HEADERS,
+): Promise<UpstreamRequest> {
+  const request = unauthenticatedRequest(provider, method, path, body);
+  await authenticate(request, key, clientHeaders, provider);
+  return request;
+}
+
+function unauthenticatedRequest(provider: ProviderConfig, method: UpstreamRequest["method"], path: string, body: string | Buffer | undefined): UpstreamRequest {
+  return { url: provider.baseUrl + path, method, headers: { ...provider.headers, "content-type": "application/json" }, body };
 }

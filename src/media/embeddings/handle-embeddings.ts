@@ -15,7 +15,7 @@ import { cancelOnClientClose, countAttempts, openMeteredCall } from "../../pipel
 import type { PipelineServices } from "../../pipeline/services.js";
 import type { EmbeddingsApi } from "../../upstreams/descriptor.js";
 import { upstreamOf } from "../../upstreams/registry.js";
-import { authenticatedRequest } from "../../upstreams/request.js";
+import { signedRequest } from "../../upstreams/request.js";
 import { scrubJsonWithPayloads, type ScrubbedBody } from "../images/base64-payloads.js";
 import { readBounded } from "../upstream-post.js";
 import { embeddingList } from "./embedding-list.js";
@@ -48,7 +48,7 @@ export async function handleEmbeddings(services: PipelineServices, request: Fast
       projectedInputTokens: input.projectedTokens,
       projectedOutputTokens: 0,
     },
-    build: (key) => authenticatedRequest(upstream.authenticate, provider, "POST", path, key, body, request.headers),
+    build: (key) => signedRequest(upstream.authenticate, provider, "POST", path, key, body, request.headers),
     awaitFirstChunk: false,
     signal: cancellation,
     onAttempt: countAttempts(request, reply),

@@ -15,7 +15,7 @@ import type { Forwarded } from "../../pipeline/forward.js";
 import { cancelOnClientClose, countAttempts, openMeteredCall } from "../../pipeline/metered-call.js";
 import type { PipelineServices } from "../../pipeline/services.js";
 import { upstreamOf } from "../../upstreams/registry.js";
-import { authenticatedRequest } from "../../upstreams/request.js";
+import { signedRequest } from "../../upstreams/request.js";
 import type { MediaSettings } from "../settings.js";
 import { readBounded } from "../upstream-post.js";
 import { scrubJsonWithPayloads, type ScrubbedBody } from "./base64-payloads.js";
@@ -48,7 +48,7 @@ export async function handleImageGeneration(services: PipelineServices, settings
       projectedInputTokens: tokenPriced ? estimateTextTokens(input.prompt) : 0,
       projectedOutputTokens: tokenPriced ? input.n * model.defaultOutputTokens : 0,
     },
-    build: (key) => authenticatedRequest(upstream.authenticate, provider, "POST", images.generationsPath(model), key, body, request.headers),
+    build: (key) => signedRequest(upstream.authenticate, provider, "POST", images.generationsPath(model), key, body, request.headers),
     awaitFirstChunk: false,
     signal: cancellation,
     onAttempt: countAttempts(request, reply),

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import type { ModelConfig, ProviderConfig } from "../../config/catalog.js";
 import type { UpstreamRequest } from "../../providers/upstream-client.js";
 import { toGolden } from "../../formats/shared/read-fixture.test-kit.js";
-import { authenticatedRequest } from "../request.js";
+import { signedRequest } from "../request.js";
 import { upstreams } from "../registry.js";
 import { azureOpenAiUpstream } from "./index.js";
 import { azurePath, DEFAULT_AZURE_API_VERSION } from "./paths.js";
@@ -82,9 +82,9 @@ describe("azure-openai upstream", () => {
     expect(azurePath(model(provider(`${RESOURCE}/openai/v1`, "preview")), "images/generations")).toBe("/images/generations?api-version=preview");
   });
 
-  it("authenticates with the api-key header, never a Bearer token", () => {
+  it("authenticates with the api-key header, never a Bearer token", async () => {
     const p = provider(RESOURCE);
-    const request = authenticatedRequest(azureOpenAiUpstream.authenticate, p, "POST", "/openai/deployments/d/chat/completions?api-version=x", "azure-key-1", "{}");
+    const request = await signedRequest(azureOpenAiUpstream.authenticate, p, "POST", "/openai/deployments/d/chat/completions?api-version=x", "azure-key-1", "{}");
     expect(request.headers["api-key"]).toBe("azure-key-1");
     expect(request.headers.authorization).toBeUndefined();
     expect(request.url).toBe(`${RESOURCE}/openai/deployments/d/chat/completions?api-version=x`);
@@ -96,7 +96,7 @@ describe("azure-openai upstream", () => {
   ])("translates a Chat request with tools and an image for the %s form (golden)", async (form, baseUrl) => {
     const m = model(provider(baseUrl));
     const plan = azureOpenAiUpstream.chatPlan!(structuredClone(CHAT_REQUEST), m);
-    const request: UpstreamRequest = authenticatedRequest(azureOpenAiUpstream.authenticate, m.provider, "POST", plan.path, "KEY", JSON.stringify(plan.body));
+    const request: UpstreamRequest = await signedRequest(azureOpenAiUpstream.authenticate, m.provider, "POST", plan.path, "KEY", JSON.stringify(plan.body));
     const wire = { url: request.url, headers: request.headers, body: JSON.parse(String(request.body)) as unknown };
     await expect(toGolden(wire)).toMatchFileSnapshot(`./__fixtures__/chat-request.${form}.golden.json`);
   });

@@ -1,6 +1,6 @@
 // The gemini descriptor's own parts: the key header, the usage it reads, the paths its plan builds.
 import { describe, expect, it } from "vitest";
-import type { ModelConfig } from "../../config/catalog.js";
+import type { ModelConfig, ProviderConfig } from "../../config/catalog.js";
 import { GatewayError } from "../../errors/catalogue.js";
 import { parseEmbeddingRequest } from "../../media/embeddings/embedding-request.js";
 import type { UpstreamRequest } from "../../providers/upstream-client.js";
@@ -9,7 +9,8 @@ import { geminiUpstream } from "./index.js";
 describe("gemini upstream", () => {
   it("sends the key in x-goog-api-key and nothing in Authorization", () => {
     const request: UpstreamRequest = { url: "http://127.0.0.1/v1beta/models/m:generateContent", method: "POST", headers: {} };
-    geminiUpstream.authenticate(request, "AIza-key", {});
+    // The provider matters only to signing types; gemini's header needs none of it.
+    void geminiUpstream.authenticate(request, "AIza-key", {}, {} as ProviderConfig);
     expect(request.headers).toEqual({ "x-goog-api-key": "AIza-key" });
   });
 

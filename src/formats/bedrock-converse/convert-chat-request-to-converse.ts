@@ -1,0 +1,153 @@
+// Chat Completions request -> Bedrock Converse request (the model goes in the URL, not the body).
+// Messages become alternating turns the way they do for Anthropic (Converse has the same rules:
+// tool results in a user turn, first; consecutive same-role turns merged), then Converse blocks.
+import { invalidRequest } from "../../errors/catalogue.js";
+import { convertChatMessagesToTurns } from "../anthropic-messages/convert-chat-messages-to-turns.js";
+import type { AnthropicContentBlockParam, AnthropicMessageParam } from "../anthropic-messages/types.js";
+import { isNumber, isRecord, isString, WarningList } from "../shared/narrow.js";
+import type { ConverseContentBlock, ConverseImageFormat, ConverseMessage, ConverseRequest, ConverseToolChoice, ConverseToolSpec } from "./types.js";
+
+export interface ChatToConverseOptions {
+  /** maxTokens when the client sent neither max_tokens nor max_completion_tokens (bounds the cost). */
+  defaultMaxTokens: number;
+}
+
+/** Fields consumed here, or meaningless upstream (stream_options: Converse always reports usage). */
+const HANDLED_FIELDS = new Set([
+  "model",
+  "messages",
+  "max_tokens",
+  "max_completion_tokens",
+  "n",
+  "stop",
+  "temperature",
+  "top_p",
+  "tools",
+  "tool_choice",
+  "parallel_tool_calls",
+  "stream",
+  "stream_options",
+]);
+
+const IMAGE_FORMATS: Record<string, ConverseImageFormat> = { "image/png": "png", "image/jpeg": "jpeg", "image/jpg": "jpeg", "image/gif": "gif", "image/webp": "webp" };
+
+export function convertChatRequestToConverse(body: unknown, options: ChatToConverseOptions): { request: ConverseRequest; warnings: string[] } {
+  if (!isRecord(body)) throw invalidRequest("body", "The request body must be a JSON object.");
+  const warnings = new WarningList();
+  if (!Array.isArray(body.messages)) throw invalidRequest("messages", "messages must be an array.");
+  if (body.n !== undefined && body.n !== null && body.n !== 1) throw invalidRequest("n", "n must be 1 for this model: the upstream returns a single choice.");
+  const { system, turns } = convertChatMessagesToTurns(body.messages, warnings);
+  const request: ConverseRequest = { messages: turns.map((turn, i) => converseMessage(turn, `messages[${i}]`)) };
+  if (system !== undefined) request.system = [{ text: system }];
+  request.inferenceConfig = { maxTokens: maxTokens(body, options) };
+  if (isNumber(body.temperature)) {
+    // OpenAI allows 0-2, Converse 0-1.
+    if (body.temperature > 1) warnings.add("temperature: clamped to 1 (Converse maximum)");
+    request.inferenceConfig.temperature = Math.min(body.temperature, 1);
+  }
+  if (isNumber(body.top_p)) request.inferenceConfig.topP = body.top_p;
+  if (isString(body.stop)) request.inferenceConfig.stopSequences = [body.stop];
+  else if (Array.isArray(body.stop) && body.stop.length > 0) {
+    if (!body.stop.every(isString)) throw invalidRequest("stop", "stop must be a string or an array of strings.");
+    request.inferenceConfig.stopSequences = body.stop;
+  }
+  applyTools(body, request, warnings);
+  for (const key of Object.keys(body)) {
+    if (!HANDLED_FIELDS.has(key) && body[key] !== null) warnings.add(`${key}: dropped (no Bedrock Converse equivalent)`);
+  }
+  return { request, warnings: warnings.toArray() };
+}
+
+function maxTokens(body: Record<string, unknown>, options: ChatToConverseOptions): number {
+  for (const key of ["max_completion_tokens", "max_tokens"] as const) {
+    const value = body[key];
+    if (value === undefined || value === null) continue;
+    if (!isNumber(value) || value < 1) throw invalidRequest(key, `${key} must be a positive integer.`);
+    return value;
+  }
+  return options.defaultMaxTokens;
+}
+
+function converseMessage(turn: AnthropicMessageParam, path: string): ConverseMessage {
+  const blocks = typeof turn.content === "string" ? [{ type: "text" as const, text: turn.content }] : turn.content;
+  return { role: turn.role === "assistant" ? "assistant" : "user", content: blocks.flatMap((block) => converseBlocks(block, path)) };
+}
+
+function converseBlocks(block: AnthropicContentBlockParam, path: string): ConverseContentBlock[] {
+  switch (block.type) {
+    case "text":
+      return [{ text: block.text }];
+    case "image": {
+      if (block.source.type !== "base64") throw invalidRequest(`${path}.content`, "Images for this model must be base64 data URLs: the upstream takes image bytes, not URLs.");
+      const format = IMAGE_FORMATS[block.source.media_type.toLowerCase()];
+      if (format === undefined) throw invalidRequest(`${path}.content`, "Images for this model must be PNG, JPEG, GIF or WebP.");
+      return [{ image: { format, source: { bytes: block.source.data } } }];
+    }
+    case "document":
+      return [{ document: { format: "pdf", name: documentName(block.title), source: { bytes: block.source.data ?? "" } } }];
+    case "tool_use":
+      return [{ toolUse: { toolUseId: block.id, name: block.name, input: block.input } }];
+    case "tool_result":
+      return [{ toolResult: { toolUseId: block.tool_use_id, content: [{ text: typeof block.content === "string" ? block.content : "" }] } }];
+    default:
+      // The Chat side produces no thinking blocks.
+      return [];
+  }
+}
+
+/** Converse document names allow letters, digits, single spaces, hyphens, parentheses and brackets. */
+function documentName(title: string | null | undefined): string {
+  const name = (title ?? "")
+    .replace(/\.[A-Za-z0-9]+$/, "")
+    .replace(/[^A-Za-z0-9()[\]-]+/g, " ")
+    .trim();
+  return name === "" ? "document" : name.slice(0, 200);
+}
+
+function applyTools(body: Record<string, unknown>, request: ConverseRequest, warnings: WarningList): void {
+  const toolsValue = body.tools;
+  if (toolsValue !== undefined && toolsValue !== null && !Array.isArray(toolsValue)) throw invalidRequest("tools", "tools must be an array.");
+  const tools: ConverseToolSpec[] = [];
+  (toolsValue ?? []).forEach((tool: unknown, i: number) => {
+    const at = `tools[${i}]`;
+    if (!isRecord(tool)) throw invalidRequest(at, `${at} must be an object.`);
+    if (tool.type !== "function") {
+      warnings.add(`${at} (${String(tool.type)}): dropped, only function tools are translated`);
+      return;
+    }
+    const fn = tool.function;
+    if (!isRecord(fn) || !isString(fn.name)) throw invalidRequest(`${at}.function.name`, `${at}.function.name is required.`);
+    // Converse requires an object schema even for no-argument functions.
+    const schema = isRecord(fn.parameters) ? { type: "object", ...fn.parameters } : { type: "object", properties: {} };
+    const spec: ConverseToolSpec["toolSpec"] = { name: fn.name, inputSchema: { json: schema } };
+    if (isString(fn.description)) spec.description = fn.description;
+    tools.push({ toolSpec: spec });
+  });
+  if (tools.length === 0) {
+    if (body.tool_choice !== undefined && body.tool_choice !== null) warnings.add("tool_choice: dropped because no tools are sent");
+    return;
+  }
+  request.toolConfig = { tools };
+  const choice = convertToolChoice(body.tool_choice, warnings);
+  if (choice !== undefined) request.toolConfig.toolChoice = choice;
+}
+
+function convertToolChoice(choice: unknown, warnings: WarningList): ConverseToolChoice | undefined {
+  if (choice === undefined || choice === null || choice === "auto") return choice === "auto" ? { auto: {} } : undefined;
+  if (choice === "required") return { any: {} };
+  if (choice === "none") {
+    warnings.add("tool_choice none: sent as auto (Converse has no none)");
+    return { auto: {} };
+  }
+  if (isRecord(choice) && choice.type === "function") {
+    const fn = choice.function;
+    if (!isRecord(fn) || !isString(fn.name)) throw invalidRequest("tool_choice.function.name", "tool_choice.function.name is required.");
+    return { tool: { name: fn.name } };
+  }
+  if (isRecord(choice) && choice.type === "allowed_tools") {
+    warnings.add("tool_choice allowed_tools: sent as auto/any over all tools (Converse has no allow-list)");
+    const allowed = choice.allowed_tools;
+    return isRecord(allowed) && allowed.mode === "required" ? { any: {} } : { auto: {} };
+  }
+  throw invalidRequest("tool_choice", "tool_choice must be none, auto, required or a function choice.");
+}

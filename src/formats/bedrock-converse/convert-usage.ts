@@ -1,0 +1,35 @@
+// Converse usage and stop reasons as Chat's. Converse's inputTokens excludes the prompt-cache reads
+// and writes (as Anthropic's input_tokens does), so Chat's prompt_tokens is their sum.
+import type { ChatFinishReason, ChatUsage } from "../openai-chat/types.js";
+import { isNumber } from "../shared/narrow.js";
+import type { ConverseUsage } from "./types.js";
+
+export function convertConverseUsageToChat(usage: ConverseUsage | null | undefined): ChatUsage {
+  const count = (value: unknown): number => (isNumber(value) ? value : 0);
+  const cacheRead = count(usage?.cacheReadInputTokens);
+  const cacheWrite = count(usage?.cacheWriteInputTokens);
+  const prompt = count(usage?.inputTokens) + cacheRead + cacheWrite;
+  const output = count(usage?.outputTokens);
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: output,
+    total_tokens: prompt + output,
+    prompt_tokens_details: cacheWrite > 0 ? { cached_tokens: cacheRead, cache_write_tokens: cacheWrite } : { cached_tokens: cacheRead },
+  };
+}
+
+export function mapConverseStopReason(stopReason: string | null | undefined): ChatFinishReason {
+  switch (stopReason) {
+    case "max_tokens":
+    case "model_context_window_exceeded":
+      return "length";
+    case "tool_use":
+      return "tool_calls";
+    case "content_filtered":
+    case "guardrail_intervened":
+      return "content_filter";
+    default:
+      // end_turn, stop_sequence and reasons added after this was written.
+      return "stop";
+  }
+}

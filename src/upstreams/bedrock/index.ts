@@ -1,0 +1,26 @@
+// AWS Bedrock Runtime through its Converse API: Chat (and Messages and Responses, over Chat) is
+// translated to Converse and back; streams come as the binary AWS event stream. Requests are
+// signed with SigV4 from a key "ACCESS_KEY_ID:SECRET_ACCESS_KEY[:SESSION_TOKEN]" for the
+// provider's region.
+import { chatToBedrockConverse, usageFromConverse } from "../../pipeline/plans/bedrock-plans.js";
+import type { ConverseUsage } from "../../formats/bedrock-converse/index.js";
+import type { UpstreamDescriptor } from "../descriptor.js";
+import { signBedrockRequest } from "./authenticate.js";
+import { eventStreamDecoder } from "./event-stream-decoder.js";
+
+export const bedrockUpstream: UpstreamDescriptor = {
+  authenticate: signBedrockRequest,
+  streamDecoder: eventStreamDecoder,
+  chatPlan: chatToBedrockConverse,
+  nativePlans: {},
+  readUsage: (reported) => usageFromConverse(reported as ConverseUsage | null | undefined),
+  media: {},
+  capabilities: {
+    kinds: ["chat"],
+    // `apis` names OpenAI APIs; Bedrock speaks none of them.
+    apis: [],
+    defaultApis: [],
+    chatReasoningEffort: false,
+    providerSettings: ["region"],
+  },
+};
