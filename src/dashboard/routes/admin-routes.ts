@@ -20,7 +20,7 @@ const changeBody = z
 /** Administrator powers, reads included, need an active account: suspension takes them away too. */
 function requireAdmin(request: FastifyRequest): Account {
   const me = request.dashboard.account;
-  if (!me.isAdmin) throw new GatewayError("forbidden", "Only administrators may manage accounts.");
+  if (!me.isAdmin) throw new GatewayError("forbidden", "Only administrators may use the admin routes.");
   requireActive(me);
   return me;
 }
