@@ -34,6 +34,7 @@ export async function applySettlementPostgres(batcher: PostgresBatcher, input: S
         v.outputTokens,
         v.reasoningTokens,
         v.estimated,
+        hold.model.deployment ?? null,
       ],
       hold.accountId,
       hold.keyId,

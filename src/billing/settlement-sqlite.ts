@@ -20,12 +20,12 @@ import { Statement, type SqlExec } from "./sqlite-writer.js";
 const DELETE_HOLD = new Statement<{ amount_nano: bigint; tokens: bigint }>(`delete from holds where id = ? returning amount_nano, tokens`);
 
 // Parameters: created_at, key id, request id, model, provider, route, input, cached, output and
-// reasoning tokens, cost, estimated, then cost, cost (the note), account id.
+// reasoning tokens, cost, estimated, then cost, cost (the note), deployment, account id.
 const INSERT_LEDGER = new Statement<{ id: bigint }>(`
   insert into ledger (created_at, account_id, key_id, request_id, kind, model, provider, route,
-    input_tokens, cached_tokens, output_tokens, reasoning_tokens, cost_nano, estimated, note)
+    input_tokens, cached_tokens, output_tokens, reasoning_tokens, cost_nano, estimated, note, deployment)
   select ?, id, ?, ?, 'usage', ?, ?, ?, ?, ?, ?, ?, ?, ?,
-    case when balance_nano < ? then 'shortfall_nano=' || (? - balance_nano) end
+    case when balance_nano < ? then 'shortfall_nano=' || (? - balance_nano) end, ?
   from accounts where id = ?
   on conflict (request_id) do nothing
   returning id`);
@@ -91,6 +91,7 @@ export function applySettlementSqlite(exec: SqlExec, input: SettlementInput): Al
     v.estimated,
     cost,
     cost,
+    hold.model.deployment ?? null,
     hold.accountId,
   ]);
   if (!inserted) {

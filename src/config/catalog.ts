@@ -53,4 +53,34 @@ export interface ModelConfig {
   pricing: ModelPricing;
   /** Tiers that include this model. */
   tiers: string[];
+  /** A routing group's deployments and strategy; absent for the single-provider form (a group of one). */
+  group?: RoutingGroup;
+  /** Set on a deployment's view of the model: the deployment's public name. */
+  deployment?: string;
+}
+
+export type RoutingStrategy = "ordered" | "weighted";
+
+export interface RoutingGroup {
+  strategy: RoutingStrategy;
+  /** On a context-length error, fall over to a deployment with a larger context window. */
+  contextFallback: boolean;
+  /** In config order; at most 16 (Deployment.bit). */
+  deployments: readonly Deployment[];
+}
+
+export interface Deployment {
+  name: string;
+  /**
+   * The model as this deployment serves it: the group's id, tiers and limits with the deployment's
+   * provider, upstream model, pricing and context window. Plans, holds and settlement take it as is.
+   */
+  model: ModelConfig;
+  weight: number;
+  /** Lower runs first. */
+  priority: number;
+  /** This deployment's bit in a set of deployments already tried. */
+  bit: number;
+  /** The circuit breaker's scope: "deployment:<model>/<name>". */
+  breakerScope: string;
 }

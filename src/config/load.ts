@@ -9,6 +9,7 @@ import { parseProxyRange, TrustedProxies } from "../http/trusted-proxies.js";
 import type { ModelConfig, ModelKind, ModelPricing, ProviderConfig, ProviderSetting } from "./catalog.js";
 import type { BreakerSettings } from "../upstreams/health/circuit-breaker.js";
 import { upstreams } from "../upstreams/registry.js";
+import { baseProviderOf, buildRoutingGroup, type GroupContext } from "./routing-groups.js";
 import { configFileSchema, type ConfigFile, type ModelFileEntry } from "./schema.js";
 
 export type { ModelConfig, ModelKind, ModelPricing, ProviderConfig, ProviderType, UpstreamApi } from "./catalog.js";
@@ -166,13 +167,14 @@ function buildCatalog(file: ConfigFile, source: string) {
   if (!tiers.has(defaultTier)) fail("server.default_tier", `tier "${defaultTier}" is not defined under tiers`);
 
   const models = new Map<string, ModelConfig>();
+  const groupContext: GroupContext = { providers, fail, price: (pricing, at) => buildPricing(pricing, at, fail) };
   file.models.forEach((m, i) => {
     const at = `models[${i}]`;
     if (models.has(m.id)) fail(`${at}.id`, `duplicate model id "${m.id}"`);
-    const provider = providers.get(m.provider) ?? fail(`${at}.provider`, `provider "${m.provider}" is not defined under providers`);
+    const provider = baseProviderOf(m, at, groupContext);
     const kinds = upstreams[provider.type].capabilities.kinds;
-    if (!kinds.includes(m.kind)) fail(`${at}.kind`, `the provider "${m.provider}" (type ${provider.type}) cannot serve ${m.kind} models (only ${kinds.join(", ")})`);
-    models.set(m.id, {
+    if (!kinds.includes(m.kind)) fail(`${at}.kind`, `the provider "${provider.name}" (type ${provider.type}) cannot serve ${m.kind} models (only ${kinds.join(", ")})`);
+    const model: ModelConfig = {
       id: m.id,
       kind: m.kind,
       provider,
@@ -181,9 +183,11 @@ function buildCatalog(file: ConfigFile, source: string) {
       maxOutputTokens: m.max_output_tokens ?? null,
       defaultOutputTokens: m.default_output_tokens ?? Math.min(m.max_output_tokens ?? DEFAULT_OUTPUT_TOKENS, DEFAULT_OUTPUT_TOKENS),
       modalities: m.modalities ?? defaultModalities(m.kind),
-      pricing: buildPricing(m, `${at}.pricing`, fail),
+      pricing: buildPricing(m.pricing, `${at}.pricing`, fail),
       tiers: [...tiers].filter(([, ids]) => ids.has("*") || ids.has(m.id)).map(([name]) => name),
-    });
+    };
+    const group = buildRoutingGroup(m, at, model, groupContext);
+    models.set(m.id, group ? { ...model, group } : model);
   });
   for (const [name, ids] of tiers) {
     for (const id of ids) if (id !== "*" && !models.has(id)) fail(`tiers.${name}.models`, `model "${id}" is not defined under models`);
@@ -233,7 +237,7 @@ function defaultModalities(kind: ModelKind) {
   return { input: ["text"], output: ["text"] };
 }
 
-function buildPricing(m: ModelFileEntry, at: string, fail: (field: string, message: string) => never): ModelPricing {
+function buildPricing(pricing: ModelFileEntry["pricing"], at: string, fail: (field: string, message: string) => never): ModelPricing {
   const price = (value: string | number | undefined, field: string): Nano => {
     if (value === undefined) return 0n;
     const nano = parseUsd(value);
@@ -241,12 +245,12 @@ function buildPricing(m: ModelFileEntry, at: string, fail: (field: string, messa
     return nano;
   };
   const perImage = new Map<string, Nano>();
-  for (const [key, value] of Object.entries(m.pricing.per_image ?? {})) perImage.set(key, price(value, `per_image.${key}`));
+  for (const [key, value] of Object.entries(pricing.per_image ?? {})) perImage.set(key, price(value, `per_image.${key}`));
   return {
-    inputPerMtok: price(m.pricing.input_per_mtok, "input_per_mtok"),
-    cachedInputPerMtok: price(m.pricing.cached_input_per_mtok ?? m.pricing.input_per_mtok, "cached_input_per_mtok"),
-    outputPerMtok: price(m.pricing.output_per_mtok, "output_per_mtok"),
+    inputPerMtok: price(pricing.input_per_mtok, "input_per_mtok"),
+    cachedInputPerMtok: price(pricing.cached_input_per_mtok ?? pricing.input_per_mtok, "cached_input_per_mtok"),
+    outputPerMtok: price(pricing.output_per_mtok, "output_per_mtok"),
     perImage,
-    perVideoSecond: price(m.pricing.per_video_second, "per_video_second"),
+    perVideoSecond: price(pricing.per_video_second, "per_video_second"),
   };
 }

@@ -37,10 +37,32 @@ const pricingSchema = z.strictObject({
 
 const modality = z.enum(["text", "image", "audio", "video", "embedding"]);
 
+/** One way to serve a routing group's model: a provider, its model name, optionally its own price and window. */
+export const deploymentSchema = z.strictObject({
+  /** The public name: the x-gateway-deployment header and the ledger's deployment column (never a host or key). */
+  name: identifier,
+  provider: z.string().min(1),
+  upstream_model: z.string().min(1).optional(),
+  context_window: z.number().int().positive().optional(),
+  /** Replaces the model's pricing for requests this deployment serves. */
+  pricing: pricingSchema.optional(),
+  /** Share of traffic under strategy: weighted, among the healthy deployments of the best priority. */
+  weight: z.number().int().positive().max(1_000_000).optional(),
+  /** Lower runs first: a deployment is only used while every one of a lower priority is failing or open. */
+  priority: z.number().int().min(0).max(1_000).default(0),
+});
+
+export const routingSchema = z.strictObject({
+  strategy: z.enum(["ordered", "weighted"]).default("ordered"),
+  /** On a context-length error, try a deployment with a larger context_window. */
+  context_fallback: z.boolean().default(false),
+});
+
 export const modelSchema = z.strictObject({
   id: identifier,
   kind: z.enum(["chat", "image", "video", "embedding"]),
-  provider: z.string().min(1),
+  /** The single-provider form; a routing group lists deployments instead (load.ts checks one of the two). */
+  provider: z.string().min(1).optional(),
   upstream_model: z.string().min(1).optional(),
   context_window: z.number().int().positive().optional(),
   /** Requests asking for more output are refused; without it, MAX_OUTPUT_TOKENS_CEILING applies. */
@@ -49,6 +71,9 @@ export const modelSchema = z.strictObject({
   default_output_tokens: z.number().int().positive().max(MAX_USAGE_COUNT).optional(),
   modalities: z.strictObject({ input: z.array(modality).min(1), output: z.array(modality).min(1) }).optional(),
   pricing: pricingSchema.default({}),
+  /** A routing group (chat models): at most 16 deployments, tried by `routing`. */
+  deployments: z.array(deploymentSchema).min(1).max(16).optional(),
+  routing: routingSchema.optional(),
 });
 
 export const tierSchema = z.strictObject({
@@ -112,3 +137,4 @@ export const configFileSchema = z.strictObject({
 export type ConfigFile = z.infer<typeof configFileSchema>;
 export type ProviderFileEntry = z.infer<typeof providerSchema>;
 export type ModelFileEntry = z.infer<typeof modelSchema>;
+export type DeploymentFileEntry = z.infer<typeof deploymentSchema>;

@@ -17,6 +17,8 @@ providers:
   oai: { type: openai, base_url: "http://127.0.0.1:9/v1", apis: [chat, responses, images, videos] }
   claude: { type: anthropic, base_url: "http://127.0.0.1:9" }
   veo: { type: google-operations, base_url: "http://127.0.0.1:9/v1beta" }
+  az: { type: azure-openai, base_url: "https://contoso.openai.azure.com" }
+  gem: { type: gemini, base_url: "http://127.0.0.1:9" }
 `;
 
 describe("upstream capabilities at config load", () => {
@@ -29,8 +31,10 @@ models:
   - { id: e1, kind: embedding, provider: oai }
   - { id: c2, kind: chat, provider: claude }
   - { id: v2, kind: video, provider: veo }
+  - { id: e2, kind: embedding, provider: az }
+  - { id: e3, kind: embedding, provider: gem }
 `);
-    expect(config.models.size).toBe(6);
+    expect(config.models.size).toBe(8);
     expect([...config.providers.get("oai")!.apis]).toEqual(["chat", "responses", "images", "videos"]);
     expect([...config.providers.get("claude")!.apis]).toEqual([]);
   });
@@ -41,6 +45,8 @@ models:
     ["chat", "veo", 'models[0].kind: the provider "veo" (type google-operations) cannot serve chat models (only video)'],
     ["image", "veo", 'models[0].kind: the provider "veo" (type google-operations) cannot serve image models (only video)'],
     ["embedding", "claude", 'models[0].kind: the provider "claude" (type anthropic) cannot serve embedding models (only chat)'],
+    ["embedding", "veo", 'models[0].kind: the provider "veo" (type google-operations) cannot serve embedding models (only video)'],
+    ["video", "gem", 'models[0].kind: the provider "gem" (type gemini) cannot serve video models (only chat, embedding)'],
   ])("refuses a %s model on the provider %s", (kind, provider, message) => {
     expect(() => load(`${PROVIDERS}\nmodels:\n  - { id: m, kind: ${kind}, provider: ${provider} }\n`)).toThrow(message);
   });

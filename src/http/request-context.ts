@@ -10,6 +10,8 @@ export interface RequestMeter {
   accountId?: string;
   model?: string;
   provider?: string;
+  /** A routing group's serving deployment. */
+  deployment?: string;
   attempts?: number;
   inputTokens?: number;
   outputTokens?: number;
@@ -40,6 +42,7 @@ export function requestLogLine(request: FastifyRequest, status: number): Record<
     account: m.accountId,
     model: m.model,
     provider: m.provider,
+    deployment: m.deployment,
     attempts: m.attempts,
     input_tokens: m.inputTokens,
     output_tokens: m.outputTokens,

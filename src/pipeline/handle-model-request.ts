@@ -28,13 +28,16 @@ export async function handleModelRequest(services: PipelineServices, format: Cli
   request.meter.model = model.id;
   request.meter.provider = model.provider.name;
   checkTier(request, model);
-  const plan = await format.plan(body, model, { accountId: request.principal.account.id, requestId: request.id });
+  const planContext = { accountId: request.principal.account.id, requestId: request.id };
+  const plan = await format.plan(body, model, planContext);
   if (plan.warnings.length > 0) reply.header("x-gateway-warnings", plan.warnings.join("; ").slice(0, 2000));
 
   const provider = model.provider;
   const upstream = upstreamOf(provider);
   const upstreamBody = JSON.stringify(plan.body);
   const cancellation = cancelOnClientClose(reply);
+  // A routing group plans each deployment it attempts (its provider decides the upstream API).
+  const deploymentPlans = model.group ? new Map<ModelConfig, UpstreamPlan>() : null;
   const call = await openMeteredCall(services, {
     admission: {
       requestId: request.id,
@@ -49,15 +52,38 @@ export async function handleModelRequest(services: PipelineServices, format: Cli
     awaitFirstChunk: plan.stream,
     signal: cancellation,
     onAttempt: countAttempts(request, reply),
+    planFor: deploymentPlans
+      ? async (deployment) => {
+          const deploymentPlan = await format.plan(body, deployment, planContext);
+          deploymentPlans.set(deployment, deploymentPlan);
+          const deploymentBody = JSON.stringify(deploymentPlan.body);
+          const { authenticate } = upstreamOf(deployment.provider);
+          return (key) => authenticatedRequest(authenticate, deployment.provider, "POST", deploymentPlan.path, key, deploymentBody, request.headers);
+        }
+      : undefined,
   });
   if (call === null) return; // the client went away: nothing held, nobody to answer
+  const servingPlan = deploymentPlans ? deploymentPlans.get(call.hold.model) : plan;
+  if (!servingPlan) {
+    await call.release();
+    throw new GatewayError("internal_error");
+  }
+  const { deployment } = call.hold.model;
+  if (deployment !== undefined) {
+    request.meter.provider = call.hold.model.provider.name;
+    request.meter.deployment = deployment;
+    reply.header("x-gateway-deployment", deployment);
+    // What the serving deployment's plan dropped, not what the first plan (for validation) did.
+    if (servingPlan.warnings.length > 0) reply.header("x-gateway-warnings", servingPlan.warnings.join("; ").slice(0, 2000));
+    else reply.removeHeader("x-gateway-warnings");
+  }
 
   const passHeaders = scrubHeaders(call.upstream.response.headers);
   delete passHeaders["content-type"];
   reply.headers(passHeaders);
 
-  if (plan.stream) return relayStream(services, request, reply, { plan, info, call, signal: cancellation });
-  return relayBuffered(request, reply, { plan, info, call });
+  if (servingPlan.stream) return relayStream(services, request, reply, { plan: servingPlan, info, call, signal: cancellation });
+  return relayBuffered(request, reply, { plan: servingPlan, info, call });
 }
 
 function readBody(body: unknown): Record<string, unknown> {

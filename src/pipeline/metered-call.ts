@@ -5,12 +5,21 @@
 // chat stream at the stream's end, a video task when the upstream reports it complete (possibly in
 // another process, from the hold stored under the request id). Until then a failure before
 // anything was delivered calls release(), which gives the hold back once however often it is called.
+// A routing group (routing.ts) is the same sequence: ONE admission, held for the dearest deployment
+// that may serve, then failover across deployments inside the forward step; the call's hold then
+// names the serving deployment, so settlement charges its price and records its name. Re-admitting
+// per deployment would cost a billing round trip per fallback and could refuse mid-failover a request
+// already accepted; over-holding briefly only narrows what a nearly empty balance may start
+// (docs/decisions/0008-routing-groups.md).
 import type { FastifyReply, FastifyRequest } from "fastify";
+import { projectCost } from "../billing/pricing.js";
 import type { AdmissionRequest, AdmitOptions, Charge, Hold } from "../billing/types.js";
+import type { RoutingGroup } from "../config/catalog.js";
 import { Cancellation } from "../core/cancellation.js";
 import type { Usage } from "../core/usage.js";
 import { ClientAbortedError } from "../providers/upstream-client.js";
 import { forward, type ForwardRequest, type Forwarded, type ForwardServices } from "./forward.js";
+import { forwardToGroup, type PlanFor } from "./routing.js";
 import type { PipelineServices } from "./services.js";
 import { upstreamError } from "./upstream-errors.js";
 
@@ -18,11 +27,16 @@ export interface MeteredRequest extends ForwardRequest {
   /** The upstream is admission.model's provider, asked with the keys of admission.accountId. */
   admission: AdmissionRequest;
   admitOptions?: AdmitOptions;
+  /** Required for a routing group (admission.model.group): plans each deployment attempted; `build` is then unused. */
+  planFor?: PlanFor;
 }
 
 export type MeteringServices = ForwardServices & Pick<PipelineServices, "billing">;
 
-/** A hold and the 2xx upstream answer it covers; ended by one settle() or release(). */
+/**
+ * A hold and the 2xx upstream answer it covers; ended by one settle() or release(). hold.model is the
+ * model as served: a routing group's serving deployment (its price, provider and name).
+ */
 export class MeteredCall {
   #open = true;
 
@@ -56,14 +70,22 @@ export class MeteredCall {
  */
 export async function openMeteredCall(services: MeteringServices, request: MeteredRequest): Promise<MeteredCall | null> {
   const { admission } = request;
-  const hold = await services.billing.admit(admission, request.admitOptions);
+  const group = admission.model.group;
+  let hold = await services.billing.admit(group ? dearestDeployment(admission, group) : admission, request.admitOptions);
   let upstream: Forwarded;
   try {
-    upstream = await forward(services, admission.accountId, admission.model.provider, request);
-    const { response } = upstream;
-    if (response.status < 200 || response.status >= 300) {
-      const text = await response.body.text().catch(() => "");
-      throw upstreamError(response.status, text, upstream.scrubber);
+    if (group) {
+      if (!request.planFor) throw new Error(`model ${admission.model.id} is a routing group: planFor is required`);
+      const routed = await forwardToGroup(services, admission.accountId, group, request, request.planFor);
+      upstream = routed.upstream;
+      if (hold.model !== routed.deployment.model) hold = { ...hold, model: routed.deployment.model };
+    } else {
+      upstream = await forward(services, admission.accountId, admission.model.provider, request);
+      const { response } = upstream;
+      if (response.status < 200 || response.status >= 300) {
+        const text = await response.body.text().catch(() => "");
+        throw upstreamError(response.status, text, upstream.scrubber);
+      }
     }
   } catch (error) {
     await services.billing.release(hold);
@@ -71,6 +93,21 @@ export async function openMeteredCall(services: MeteringServices, request: Meter
     throw error;
   }
   return new MeteredCall(services.billing, hold, upstream);
+}
+
+/** The admission priced at the deployment whose projected cost is highest: any of them may serve. */
+function dearestDeployment(admission: AdmissionRequest, group: RoutingGroup): AdmissionRequest {
+  let dearest = admission;
+  let highest = -1n;
+  for (const { model } of group.deployments) {
+    const candidate = { ...admission, model };
+    const cost = projectCost(candidate);
+    if (cost > highest) {
+      dearest = candidate;
+      highest = cost;
+    }
+  }
+  return dearest;
 }
 
 /** Aborted when the client closes the connection before its response finished. */

@@ -8,6 +8,7 @@ import * as billingBatchState from "./migrations/0003-billing-batch-state.js";
 import * as leanBillingTables from "./migrations/0004-lean-billing-tables.js";
 import * as ledgerAppendOnlyGaps from "./migrations/0005-ledger-append-only-gaps.js";
 import * as upstreamHealth from "./migrations/0006-upstream-health.js";
+import * as ledgerDeployment from "./migrations/0007-ledger-deployment.js";
 
 type MigrationModule = { up(db: Kysely<unknown>, dialect: DatabaseHandle["dialect"]): Promise<void> };
 
@@ -18,6 +19,7 @@ const MIGRATIONS: Record<string, MigrationModule> = {
   "0004-lean-billing-tables": leanBillingTables,
   "0005-ledger-append-only-gaps": ledgerAppendOnlyGaps,
   "0006-upstream-health": upstreamHealth,
+  "0007-ledger-deployment": ledgerDeployment,
 };
 
 export interface MigrationReport {

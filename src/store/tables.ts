@@ -75,6 +75,8 @@ export interface LedgerTable {
   cost_nano: Int;
   estimated: Int;
   note: string | null;
+  /** The routing group's deployment that served (migration 0007); null otherwise. */
+  deployment: string | null;
 }
 
 export interface MonthlyUsageTable {

@@ -34,7 +34,15 @@ describe.skipIf(!HAVE_CHROMIUM && !IN_CI)("dashboard in Chromium", () => {
     mkdirSync(SHOTS, { recursive: true });
     mock = await startMockUpstream();
     mock.handler = (_req, res) => json(res, 200, chatCompletion("hello", { usage: { prompt_tokens: 1200, completion_tokens: 300, total_tokens: 1500 } }));
-    gateway = await startGateway(mockConfig({ openaiUrl: mock.url }));
+    // One routing group, for the Upstreams page's deployments table.
+    const grouped = `
+  - id: grouped-mock
+    kind: chat
+    pricing: { input_per_mtok: "1", output_per_mtok: "2" }
+    deployments:
+      - { name: primary, provider: mockai }
+`;
+    gateway = await startGateway(mockConfig({ openaiUrl: mock.url, extra: grouped }));
     const store = gateway.app.ctx.store;
     const hash = await hashPassword(PASSWORD);
     await store.accounts.create({ email: emails.owner, tier: "standard", balance: parseUsd("20")!, passwordHash: hash, isAdmin: true });
@@ -178,6 +186,9 @@ describe.skipIf(!HAVE_CHROMIUM && !IN_CI)("dashboard in Chromium", () => {
     expect(cells.some((c) => /^\d+% \(\d+ failed\)$/.test(c))).toBe(true);
     expect(cells.some((c) => /^in \d+ s$/.test(c))).toBe(true);
     expect(await page.content()).not.toContain("sk-mock-openai-key-0001");
+    const deployment = page.getByRole("region", { name: "Routing deployments" }).getByRole("row", { name: /grouped-mock\/primary/ });
+    expect(await deployment.getByRole("cell").allTextContents()).toContain("mockai");
+    expect(await deployment.getByTestId("breaker-state").textContent()).toBe("✓ closed");
 
     // Keyboard: the refresh button works from the keyboard and the table region takes focus to scroll.
     await page.getByRole("button", { name: "Refresh" }).focus();

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openStore, type Store } from "../../src/store/index.js";
 import { keyFingerprint, keyScope } from "../../src/upstreams/health/upstream-health.js";
 import { DATABASE_KINDS } from "../support/databases.js";
-import { createHarness, type CliHarness } from "./harness.js";
+import { createHarness, TEST_CONFIG, type CliHarness } from "./harness.js";
 
 const SHARED = "sk-shared-0000"; // MOCK_SHARED_KEY in the harness
 const OWN = "sk-own-key-for-status-1234";
@@ -80,6 +80,31 @@ for (const kind of DATABASE_KINDS) {
       expect(text.stdout).toContain("half_open");
       expect(text.stdout).toContain("75% of 12");
       expect(text.stdout).toContain(`upstreams-${kind}@example.com`);
+    });
+
+    it("lists each routing-group deployment's breaker by model and name", async () => {
+      const grouped = await createHarness(
+        kind,
+        TEST_CONFIG.replace(
+          "tiers:",
+          "  - id: grouped\n    kind: chat\n    deployments:\n      - { name: primary, provider: mock }\n      - { name: spare, provider: mock, priority: 1 }\ntiers:",
+        ),
+      );
+      try {
+        const now = Date.now();
+        const { databaseUrl, sqlitePath, secret } = grouped.database;
+        const groupedStore = await openStore({ databaseUrl, sqlitePath, secret });
+        await groupedStore.upstreamHealth.writeState({ scope: "deployment:grouped/primary", state: "open", openedUntil: now + 20_000, changedAt: now });
+        await groupedStore.close();
+        const statuses = await grouped.json<{ keys: unknown[]; deployments: Array<Record<string, unknown>> }>(["admin", "upstreams", "status", "--json"]);
+        expect(statuses.keys).toHaveLength(1);
+        expect(statuses.deployments.map((s) => s.deployment)).toEqual(["grouped/primary", "grouped/spare"]);
+        expect(statuses.deployments[0]).toMatchObject({ provider: "mock", state: "open" });
+        expect(statuses.deployments[1]).toMatchObject({ provider: "mock", state: "closed" });
+        expect((await grouped.run(["admin", "upstreams", "status"])).stdout).toContain("deployment grouped/primary");
+      } finally {
+        await grouped.close();
+      }
     });
 
     it("refuses an unknown subcommand", async () => {

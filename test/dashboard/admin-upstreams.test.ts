@@ -1,5 +1,6 @@
 // GET /dashboard/api/admin/upstreams: every upstream key's circuit breaker for administrators, by
-// fingerprint and never by key, after real failures through the gateway opened one.
+// fingerprint and never by key, after real failures through the gateway opened one; then each
+// routing group's deployment.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { keyFingerprint } from "../../src/upstreams/health/upstream-health.js";
 import { DATABASE_KINDS } from "../support/databases.js";
@@ -10,7 +11,12 @@ import { expectError, signedInAccount, type DashboardClient } from "./support.js
 const BAD = "sk-mock-key-bad-upstream-aaaa";
 const GOOD = "sk-mock-key-good-upstream-bbb";
 const OWN = "sk-own-key-of-an-account-cccc";
-const HEALTH = `
+const EXTRA = `
+  - id: grouped
+    kind: chat
+    pricing: { input_per_mtok: "1", output_per_mtok: "2" }
+    deployments:
+      - { name: primary, provider: mockai }
 upstream_health:
   min_requests: 2
   failure_threshold: 0.5
@@ -25,7 +31,7 @@ describe.each(DATABASE_KINDS)("dashboard upstream health on %s", (kind) => {
   beforeAll(async () => {
     mock = await startMockUpstream();
     mock.handler = (req, res) => (req.key === BAD ? json(res, 500, { error: { message: "boom" } }) : json(res, 200, chatCompletion("ok")));
-    gateway = await startGateway(mockConfig({ openaiUrl: mock.url, openaiKeys: [BAD, GOOD], extra: HEALTH }), { kind });
+    gateway = await startGateway(mockConfig({ openaiUrl: mock.url, openaiKeys: [BAD, GOOD], extra: EXTRA }), { kind });
     admin = await signedInAccount(gateway, { admin: true });
   });
   afterAll(async () => {
@@ -54,7 +60,7 @@ describe.each(DATABASE_KINDS)("dashboard upstream health on %s", (kind) => {
     expect(response.status).toBe(200);
     for (const secret of [BAD, GOOD, OWN]) expect(response.text).not.toContain(secret);
     expect(response.text).not.toContain(OWN.slice(-4));
-    expect(response.body.deployments).toEqual([]);
+    expect(response.body.deployments).toEqual([expect.objectContaining({ deployment: "grouped/primary", provider: "mockai", state: "closed" })]);
     const keys = response.body.keys as Array<Record<string, unknown>>;
     expect(keys.map((k) => k.fingerprint)).toEqual([
       keyFingerprint("mockai", BAD),

@@ -1,14 +1,15 @@
 // A mock of Google's Gemini API (generativelanguage.googleapis.com v1beta) on 127.0.0.1, random port.
 // It checks what the real API checks before answering: the x-goog-api-key header, the path and query
-// (models/{model}:generateContent, or :streamGenerateContent?alt=sse), and the body's shape (known
-// top-level fields only, user/model roles, one data field per part, the Schema subset in function
-// declarations). A violation is answered the way Gemini answers it: 400 INVALID_ARGUMENT, or 400
+// (models/{model}:generateContent, or :streamGenerateContent?alt=sse, or :batchEmbedContents), and the
+// body's shape (known top-level fields only, user/model roles, one data field per part, the Schema
+// subset in function declarations; for embeddings, at most 100 text requests for the path's model). A violation is answered the way Gemini answers it: 400 INVALID_ARGUMENT, or 400
 // API_KEY_INVALID for a wrong key. Scenarios set `answer` to respond in the documented format.
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 
 export interface GeminiRecorded {
   path: string;
+  operation: "generateContent" | "streamGenerateContent" | "batchEmbedContents";
   stream: boolean;
   model: string;
   key: string;
@@ -66,7 +67,19 @@ const SCHEMA_FIELDS = new Set([
   "minimum",
   "maximum",
 ]);
-const PATH = /^\/v1beta\/models\/([A-Za-z0-9._-]+):(generateContent|streamGenerateContent)(\?alt=sse)?$/;
+const PATH = /^\/v1beta\/models\/([A-Za-z0-9._-]+):(generateContent|streamGenerateContent|batchEmbedContents)(\?alt=sse)?$/;
+const EMBED_FIELDS = new Set(["model", "content", "taskType", "title", "outputDimensionality"]);
+const TASK_TYPES = new Set([
+  "TASK_TYPE_UNSPECIFIED",
+  "RETRIEVAL_QUERY",
+  "RETRIEVAL_DOCUMENT",
+  "SEMANTIC_SIMILARITY",
+  "CLASSIFICATION",
+  "CLUSTERING",
+  "QUESTION_ANSWERING",
+  "FACT_VERIFICATION",
+  "CODE_RETRIEVAL_QUERY",
+]);
 
 export function geminiError(res: ServerResponse, code: number, status: string, message: string, extra: object = {}, headers: Record<string, string> = {}): void {
   res.writeHead(code, { "content-type": "application/json; charset=UTF-8", ...headers });
@@ -124,6 +137,33 @@ export function bodyProblem(body: unknown): string | null {
   return null;
 }
 
+/** What the real API would refuse in a batchEmbedContents body for the path's model, or null. */
+export function embedBodyProblem(body: unknown, model: string): string | null {
+  if (!isObject(body)) return "Invalid JSON payload received.";
+  for (const key of Object.keys(body)) if (key !== "requests") return `Invalid JSON payload received. Unknown name "${key}": Cannot find field.`;
+  const requests = body.requests;
+  if (!Array.isArray(requests) || requests.length === 0) return "* BatchEmbedContentsRequest.requests: requests is not specified";
+  if (requests.length > 100) return "* BatchEmbedContentsRequest.requests: at most 100 requests can be in one batch";
+  for (const [i, request] of requests.entries()) {
+    if (!isObject(request)) return `requests[${i}]: not an object`;
+    for (const key of Object.keys(request)) if (!EMBED_FIELDS.has(key)) return `Invalid JSON payload received. Unknown name "${key}" at 'requests[${i}]': Cannot find field.`;
+    if (request.model !== `models/${model}`)
+      return `* BatchEmbedContentsRequest.requests[${i}].model: The model in each request must match the model of the batch (models/${model}).`;
+    const parts = isObject(request.content) ? request.content.parts : undefined;
+    if (!Array.isArray(parts) || parts.length === 0) return `* BatchEmbedContentsRequest.requests[${i}].content.parts: contents.parts must not be empty.`;
+    for (const part of parts) if (!isObject(part) || typeof part.text !== "string" || part.text === "" || Object.keys(part).length !== 1) return `requests[${i}]: text parts only`;
+    const dims = request.outputDimensionality;
+    if (dims !== undefined && !(typeof dims === "number" && Number.isInteger(dims) && dims > 0)) return `requests[${i}].outputDimensionality: must be a positive integer`;
+    if (request.taskType !== undefined && !TASK_TYPES.has(String(request.taskType))) return `Invalid value at 'requests[${i}].task_type'`;
+  }
+  return null;
+}
+
+/** A batchEmbedContents answer: one ContentEmbedding per request, in order. */
+export function geminiEmbeddings(vectors: number[][], extra: object = {}): object {
+  return { embeddings: vectors.map((values) => ({ values })), ...extra };
+}
+
 export async function startGeminiMock(keys: readonly string[]): Promise<GeminiMock> {
   const mock: GeminiMock = {
     url: "",
@@ -139,7 +179,8 @@ export async function startGeminiMock(keys: readonly string[]): Promise<GeminiMo
       const path = req.url ?? "";
       const match = PATH.exec(path);
       if (req.method !== "POST" || !match) return geminiError(res, 404, "NOT_FOUND", `The requested URL ${path} was not found.`);
-      const stream = match[2] === "streamGenerateContent";
+      const operation = match[2] as GeminiRecorded["operation"];
+      const stream = operation === "streamGenerateContent";
       if (stream !== (match[3] !== undefined)) return geminiError(res, 400, "INVALID_ARGUMENT", "streamGenerateContent is sent with alt=sse here");
       const key = String(req.headers["x-goog-api-key"] ?? "");
       if (!keys.includes(key)) {
@@ -155,9 +196,9 @@ export async function startGeminiMock(keys: readonly string[]): Promise<GeminiMo
       } catch {
         return geminiError(res, 400, "INVALID_ARGUMENT", "Invalid JSON payload received.");
       }
-      const problem = bodyProblem(body);
+      const problem = operation === "batchEmbedContents" ? embedBodyProblem(body, match[1]!) : bodyProblem(body);
       if (problem) return geminiError(res, 400, "INVALID_ARGUMENT", problem);
-      const recorded: GeminiRecorded = { path, stream, model: match[1]!, key, headers: req.headers, body: body as Record<string, unknown> };
+      const recorded: GeminiRecorded = { path, operation, stream, model: match[1]!, key, headers: req.headers, body: body as Record<string, unknown> };
       mock.requests.push(recorded);
       Promise.resolve(mock.answer(recorded, res)).catch(() => res.destroy());
     });

@@ -1,14 +1,14 @@
 // A mock Azure OpenAI resource on 127.0.0.1 (random port) that checks requests the way Azure does
 // before answering: the api-key header (401 otherwise, no Bearer), the path of one of the two API
 // forms (deployments + dated api-version, or /openai/v1 with the deployment as the body's model),
-// a known deployment (404 DeploymentNotFound) and the body's shape (400). It answers in Azure's
+// a known deployment (404 DeploymentNotFound) and the body's shape (400), embeddings included. It answers in Azure's
 // documented format: OpenAI's bodies plus prompt_filter_results and content_filter_results, a stream
 // that opens with a prompt-filter chunk (id "", no choices), and request-id headers on every answer.
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 
-export type AzureOperation = "chat/completions" | "responses" | "images/generations";
+export type AzureOperation = "chat/completions" | "responses" | "images/generations" | "embeddings";
 
 export interface AzureRequest {
   form: "deployments" | "v1";
@@ -52,8 +52,9 @@ const SAFE = {
 };
 const FILTERED = { ...SAFE, violence: { filtered: true, severity: "high" } };
 const API_VERSION = /^\d{4}-\d{2}-\d{2}(-preview)?$/;
-const DEPLOYMENT_PATH = /^\/openai\/deployments\/([^/]+)\/(chat\/completions|images\/generations)$/;
-const V1_PATH = /^\/openai\/v1\/(chat\/completions|responses|images\/generations)$/;
+const DEPLOYMENT_PATH = /^\/openai\/deployments\/([^/]+)\/(chat\/completions|images\/generations|embeddings)$/;
+const V1_PATH = /^\/openai\/v1\/(chat\/completions|responses|images\/generations|embeddings)$/;
+const EMBEDDING_FIELDS = new Set(["model", "input", "user", "encoding_format", "dimensions", "input_type"]);
 
 export function azureHeaders(): Record<string, string> {
   return {
@@ -164,7 +165,30 @@ function checkShape(req: AzureRequest): string | null {
   }
   if (req.operation === "responses" && body.input === undefined) return "'input' is a required property.";
   if (req.operation === "images/generations" && typeof body.prompt !== "string") return "'prompt' is a required property.";
+  if (req.operation === "embeddings") return embeddingsShape(body);
   return null;
+}
+
+/** Azure's Embeddings API: OpenAI's fields and input forms, at most 2,048 inputs. */
+function embeddingsShape(body: any): string | null {
+  for (const key of Object.keys(body)) if (!EMBEDDING_FIELDS.has(key)) return `Unrecognized request argument supplied: ${key}`;
+  const input = body.input;
+  const isTokens = (v: unknown) => Array.isArray(v) && v.length > 0 && v.every((t) => Number.isInteger(t) && t >= 0);
+  const valid =
+    (typeof input === "string" && input !== "") ||
+    (Array.isArray(input) && input.length > 0 && input.length <= 2048 && (input.every((v) => typeof v === "string" && v !== "") || isTokens(input) || input.every(isTokens)));
+  if (!valid) return "'input' is invalid: a non-empty string or array of at most 2048 inputs.";
+  if (body.encoding_format !== undefined && body.encoding_format !== "float" && body.encoding_format !== "base64") return "'encoding_format' must be 'float' or 'base64'.";
+  if (body.dimensions !== undefined && !(Number.isInteger(body.dimensions) && body.dimensions > 0)) return "'dimensions' must be a positive integer.";
+  return null;
+}
+
+/** An Embeddings API answer as Azure sends it: OpenAI's list, base64 when asked, with usage. */
+export function answerEmbeddings(req: AzureRequest, res: ServerResponse, vectors: number[][], promptTokens = 1234): void {
+  const base64 = req.body.encoding_format === "base64";
+  const data = vectors.map((v, index) => ({ object: "embedding", index, embedding: base64 ? Buffer.from(new Float32Array(v).buffer).toString("base64") : v }));
+  res.writeHead(200, { "content-type": "application/json" });
+  res.end(JSON.stringify({ object: "list", data, model: "text-embedding-3-small", usage: { prompt_tokens: promptTokens, total_tokens: promptTokens } }));
 }
 
 function azureUsage(usage: Required<ChatReply>["usage"]) {

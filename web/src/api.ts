@@ -163,5 +163,6 @@ export interface UpstreamKeyStatus extends BreakerStatus {
 
 export interface UpstreamStatuses {
   keys: UpstreamKeyStatus[];
-  deployments: Array<BreakerStatus & { scope: string }>;
+  /** Routing groups' deployments: `deployment` is "<model>/<name>". */
+  deployments: Array<BreakerStatus & { deployment: string; provider: string }>;
 }

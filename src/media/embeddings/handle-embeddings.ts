@@ -89,6 +89,7 @@ async function readAnswer(answer: Forwarded, api: EmbeddingsApi, input: Embeddin
   try {
     if (api.readAnswer) {
       const read = api.readAnswer(JSON.parse(body.toString("utf8")));
+      if (read.vectors.length !== input.inputCount) throw new GatewayError("provider_error", "The upstream answered a different number of embeddings than inputs.");
       reported = read.promptTokens;
       body = Buffer.from(JSON.stringify(embeddingList(read.vectors, input.encodingFormat, modelId, read.promptTokens ?? input.projectedTokens)));
     }

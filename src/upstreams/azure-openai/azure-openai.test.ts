@@ -65,6 +65,7 @@ describe("azure-openai upstream", () => {
     const m = model(provider(RESOURCE));
     expect(azurePath(m, "chat/completions")).toBe(`/openai/deployments/gpt-4o-prod/chat/completions?api-version=${DEFAULT_AZURE_API_VERSION}`);
     expect(azurePath(m, "images/generations")).toBe(`/openai/deployments/gpt-4o-prod/images/generations?api-version=${DEFAULT_AZURE_API_VERSION}`);
+    expect(azureOpenAiUpstream.media.embeddings!.path(m)).toBe(`/openai/deployments/gpt-4o-prod/embeddings?api-version=${DEFAULT_AZURE_API_VERSION}`);
     // Responses is per resource: the deployment goes in the body's model.
     expect(azurePath(m, "responses")).toBe(`/openai/responses?api-version=${DEFAULT_AZURE_API_VERSION}`);
   });
@@ -77,6 +78,7 @@ describe("azure-openai upstream", () => {
   it("uses OpenAI's paths and no api-version on the v1 API unless one is set", () => {
     expect(azurePath(model(provider(`${RESOURCE}/openai/v1`)), "chat/completions")).toBe("/chat/completions");
     expect(azurePath(model(provider(`${RESOURCE}/openai/v1`)), "responses")).toBe("/responses");
+    expect(azureOpenAiUpstream.media.embeddings!.path(model(provider(`${RESOURCE}/openai/v1`)))).toBe("/embeddings");
     expect(azurePath(model(provider(`${RESOURCE}/openai/v1`, "preview")), "images/generations")).toBe("/images/generations?api-version=preview");
   });
 

@@ -1,11 +1,12 @@
 // Azure OpenAI: OpenAI's wire format at Azure's addresses (paths.ts) with an `api-key` header.
 // The OpenAI plans are reused as they are, only re-addressed: Chat natively (buffered and streamed,
 // Azure's content-filter fields passing through), Responses natively when the provider lists it in
-// `apis`, and the Images API. Usage is OpenAI's Chat usage.
+// `apis`, the Images API and the Embeddings API. Usage is OpenAI's Chat usage.
 import type { ModelConfig } from "../../config/catalog.js";
 import type { ChatUsage } from "../../formats/openai-chat/index.js";
 import { chatToOpenAiChat } from "../../pipeline/plans/chat-plans.js";
 import { responsesPassThrough } from "../../pipeline/plans/responses-plans.js";
+import { openaiEmbeddings } from "../../media/embeddings/openai-embeddings.js";
 import { usageFromChat } from "../../pipeline/plans/usage.js";
 import type { PlanBuilder, UpstreamDescriptor } from "../descriptor.js";
 import { sseDecoder } from "../sse-decoder.js";
@@ -29,9 +30,12 @@ export const azureOpenAiUpstream: UpstreamDescriptor = {
   chatPlan: azureChat,
   nativePlans: { chat: azureChat, responses: atAzurePath(responsesPassThrough, "responses") },
   readUsage: (reported) => usageFromChat(reported as ChatUsage | null | undefined),
-  media: { images: { generationsPath: (model: ModelConfig) => azurePath(model, "images/generations") } },
+  media: {
+    images: { generationsPath: (model: ModelConfig) => azurePath(model, "images/generations") },
+    embeddings: { ...openaiEmbeddings, path: (model) => azurePath(model, "embeddings") },
+  },
   capabilities: {
-    kinds: ["chat", "image"],
+    kinds: ["chat", "image", "embedding"],
     apis: ["chat", "responses", "images"],
     defaultApis: ["chat"],
     chatReasoningEffort: true,

@@ -15,8 +15,8 @@ import type { ModelConfig, ProviderConfig } from "../../config/catalog.js";
  */
 export const DEFAULT_AZURE_API_VERSION = "2025-04-01-preview";
 
-/** The operations the gateway sends to Azure. Embeddings will be `"embeddings"` here (per deployment). */
-export type AzureOperation = "chat/completions" | "images/generations" | "responses";
+/** The operations the gateway sends to Azure. */
+export type AzureOperation = "chat/completions" | "embeddings" | "images/generations" | "responses";
 
 /** Operations addressed under the resource, not under a deployment (the deployment is in the body). */
 const RESOURCE_SCOPED: ReadonlySet<AzureOperation> = new Set(["responses"]);

@@ -1,6 +1,8 @@
 // The gemini descriptor's own parts: the key header, the usage it reads, the paths its plan builds.
 import { describe, expect, it } from "vitest";
 import type { ModelConfig } from "../../config/catalog.js";
+import { GatewayError } from "../../errors/catalogue.js";
+import { parseEmbeddingRequest } from "../../media/embeddings/embedding-request.js";
 import type { UpstreamRequest } from "../../providers/upstream-client.js";
 import { geminiUpstream } from "./index.js";
 
@@ -28,5 +30,45 @@ describe("gemini upstream", () => {
     expect(geminiUpstream.chatPlan!({ model: "g", messages }, model).path).toBe("/v1beta/models/gemini-2.5-flash:generateContent");
     expect(geminiUpstream.chatPlan!({ model: "g", messages, stream: true }, model).path).toBe("/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse");
     expect(geminiUpstream.chatPlan!({ model: "g", messages }, { ...model, upstreamModel: "models/gemini-pro" }).path).toBe("/v1beta/models/gemini-pro:generateContent");
+  });
+
+  it("asks batchEmbedContents for one request per text, dimensions as outputDimensionality", () => {
+    const embeddings = geminiUpstream.media.embeddings!;
+    const model = { id: "e", upstreamModel: "models/gemini-embedding-001" } as ModelConfig;
+    expect(embeddings.path(model)).toBe("/v1beta/models/gemini-embedding-001:batchEmbedContents");
+    expect(embeddings.requestBody(parseEmbeddingRequest({ model: "e", input: ["a", "b"], dimensions: 768, user: "u" }), model)).toEqual({
+      requests: [
+        { model: "models/gemini-embedding-001", content: { parts: [{ text: "a" }] }, outputDimensionality: 768 },
+        { model: "models/gemini-embedding-001", content: { parts: [{ text: "b" }] }, outputDimensionality: 768 },
+      ],
+    });
+    expect(embeddings.requestBody(parseEmbeddingRequest({ model: "e", input: "a" }), model)).toEqual({
+      requests: [{ model: "models/gemini-embedding-001", content: { parts: [{ text: "a" }] } }],
+    });
+  });
+
+  it.each([
+    [[1, 2, 3], "token ids"],
+    [[[1], [2]], "token ids"],
+    [Array.from({ length: 101 }, () => "x"), "at most 100"],
+  ])("refuses an embeddings input Gemini cannot take, naming input (%#)", (input, message) => {
+    const model = { id: "e", upstreamModel: "gemini-embedding-001" } as ModelConfig;
+    let refusal: unknown;
+    try {
+      geminiUpstream.media.embeddings!.requestBody(parseEmbeddingRequest({ model: "e", input }), model);
+    } catch (error) {
+      refusal = error;
+    }
+    expect(refusal).toBeInstanceOf(GatewayError);
+    expect(refusal).toMatchObject({ type: "invalid_request", details: { param: "input" } });
+    expect((refusal as GatewayError).message).toContain(message);
+  });
+
+  it("reads a batch's vectors, and usageMetadata's prompt tokens only when present", () => {
+    const readAnswer = geminiUpstream.media.embeddings!.readAnswer!;
+    expect(readAnswer({ embeddings: [{ values: [0.5, -1] }, { values: [2] }] })).toEqual({ vectors: [[0.5, -1], [2]], promptTokens: null });
+    expect(readAnswer({ embeddings: [{ values: [1] }], usageMetadata: { promptTokenCount: 7 } })).toEqual({ vectors: [[1]], promptTokens: 7 });
+    expect(() => readAnswer({ embedding: { values: [1] } })).toThrow(/not a batch of embeddings/);
+    expect(() => readAnswer({ embeddings: [{ values: ["1"] }] })).toThrow(/without values/);
   });
 });

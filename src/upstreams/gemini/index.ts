@@ -1,11 +1,12 @@
 // Google's native Gemini API (generateContent): chat models, Chat translated to Gemini and back;
-// Responses and Messages clients are bridged over it.
+// Responses and Messages clients are bridged over it. Embedding models on batchEmbedContents.
 import { convertGeminiUsageToChat } from "../../formats/gemini/index.js";
 import { chatToGemini } from "../../pipeline/plans/gemini-plans.js";
 import { usageFromChat } from "../../pipeline/plans/usage.js";
 import type { UpstreamDescriptor } from "../descriptor.js";
 import { authenticateGoogle } from "../google-operations/authenticate.js";
 import { sseDecoder } from "../sse-decoder.js";
+import { geminiEmbeddings } from "./embeddings.js";
 
 export const geminiUpstream: UpstreamDescriptor = {
   authenticate: authenticateGoogle,
@@ -13,9 +14,9 @@ export const geminiUpstream: UpstreamDescriptor = {
   chatPlan: chatToGemini,
   nativePlans: {},
   readUsage: (reported) => (reported && typeof reported === "object" ? usageFromChat(convertGeminiUsageToChat(reported)) : null),
-  media: {},
+  media: { embeddings: geminiEmbeddings },
   capabilities: {
-    kinds: ["chat"],
+    kinds: ["chat", "embedding"],
     // `apis` names OpenAI APIs; a Gemini upstream speaks none of them.
     apis: [],
     defaultApis: [],

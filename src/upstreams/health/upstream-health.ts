@@ -3,8 +3,8 @@
 // (fire-and-forget: a request never waits on it, a failed write is logged), and every process polls
 // the table every 500 ms for changes written by the others. The window's request count, failures and
 // median latency are written every few seconds while a scope has traffic, for the status command.
-// A scope names what a breaker guards: "key:<fingerprint>" for an upstream key; a routing
-// deployment will use its own prefix with the same machinery.
+// A scope names what a breaker guards: "key:<fingerprint>" for an upstream key,
+// "deployment:<model>/<name>" for a routing group's deployment (src/pipeline/routing.ts).
 import { createHash } from "node:crypto";
 import type { Logger } from "pino";
 import type { UpstreamHealthStore } from "../../store/upstream-health-store.js";
@@ -69,6 +69,11 @@ export class UpstreamHealth {
     const breaker = this.#breaker(scope);
     const pass = breaker.tryPass(now);
     return pass ? { scope, breaker, pass, startedAt: now } : null;
+  }
+
+  /** Whether the scope's breaker refuses everything now: a look that takes no trial. */
+  isOpen(scope: string): boolean {
+    return this.#breakers.get(scope)?.state(this.clock()) === "open";
   }
 
   settle(upstream: UpstreamPass, outcome: Outcome): void {

@@ -1,7 +1,7 @@
 // What `gateway admin upstreams status --json` prints and GET /dashboard/api/admin/upstreams answers:
 // every upstream key's circuit breaker as the gateway processes last wrote it to upstream_health.
 // Keys are named by provider and fingerprint (own keys also by their upk_ id and owning account),
-// never by the key. Routing deployments' breakers are a second list with the same breaker fields.
+// never by the key. Routing groups' deployments are a second list with the same breaker fields.
 import type { GatewayConfig } from "../../config/load.js";
 import type { Store } from "../../store/index.js";
 import type { UpstreamHealthRow } from "../../store/upstream-health-store.js";
@@ -30,9 +30,11 @@ export interface KeyStatus extends BreakerStatus {
   fingerprint: string;
 }
 
-/** A routing deployment's breaker (scope `deployment:<model>/<name>`). */
+/** A routing group's deployment's breaker. */
 export interface DeploymentStatus extends BreakerStatus {
-  scope: string;
+  /** "<model>/<name>". */
+  deployment: string;
+  provider: string;
 }
 
 export interface UpstreamStatuses {
@@ -53,7 +55,10 @@ export async function upstreamStatuses(store: Store, config: GatewayConfig, now 
     fingerprint: k.fingerprint,
   }));
   const keys = [...shared, ...own].map((key) => ({ ...key, ...describeBreaker(rows.get(keyScope(key.fingerprint)), now) }));
-  return { keys, deployments: [] };
+  const deployments = [...config.models.values()].flatMap((model) =>
+    (model.group?.deployments ?? []).map((d) => ({ deployment: `${model.id}/${d.name}`, provider: d.model.provider.name, ...describeBreaker(rows.get(d.breakerScope), now) })),
+  );
+  return { keys, deployments };
 }
 
 /** A scope's row as the status shows it; no row is a closed breaker that has seen no traffic. */

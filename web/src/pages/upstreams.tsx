@@ -1,4 +1,4 @@
-// Administrators: every upstream key's circuit breaker (and routing deployments' once they exist),
+// Administrators: every upstream key's and routing deployment's circuit breaker,
 // as `gateway admin upstreams status` shows them, refreshed every 5 seconds while the page is open.
 import { useEffect, useState } from "react";
 import { api, type BreakerStatus, type UpstreamKeyStatus, type UpstreamStatuses } from "../api";
@@ -48,10 +48,14 @@ export function UpstreamsPage() {
       <ErrorText error={statuses.error} />
       {statuses.data && byProvider.size === 0 && <p>No upstream keys are configured.</p>}
       {[...byProvider].map(([provider, keys]) => (
-        <BreakerTable key={provider} caption={`${provider}: ${keys.length} ${keys.length === 1 ? "key" : "keys"}`} firstColumn="Key" rows={keys.map(keyRow)} />
+        <BreakerTable key={provider} caption={`${provider}: ${keys.length} ${keys.length === 1 ? "key" : "keys"}`} columns={["Key", "Owner"]} rows={keys.map(keyRow)} />
       ))}
       {deployments.length > 0 && (
-        <BreakerTable caption="Routing deployments" firstColumn="Deployment" rows={deployments.map((d) => ({ id: d.scope, name: d.scope, owner: null, status: d }))} />
+        <BreakerTable
+          caption="Routing deployments"
+          columns={["Deployment", "Provider"]}
+          rows={deployments.map((d) => ({ id: d.deployment, name: d.deployment, detail: d.provider, status: d }))}
+        />
       )}
     </section>
   );
@@ -60,16 +64,16 @@ export function UpstreamsPage() {
 interface BreakerRow {
   id: string;
   name: string;
-  owner: string | null;
+  /** The owner of a key, the provider of a deployment. */
+  detail: string;
   status: BreakerStatus;
 }
 
 function keyRow(key: UpstreamKeyStatus): BreakerRow {
-  return { id: key.upstream_key_id ?? key.fingerprint, name: key.fingerprint, owner: key.account_email ?? "shared", status: key };
+  return { id: key.upstream_key_id ?? key.fingerprint, name: key.fingerprint, detail: key.account_email ?? "shared", status: key };
 }
 
-function BreakerTable(props: { caption: string; firstColumn: string; rows: BreakerRow[] }) {
-  const withOwner = props.rows.some((r) => r.owner !== null);
+function BreakerTable(props: { caption: string; columns: [string, string]; rows: BreakerRow[] }) {
   return (
     // Scrolls sideways on a narrow screen; focusable so a keyboard can scroll it too.
     <div className="table-scroll" role="region" aria-label={props.caption} tabIndex={0}>
@@ -77,8 +81,8 @@ function BreakerTable(props: { caption: string; firstColumn: string; rows: Break
         <caption>{props.caption}</caption>
         <thead>
           <tr>
-            <th scope="col">{props.firstColumn}</th>
-            {withOwner && <th scope="col">Owner</th>}
+            <th scope="col">{props.columns[0]}</th>
+            <th scope="col">{props.columns[1]}</th>
             <th scope="col">State</th>
             <th scope="col">Error rate</th>
             <th scope="col">Requests in window</th>
@@ -88,12 +92,12 @@ function BreakerTable(props: { caption: string; firstColumn: string; rows: Break
           </tr>
         </thead>
         <tbody>
-          {props.rows.map(({ id, name, owner, status }) => (
+          {props.rows.map(({ id, name, detail, status }) => (
             <tr key={id}>
               <th scope="row">
                 <code>{name}</code>
               </th>
-              {withOwner && <td>{owner}</td>}
+              <td>{detail}</td>
               <td>
                 <StateBadge state={status.state} />
               </td>

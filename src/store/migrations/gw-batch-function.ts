@@ -1,0 +1,240 @@
+// The current definition of gw_batch, PostgreSQL's group commit of billing operations (the design:
+// migration 0003; the per-operation reference: gw_admit, gw_settle, gw_release of migration 0002).
+// Defined here once; each migration that changes it (0003, 0007) runs this text, so a new database
+// and an upgraded one end with the same function. Whatever it references must exist by the time it
+// is called, not when it is created (PL/pgSQL resolves tables and columns at run time).
+//
+// Settle arguments, in order: hold, account, key, request, cost, tokens, now, month, model, provider,
+// route, input, cached, output and reasoning tokens, estimated, deployment (null: not a routing group).
+import { ALREADY_SETTLED_SQLSTATE } from "./0002-billing-functions.js";
+
+// p_ops: a JSON array of {"k": "admit" | "settle" | "release", "a": [the arguments of gw_admit,
+// gw_settle or gw_release, as strings or null]}; answers: a JSON array, one object per operation.
+export const GW_BATCH = `
+create or replace function gw_batch(p_ops jsonb) returns jsonb
+language plpgsql as $$
+declare
+  op jsonb;
+  a jsonb;
+  v_kind text;
+  answers jsonb := '[]'::jsonb;
+  o_account text;
+  o_key text;
+  h_amount bigint;
+  h_tokens bigint;
+  v_released boolean;
+  v_amount bigint;
+  v_tokens bigint;
+  v_cost bigint;
+  v_collected bigint;
+  ledger_id bigint;
+  -- the account of the current run, locked
+  acc text;
+  acc_found boolean := false;
+  a_status text;
+  a_balance bigint;
+  a_held bigint;
+  a_held_tokens bigint;
+  a_budget bigint;
+  a_token_budget bigint;
+  a_spent bigint := 0;
+  a_dirty boolean := false;
+  -- monthly usage of that account: the stored row (read when a budget needs it) plus this batch's sums
+  mon text;
+  m_loaded boolean := false;
+  m_cost bigint := 0;
+  m_tokens bigint := 0;
+  d_cost bigint := 0;
+  d_tokens bigint := 0;
+  d_requests bigint := 0;
+  -- the current key of that account, locked
+  kid text;
+  k_found boolean := false;
+  k_status text;
+  k_budget bigint;
+  k_spent bigint;
+  k_held bigint;
+  k_token_cap bigint;
+  k_tokens_used bigint;
+  k_held_tokens bigint;
+  k_last_used bigint;
+  k_dirty boolean := false;
+begin
+  for op in select e.value from jsonb_array_elements(p_ops) with ordinality as e(value, n) order by e.n loop
+    a := op->'a';
+    v_kind := op->>'k';
+    h_amount := 0;
+    h_tokens := 0;
+    v_released := false;
+    if v_kind = 'admit' then
+      o_account := a->>0;
+      o_key := a->>1;
+    elsif v_kind = 'settle' then
+      delete from holds where id = a->>0 returning amount_nano, tokens into h_amount, h_tokens;
+      v_released := found;
+      if not v_released then h_amount := 0; h_tokens := 0; end if;
+      o_account := a->>1;
+      o_key := a->>2;
+    elsif v_kind = 'release' then
+      delete from holds where id = a->>0 and (a->>1 is null or expires_at <= (a->>1)::bigint)
+        returning account_id, key_id, amount_nano, tokens into o_account, o_key, h_amount, h_tokens;
+      if not found then
+        answers := answers || jsonb_build_array(jsonb_build_object('released', false));
+        continue;
+      end if;
+    else
+      raise exception 'unknown billing operation %', v_kind;
+    end if;
+
+    -- Another account: write back the previous one's rows, lock this one.
+    if acc is distinct from o_account then
+      if k_dirty then perform gw_put_key(kid, k_status, k_spent, k_held, k_tokens_used, k_held_tokens, k_last_used); end if;
+      if d_requests > 0 then perform gw_add_month(acc, mon, d_cost, d_tokens, d_requests); end if;
+      if a_dirty then perform gw_put_account(acc, a_balance, a_held, a_held_tokens, a_spent); end if;
+      acc := o_account;
+      select status, balance_nano, held_nano, held_tokens, monthly_budget_nano, monthly_token_budget
+        into a_status, a_balance, a_held, a_held_tokens, a_budget, a_token_budget
+        from accounts where id = acc for update;
+      acc_found := found;
+      a_spent := 0;
+      a_dirty := false;
+      kid := null;
+      k_found := false;
+      k_dirty := false;
+      mon := null;
+      m_loaded := false;
+      d_cost := 0; d_tokens := 0; d_requests := 0;
+    end if;
+    -- Another month (a batch across midnight UTC on the 1st): write back the previous month's sums.
+    if v_kind <> 'release' and mon is distinct from a->>(case when v_kind = 'admit' then 6 else 7 end) then
+      if d_requests > 0 then perform gw_add_month(acc, mon, d_cost, d_tokens, d_requests); end if;
+      mon := a->>(case when v_kind = 'admit' then 6 else 7 end);
+      m_loaded := false;
+      d_cost := 0; d_tokens := 0; d_requests := 0;
+    end if;
+    -- Another key of this account: write back the previous key, lock this one (never another account's).
+    if acc_found and o_key is not null and kid is distinct from o_key then
+      if k_dirty then perform gw_put_key(kid, k_status, k_spent, k_held, k_tokens_used, k_held_tokens, k_last_used); end if;
+      kid := o_key;
+      select status, budget_cap_nano, spent_nano, held_nano, token_cap, tokens_used, held_tokens
+        into k_status, k_budget, k_spent, k_held, k_token_cap, k_tokens_used, k_held_tokens
+        from keys where id = kid and account_id = acc for update;
+      k_found := found;
+      k_dirty := false;
+      k_last_used := null;
+    end if;
+
+    if v_kind = 'admit' then
+      v_amount := (a->>4)::bigint;
+      v_tokens := (a->>5)::bigint;
+      if not acc_found then
+        answers := answers || jsonb_build_array(jsonb_build_object('outcome', 'no_account', 'detail', null));
+        continue;
+      end if;
+      if a_status <> 'active' then
+        answers := answers || jsonb_build_array(jsonb_build_object('outcome', 'account_suspended', 'detail', a_status));
+        continue;
+      end if;
+      if a_budget is not null or a_token_budget is not null then
+        if not m_loaded then
+          select m.cost_nano, m.tokens into m_cost, m_tokens from monthly_usage m where m.account_id = acc and m.month = mon;
+          if not found then m_cost := 0; m_tokens := 0; end if;
+          m_loaded := true;
+        end if;
+        if (a_budget is not null and m_cost + d_cost + a_held + v_amount > a_budget)
+           or (a_token_budget is not null and m_tokens + d_tokens + a_held_tokens + v_tokens > a_token_budget) then
+          answers := answers || jsonb_build_array(jsonb_build_object('outcome', 'monthly_budget_exceeded', 'detail', null));
+          continue;
+        end if;
+      end if;
+      if a_balance - a_held < v_amount then
+        answers := answers || jsonb_build_array(jsonb_build_object('outcome', 'insufficient_balance', 'detail', (a_balance - a_held)::text));
+        continue;
+      end if;
+      if not k_found or k_status = 'revoked' then
+        answers := answers || jsonb_build_array(jsonb_build_object('outcome', 'auth_error', 'detail', null));
+        continue;
+      end if;
+      if k_status = 'exhausted' then
+        answers := answers || jsonb_build_array(jsonb_build_object('outcome',
+          case when k_budget is not null and k_spent >= k_budget then 'key_budget_exceeded'
+               when k_token_cap is not null and k_tokens_used >= k_token_cap then 'key_token_cap_exceeded'
+               else 'key_budget_exceeded' end, 'detail', null));
+        continue;
+      end if;
+      if k_budget is not null and k_spent + k_held + v_amount > k_budget then
+        answers := answers || jsonb_build_array(jsonb_build_object('outcome', 'key_budget_exceeded', 'detail', null));
+        continue;
+      end if;
+      if k_token_cap is not null and k_tokens_used + k_held_tokens + v_tokens > k_token_cap then
+        answers := answers || jsonb_build_array(jsonb_build_object('outcome', 'key_token_cap_exceeded', 'detail', null));
+        continue;
+      end if;
+      insert into holds (id, account_id, key_id, request_id, amount_nano, tokens, created_at, expires_at)
+        values (a->>3, acc, kid, a->>2, v_amount, v_tokens, (a->>7)::bigint, (a->>8)::bigint);
+      a_held := a_held + v_amount;
+      a_held_tokens := a_held_tokens + v_tokens;
+      k_held := k_held + v_amount;
+      k_held_tokens := k_held_tokens + v_tokens;
+      a_dirty := true;
+      k_dirty := true;
+      answers := answers || jsonb_build_array(jsonb_build_object('outcome', 'ok', 'detail', null));
+
+    elsif v_kind = 'settle' then
+      if not acc_found then raise exception 'account % does not exist', acc; end if;
+      v_cost := (a->>4)::bigint;
+      v_tokens := (a->>5)::bigint;
+      v_collected := least(a_balance, v_cost);
+      insert into ledger (created_at, account_id, key_id, request_id, kind, model, provider, route,
+          input_tokens, cached_tokens, output_tokens, reasoning_tokens, cost_nano, estimated, note, deployment)
+        values ((a->>6)::bigint, acc, o_key, a->>3, 'usage', a->>8, a->>9, a->>10,
+          (a->>11)::bigint, (a->>12)::bigint, (a->>13)::bigint, (a->>14)::bigint, v_cost, (a->>15)::bigint,
+          case when v_cost > v_collected then 'shortfall_nano=' || (v_cost - v_collected)::text end, a->>16)
+        on conflict (request_id) do nothing
+        returning id into ledger_id;
+      if ledger_id is null then
+        if v_released then raise exception 'request % already settled', a->>3 using errcode = '${ALREADY_SETTLED_SQLSTATE}'; end if;
+        answers := answers || jsonb_build_array(jsonb_build_object('recorded', false,
+          'cost', (select l.cost_nano::text from ledger l where l.request_id = a->>3)));
+        continue;
+      end if;
+      a_balance := a_balance - v_collected;
+      a_spent := a_spent + v_cost;
+      a_held := a_held - h_amount;
+      a_held_tokens := a_held_tokens - h_tokens;
+      a_dirty := true;
+      if o_key is not null and k_found then
+        k_spent := k_spent + v_cost;
+        k_tokens_used := k_tokens_used + v_tokens;
+        k_held := k_held - h_amount;
+        k_held_tokens := k_held_tokens - h_tokens;
+        k_last_used := (a->>6)::bigint;
+        if k_status = 'enabled' and ((k_budget is not null and k_spent >= k_budget) or (k_token_cap is not null and k_tokens_used >= k_token_cap)) then
+          k_status := 'exhausted';
+        end if;
+        k_dirty := true;
+      end if;
+      d_cost := d_cost + v_cost;
+      d_tokens := d_tokens + v_tokens;
+      d_requests := d_requests + 1;
+      answers := answers || jsonb_build_array(jsonb_build_object('recorded', true, 'cost', v_cost::text));
+
+    else -- release: the hold row is gone; give its reservation back.
+      if acc_found then
+        a_held := a_held - h_amount;
+        a_held_tokens := a_held_tokens - h_tokens;
+        a_dirty := true;
+        if o_key is not null and k_found then
+          k_held := k_held - h_amount;
+          k_held_tokens := k_held_tokens - h_tokens;
+          k_dirty := true;
+        end if;
+      end if;
+      answers := answers || jsonb_build_array(jsonb_build_object('released', true));
+    end if;
+  end loop;
+  if k_dirty then perform gw_put_key(kid, k_status, k_spent, k_held, k_tokens_used, k_held_tokens, k_last_used); end if;
+  if d_requests > 0 then perform gw_add_month(acc, mon, d_cost, d_tokens, d_requests); end if;
+  if a_dirty then perform gw_put_account(acc, a_balance, a_held, a_held_tokens, a_spent); end if;
+  return answers;
+end $$`;
