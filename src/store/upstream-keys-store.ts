@@ -62,12 +62,21 @@ export class UpstreamKeysStore {
     if (result.numDeletedRows === 0n) throw new GatewayError("not_found", `no upstream key ${id}`);
   }
 
-  /** Every account's keys, each with a fingerprint of its secret; the secret itself stays here. */
-  async listAllFingerprinted(fingerprint: (provider: string, secret: string) => string): Promise<Array<UpstreamKeyInfo & { fingerprint: string }>> {
-    const rows = await this.db.selectFrom("upstream_keys").selectAll().orderBy("provider").orderBy("account_id").orderBy("created_at").execute();
+  /** Every account's keys with the owner's email, each with a fingerprint of its secret; the secret itself stays here. */
+  async listAllFingerprinted(fingerprint: (provider: string, secret: string) => string): Promise<Array<UpstreamKeyInfo & { fingerprint: string; accountEmail: string }>> {
+    const rows = await this.db
+      .selectFrom("upstream_keys")
+      .innerJoin("accounts", "accounts.id", "upstream_keys.account_id")
+      .selectAll("upstream_keys")
+      .select("accounts.email")
+      .orderBy("upstream_keys.provider")
+      .orderBy("upstream_keys.account_id")
+      .orderBy("upstream_keys.created_at")
+      .execute();
     return rows.map((r) => ({
       id: r.id,
       accountId: r.account_id,
+      accountEmail: r.email,
       provider: r.provider,
       label: r.label,
       last4: r.last4,

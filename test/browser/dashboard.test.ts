@@ -9,6 +9,7 @@ import { build } from "vite";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hashPassword } from "../../src/accounts/passwords.js";
 import { parseUsd } from "../../src/core/money.js";
+import { keyFingerprint } from "../../src/upstreams/health/upstream-health.js";
 import { mockConfig, startGateway, type TestGateway } from "../support/gateway.js";
 import { chatCompletion, json, startMockUpstream, type MockUpstream } from "../support/mock-upstream.js";
 
@@ -33,7 +34,15 @@ describe.skipIf(!HAVE_CHROMIUM && !IN_CI)("dashboard in Chromium", () => {
     mkdirSync(SHOTS, { recursive: true });
     mock = await startMockUpstream();
     mock.handler = (_req, res) => json(res, 200, chatCompletion("hello", { usage: { prompt_tokens: 1200, completion_tokens: 300, total_tokens: 1500 } }));
-    gateway = await startGateway(mockConfig({ openaiUrl: mock.url }));
+    // One routing group, for the Upstreams page's deployments table.
+    const grouped = `
+  - id: grouped-mock
+    kind: chat
+    pricing: { input_per_mtok: "1", output_per_mtok: "2" }
+    deployments:
+      - { name: primary, provider: mockai }
+`;
+    gateway = await startGateway(mockConfig({ openaiUrl: mock.url, extra: grouped }));
     const store = gateway.app.ctx.store;
     const hash = await hashPassword(PASSWORD);
     await store.accounts.create({ email: emails.owner, tier: "standard", balance: parseUsd("20")!, passwordHash: hash, isAdmin: true });
@@ -148,5 +157,49 @@ describe.skipIf(!HAVE_CHROMIUM && !IN_CI)("dashboard in Chromium", () => {
     expect(guest?.status).toBe("suspended");
     await page.getByLabel(`Status of ${emails.guest}`).selectOption("active");
     await page.getByRole("status").filter({ hasText: "is now active" }).waitFor();
+  });
+
+  it("shows an administrator each upstream key's breaker, refreshing by itself when one opens", async () => {
+    await page.getByRole("link", { name: "Upstreams" }).click();
+    expect(await page.getByRole("navigation", { name: "Main" }).locator('[aria-current="page"]').allTextContents()).toEqual(["Upstreams"]);
+    const fingerprint = keyFingerprint("mockai", "sk-mock-openai-key-0001"); // mockConfig's key
+    const row = page.getByRole("region", { name: "mockai: 1 key" }).getByRole("row", { name: new RegExp(fingerprint) });
+    await expect.poll(() => row.getByTestId("breaker-state").textContent()).toBe("✓ closed");
+
+    // Failures through the gateway open the key's breaker (10 requests in the window, half failed).
+    mock.handler = (_req, res) => json(res, 500, { error: { message: "upstream down" } });
+    const { raw } = await gateway.createAccount({ balance: "10" });
+    const store = gateway.app.ctx.store;
+    const scope = `key:${fingerprint}`;
+    for (let i = 0; i < 20 && (await store.upstreamHealth.all()).find((r) => r.scope === scope)?.state !== "open"; i++) {
+      await fetch(`${gateway.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${raw}`, "content-type": "application/json" },
+        body: JSON.stringify({ model: "gpt-mock", messages: [{ role: "user", content: "hi" }] }),
+      });
+    }
+    await gateway.app.ctx.pipeline.health.writeWindows();
+    // No click: the page reloads every 5 s.
+    await expect.poll(() => row.getByTestId("breaker-state").textContent(), { timeout: 8_000 }).toBe("✕ open");
+    const cells = await row.getByRole("cell").allTextContents();
+    expect(cells).toContain("shared");
+    expect(cells.some((c) => /^\d+% \(\d+ failed\)$/.test(c))).toBe(true);
+    expect(cells.some((c) => /^in \d+ s$/.test(c))).toBe(true);
+    expect(await page.content()).not.toContain("sk-mock-openai-key-0001");
+    const deployment = page.getByRole("region", { name: "Routing deployments" }).getByRole("row", { name: /grouped-mock\/primary/ });
+    expect(await deployment.getByRole("cell").allTextContents()).toContain("mockai");
+    expect(await deployment.getByTestId("breaker-state").textContent()).toBe("✓ closed");
+
+    // Keyboard: the refresh button works from the keyboard and the table region takes focus to scroll.
+    await page.getByRole("button", { name: "Refresh" }).focus();
+    await page.keyboard.press("Enter");
+    await page.keyboard.press("Tab");
+    expect(await page.getByRole("checkbox", { name: "Refresh every 5 s" }).and(page.locator(":focus")).count()).toBe(1);
+    await shot("12-upstreams-1280");
+    await page.setViewportSize({ width: 375, height: 800 });
+    expect(await page.evaluate<number>("document.documentElement.scrollWidth")).toBeLessThanOrEqual(375);
+    await expect.poll(() => row.getByTestId("breaker-state").isVisible()).toBe(true);
+    await shot("13-upstreams-375");
+    await page.setViewportSize({ width: 1280, height: 900 });
   });
 });

@@ -36,12 +36,14 @@ for (const kind of DATABASE_KINDS) {
       expect(result.code).toBe(0);
       expect(result.stdout).not.toContain(SHARED);
       expect(result.stdout).not.toContain(OWN);
-      const statuses = JSON.parse(result.stdout) as Array<Record<string, unknown>>;
-      expect(statuses).toHaveLength(2);
-      const [shared, own] = statuses;
+      const statuses = JSON.parse(result.stdout) as { keys: Array<Record<string, unknown>>; deployments: unknown[] };
+      expect(statuses.keys).toHaveLength(2);
+      expect(statuses.deployments).toEqual([]);
+      const [shared, own] = statuses.keys;
       expect(shared).toMatchObject({
         provider: "mock",
         account_id: null,
+        account_email: null,
         upstream_key_id: null,
         fingerprint: keyFingerprint("mock", SHARED),
         state: "open",
@@ -57,6 +59,7 @@ for (const kind of DATABASE_KINDS) {
       expect(own).toMatchObject({
         provider: "mock",
         account_id: account.id,
+        account_email: `upstreams-${kind}@example.com`,
         upstream_key_id: added.id,
         fingerprint: keyFingerprint("mock", OWN),
         state: "closed",
@@ -69,13 +72,14 @@ for (const kind of DATABASE_KINDS) {
 
       // Past its open period the breaker is half-open: the next request is a trial.
       await store.upstreamHealth.writeState({ scope: sharedScope, state: "open", openedUntil: now - 1, changedAt: now + 1 });
-      const later = await cli.json<Array<{ state: string; cooldown_seconds: number }>>(["admin", "upstreams", "status"]);
-      expect(later[0]).toMatchObject({ state: "half_open", cooldown_seconds: 0 });
+      const later = await cli.json<{ keys: Array<{ state: string; cooldown_seconds: number }> }>(["admin", "upstreams", "status"]);
+      expect(later.keys[0]).toMatchObject({ state: "half_open", cooldown_seconds: 0 });
 
       const text = await cli.run(["admin", "upstreams", "status"]);
       expect(text.stdout).toContain(keyFingerprint("mock", SHARED));
       expect(text.stdout).toContain("half_open");
       expect(text.stdout).toContain("75% of 12");
+      expect(text.stdout).toContain(`upstreams-${kind}@example.com`);
     });
 
     it("lists each routing-group deployment's breaker by model and name", async () => {
@@ -92,10 +96,11 @@ for (const kind of DATABASE_KINDS) {
         const groupedStore = await openStore({ databaseUrl, sqlitePath, secret });
         await groupedStore.upstreamHealth.writeState({ scope: "deployment:grouped/primary", state: "open", openedUntil: now + 20_000, changedAt: now });
         await groupedStore.close();
-        const statuses = await grouped.json<Array<Record<string, unknown>>>(["admin", "upstreams", "status", "--json"]);
-        expect(statuses.map((s) => s.deployment)).toEqual([null, "grouped/primary", "grouped/spare"]);
-        expect(statuses[1]).toMatchObject({ provider: "mock", fingerprint: null, state: "open" });
-        expect(statuses[2]).toMatchObject({ fingerprint: null, state: "closed" });
+        const statuses = await grouped.json<{ keys: unknown[]; deployments: Array<Record<string, unknown>> }>(["admin", "upstreams", "status", "--json"]);
+        expect(statuses.keys).toHaveLength(1);
+        expect(statuses.deployments.map((s) => s.deployment)).toEqual(["grouped/primary", "grouped/spare"]);
+        expect(statuses.deployments[0]).toMatchObject({ provider: "mock", state: "open" });
+        expect(statuses.deployments[1]).toMatchObject({ provider: "mock", state: "closed" });
         expect((await grouped.run(["admin", "upstreams", "status"])).stdout).toContain("deployment grouped/primary");
       } finally {
         await grouped.close();

@@ -140,3 +140,29 @@ export interface Invite {
   expires_at: string;
   used_at: string | null;
 }
+
+/** One circuit breaker as the gateway processes last wrote it (GET /admin/upstreams). */
+export interface BreakerStatus {
+  state: "closed" | "open" | "half_open";
+  cooldown_seconds: number;
+  requests: number;
+  failures: number;
+  error_rate: number | null;
+  p50_ms: number | null;
+  window_at: string | null;
+  state_changed_at: string | null;
+}
+
+export interface UpstreamKeyStatus extends BreakerStatus {
+  provider: string;
+  account_id: string | null;
+  account_email: string | null;
+  upstream_key_id: string | null;
+  fingerprint: string;
+}
+
+export interface UpstreamStatuses {
+  keys: UpstreamKeyStatus[];
+  /** Routing groups' deployments: `deployment` is "<model>/<name>". */
+  deployments: Array<BreakerStatus & { deployment: string; provider: string }>;
+}

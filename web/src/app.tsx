@@ -6,6 +6,7 @@ import { AdminPage } from "./pages/admin";
 import { InvitePage } from "./pages/invite";
 import { KeysPage } from "./pages/keys";
 import { SignInPage } from "./pages/sign-in";
+import { UpstreamsPage } from "./pages/upstreams";
 import { UsagePage } from "./pages/usage";
 import { WorkspacePage } from "./pages/workspace";
 import { WorkspacesPage } from "./pages/workspaces";
@@ -46,8 +47,16 @@ export function App() {
     ["/", "Keys"],
     ["/usage", "Usage"],
     ["/workspaces", "Workspaces"],
-    ...(session.account.is_admin ? ([["/admin", "Accounts"]] as Array<[string, string]>) : []),
+    ...(session.account.is_admin
+      ? ([
+          ["/admin", "Accounts"],
+          ["/admin/upstreams", "Upstreams"],
+        ] as Array<[string, string]>)
+      : []),
   ];
+  // The nav item for the path: the longest one it is at or under ("/admin/upstreams" is not "Accounts").
+  const under = (to: string) => path === to || (to !== "/" && path.startsWith(`${to}/`));
+  const current = nav.map(([to]) => to).reduce((best: string | null, to) => (under(to) && (best === null || to.length > best.length) ? to : best), null);
   const workspaceMatch = /^\/workspaces\/([^/]+)$/.exec(path);
   let page;
   if (path === "/") page = <KeysPage />;
@@ -56,6 +65,7 @@ export function App() {
   else if (workspaceMatch) page = <WorkspacePage id={decodeURIComponent(workspaceMatch[1]!)} me={session.account} />;
   else if (path === "/invite") page = <InvitePage />;
   else if (path === "/admin" && session.account.is_admin) page = <AdminPage me={session.account} />;
+  else if (path === "/admin/upstreams" && session.account.is_admin) page = <UpstreamsPage />;
   else
     page = (
       <p>
@@ -69,7 +79,7 @@ export function App() {
         <strong className="brand">Model Gateway</strong>
         <nav aria-label="Main">
           {nav.map(([to, label]) => (
-            <Link key={to} to={to} current={to === "/" ? path === "/" : path.startsWith(to)}>
+            <Link key={to} to={to} current={to === current}>
               {label}
             </Link>
           ))}

@@ -1,5 +1,5 @@
 // Administrators (accounts.is_admin = 1; the bootstrap account is one) list accounts and change
-// their status or admin flag. A status change drops the account's keys from this process's auth
+// their status or admin flag, and see every upstream key's circuit breaker. A status change drops the account's keys from this process's auth
 // cache at once, so a suspended or closed account's keys get 402 account_suspended on the very next
 // gateway request (other processes follow the auth_events row that setStatus writes).
 import type { FastifyInstance, FastifyRequest } from "fastify";
@@ -7,6 +7,7 @@ import { z } from "zod";
 import type { RouteContext } from "../../http/route-context.js";
 import { GatewayError } from "../../errors/catalogue.js";
 import { ACCOUNT_STATUSES, type Account, type AccountStatus } from "../../store/accounts-store.js";
+import { upstreamStatuses } from "../../upstreams/health/upstream-status.js";
 import { requireActive } from "../session-auth.js";
 import { idParam, parseWith } from "../validate.js";
 import { accountView } from "../views.js";
@@ -19,7 +20,7 @@ const changeBody = z
 /** Administrator powers, reads included, need an active account: suspension takes them away too. */
 function requireAdmin(request: FastifyRequest): Account {
   const me = request.dashboard.account;
-  if (!me.isAdmin) throw new GatewayError("forbidden", "Only administrators may manage accounts.");
+  if (!me.isAdmin) throw new GatewayError("forbidden", "Only administrators may use the admin routes.");
   requireActive(me);
   return me;
 }
@@ -30,6 +31,12 @@ export function registerAdminRoutes(app: FastifyInstance, ctx: RouteContext): vo
     const { limit, offset } = parseWith(listQuery, request.query, "query");
     const [accounts, total] = await Promise.all([ctx.store.accounts.list({ limit, offset }), ctx.store.accounts.count()]);
     return { data: accounts.map(accountView), total };
+  });
+
+  // The same statuses as `gateway admin upstreams status --json`: fingerprints, never keys.
+  app.get("/admin/upstreams", async (request) => {
+    requireAdmin(request);
+    return upstreamStatuses(ctx.store, ctx.config);
   });
 
   app.patch("/admin/accounts/:id", async (request) => {
