@@ -2,6 +2,7 @@
 // user turn; consecutive same-role turns are merged because Anthropic requires alternation, with
 // tool_result blocks first in a user turn as the API requires.
 import { invalidRequest } from "../../errors/catalogue.js";
+import { textOf } from "../shared/chat-content.js";
 import { isRecord, isString, parseJsonObject, type JsonObject, type WarningList } from "../shared/narrow.js";
 import type { AnthropicContentBlockParam, AnthropicImageBlockParam, AnthropicMessageParam, AnthropicTextBlockParam } from "./types.js";
 
@@ -53,20 +54,6 @@ function pushTurn(turns: AnthropicMessageParam[], role: "user" | "assistant", bl
 /** tool_result blocks first, everything else after, each group in its original order (sort is stable). */
 function rank(block: AnthropicContentBlockParam): number {
   return block.type === "tool_result" ? 0 : 1;
-}
-
-function textOf(content: unknown, path: string): string {
-  if (content === null || content === undefined) return "";
-  if (isString(content)) return content;
-  if (!Array.isArray(content)) throw invalidRequest(path, `${path} must be a string or an array of parts.`);
-  return content
-    .map((part, j) => {
-      if (!isRecord(part)) throw invalidRequest(`${path}[${j}]`, `${path}[${j}] must be an object.`);
-      if (part.type === "text" && isString(part.text)) return part.text;
-      if (part.type === "refusal" && isString(part.refusal)) return part.refusal;
-      throw invalidRequest(`${path}[${j}].type`, `${path}[${j}] must be a text part here.`);
-    })
-    .join("\n");
 }
 
 function userBlocks(content: unknown, path: string, warnings: WarningList): AnthropicContentBlockParam[] {

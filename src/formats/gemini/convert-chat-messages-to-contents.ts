@@ -5,6 +5,7 @@
 // and sent under that call's function name. Consecutive contents of one role are merged, so the
 // answers to parallel calls travel together as Gemini expects.
 import { invalidRequest } from "../../errors/catalogue.js";
+import { textOf } from "../shared/chat-content.js";
 import { isRecord, isString, parseJsonObject, type JsonObject, type WarningList } from "../shared/narrow.js";
 import type { GeminiContent, GeminiPart } from "./types.js";
 
@@ -63,20 +64,6 @@ function push(contents: GeminiContent[], role: GeminiContent["role"], parts: Gem
   const last = contents[contents.length - 1];
   if (last !== undefined && last.role === role) last.parts.push(...parts);
   else contents.push({ role, parts });
-}
-
-function textOf(content: unknown, path: string): string {
-  if (content === null || content === undefined) return "";
-  if (isString(content)) return content;
-  if (!Array.isArray(content)) throw invalidRequest(path, `${path} must be a string or an array of parts.`);
-  return content
-    .map((part, j) => {
-      if (!isRecord(part)) throw invalidRequest(`${path}[${j}]`, `${path}[${j}] must be an object.`);
-      if (part.type === "text" && isString(part.text)) return part.text;
-      if (part.type === "refusal" && isString(part.refusal)) return part.refusal;
-      throw invalidRequest(`${path}[${j}].type`, `${path}[${j}] must be a text part here.`);
-    })
-    .join("\n");
 }
 
 function userParts(content: unknown, path: string, warnings: WarningList): GeminiPart[] {
