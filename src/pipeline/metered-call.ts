@@ -95,7 +95,7 @@ export async function openMeteredCall(services: MeteringServices, request: Meter
   return new MeteredCall(services.billing, hold, upstream);
 }
 
-/** The admission priced at the deployment whose projected cost is highest: any of them may serve. */
+/** The admission priced at the deployment whose projected cost is highest: whichever of them serves, the hold covers it. */
 function dearestDeployment(admission: AdmissionRequest, group: RoutingGroup): AdmissionRequest {
   let dearest = admission;
   let highest = -1n;
