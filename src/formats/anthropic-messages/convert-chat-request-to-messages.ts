@@ -1,6 +1,7 @@
 // Chat Completions request -> Anthropic Messages request, for Chat clients on Anthropic-native upstreams.
 import { invalidRequest } from "../../errors/catalogue.js";
 import { isNumber, isRecord, isString, WarningList } from "../shared/narrow.js";
+import { objectSchema, readChatFunctionTools } from "../shared/chat-content.js";
 import { convertChatMessagesToTurns } from "./convert-chat-messages-to-turns.js";
 import type { AnthropicMessagesRequest, AnthropicTool, AnthropicToolChoice } from "./types.js";
 
@@ -71,28 +72,12 @@ function maxTokens(body: Record<string, unknown>, options: ChatToMessagesRequest
 }
 
 function applyTools(body: Record<string, unknown>, request: AnthropicMessagesRequest, warnings: WarningList): void {
-  const toolsValue = body.tools;
-  if (toolsValue !== undefined && toolsValue !== null && !Array.isArray(toolsValue)) throw invalidRequest("tools", "tools must be an array.");
-  const tools: AnthropicTool[] = [];
-  (toolsValue ?? []).forEach((tool: unknown, i: number) => {
-    const at = `tools[${i}]`;
-    if (!isRecord(tool)) throw invalidRequest(at, `${at} must be an object.`);
-    if (tool.type !== "function") {
-      warnings.add(`${at} (${String(tool.type)}): dropped, only function tools are translated`);
-      return;
-    }
-    const fn = tool.function;
-    if (!isRecord(fn) || !isString(fn.name)) throw invalidRequest(`${at}.function.name`, `${at}.function.name is required.`);
-    // Anthropic requires an object schema even for no-argument functions.
-    const schema = isRecord(fn.parameters) ? { type: "object", ...fn.parameters } : { type: "object", properties: {} };
-    const converted: AnthropicTool = { name: fn.name, input_schema: schema };
-    if (isString(fn.description)) converted.description = fn.description;
-    tools.push(converted);
-  });
-  if (tools.length === 0) {
-    if (body.tool_choice !== undefined && body.tool_choice !== null) warnings.add("tool_choice: dropped because no tools are sent");
-    return;
-  }
+  const tools = readChatFunctionTools(body, warnings).map(({ name, description, parameters }): AnthropicTool => ({
+    name,
+    input_schema: objectSchema(parameters),
+    ...(description !== undefined ? { description } : {}),
+  }));
+  if (tools.length === 0) return;
   request.tools = tools;
   const choice = convertToolChoice(body.tool_choice, warnings);
   if (body.parallel_tool_calls === false) {

@@ -3,6 +3,7 @@
 // tool results in a user turn, first; consecutive same-role turns merged), then Converse blocks.
 import { invalidRequest } from "../../errors/catalogue.js";
 import { convertChatMessagesToTurns } from "../anthropic-messages/convert-chat-messages-to-turns.js";
+import { objectSchema, readChatFunctionTools } from "../shared/chat-content.js";
 import type { AnthropicContentBlockParam, AnthropicMessageParam } from "../anthropic-messages/types.js";
 import { isNumber, isRecord, isString, WarningList } from "../shared/narrow.js";
 import type { ConverseContentBlock, ConverseImageFormat, ConverseMessage, ConverseRequest, ConverseToolChoice, ConverseToolSpec } from "./types.js";
@@ -105,28 +106,10 @@ function documentName(title: string | null | undefined): string {
 }
 
 function applyTools(body: Record<string, unknown>, request: ConverseRequest, warnings: WarningList): void {
-  const toolsValue = body.tools;
-  if (toolsValue !== undefined && toolsValue !== null && !Array.isArray(toolsValue)) throw invalidRequest("tools", "tools must be an array.");
-  const tools: ConverseToolSpec[] = [];
-  (toolsValue ?? []).forEach((tool: unknown, i: number) => {
-    const at = `tools[${i}]`;
-    if (!isRecord(tool)) throw invalidRequest(at, `${at} must be an object.`);
-    if (tool.type !== "function") {
-      warnings.add(`${at} (${String(tool.type)}): dropped, only function tools are translated`);
-      return;
-    }
-    const fn = tool.function;
-    if (!isRecord(fn) || !isString(fn.name)) throw invalidRequest(`${at}.function.name`, `${at}.function.name is required.`);
-    // Converse requires an object schema even for no-argument functions.
-    const schema = isRecord(fn.parameters) ? { type: "object", ...fn.parameters } : { type: "object", properties: {} };
-    const spec: ConverseToolSpec["toolSpec"] = { name: fn.name, inputSchema: { json: schema } };
-    if (isString(fn.description)) spec.description = fn.description;
-    tools.push({ toolSpec: spec });
-  });
-  if (tools.length === 0) {
-    if (body.tool_choice !== undefined && body.tool_choice !== null) warnings.add("tool_choice: dropped because no tools are sent");
-    return;
-  }
+  const tools = readChatFunctionTools(body, warnings).map(({ name, description, parameters }): ConverseToolSpec => ({
+    toolSpec: { name, inputSchema: { json: objectSchema(parameters) }, ...(description !== undefined ? { description } : {}) },
+  }));
+  if (tools.length === 0) return;
   request.toolConfig = { tools };
   const choice = convertToolChoice(body.tool_choice, warnings);
   if (choice !== undefined) request.toolConfig.toolChoice = choice;

@@ -2,6 +2,7 @@
 // The model and the stream flag travel in the URL, not in the body.
 import { invalidRequest } from "../../errors/catalogue.js";
 import { isNumber, isRecord, isString, WarningList, type JsonObject } from "../shared/narrow.js";
+import { readChatFunctionTools } from "../shared/chat-content.js";
 import { convertChatMessagesToContents } from "./convert-chat-messages-to-contents.js";
 import { convertSchema } from "./convert-schema.js";
 import type { GeminiFunctionDeclaration, GeminiGenerationConfig, GeminiRequest, GeminiToolConfig } from "./types.js";
@@ -103,29 +104,15 @@ function applyResponseFormat(format: unknown, config: GeminiGenerationConfig, wa
 }
 
 function applyTools(body: JsonObject, request: GeminiRequest, warnings: WarningList): void {
-  const toolsValue = body.tools;
-  if (toolsValue !== undefined && toolsValue !== null && !Array.isArray(toolsValue)) throw invalidRequest("tools", "tools must be an array.");
-  const declarations: GeminiFunctionDeclaration[] = [];
-  (toolsValue ?? []).forEach((tool: unknown, i: number) => {
-    const at = `tools[${i}]`;
-    if (!isRecord(tool)) throw invalidRequest(at, `${at} must be an object.`);
-    if (tool.type !== "function") {
-      warnings.add(`${at} (${String(tool.type)}): dropped, only function tools are translated`);
-      return;
-    }
-    const fn = tool.function;
-    if (!isRecord(fn) || !isString(fn.name)) throw invalidRequest(`${at}.function.name`, `${at}.function.name is required.`);
-    const declaration: GeminiFunctionDeclaration = { name: fn.name };
-    if (isString(fn.description)) declaration.description = fn.description;
+  const declarations = readChatFunctionTools(body, warnings).map(({ at, name, description, parameters }) => {
+    const declaration: GeminiFunctionDeclaration = { name };
+    if (description !== undefined) declaration.description = description;
     // A function without parameters has none in Gemini: an empty object schema is refused.
-    const parameters = convertSchema(fn.parameters, `${at}.function.parameters`, warnings);
-    if (isRecord(parameters.properties) && Object.keys(parameters.properties).length > 0) declaration.parameters = parameters;
-    declarations.push(declaration);
+    const schema = convertSchema(parameters, `${at}.function.parameters`, warnings);
+    if (isRecord(schema.properties) && Object.keys(schema.properties).length > 0) declaration.parameters = schema;
+    return declaration;
   });
-  if (declarations.length === 0) {
-    if (body.tool_choice !== undefined && body.tool_choice !== null) warnings.add("tool_choice: dropped because no tools are sent");
-    return;
-  }
+  if (declarations.length === 0) return;
   request.tools = [{ functionDeclarations: declarations }];
   const toolConfig = convertToolChoice(body.tool_choice, warnings);
   if (toolConfig !== undefined) request.toolConfig = toolConfig;
