@@ -4,9 +4,7 @@
 // usage.prompt_tokens, or with that estimate (marked estimated) when the upstream reports none.
 // The answer is read whole and settled before anything is sent; base64 vectors go out as slices of
 // the buffer read and float vectors as the numbers sent (base64-payloads.ts): nothing is re-encoded.
-import { Readable } from "node:stream";
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { formatUsd } from "../../core/money.js";
 import { plausibleUsage, type Usage } from "../../core/usage.js";
 import { GatewayError } from "../../errors/catalogue.js";
 import type { Forwarded } from "../../pipeline/forward.js";
@@ -17,7 +15,8 @@ import type { EmbeddingsApi } from "../../upstreams/descriptor.js";
 import { upstreamOf } from "../../upstreams/registry.js";
 import { signedRequest } from "../../upstreams/request.js";
 import { scrubJsonWithPayloads, type ScrubbedBody } from "../images/base64-payloads.js";
-import { readBounded } from "../upstream-post.js";
+import { settleAndSend } from "../settle-and-send.js";
+import { readWholeAnswer } from "../upstream-post.js";
 import { embeddingList } from "./embedding-list.js";
 import { parseEmbeddingRequest, type EmbeddingRequest } from "./embedding-request.js";
 
@@ -55,34 +54,12 @@ export async function handleEmbeddings(services: PipelineServices, request: Fast
   });
   if (call === null) return; // the client went away: nothing held, nobody to answer
 
-  let scrubbed: ScrubbedBody;
-  let usage: Usage;
-  try {
-    ({ scrubbed, usage } = await readAnswer(call.upstream, api, input, model.id));
-  } catch (error) {
-    await call.release();
-    if (cancellation.aborted) return;
-    throw error;
-  }
-
-  // Settled before anything is sent: a failed settlement is a 502 and nothing is charged.
-  const charge = await call.settle(usage);
-  request.meter.inputTokens = usage.inputTokens;
-  request.meter.outputTokens = 0;
-  request.meter.costNano = charge.cost;
-  reply.code(200).header("content-type", "application/json").header("content-length", String(scrubbed.length)).header("x-gateway-cost-usd", formatUsd(charge.cost));
-  return reply.send(Readable.from(scrubbed.parts));
+  await settleAndSend(call, request, reply, cancellation, () => readAnswer(call.upstream, api, input, model.id));
 }
 
 /** Reads, converts when the upstream is not OpenAI-shaped, and scrubs a 2xx answer; the usage to settle. */
 async function readAnswer(answer: Forwarded, api: EmbeddingsApi, input: EmbeddingRequest, modelId: string): Promise<{ scrubbed: ScrubbedBody; usage: Usage }> {
-  let body: Buffer | null;
-  try {
-    body = await readBounded(answer.response.body, MAX_EMBEDDINGS_RESPONSE_BYTES);
-  } catch {
-    throw new GatewayError("provider_error", "The upstream answer could not be read.");
-  }
-  if (body === null) throw new GatewayError("provider_error", "The upstream answer is larger than the gateway accepts.");
+  let body = await readWholeAnswer(answer.response.body, MAX_EMBEDDINGS_RESPONSE_BYTES);
 
   let scrubbed: ScrubbedBody;
   let reported: unknown;

@@ -4,10 +4,8 @@
 // anything is sent: the charge is settled first (a truncated or invalid answer is never billed or
 // delivered with a 200), and the base64 images then go out as slices of that one buffer (see
 // base64-payloads.ts).
-import { Readable } from "node:stream";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { estimateTextTokens } from "../../billing/estimate-tokens.js";
-import { formatUsd } from "../../core/money.js";
 import { MAX_USAGE_COUNT, type Usage } from "../../core/usage.js";
 import { GatewayError } from "../../errors/catalogue.js";
 import { checkTier, resolveModel } from "../../pipeline/handle-model-request.js";
@@ -17,7 +15,8 @@ import type { PipelineServices } from "../../pipeline/services.js";
 import { upstreamOf } from "../../upstreams/registry.js";
 import { signedRequest } from "../../upstreams/request.js";
 import type { MediaSettings } from "../settings.js";
-import { readBounded } from "../upstream-post.js";
+import { settleAndSend } from "../settle-and-send.js";
+import { readWholeAnswer } from "../upstream-post.js";
 import { scrubJsonWithPayloads, type ScrubbedBody } from "./base64-payloads.js";
 import { imageVariant, parseImageRequest, type ImageRequest } from "./image-request.js";
 
@@ -55,35 +54,13 @@ export async function handleImageGeneration(services: PipelineServices, settings
   });
   if (call === null) return; // the client went away: nothing held, nobody to answer
 
-  let scrubbed: ScrubbedBody;
-  let usage: Usage;
-  try {
-    ({ scrubbed, usage } = await readAnswer(call.upstream, input, settings));
-  } catch (error) {
-    await call.release();
-    if (cancellation.aborted) return;
-    throw error;
-  }
-
-  // Settled before anything is sent: a failed settlement is a 502 and nothing is charged.
-  const charge = await call.settle(usage);
-  request.meter.inputTokens = usage.inputTokens;
-  request.meter.outputTokens = usage.outputTokens;
-  request.meter.costNano = charge.cost;
-  reply.code(200).header("content-type", "application/json").header("content-length", String(scrubbed.length)).header("x-gateway-cost-usd", formatUsd(charge.cost));
-  return reply.send(Readable.from(scrubbed.parts));
+  await settleAndSend(call, request, reply, cancellation, () => readAnswer(call.upstream, input, settings));
 }
 
 /** Reads and scrubs a 2xx answer whole, up to the configured limit. */
 async function readAnswer(answer: Forwarded, input: ImageRequest, settings: MediaSettings): Promise<{ scrubbed: ScrubbedBody; usage: Usage }> {
   const { response, scrubber } = answer;
-  let body: Buffer | null;
-  try {
-    body = await readBounded(response.body, settings.maxImageResponseBytes);
-  } catch {
-    throw new GatewayError("provider_error", "The upstream answer could not be read.");
-  }
-  if (body === null) throw new GatewayError("provider_error", "The upstream answer is larger than the gateway accepts.");
+  const body = await readWholeAnswer(response.body, settings.maxImageResponseBytes);
 
   let scrubbed: ScrubbedBody;
   try {
