@@ -149,7 +149,10 @@ async function relayBuffered(request: FastifyRequest, reply: FastifyReply, input
   const cost = formatUsd(charge.cost);
   reply.header("x-gateway-cost-usd", cost);
   // The cost goes in after scrubbing: it is the gateway's own text, not the upstream's.
-  reply.code(200).header("content-type", "application/json").send(JSON.stringify(withCost(scrubbed, "usage", cost)));
+  reply
+    .code(200)
+    .header("content-type", "application/json")
+    .send(JSON.stringify(withCost(scrubbed, "usage", cost)));
 }
 
 async function relayStream(services: PipelineServices, request: FastifyRequest, reply: FastifyReply, input: RelayInput & { signal: Cancellation }): Promise<void> {

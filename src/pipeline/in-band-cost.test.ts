@@ -82,7 +82,10 @@ describe("CostInBandStream", () => {
     expect(stream.push({ data: '{"id":"c","model":"up","choices":[],"usage":{"prompt_tokens":3,"completion_tokens":1,"total_tokens":4}}' })).toEqual([]);
     stream.setCost("0.000005");
     const closing = stream.end();
-    expect(closing.map((frame) => frame.data)).toEqual([{ id: "c", model: "gw-model", choices: [], usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4, cost: "0.000005" } }, "[DONE]"]);
+    expect(closing.map((frame) => frame.data)).toEqual([
+      { id: "c", model: "gw-model", choices: [], usage: { prompt_tokens: 3, completion_tokens: 1, total_tokens: 4, cost: "0.000005" } },
+      "[DONE]",
+    ]);
   });
 
   it("on a Chat pass-through whose upstream reports usage on every chunk, no content chunk is held", () => {

@@ -63,7 +63,9 @@ function responsesObject(status: "in_progress" | "completed", usage: object | nu
     model: "upstream-resp",
     status,
     output:
-      status === "completed" ? [{ type: "message", id: "msg_up_1", status: "completed", role: "assistant", content: [{ type: "output_text", text: "Hello", annotations: [] }] }] : [],
+      status === "completed"
+        ? [{ type: "message", id: "msg_up_1", status: "completed", role: "assistant", content: [{ type: "output_text", text: "Hello", annotations: [] }] }]
+        : [],
     usage,
   };
 }
@@ -247,7 +249,12 @@ describe("cost in-band", () => {
     const settle = vi.spyOn(gateway.app.ctx.billing, "settle").mockRejectedValueOnce(new Error("injected settlement failure"));
     try {
       const chunks: OpenAI.ChatCompletionChunk[] = [];
-      const stream = await openai.chat.completions.create({ model: "gpt-mock", messages: [{ role: "user", content: "hi" }], stream: true, stream_options: { include_usage: true } });
+      const stream = await openai.chat.completions.create({
+        model: "gpt-mock",
+        messages: [{ role: "user", content: "hi" }],
+        stream: true,
+        stream_options: { include_usage: true },
+      });
       for await (const chunk of stream) chunks.push(chunk);
       const last = chunks.at(-1)!;
       expect(last.usage).toMatchObject({ prompt_tokens: 1000, completion_tokens: 200 });

@@ -18,7 +18,11 @@ for (const kind of DATABASE_KINDS) {
       mock.handler = (req, res) =>
         req.url.startsWith("/v1/messages")
           ? json(res, 200, anthropicMessage("hi", { usage: { input_tokens: 100, output_tokens: 7, cache_read_input_tokens: 40, cache_creation_input_tokens: 0 } }))
-          : json(res, 200, chatCompletion("hi", { usage: { prompt_tokens: 1200, completion_tokens: 300, total_tokens: 1500, completion_tokens_details: { reasoning_tokens: 120 } } }));
+          : json(
+              res,
+              200,
+              chatCompletion("hi", { usage: { prompt_tokens: 1200, completion_tokens: 300, total_tokens: 1500, completion_tokens_details: { reasoning_tokens: 120 } } }),
+            );
       gateway = await startGateway(mockConfig({ openaiUrl: mock.url }), { kind });
       const created = await gateway.createAccount({ balance: "10" });
       owner = { raw: created.raw, accountId: created.account.id };
@@ -81,7 +85,14 @@ for (const kind of DATABASE_KINDS) {
       expect(response.status).toBe(200);
       const id = response.headers.get("x-request-id")!;
       const { body } = await lookup(owner.raw, id);
-      expect(body).toMatchObject({ model: "claude-mock", route: "messages", input_tokens: 140, cached_tokens: 40, output_tokens: 7, cost_usd: response.headers.get("x-gateway-cost-usd") });
+      expect(body).toMatchObject({
+        model: "claude-mock",
+        route: "messages",
+        input_tokens: 140,
+        cached_tokens: 40,
+        output_tokens: 7,
+        cost_usd: response.headers.get("x-gateway-cost-usd"),
+      });
     });
 
     it("answers every key of the same account", async () => {

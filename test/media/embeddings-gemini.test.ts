@@ -79,7 +79,12 @@ describe("embeddings on gemini", () => {
     expect(mock.requests[0]).toMatchObject({ path: "/v1beta/models/gemini-embedding-001:batchEmbedContents", key: KEYS[0] });
     expect(mock.requests[0]!.body).toEqual({ requests: [{ model: "models/gemini-embedding-001", content: { parts: [{ text: "a red kite" }] }, outputDimensionality: 8 }] });
     // "a red kite": 10 Latin characters at 4 per token, rounded up: 3 tokens, 3 x 150 nano-USD.
-    expect(data).toEqual({ object: "list", data: [{ object: "embedding", index: 0, embedding: v }], model: "gemini-embed", usage: { prompt_tokens: 3, total_tokens: 3, cost: "0.00000045" } });
+    expect(data).toEqual({
+      object: "list",
+      data: [{ object: "embedding", index: 0, embedding: v }],
+      model: "gemini-embed",
+      usage: { prompt_tokens: 3, total_tokens: 3, cost: "0.00000045" },
+    });
     expect(response.headers.get("x-gateway-cost-usd")).toBe("0.00000045");
     const rows = await ledgerRows(gateway, accountId);
     expect(rows).toHaveLength(1);
