@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { formatUsd } from "../../src/core/money.js";
 import { DATABASE_KINDS } from "../support/databases.js";
-import { anthropicMessage, chatCompletion, json, startMockUpstream, type MockUpstream } from "../support/mock-upstream.js";
+import { anthropicMessage, chatCompletion, chatStream, json, startMockUpstream, type MockUpstream } from "../support/mock-upstream.js";
 import { mockConfig, startGateway, type TestGateway } from "../support/gateway.js";
 
 for (const kind of DATABASE_KINDS) {
@@ -93,6 +93,28 @@ for (const kind of DATABASE_KINDS) {
         output_tokens: 7,
         cost_usd: response.headers.get("x-gateway-cost-usd"),
       });
+    });
+
+    it("marks an estimated charge (a stream whose upstream reported no usage)", async () => {
+      const previous = mock.handler;
+      mock.handler = (req, res) => chatStream({ ...req, body: { ...req.body, stream_options: undefined } }, res, ["Hello", " there"]);
+      try {
+        const response = await fetch(`${gateway.url}/v1/chat/completions`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${owner.raw}`, "content-type": "application/json" },
+          body: JSON.stringify({ model: "gpt-mock", stream: true, messages: [{ role: "user", content: "hello" }] }),
+        });
+        expect(response.status).toBe(200);
+        await response.text();
+        const id = response.headers.get("x-request-id")!;
+        const { body } = await lookup(owner.raw, id);
+        const [row] = await gateway.app.ctx.store.db.selectFrom("ledger").selectAll().where("request_id", "=", id).execute();
+        expect(row!.estimated).toBe(1n);
+        expect(body).toMatchObject({ id, estimated: true, output_tokens: Number(row!.output_tokens), cost_usd: formatUsd(row!.cost_nano) });
+        expect(body.output_tokens).toBeGreaterThan(0);
+      } finally {
+        mock.handler = previous;
+      }
     });
 
     it("answers every key of the same account", async () => {
