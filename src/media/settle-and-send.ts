@@ -6,7 +6,7 @@ import type { Cancellation } from "../core/cancellation.js";
 import { formatUsd } from "../core/money.js";
 import type { Usage } from "../core/usage.js";
 import type { MeteredCall } from "../pipeline/metered-call.js";
-import type { ScrubbedBody } from "./images/base64-payloads.js";
+import { withCost, type ScrubbedBody } from "./images/base64-payloads.js";
 
 /**
  * The end of a buffered media route: read the answer (a failure releases the hold and is thrown,
@@ -33,6 +33,9 @@ export async function settleAndSend(
   request.meter.inputTokens = usage.inputTokens;
   request.meter.outputTokens = usage.outputTokens;
   request.meter.costNano = charge.cost;
-  reply.code(200).header("content-type", "application/json").header("content-length", String(scrubbed.length)).header("x-gateway-cost-usd", formatUsd(charge.cost));
-  return reply.send(Readable.from(scrubbed.parts));
+  const cost = formatUsd(charge.cost);
+  // The cost in the body's usage object too (usage.cost), when the body has one.
+  const body = withCost(scrubbed, cost);
+  reply.code(200).header("content-type", "application/json").header("content-length", String(body.length)).header("x-gateway-cost-usd", cost);
+  return reply.send(Readable.from(body.parts));
 }

@@ -16,7 +16,8 @@ import type { ClientFormat } from "./client-format.js";
 import { checkOutputTokenLimits } from "./formats/fields.js";
 import { cancelOnClientClose, countAttempts, openMeteredCall, type MeteredCall } from "./metered-call.js";
 import type { ClientRequestInfo, UpstreamPlan } from "./plan.js";
-import { encodeFrames, pumpStream, scrubToJson } from "./relay.js";
+import { CostInBandStream, withCost } from "./in-band-cost.js";
+import { encodeFrames, pumpStream, scrubValue } from "./relay.js";
 import { scrubHeaders } from "./scrub.js";
 import type { PipelineServices } from "./services.js";
 
@@ -123,7 +124,7 @@ interface RelayInput {
 async function relayBuffered(request: FastifyRequest, reply: FastifyReply, input: RelayInput): Promise<void> {
   const { plan, info, call } = input;
   const { response, scrubber } = call.upstream;
-  let payload: string;
+  let scrubbed: unknown;
   let usage: Usage;
   try {
     const text = await response.body.text();
@@ -134,9 +135,9 @@ async function relayBuffered(request: FastifyRequest, reply: FastifyReply, input
       throw new GatewayError("provider_error", "The upstream answered with a body that is not JSON.");
     }
     const converted = plan.fromUpstream(json);
-    payload = scrubToJson(scrubber, converted.body);
+    scrubbed = scrubValue(scrubber, converted.body);
     // Usage with an implausible count (1e30, negative) is treated as missing: see plausibleUsage.
-    usage = plausibleUsage(converted.usage) ?? estimateUsage(info, payload);
+    usage = plausibleUsage(converted.usage) ?? estimateUsage(info, JSON.stringify(scrubbed));
     await plan.complete?.();
   } catch (error) {
     await call.release();
@@ -145,13 +146,18 @@ async function relayBuffered(request: FastifyRequest, reply: FastifyReply, input
   // Settled before anything is sent: a failed settlement is a 502 and nothing is charged.
   const charge = await call.settle(usage);
   meter(request, usage, charge.cost);
-  reply.header("x-gateway-cost-usd", formatUsd(charge.cost));
-  reply.code(200).header("content-type", "application/json").send(payload);
+  const cost = formatUsd(charge.cost);
+  reply.header("x-gateway-cost-usd", cost);
+  // The cost goes in after scrubbing: it is the gateway's own text, not the upstream's.
+  reply
+    .code(200)
+    .header("content-type", "application/json")
+    .send(JSON.stringify(withCost(scrubbed, "usage", cost)));
 }
 
 async function relayStream(services: PipelineServices, request: FastifyRequest, reply: FastifyReply, input: RelayInput & { signal: Cancellation }): Promise<void> {
   const { plan, info, call, signal } = input;
-  const translator = plan.streamTranslator();
+  const translator = new CostInBandStream(plan.streamTranslator());
   reply.hijack();
   const raw = reply.raw;
   // The head goes out with the first scrubbed frame: until then a failure is still a proper error.
@@ -196,6 +202,8 @@ async function relayStream(services: PipelineServices, request: FastifyRequest, 
     services.settlementRetries.schedule(call.hold, usage, call.hold.model.provider.name);
   }
   meter(request, usage, cost);
+  // Unknown when settlement failed: the usage frame then goes out without a cost (docs/billing.md).
+  translator.setCost(cost === undefined ? null : formatUsd(cost));
 
   if (outcome.end !== "client_aborted" && !raw.destroyed) {
     let closing: string;

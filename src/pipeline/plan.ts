@@ -17,7 +17,14 @@ export interface ClientFrame {
    * scrubbed: sent as is only when the scrubber finds it clean, else parsed and scrubbed.
    */
   jsonText?: boolean;
+  /**
+   * This frame carries the request's usage (at data.usage, or data.response.usage for a Responses
+   * event): the frame that gets the charged cost, held back until settlement (in-band-cost.ts).
+   */
+  usageAt?: UsagePlace;
 }
+
+export type UsagePlace = "usage" | "response.usage";
 
 export interface StreamTranslator {
   /** One upstream event in, zero or more client frames out. */

@@ -15,8 +15,13 @@ import type { Scrubber } from "./scrub.js";
  * internal_error, so no unscrubbed byte can leave through this path.
  */
 export function scrubToJson(scrubber: Scrubber, value: unknown): string {
+  return JSON.stringify(scrubValue(scrubber, value));
+}
+
+/** Scrubs one JSON value; any failure in the scrubber becomes a generic internal_error, as in scrubToJson. */
+export function scrubValue(scrubber: Scrubber, value: unknown): unknown {
   try {
-    return JSON.stringify(scrubber.scrubJson(value));
+    return scrubber.scrubJson(value);
   } catch {
     throw new GatewayError("internal_error");
   }

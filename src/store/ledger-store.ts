@@ -1,10 +1,10 @@
 // Ledger reads and retention. Rows are appended by settlement (billing) and by administrator
 // balance changes; the database refuses updates and deletes of rows younger than 365 days.
-import { sql, type Kysely, type RawBuilder } from "kysely";
+import { sql, type Kysely, type RawBuilder, type Selectable } from "kysely";
 import { GatewayError } from "../errors/catalogue.js";
 import { dbErrorKind, dbErrorMessage } from "./db-errors.js";
 import { LEDGER_RETENTION_MS } from "./migrations/0001-initial.js";
-import type { Database } from "./tables.js";
+import type { Database, LedgerTable } from "./tables.js";
 
 export class LedgerStore {
   constructor(private readonly db: Kysely<Database>) {}
@@ -37,6 +37,11 @@ export class LedgerStore {
       }
       throw error;
     }
+  }
+
+  /** The usage row of one request of one account (the unique request_id index finds it); undefined when there is none. */
+  async usageRow(accountId: string, requestId: string): Promise<Selectable<LedgerTable> | undefined> {
+    return this.db.selectFrom("ledger").selectAll().where("request_id", "=", requestId).where("account_id", "=", accountId).where("kind", "=", "usage").executeTakeFirst();
   }
 
   async count(accountId?: string): Promise<number> {

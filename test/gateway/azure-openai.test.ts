@@ -128,6 +128,7 @@ describe("azure-openai upstream", () => {
       // (100 x 2.50 + 100 x 1.25 + 40 x 10) / 1e6 USD = 775 nano-USD x 1000.
       const rows = await gateway.app.ctx.store.db.selectFrom("ledger").select("cost_nano").where("key_id", "=", keyId).orderBy("id", "desc").limit(1).execute();
       expect(rows[0]!.cost_nano).toBe(775_000n);
+      expect(completion.usage).toMatchObject({ cost: "0.000775" }); // in-band too
     });
 
     it("content_filter finish, buffered and streamed, reaches the SDK as finish_reason", async () => {

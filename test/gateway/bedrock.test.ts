@@ -151,8 +151,9 @@ describe("bedrock upstream (Converse, SigV4, AWS event stream)", () => {
       .orderBy("id", "desc")
       .executeTakeFirstOrThrow();
     expect(row).toMatchObject({ input_tokens: 21n, output_tokens: 9n, estimated: 0n });
-    // 21 * $3 + 9 * $15 per million = $0.000198.
+    // 21 * $3 + 9 * $15 per million = $0.000198, also in-band in the usage chunk.
     expect(row.cost_nano).toBe(198_000n);
+    expect(final.usage).toMatchObject({ cost: "0.000198" });
   });
 
   it("messages.create and messages.stream (Anthropic SDK), bridged over Converse", async () => {

@@ -5,6 +5,7 @@
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { formatUsd } from "../../src/core/money.js";
 import { DATABASE_KINDS } from "../support/databases.js";
 import { geminiError, geminiResponse, geminiStream, startGeminiMock, type GeminiMock, type GeminiUsage } from "../support/gemini-upstream.js";
 import { startGateway, type TestGateway } from "../support/gateway.js";
@@ -196,6 +197,9 @@ for (const kind of DATABASE_KINDS) {
       }
       expect([text, calls, finish]).toEqual(["Let me check.", ['get_weather:{"city":"Rome"}'], "tool_calls"]);
       expect(usage).toMatchObject({ prompt_tokens: 20, completion_tokens: 5, total_tokens: 25 });
+      // The charged cost in-band, as the ledger has it.
+      const [row] = await gateway.app.ctx.store.db.selectFrom("ledger").select("cost_nano").where("kind", "=", "usage").orderBy("id", "desc").limit(1).execute();
+      expect(usage).toMatchObject({ cost: formatUsd(row!.cost_nano) });
       expect(mock.requests[0]!.path).toBe("/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse");
       expect(mock.requests[0]!.body).not.toHaveProperty("stream");
     });

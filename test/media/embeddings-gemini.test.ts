@@ -79,7 +79,12 @@ describe("embeddings on gemini", () => {
     expect(mock.requests[0]).toMatchObject({ path: "/v1beta/models/gemini-embedding-001:batchEmbedContents", key: KEYS[0] });
     expect(mock.requests[0]!.body).toEqual({ requests: [{ model: "models/gemini-embedding-001", content: { parts: [{ text: "a red kite" }] }, outputDimensionality: 8 }] });
     // "a red kite": 10 Latin characters at 4 per token, rounded up: 3 tokens, 3 x 150 nano-USD.
-    expect(data).toEqual({ object: "list", data: [{ object: "embedding", index: 0, embedding: v }], model: "gemini-embed", usage: { prompt_tokens: 3, total_tokens: 3 } });
+    expect(data).toEqual({
+      object: "list",
+      data: [{ object: "embedding", index: 0, embedding: v }],
+      model: "gemini-embed",
+      usage: { prompt_tokens: 3, total_tokens: 3, cost: "0.00000045" },
+    });
     expect(response.headers.get("x-gateway-cost-usd")).toBe("0.00000045");
     const rows = await ledgerRows(gateway, accountId);
     expect(rows).toHaveLength(1);
@@ -114,7 +119,7 @@ describe("embeddings on gemini", () => {
       res.end(JSON.stringify(geminiEmbeddings([vector(4, 1)], { usageMetadata: { promptTokenCount: 1234, totalTokenCount: 1234 } })));
     };
     const result = await openai.embeddings.create({ model: "gemini-embed", input: "x", encoding_format: "float" });
-    expect(result.usage).toEqual({ prompt_tokens: 1234, total_tokens: 1234 });
+    expect(result.usage).toEqual({ prompt_tokens: 1234, total_tokens: 1234, cost: "0.0001851" });
     // By hand: 1,234 x 0.15 USD per million = 185.1 micro-USD.
     expect(await ledgerRows(gateway, accountId)).toMatchObject([{ input_tokens: 1234n, estimated: 0n, cost_nano: 185_100n }]);
   });

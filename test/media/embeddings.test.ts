@@ -239,12 +239,14 @@ describe("embeddings", () => {
         object: "list",
         data: vectors.map((v, index) => ({ object: "embedding", index, embedding: float32Base64(v) })),
         model: "embed-mock",
-        usage: { prompt_tokens: 42, total_tokens: 42 },
+        // 42 tokens at the model's price, the cost in-band as in x-gateway-cost-usd.
+        usage: { prompt_tokens: 42, total_tokens: 42, cost: response.headers.get("x-gateway-cost-usd") },
       });
+      expect(response.headers.get("x-gateway-cost-usd")).toBe("0.00000546");
       reported = null; // none reported: the estimate (3 + 1 tokens), in the body and the ledger
       const floats = await openai.embeddings.create({ model: "embed-mock", input: ["hello world", "x"], encoding_format: "float" });
       expect(floats.data.map((d) => d.embedding)).toEqual(vectors);
-      expect(floats.usage).toEqual({ prompt_tokens: 4, total_tokens: 4 });
+      expect(floats.usage).toMatchObject({ prompt_tokens: 4, total_tokens: 4 });
       const rows = await ledgerRows(gateway, accountId);
       expect(rows.map((r) => [r.input_tokens, r.estimated])).toEqual([
         [42n, 0n],

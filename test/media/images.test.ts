@@ -64,11 +64,14 @@ describe("images", () => {
         data: [{ b64_json: fakeImage(5000) }],
         usage: { input_tokens: 50, output_tokens: 4160, total_tokens: 4210, input_tokens_details: { text_tokens: 50, image_tokens: 0 } },
       });
-    const { response } = await openai.images.generate({ model: "image-tokens", prompt: "a kite" }).withResponse();
+    const { data, response } = await openai.images.generate({ model: "image-tokens", prompt: "a kite" }).withResponse();
     // 0.01 per image + 50 x 5/M + 4160 x 40/M = 0.01 + 0.00025 + 0.1664
     expect(response.headers.get("x-gateway-cost-usd")).toBe("0.17665");
+    // The cost in-band too, in the body's usage object, and the body's length still right.
+    expect(data.usage).toMatchObject({ input_tokens: 50, output_tokens: 4160, cost: "0.17665" });
+    expect(data.data![0]!.b64_json).toBe(fakeImage(5000));
     const [row] = await ledgerRows(gateway, accountId);
-    expect(row).toMatchObject({ input_tokens: 50n, output_tokens: 4160n, estimated: 0n });
+    expect(row).toMatchObject({ input_tokens: 50n, output_tokens: 4160n, estimated: 0n, cost_nano: 176_650_000n });
   });
 
   it("counts an impossible token count the upstream reports (1e30, negative) as 0 and still charges the image", async () => {

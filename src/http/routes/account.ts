@@ -1,11 +1,13 @@
-// GET /v1/me (the account behind the key) and GET /v1/usage (the key's own usage, by model and
-// by day). Money as decimal strings; times as ISO 8601 (UTC).
+// GET /v1/me (the account behind the key), GET /v1/usage (the key's own usage, by model and by
+// day) and GET /v1/requests/{request_id} (one request of the account). Money as decimal strings;
+// times as ISO 8601 (UTC).
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { RouteContext } from "../route-context.js";
 import { formatUsd } from "../../core/money.js";
 import type { UsageTotals } from "../../billing/usage-queries.js";
 import { invalidRequest } from "../../errors/catalogue.js";
 import { authenticate } from "../../pipeline/authenticate.js";
+import { readRequestIdParam, requestNotFound, requestRecordJson } from "./request-record.js";
 
 function totalsJson(t: UsageTotals) {
   return {
@@ -73,5 +75,15 @@ export function registerAccountRoutes(app: FastifyInstance, ctx: RouteContext): 
       by_model: usage.byModel.map((m) => ({ model: m.model, ...totalsJson(m) })),
       by_day: usage.byDay.map((d) => ({ day: d.day, ...totalsJson(d) })),
     };
+  });
+
+  // Any key of the account sees the account's requests (as the dashboard's ledger does), not only its own.
+  // A wildcard rather than :request_id: Fastify answers a parameter over 100 characters itself, with
+  // a 414 outside the error catalogue; the wildcard hands every id to readRequestIdParam.
+  app.get<{ Params: { "*": string } }>("/v1/requests/*", { onRequest }, async (request) => {
+    const requestId = readRequestIdParam(request.params["*"]);
+    const row = await ctx.store.ledger.usageRow(request.principal.account.id, requestId);
+    if (!row) throw requestNotFound(requestId);
+    return requestRecordJson(row);
   });
 }

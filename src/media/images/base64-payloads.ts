@@ -27,6 +27,11 @@ export interface ScrubbedBody {
   /** The scrubbed body to send, in order. */
   parts: Buffer[];
   length: number;
+  /**
+   * Where the charged cost goes (withCost): the text part holding the placeholder put in the body's
+   * usage object as its `cost`; null when the body has no usage object.
+   */
+  costSlot: { part: number; placeholder: string } | null;
 }
 
 interface Range {
@@ -51,19 +56,42 @@ export function scrubJsonWithPayloads(body: Buffer, scrubber: Scrubber, edit: (s
   });
   skeletonParts.push(body.subarray(last));
   const parsed: unknown = JSON.parse(Buffer.concat(skeletonParts).toString("utf8"));
-  const text = JSON.stringify(scrubber.scrubJson(edit(parsed)));
+  // The cost is known only after settlement: a placeholder holds its place in the usage object.
+  const placeholder = JSON.stringify(`gwcost${nonce}x`);
+  const text = JSON.stringify(scrubber.scrubJson(withCostPlaceholder(edit(parsed), placeholder)));
 
   const parts: Buffer[] = [];
+  const textParts: number[] = [];
   const pattern = new RegExp(`gwb64${nonce}n(\\d+)x`, "g");
   let from = 0;
   for (let match = pattern.exec(text); match !== null; match = pattern.exec(text)) {
     const payload = payloads[Number(match[1])];
     if (!payload) throw new Error("unknown payload marker");
+    textParts.push(parts.length);
     parts.push(Buffer.from(text.slice(from, match.index)), scrubPayload(body, payload, scrubber));
     from = match.index + match[0].length;
   }
+  textParts.push(parts.length);
   parts.push(Buffer.from(text.slice(from)));
-  return { json: parsed, parts, length: parts.reduce((n, part) => n + part.length, 0) };
+  const costPart = textParts.find((i) => parts[i]!.includes(placeholder));
+  return { json: parsed, parts, length: parts.reduce((n, part) => n + part.length, 0), costSlot: costPart === undefined ? null : { part: costPart, placeholder } };
+}
+
+function withCostPlaceholder(skeleton: unknown, placeholder: string): unknown {
+  if (typeof skeleton !== "object" || skeleton === null || Array.isArray(skeleton)) return skeleton;
+  const usage = (skeleton as { usage?: unknown }).usage;
+  if (typeof usage !== "object" || usage === null || Array.isArray(usage)) return skeleton;
+  return { ...skeleton, usage: { ...usage, cost: JSON.parse(placeholder) as string } };
+}
+
+/** The body's parts with the charged cost (formatUsd text) in its usage object, when it has one. */
+export function withCost(scrubbed: ScrubbedBody, cost: string): { parts: Buffer[]; length: number } {
+  const slot = scrubbed.costSlot;
+  if (slot === null) return scrubbed;
+  const parts = [...scrubbed.parts];
+  const before = parts[slot.part]!;
+  parts[slot.part] = Buffer.from(before.toString("utf8").replace(slot.placeholder, JSON.stringify(cost)));
+  return { parts, length: scrubbed.length - before.length + parts[slot.part]!.length };
 }
 
 /** The contents (between the quotes) of every long, base64-only JSON string in the body. */

@@ -14,6 +14,7 @@ import {
   type ConverseUsage,
 } from "../../formats/bedrock-converse/index.js";
 import type { ClientFrame, StreamTranslator, UpstreamPlan } from "../plan.js";
+import { chatChunkFrame } from "./chat-plans.js";
 import { parseEventJson, UpstreamProtocolError, usageFromChat } from "./usage.js";
 
 type Json = Record<string, unknown>;
@@ -53,7 +54,7 @@ export function chatToBedrockConverse(body: Json, model: ModelConfig): UpstreamP
             if (typeof choice.delta.content === "string") delivered.push(choice.delta.content);
             for (const call of choice.delta.tool_calls ?? []) delivered.push(call.function?.name ?? "", call.function?.arguments ?? "");
           }
-          frames.push({ data: item });
+          frames.push(chatChunkFrame(item));
         }
         return frames;
       };

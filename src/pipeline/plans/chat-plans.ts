@@ -21,6 +21,22 @@ export function clientAskedForUsage(body: Json): boolean {
 }
 
 /**
+ * A chunk that reports the request's usage: the usage chunk (no choices), or a finish chunk carrying
+ * usage (some upstreams). Content chunks of upstreams that report usage on every chunk are not one,
+ * so they are never held back for the cost (in-band-cost.ts).
+ */
+export function isUsageReport(chunk: ChatCompletionChunk): boolean {
+  if (!chunk.usage || typeof chunk.usage !== "object") return false;
+  const choices = chunk.choices ?? [];
+  return choices.length === 0 || choices.some((choice) => choice.finish_reason !== null && choice.finish_reason !== undefined);
+}
+
+/** A translated Chat chunk as a frame; the usage chunk is marked to carry the cost. */
+export function chatChunkFrame(chunk: ChatCompletionChunk): ClientFrame {
+  return isUsageReport(chunk) ? { data: chunk, usageAt: "usage" } : { data: chunk };
+}
+
+/**
  * Collects delivered text and tool arguments for estimates when the upstream reports no usage.
  * Chunks passed through unparsed are kept as their text and only parsed if an estimate is needed.
  */
@@ -119,7 +135,7 @@ export function chatToOpenAiChat(body: Json, model: ModelConfig): UpstreamPlan {
           delivered.addChunk(chunk);
           const out: Json = { ...chunk, model: model.id };
           if (!wantsUsage) delete out.usage;
-          return [{ data: out }];
+          return [wantsUsage && isUsageReport(chunk) ? { data: out, usageAt: "usage" } : { data: out }];
         },
         end: () => [{ data: "[DONE]", raw: true }],
         fail: (type, message) => [{ data: { error: { message, type, param: null, code: type } } }],
@@ -159,7 +175,7 @@ export function chatToAnthropic(body: Json, model: ModelConfig): UpstreamPlan {
             if (!wantsUsage) continue;
           }
           delivered.addChunk(item);
-          frames.push({ data: item });
+          frames.push(chatChunkFrame(item));
         }
         return frames;
       };

@@ -10,7 +10,7 @@ import {
   type GeminiResponse,
 } from "../../formats/gemini/index.js";
 import type { ClientFrame, StreamTranslator, UpstreamPlan } from "../plan.js";
-import { clientAskedForUsage, DeliveredText } from "./chat-plans.js";
+import { chatChunkFrame, clientAskedForUsage, DeliveredText } from "./chat-plans.js";
 import { parseEventJson, usageFromChat } from "./usage.js";
 
 type Json = Record<string, unknown>;
@@ -47,7 +47,7 @@ export function chatToGemini(body: Json, model: ModelConfig): UpstreamPlan {
           // The usage chunk of finish(): the client sees it only if it asked for it.
           if (item.usage && item.choices.length === 0 && !wantsUsage) continue;
           delivered.addChunk(item);
-          frames.push({ data: item });
+          frames.push(chatChunkFrame(item));
         }
         return frames;
       };

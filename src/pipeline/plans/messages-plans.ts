@@ -56,7 +56,7 @@ export function messagesToAnthropic(body: Json, model: ModelConfig): UpstreamPla
             case "message_delta":
               sawDelta = true;
               usage = { ...usage, ...data.usage };
-              break;
+              return [{ event: event.event ?? data.type, data, usageAt: "usage" }];
             case "content_block_delta": {
               const delta = data.delta as { text?: unknown; partial_json?: unknown } | undefined;
               if (typeof delta?.text === "string") delivered.push(delta.text);
@@ -85,7 +85,8 @@ export function messagesOverChat(body: Json, model: ModelConfig, chatPlan: (body
     fromChatCompletion: (completion) => convertChatResponseToMessages(completion, { model: model.id }),
     stream() {
       const machine = new ChatStreamToMessagesEvents({ model: model.id });
-      const frames = (events: ReturnType<ChatStreamToMessagesEvents["push"]>): ClientFrame[] => events.map((e) => ({ event: e.type, data: e }));
+      const frames = (events: ReturnType<ChatStreamToMessagesEvents["push"]>): ClientFrame[] =>
+        events.map((e) => (e.type === "message_delta" ? { event: e.type, data: e, usageAt: "usage" } : { event: e.type, data: e }));
       return {
         push: (chunk) => frames(machine.push(chunk)),
         finish: () => frames(machine.finish()),

@@ -66,7 +66,10 @@ export function responsesPassThrough(body: Json, model: ModelConfig): UpstreamPl
           const data = parseEventJson(event.data) as Json & { type?: string; delta?: unknown; response?: Json & { usage?: ResponsesUsage } };
           if (data.response) data.response = { ...data.response, model: model.id };
           if (typeof data.delta === "string") delivered.push(data.delta);
-          if (data.type && TERMINAL.has(data.type)) usage = usageFromResponses(data.response?.usage);
+          if (data.type && TERMINAL.has(data.type)) {
+            usage = usageFromResponses(data.response?.usage);
+            return [{ event: event.event ?? data.type, data, usageAt: "response.usage" }];
+          }
           return [{ event: event.event ?? data.type, data }];
         },
         end: () => [],
@@ -107,7 +110,8 @@ export async function responsesOverChat(body: Json, model: ModelConfig, accountI
     },
     stream() {
       const machine = new ChatStreamToResponsesEvents(buildOptions);
-      const frames = (events: ReturnType<ChatStreamToResponsesEvents["push"]>): ClientFrame[] => events.map((e) => ({ event: e.type, data: e }));
+      const frames = (events: ReturnType<ChatStreamToResponsesEvents["push"]>): ClientFrame[] =>
+        events.map((e) => (TERMINAL.has(e.type) ? { event: e.type, data: e, usageAt: "response.usage" } : { event: e.type, data: e }));
       return {
         push: (chunk) => frames(machine.push(chunk)),
         finish: () => {

@@ -1,0 +1,43 @@
+// GET /v1/requests/{request_id}: one request's ledger row, as its key's account sees it. The row is
+// read whole (selectAll), so a ledger column added later only needs a line in requestRecordJson.
+import type { Selectable } from "kysely";
+import { formatUsd } from "../../core/money.js";
+import { GatewayError, invalidRequest } from "../../errors/catalogue.js";
+import type { LedgerTable } from "../../store/tables.js";
+
+/** Request ids are `req_` and 32 hex digits; the bound leaves room for other ids the ledger records. */
+const REQUEST_ID = /^[A-Za-z0-9_-]{1,100}$/;
+
+export function readRequestIdParam(value: unknown): string {
+  if (typeof value !== "string" || !REQUEST_ID.test(value)) {
+    throw invalidRequest("request_id", "request_id must be 1 to 100 letters, digits, '_' or '-'.");
+  }
+  return value;
+}
+
+/** The same answer for an unknown id and for another account's: nothing says which it was. */
+export function requestNotFound(requestId: string): GatewayError {
+  return new GatewayError("not_found", `No request ${requestId}.`, { param: "request_id" });
+}
+
+/**
+ * A usage row as the API shows it. Not the provider: which upstream served is the operator's business
+ * (a routing group's deployment name is public and is shown). Counts are bigint in the database and
+ * far below 2^53, so they are plain JSON numbers.
+ */
+export function requestRecordJson(row: Selectable<LedgerTable>) {
+  return {
+    object: "request",
+    id: row.request_id,
+    created_at: new Date(Number(row.created_at)).toISOString(),
+    model: row.model,
+    route: row.route,
+    deployment: row.deployment,
+    input_tokens: Number(row.input_tokens),
+    cached_tokens: Number(row.cached_tokens),
+    output_tokens: Number(row.output_tokens),
+    reasoning_tokens: Number(row.reasoning_tokens),
+    cost_usd: formatUsd(row.cost_nano),
+    estimated: row.estimated === 1n,
+  };
+}
