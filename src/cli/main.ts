@@ -30,6 +30,7 @@ const USAGE = `usage: gateway <command>
   admin provider-keys list --account ID
   admin provider-keys remove ID
   admin ledger prune --older-than-days N
+  admin ledger verify [--account ID]      walks the ledger's hash chains; exit 1 names the first broken link
   admin upstreams status                  every upstream key's circuit breaker, error rate and latency
 Every command accepts --json. Environment: DATABASE_URL, GATEWAY_CONFIG, GATEWAY_SECRET, PORT, HOST.`;
 
@@ -81,8 +82,7 @@ async function admin(args: string[], io: CliIo, store: Store, config: GatewayCon
       await providerKeysCommand(sub, rest, io, store, config);
       break;
     case "ledger":
-      await ledgerCommand(sub, rest, io, store);
-      break;
+      return ledgerCommand(sub, rest, io, store);
     case "upstreams":
       await upstreamsCommand(sub, rest, io, store, config);
       break;

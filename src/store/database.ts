@@ -5,6 +5,7 @@ import { dirname } from "node:path";
 import SqliteDatabase from "better-sqlite3";
 import { Kysely, PostgresDialect, SqliteAdapter, SqliteDialect, type DialectAdapter, type SqliteDatabase as KyselySqlite } from "kysely";
 import type { Dialect } from "./dialect.js";
+import { ledgerRowHashFromValues, SQLITE_LEDGER_HASH_FUNCTION } from "./ledger-chain.js";
 import { SqliteBusyWait } from "./sqlite-busy-wait.js";
 import { startSqliteCheckpointer } from "./sqlite-checkpointer.js";
 import type { Database } from "./tables.js";
@@ -90,6 +91,9 @@ function openSqlite(path: string, backgroundCheckpoints: DatabaseOptions["backgr
   sqlite.pragma("foreign_keys = ON");
   sqlite.pragma("busy_timeout = 5000");
   sqlite.defaultSafeIntegers(true);
+  // The ledger's chain trigger (migration 0010) hashes each new row with this; a connection without
+  // it cannot append ledger rows, which is as intended (docs/storage.md).
+  sqlite.function(SQLITE_LEDGER_HASH_FUNCTION, { deterministic: true, varargs: true, safeIntegers: true }, (previous, ...values) => ledgerRowHashFromValues(previous, values));
   const checkpointer =
     backgroundCheckpoints && path !== ":memory:"
       ? startSqliteCheckpointer(path, { onReport: (report) => report.type === "error" && backgroundCheckpoints.onError(report.message ?? "unknown error") })

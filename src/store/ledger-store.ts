@@ -1,15 +1,22 @@
-// Ledger reads and retention. Rows are appended by settlement (billing) and by administrator
-// balance changes; the database refuses updates and deletes of rows younger than 365 days.
-import { sql, type Kysely, type RawBuilder, type Selectable } from "kysely";
+// Ledger reads, retention and the chain check. Rows are appended by settlement (billing) and by
+// administrator balance changes; the database refuses updates and deletes of rows younger than 365
+// days, and chains every row it appends (ledger-chain.ts).
+import { sql, type Kysely, type RawBuilder, type Selectable, type Transaction } from "kysely";
 import { GatewayError } from "../errors/catalogue.js";
 import { dbErrorKind, dbErrorMessage } from "./db-errors.js";
 import { LEDGER_RETENTION_MS } from "./migrations/0001-initial.js";
+import { verifyLedger, type LedgerVerifyOptions, type LedgerVerifyResult } from "./ledger-verify.js";
 import type { Database, LedgerTable } from "./tables.js";
 
 export class LedgerStore {
   constructor(private readonly db: Kysely<Database>) {}
 
-  /** Deletes rows older than N days; N below 365 is refused before touching the database. */
+  /**
+   * Deletes rows older than N days; N below 365 is refused before touching the database. Per account
+   * only the start of its chain goes: its rows in id order up to the first one not older than N days
+   * (an old row after a younger one waits for that one), and the account's ledger_anchor becomes the
+   * hash of the last row deleted, so that `ledger verify` still checks the rows that remain.
+   */
   async prune(olderThanDays: number, now = Date.now()): Promise<number> {
     if (!Number.isInteger(olderThanDays) || olderThanDays < 0) {
       throw new GatewayError("invalid_request", "older-than-days must be a whole number of days", { param: "older_than_days" });
@@ -18,7 +25,16 @@ export class LedgerStore {
     if (olderThanDays * 86_400_000 < LEDGER_RETENTION_MS) {
       throw new GatewayError("ledger_retention_violation", "ledger rows are kept 365 days after created_at; use --older-than-days 365 or more");
     }
-    return this.deleteWhere(sql<boolean>`created_at < ${cutoff}`);
+    try {
+      return await this.db.transaction().execute((trx) => pruneChains(trx, cutoff));
+    } catch (error) {
+      throw asRetentionError(error);
+    }
+  }
+
+  /** Walks every account's hash chain; `broken` names the first broken link, null when intact. */
+  verify(options: LedgerVerifyOptions = {}): Promise<LedgerVerifyResult> {
+    return verifyLedger(this.db, options);
   }
 
   /** Deletes one row by id: the route-level delete, refused by the database within 365 days. */
@@ -32,10 +48,7 @@ export class LedgerStore {
       const result = await this.db.deleteFrom("ledger").where(condition).executeTakeFirst();
       return Number(result.numDeletedRows);
     } catch (error) {
-      if (dbErrorKind(error) === "trigger" || /ledger_retention_violation/.test(dbErrorMessage(error))) {
-        throw new GatewayError("ledger_retention_violation");
-      }
-      throw error;
+      throw asRetentionError(error);
     }
   }
 
@@ -49,4 +62,30 @@ export class LedgerStore {
     if (accountId) query = query.where("account_id", "=", accountId);
     return Number((await query.executeTakeFirstOrThrow()).n);
   }
+}
+
+function asRetentionError(error: unknown): unknown {
+  if (dbErrorKind(error) === "trigger" || /ledger_retention_violation/.test(dbErrorMessage(error))) return new GatewayError("ledger_retention_violation");
+  return error;
+}
+
+async function pruneChains(trx: Transaction<Database>, cutoff: bigint): Promise<number> {
+  const accounts = await trx.selectFrom("ledger").select("account_id").distinct().where("created_at", "<", cutoff).execute();
+  let deleted = 0;
+  for (const { account_id: accountId } of accounts) {
+    const firstKept = await trx
+      .selectFrom("ledger")
+      .select((eb) => eb.fn.min("id").as("id"))
+      .where("account_id", "=", accountId)
+      .where("created_at", ">=", cutoff)
+      .executeTakeFirst();
+    let lastPruned = trx.selectFrom("ledger").select(["id", "hash"]).where("account_id", "=", accountId);
+    if (firstKept?.id != null) lastPruned = lastPruned.where("id", "<", firstKept.id);
+    const last = await lastPruned.orderBy("id", "desc").limit(1).executeTakeFirst();
+    if (!last) continue;
+    const result = await trx.deleteFrom("ledger").where("account_id", "=", accountId).where("id", "<=", last.id).executeTakeFirst();
+    deleted += Number(result.numDeletedRows);
+    await trx.updateTable("accounts").set({ ledger_anchor: last.hash }).where("id", "=", accountId).execute();
+  }
+  return deleted;
 }

@@ -21,6 +21,10 @@ export interface AccountsTable {
   default_model: string | null;
   created_at: Stamp;
   updated_at: Stamp;
+  /** The hash of the account's latest ledger row (migration 0010); null: none yet. */
+  ledger_head: ColumnType<string | null, never, string | null>;
+  /** What the oldest remaining ledger row chains to after a prune; null: the genesis value. */
+  ledger_anchor: ColumnType<string | null, never, string | null>;
 }
 
 export type KeyStatus = "enabled" | "exhausted" | "revoked";
@@ -77,6 +81,8 @@ export interface LedgerTable {
   note: string | null;
   /** The routing group's deployment that served (migration 0007); null otherwise. */
   deployment: string | null;
+  /** The chain hash (migration 0010), set by the database's trigger on insert: never written by code. */
+  hash: ColumnType<string | null, never, never>;
 }
 
 export interface MonthlyUsageTable {

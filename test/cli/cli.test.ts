@@ -164,19 +164,25 @@ for (const kind of DATABASE_KINDS) {
       expect(remaining.map((k) => k.id)).toEqual([second.id]);
     });
 
-    it("ledger prune deletes rows older than the cutoff and keeps young ones", async () => {
-      const account = await cli.json<AccountJson>(["admin", "accounts", "create", "--email", `ledger-${kind}@example.com`, "--balance", "1"]);
-      await cli.json(["admin", "accounts", "credit", account.id, "2"]);
+    it("ledger prune deletes the old start of each chain, keeps young rows, and the chain still verifies", async () => {
+      const account = await cli.json<AccountJson>(["admin", "accounts", "create", "--email", `ledger-${kind}@example.com`, "--balance", "0"]);
       const handle = await openDatabase({ databaseUrl: cli.database.databaseUrl, sqlitePath: cli.database.sqlitePath });
       try {
         const old = BigInt(Date.now() - 400 * DAY_MS);
-        await sql`insert into ledger (created_at, account_id, request_id, kind, cost_nano) values (${old}, ${account.id}, ${`req-old-${kind}`}, 'credit', 5)`.execute(handle.db);
+        const insertOld = (requestId: string) =>
+          sql`insert into ledger (created_at, account_id, request_id, kind, cost_nano) values (${old}, ${account.id}, ${requestId}, 'credit', 5)`.execute(handle.db);
+        await insertOld(`req-old-${kind}`);
+        await cli.json(["admin", "accounts", "credit", account.id, "2"]);
+        // Old by its time but after a young row in the account's chain: kept until that one goes.
+        await insertOld(`req-old-late-${kind}`);
         const pruned = await cli.json<{ deleted: number }>(["admin", "ledger", "prune", "--older-than-days", "365"]);
         expect(pruned.deleted).toBe(1);
-        const rows = await handle.db.selectFrom("ledger").select("request_id").where("account_id", "=", account.id).execute();
-        expect(rows.length).toBe(2); // the opening balance's credit and the credit of 2
-        expect(rows.map((r) => r.request_id)).not.toContain(`req-old-${kind}`);
+        const rows = await handle.db.selectFrom("ledger").select(["request_id", "kind"]).where("account_id", "=", account.id).orderBy("id").execute();
+        expect(rows.map((r) => r.request_id)).toEqual([expect.stringMatching(/^credit/), `req-old-late-${kind}`]);
         expect((await cli.json<{ deleted: number }>(["admin", "ledger", "prune", "--older-than-days", "365"])).deleted).toBe(0);
+        // The remaining rows chain to the pruned row's hash, kept as the account's anchor.
+        const verified = await cli.json<{ ok: boolean; rows: number }>(["admin", "ledger", "verify", "--account", account.id]);
+        expect(verified).toMatchObject({ ok: true, rows: 2 });
       } finally {
         await handle.close();
       }

@@ -1,0 +1,83 @@
+// The ledger's hash chain (docs/storage.md, "The ledger is a hash chain"; ADR 0011). Each row's
+// `hash` is SHA-256, lowercase hex, over the previous hash of the same account followed by the row's
+// canonical encoding. The first row of an account chains to LEDGER_GENESIS_HASH.
+//
+// This file is the one definition of the encoding: the SQLite trigger calls ledgerRowHash through a
+// registered SQL function (database.ts), the PostgreSQL trigger computes the same bytes in SQL
+// generated from LEDGER_CHAIN_COLUMNS (migrations/ledger-chain-triggers.ts), and the verifier and
+// the migration that chains existing rows call ledgerRowHash directly.
+import { createHash } from "node:crypto";
+
+export type LedgerChainColumnType = "integer" | "text";
+
+/**
+ * The ledger columns a row's hash covers, in encoding order: every column except `id` (a storage
+ * detail; the chain itself fixes the order) and `hash`. A migration that adds a ledger column
+ * appends it here and re-creates the triggers (applyLedgerChainTriggers). A column whose value is
+ * null, or 0 for an integer column, contributes nothing to the encoding, so adding a column whose
+ * default is null or 0 leaves every existing hash valid.
+ */
+export const LEDGER_CHAIN_COLUMNS = [
+  { name: "created_at", type: "integer" },
+  { name: "account_id", type: "text" },
+  { name: "key_id", type: "text" },
+  { name: "request_id", type: "text" },
+  { name: "kind", type: "text" },
+  { name: "model", type: "text" },
+  { name: "provider", type: "text" },
+  { name: "route", type: "text" },
+  { name: "input_tokens", type: "integer" },
+  { name: "cached_tokens", type: "integer" },
+  { name: "output_tokens", type: "integer" },
+  { name: "reasoning_tokens", type: "integer" },
+  { name: "cost_nano", type: "integer" },
+  { name: "estimated", type: "integer" },
+  { name: "note", type: "text" },
+  { name: "deployment", type: "text" },
+] as const satisfies ReadonlyArray<{ name: string; type: LedgerChainColumnType }>;
+
+export type LedgerChainColumn = (typeof LEDGER_CHAIN_COLUMNS)[number]["name"];
+
+/** What the first row of every account chains to. */
+export const LEDGER_GENESIS_HASH = "0".repeat(64);
+
+/** The first line of every encoding: names this encoding, so a future one can be told apart. */
+export const LEDGER_ENCODING_TAG = "gateway-ledger-v1";
+
+/** The SQLite function the chain trigger calls: gw_ledger_hash(prev, then the columns in order). */
+export const SQLITE_LEDGER_HASH_FUNCTION = "gw_ledger_hash";
+
+/**
+ * The bytes hashed for one row: the tag, a newline, the previous hash, a newline, then for each
+ * column in LEDGER_CHAIN_COLUMNS order that has a value: `name=LENGTH:VALUE` and a newline, where
+ * VALUE is the decimal integer or the text and LENGTH its UTF-8 byte length.
+ */
+export function ledgerChainEncoding(previousHash: string, row: Readonly<Record<string, unknown>>): string {
+  let text = `${LEDGER_ENCODING_TAG}\n${previousHash}\n`;
+  for (const column of LEDGER_CHAIN_COLUMNS) {
+    const value = encodedValue(column.type, row[column.name]);
+    if (value !== null) text += `${column.name}=${Buffer.byteLength(value, "utf8")}:${value}\n`;
+  }
+  return text;
+}
+
+export function ledgerRowHash(previousHash: string, row: Readonly<Record<string, unknown>>): string {
+  return createHash("sha256").update(ledgerChainEncoding(previousHash, row), "utf8").digest("hex");
+}
+
+/** The same hash from positional values, as the SQLite trigger passes them. */
+export function ledgerRowHashFromValues(previousHash: unknown, values: readonly unknown[]): string {
+  const row: Record<string, unknown> = {};
+  LEDGER_CHAIN_COLUMNS.forEach((column, i) => (row[column.name] = values[i]));
+  return ledgerRowHash(typeof previousHash === "string" ? previousHash : LEDGER_GENESIS_HASH, row);
+}
+
+function encodedValue(type: LedgerChainColumnType, value: unknown): string | null {
+  if (value === null || value === undefined) return null;
+  if (type === "integer") {
+    if (typeof value === "bigint" || (typeof value === "number" && Number.isInteger(value))) return BigInt(value) === 0n ? null : BigInt(value).toString();
+    return String(value);
+  }
+  if (value instanceof Uint8Array) return Buffer.from(value).toString("utf8");
+  return String(value);
+}
