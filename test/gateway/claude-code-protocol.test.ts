@@ -74,7 +74,8 @@ describe("Claude Code's gateway protocol", () => {
     it("forwards anthropic-* headers and every body field unchanged but the model; the gateway key never leaves", async () => {
       mock.handler = (_req, res) => json(res, 200, anthropicMessage("done"));
       const body = claudeCodeBody("claude-mock");
-      for (const auth of [{ "x-api-key": key }, { authorization: `Bearer ${key}` }]) {
+      const auths: Array<Record<string, string>> = [{ "x-api-key": key }, { authorization: `Bearer ${key}` }];
+      for (const auth of auths) {
         mock.requests.length = 0;
         const response = await post("/v1/messages?beta=true", body, {
           ...auth,
@@ -156,7 +157,8 @@ describe("Claude Code's gateway protocol", () => {
     it("tells the shapes apart by anthropic-version or x-api-key; a Bearer key alone gets OpenAI's", async () => {
       const get = (headers: Record<string, string>, query = "") => fetch(`${gateway.url}/v1/models${query}`, { headers });
       const anthropicShape = { data: expect.any(Array), has_more: false, first_id: "gpt-mock", last_id: "claude-mock" };
-      for (const headers of [{ "x-api-key": key }, { authorization: `Bearer ${key}`, "anthropic-version": "2023-06-01" }]) {
+      const anthropicStyle: Array<Record<string, string>> = [{ "x-api-key": key }, { authorization: `Bearer ${key}`, "anthropic-version": "2023-06-01" }];
+      for (const headers of anthropicStyle) {
         const page = (await (await get(headers, "?limit=1000")).json()) as Record<string, unknown>;
         expect(page).toEqual(anthropicShape);
         expect((page.data as Array<{ id: string }>).map((m) => m.id)).toEqual(["gpt-mock", "claude-mock"]);
