@@ -3,6 +3,7 @@
 import type { FastifyRequest } from "fastify";
 import { formatUsd } from "../core/money.js";
 import type { ErrorShape } from "../errors/catalogue.js";
+import { clientAttribution } from "./client-attribution.js";
 
 export interface RequestMeter {
   startedAt: number;
@@ -48,5 +49,7 @@ export function requestLogLine(request: FastifyRequest, status: number): Record<
     output_tokens: m.outputTokens,
     cost_usd: m.costNano === undefined ? undefined : formatUsd(m.costNano),
     error: m.errorType,
+    // Claude Code's session and agent ids (bounded, never prompt text): see client-attribution.ts.
+    attribution: clientAttribution(request.headers),
   };
 }

@@ -33,6 +33,12 @@ export interface StreamDecoder {
 /** A client request body and its model in, this upstream's request and the way back out. */
 export type PlanBuilder = (body: Record<string, unknown>, model: ModelConfig) => UpstreamPlan;
 
+/**
+ * A token counter the upstream answers itself (Anthropic's POST /v1/messages/count_tokens): the
+ * path and body for a Messages client's count request. The answer passes back as the upstream gave it.
+ */
+export type CountTokensPlan = (body: Record<string, unknown>, model: ModelConfig) => { path: string; body: Record<string, unknown> };
+
 /** The OpenAI Images API (POST {base}{generationsPath(model)}, JSON in and out). */
 export interface ImagesApi {
   /** The path under the base URL; a function of the model, for upstreams that address a deployment (Azure). */
@@ -76,9 +82,10 @@ export interface UpstreamDescriptor {
   /**
    * Client formats this upstream speaks itself, served without the bridge over chatPlan. Chat
    * clients use nativePlans.chat when present, else chatPlan; Responses pass-through also needs
-   * `responses` in the provider's apis.
+   * `responses` in the provider's apis. countTokens serves /v1/messages/count_tokens; without it
+   * the gateway answers its documented estimate.
    */
-  nativePlans: { chat?: PlanBuilder; messages?: PlanBuilder; responses?: PlanBuilder };
+  nativePlans: { chat?: PlanBuilder; messages?: PlanBuilder; responses?: PlanBuilder; countTokens?: CountTokensPlan };
   /** The usage object of this upstream's own answers, as the gateway's Usage; null when absent or when the type reports none. */
   readUsage: (reported: unknown) => Usage | null;
   media: { images?: ImagesApi; videos?: VideoAdapter; embeddings?: EmbeddingsApi };

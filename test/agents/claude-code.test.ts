@@ -2,7 +2,7 @@
 // Anthropic-native pass-through and the Messages→Chat bridge, each with a tool round trip.
 // @anthropic-ai/claude-code ships a native executable, so these tests need no particular Node version;
 // package.json pins 2.1.197, the last release whose engines field still accepts Node 20.
-import { mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ServerResponse } from "node:http";
 import { describe, expect, it } from "vitest";
@@ -44,7 +44,9 @@ describe("Claude Code through the gateway", () => {
     args?: string[];
     cwd?: string;
     format?: "json" | "text";
-  }): Promise<{ run: AgentRun; context: string }> {
+    /** Changes to the environment; undefined removes a variable. */
+    env?: Record<string, string | undefined>;
+  }): Promise<{ run: AgentRun; context: string; home: string }> {
     expect(binary, "the @anthropic-ai/claude-code native binary is missing: run npm install (its platform package is an optional dependency)").toBeTruthy();
     const home = tempDir("claude-home-");
     mkdirSync(join(home, ".claude"), { recursive: true });
@@ -66,6 +68,10 @@ describe("Claude Code through the gateway", () => {
     };
     if (options.auth === "bearer") env.ANTHROPIC_AUTH_TOKEN = key;
     else env.ANTHROPIC_API_KEY = key;
+    for (const [name, value] of Object.entries(options.env ?? {})) {
+      if (value === undefined) delete env[name];
+      else env[name] = value;
+    }
     const args = ["-p", options.prompt, "--output-format", options.format ?? "json", "--no-session-persistence", ...(options.args ?? [])];
     const run = await runAgent(binary!, args, { env, cwd: options.cwd ?? tempDir("claude-cwd-"), timeoutMs: RUN_TIMEOUT_MS });
     const context = [
@@ -74,7 +80,7 @@ describe("Claude Code through the gateway", () => {
       `proxy trap: ${JSON.stringify(proxy.attempts)}`,
       `gateway log: ${JSON.stringify(gateway.logs.slice(-5))}`,
     ].join("\n");
-    return { run, context };
+    return { run, context, home };
   }
 
   /** Claude Code's --output-format json result line. */
@@ -159,6 +165,49 @@ describe("Claude Code through the gateway", () => {
         expect(toolResult, JSON.stringify(upstream[1]!.body.messages).slice(-3_000)).toBeDefined();
         expect(JSON.stringify(toolResult!.content)).toContain("5150");
         expect(proxy.attempts).toEqual([]);
+      },
+      TEST_TIMEOUT_MS,
+    );
+  });
+
+  describe("gateway protocol", () => {
+    it(
+      "discovers the configured Claude models from GET /v1/models at startup, and its session id lands on the log line",
+      async () => {
+        mock.handler = (_req, res) => anthropicStream(res, ["PONG-", "4242 ", "from the mock"]);
+        // 2.1.197 runs discovery only with the flag set and nonessential traffic allowed (from 2.1.257
+        // it runs either way); telemetry stays off, and the proxy trap refuses whatever else it tries.
+        const { run, context, home } = await claude({
+          model: "claude-mock",
+          prompt: "Say the magic word.",
+          args: ["--tools", ""],
+          env: { CLAUDE_CODE_ENABLE_GATEWAY_MODEL_DISCOVERY: "1", CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: undefined, DISABLE_TELEMETRY: "1", DISABLE_ERROR_REPORTING: "1" },
+        });
+        expect(result(run, context), describeRun(run, context)).toMatchObject({ result: ANSWER, is_error: false });
+
+        const discovery = seen.filter((s) => s.method === "GET" && s.url.startsWith("/v1/models"));
+        expect(discovery.length, context).toBeGreaterThanOrEqual(1);
+        for (const request of discovery) {
+          expect(request.url, context).toBe("/v1/models?limit=1000");
+          expect(request.status, context).toBe(200);
+          expect(request.headers["anthropic-version"], context).toBe("2023-06-01");
+          expect(request.headers["x-api-key"], context).toBe(key);
+        }
+        // What Claude Code kept for its /model picker: the gateway's Claude models of this key's tier
+        // (it drops ids that do not start with claude or anthropic, so gpt-mock is not there).
+        const cacheFile = join(home, ".claude", "cache", "gateway-models.json");
+        expect(existsSync(cacheFile), `Claude Code wrote no ${cacheFile}\n${context}`).toBe(true);
+        const cached = JSON.parse(readFileSync(cacheFile, "utf8")) as { baseUrl: string; models: Array<{ id: string; display_name?: string }> };
+        expect(cached.baseUrl).toBe(gateway.url);
+        expect(cached.models).toEqual([{ id: "claude-mock", display_name: "claude-mock" }]);
+
+        const post = messagesPosts()[0];
+        const sessionId = post?.headers["x-claude-code-session-id"];
+        expect(typeof sessionId, context).toBe("string");
+        const line = gateway.logs.find((l) => l.msg === "request" && l.path === "/v1/messages" && (l.attribution as { session_id?: string } | undefined)?.session_id === sessionId);
+        expect(line, `no log line carries session ${String(sessionId)}\n${context}`).toMatchObject({ status: 200, model: "claude-mock", attribution: { app: "cli" } });
+        const upstream = mock.requests.filter((r) => r.url.startsWith("/v1/messages"));
+        expect(upstream[0]!.headers["x-claude-code-session-id"]).toBeUndefined();
       },
       TEST_TIMEOUT_MS,
     );

@@ -4,10 +4,10 @@ import type { RouteContext } from "../route-context.js";
 import { authenticate } from "../../pipeline/authenticate.js";
 import type { ClientFormat } from "../../pipeline/client-format.js";
 import { chatFormat } from "../../pipeline/formats/chat-format.js";
-import { estimateMessagesPromptTokens, messagesFormat } from "../../pipeline/formats/messages-format.js";
-import { readModelField } from "../../pipeline/formats/fields.js";
+import { countMessagesTokens } from "../../pipeline/count-tokens.js";
+import { messagesFormat } from "../../pipeline/formats/messages-format.js";
 import { responsesFormat } from "../../pipeline/formats/responses-format.js";
-import { checkTier, handleModelRequest, resolveModel } from "../../pipeline/handle-model-request.js";
+import { handleModelRequest } from "../../pipeline/handle-model-request.js";
 import { GatewayError, invalidRequest } from "../../errors/catalogue.js";
 
 export function registerGatewayRoutes(app: FastifyInstance, ctx: RouteContext): void {
@@ -24,14 +24,12 @@ export function registerGatewayRoutes(app: FastifyInstance, ctx: RouteContext): 
     app.post(path, { onRequest }, (request, reply) => handleModelRequest(services, format, request, reply));
   }
 
-  // Anthropic's token counter, which coding agents call before long requests: an estimate with
-  // the gateway's documented method (no upstream call, nothing billed).
-  app.post("/v1/messages/count_tokens", { onRequest }, async (request) => {
+  // Anthropic's token counter, which coding agents call before long requests: the upstream's own
+  // count where it has one, else the gateway's documented estimate; never billed.
+  app.post("/v1/messages/count_tokens", { onRequest }, async (request, reply) => {
     const body = request.body;
     if (!body || typeof body !== "object" || Array.isArray(body)) throw invalidRequest("body", "The request body must be a JSON object.");
-    const model = resolveModel(services, readModelField(body as Record<string, unknown>), "chat");
-    checkTier(request, model);
-    return { input_tokens: estimateMessagesPromptTokens(body as Record<string, unknown>) };
+    return countMessagesTokens(services, body as Record<string, unknown>, request, reply);
   });
 
   app.get<{ Params: { id: string } }>("/v1/responses/:id", { onRequest }, async (request) => {

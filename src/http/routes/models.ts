@@ -1,16 +1,69 @@
-// GET /v1/models (the key's tier only, OpenAI list shape) and GET /v1/catalog (public, cacheable).
+// GET /v1/models (the key's tier only) and GET /v1/catalog (public, cacheable). The model list
+// answers in Anthropic's shape to Anthropic-style callers (Claude Code's model discovery, the
+// Anthropic SDK), in OpenAI's to everyone else; docs/clients.md says how the two are told apart.
 import { createHash } from "node:crypto";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { RouteContext } from "../route-context.js";
 import type { GatewayConfig, ModelConfig } from "../../config/load.js";
 import { formatUsd, type Nano } from "../../core/money.js";
-import { GatewayError } from "../../errors/catalogue.js";
+import { GatewayError, invalidRequest } from "../../errors/catalogue.js";
 import { authenticate } from "../../pipeline/authenticate.js";
 
-const CREATED = Math.floor(Date.UTC(2025, 0, 1) / 1000);
+const CREATED_MS = Date.UTC(2025, 0, 1);
+const CREATED = Math.floor(CREATED_MS / 1000);
+const CREATED_AT = new Date(CREATED_MS).toISOString().replace(".000Z", "Z");
 
 function modelObject(model: ModelConfig) {
   return { id: model.id, object: "model", created: CREATED, owned_by: model.provider.name };
+}
+
+/** Anthropic's ModelInfo. The gateway has no display names of its own: the id is the name shown. */
+function anthropicModelObject(model: ModelConfig) {
+  return { type: "model", id: model.id, display_name: model.id, created_at: CREATED_AT };
+}
+
+/**
+ * Anthropic-style: the anthropic-version header (every Anthropic SDK and Claude Code send it) or
+ * the key in x-api-key (Anthropic's own header). A Bearer key without anthropic-version is OpenAI's.
+ */
+export function isAnthropicStyle(request: FastifyRequest): boolean {
+  return request.headers["anthropic-version"] !== undefined || request.headers["x-api-key"] !== undefined;
+}
+
+const DEFAULT_PAGE = 20;
+const MAX_PAGE = 1000;
+const MAX_ID_LENGTH = 256;
+
+function queryText(query: Record<string, unknown>, name: string): string | undefined {
+  const value = query[name];
+  if (value === undefined) return undefined;
+  if (typeof value !== "string" || value.length > MAX_ID_LENGTH) throw invalidRequest(name, `${name} must be a single value of at most ${MAX_ID_LENGTH} characters.`);
+  return value;
+}
+
+/** Anthropic's list page: `limit` (1..1000, default 20) after `after_id` or before `before_id`. */
+export function anthropicModelPage(models: readonly ModelConfig[], query: Record<string, unknown>) {
+  const limitText = queryText(query, "limit");
+  const limit = limitText === undefined ? DEFAULT_PAGE : /^\d{1,4}$/.test(limitText) ? Number(limitText) : NaN;
+  if (!(limit >= 1 && limit <= MAX_PAGE)) throw invalidRequest("limit", `limit must be an integer from 1 to ${MAX_PAGE}.`);
+  const afterId = queryText(query, "after_id");
+  const beforeId = queryText(query, "before_id");
+  if (afterId !== undefined && beforeId !== undefined) throw invalidRequest("before_id", "Give after_id or before_id, not both.");
+  const indexOf = (param: string, id: string) => {
+    const index = models.findIndex((m) => m.id === id);
+    if (index < 0) throw invalidRequest(param, `${param} names no model of this list.`);
+    return index;
+  };
+  let start = 0;
+  let end = models.length;
+  if (afterId !== undefined) start = indexOf("after_id", afterId) + 1;
+  if (beforeId !== undefined) end = indexOf("before_id", beforeId);
+  // A page before before_id is the one that ends right before it.
+  if (beforeId !== undefined) start = Math.max(0, end - limit);
+  else end = Math.min(models.length, start + limit);
+  const data = models.slice(start, end).map(anthropicModelObject);
+  const hasMore = beforeId !== undefined ? start > 0 : end < models.length;
+  return { data, has_more: hasMore, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null };
 }
 
 /** USD per token as an exact decimal string: nano-USD per million tokens is 1e-15 USD per token. */
@@ -50,16 +103,21 @@ function buildCatalog(config: GatewayConfig): { body: string; etag: string } {
 export function registerModelRoutes(app: FastifyInstance, ctx: RouteContext): void {
   const catalog = buildCatalog(ctx.config);
   const onRequest = async (request: FastifyRequest) => {
+    // Refusals (a missing key included) in the envelope the caller's SDK reads.
+    if (isAnthropicStyle(request)) request.errorShape = "anthropic";
     await authenticate(request, ctx.pipeline.authCache);
   };
   const visible = (request: FastifyRequest) => [...ctx.config.models.values()].filter((m) => m.tiers.includes(request.principal.account.tier));
 
-  app.get("/v1/models", { onRequest }, async (request) => ({ object: "list", data: visible(request).map(modelObject) }));
+  app.get("/v1/models", { onRequest }, async (request) => {
+    if (isAnthropicStyle(request)) return anthropicModelPage(visible(request), request.query as Record<string, unknown>);
+    return { object: "list", data: visible(request).map(modelObject) };
+  });
   app.get<{ Params: { id: string } }>("/v1/models/*", { onRequest }, async (request) => {
     const id = (request.params as Record<string, string>)["*"] ?? "";
     const model = visible(request).find((m) => m.id === id);
     if (!model) throw new GatewayError("not_found", `The model ${id} does not exist.`, { param: "model" });
-    return modelObject(model);
+    return isAnthropicStyle(request) ? anthropicModelObject(model) : modelObject(model);
   });
   app.get("/v1/catalog", async (request, reply) => {
     reply.header("etag", catalog.etag).header("cache-control", "public, max-age=300");

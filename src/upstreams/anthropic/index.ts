@@ -10,7 +10,8 @@ export const anthropicUpstream: UpstreamDescriptor = {
   authenticate: authenticateAnthropic,
   streamDecoder: sseDecoder,
   chatPlan: chatToAnthropic,
-  nativePlans: { messages: messagesToAnthropic },
+  // count_tokens: the client's body unchanged but for the model (Claude Code's gateway protocol).
+  nativePlans: { messages: messagesToAnthropic, countTokens: (body, model) => ({ path: "/v1/messages/count_tokens", body: { ...body, model: model.upstreamModel } }) },
   readUsage: (reported) => usageFromAnthropic(reported as Parameters<typeof usageFromAnthropic>[0]),
   media: {},
   capabilities: {
