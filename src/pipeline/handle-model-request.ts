@@ -29,15 +29,31 @@ export async function handleModelRequest(services: PipelineServices, format: Cli
   request.meter.provider = model.provider.name;
   checkTier(request, model);
   const planContext = { accountId: request.principal.account.id, requestId: request.id };
-  const plan = await format.plan(body, model, planContext);
+  // Planned first for the body as sent (its validation errors come before admission); planned again
+  // when clamping lowered the output limit (metered-call.ts), from the body with the lowered limit.
+  let plan = await format.plan(body, model, planContext);
   if (plan.warnings.length > 0) reply.header("x-gateway-warnings", plan.warnings.join("; ").slice(0, 2000));
 
   const provider = model.provider;
   const upstream = upstreamOf(provider);
-  const upstreamBody = JSON.stringify(plan.body);
   const cancellation = cancelOnClientClose(reply);
   // A routing group plans each deployment it attempts (its provider decides the upstream API).
   const deploymentPlans = model.group ? new Map<ModelConfig, UpstreamPlan>() : null;
+  const requestFor = (sent: Record<string, unknown>, sentPlan: UpstreamPlan) => {
+    const upstreamBody = JSON.stringify(sentPlan.body);
+    return {
+      build: (key: string) => signedRequest(upstream.authenticate, provider, "POST", sentPlan.path, key, upstreamBody, request.headers),
+      planFor: deploymentPlans
+        ? async (deployment: ModelConfig) => {
+            const deploymentPlan = await format.plan(sent, deployment, planContext);
+            deploymentPlans.set(deployment, deploymentPlan);
+            const deploymentBody = JSON.stringify(deploymentPlan.body);
+            const { authenticate } = upstreamOf(deployment.provider);
+            return (key: string) => signedRequest(authenticate, deployment.provider, "POST", deploymentPlan.path, key, deploymentBody, request.headers);
+          }
+        : undefined,
+    };
+  };
   const call = await openMeteredCall(services, {
     admission: {
       requestId: request.id,
@@ -48,19 +64,19 @@ export async function handleModelRequest(services: PipelineServices, format: Cli
       projectedInputTokens: info.promptTokens,
       projectedOutputTokens: info.maxOutputTokens ?? model.defaultOutputTokens,
     },
-    build: (key) => signedRequest(upstream.authenticate, provider, "POST", plan.path, key, upstreamBody, request.headers),
+    ...requestFor(body, plan),
     awaitFirstChunk: plan.stream,
     signal: cancellation,
     onAttempt: countAttempts(request, reply),
-    planFor: deploymentPlans
-      ? async (deployment) => {
-          const deploymentPlan = await format.plan(body, deployment, planContext);
-          deploymentPlans.set(deployment, deploymentPlan);
-          const deploymentBody = JSON.stringify(deploymentPlan.body);
-          const { authenticate } = upstreamOf(deployment.provider);
-          return (key) => signedRequest(authenticate, deployment.provider, "POST", deploymentPlan.path, key, deploymentBody, request.headers);
-        }
-      : undefined,
+    clamp: {
+      minOutputTokens: services.config.billing.clampMinOutputTokens,
+      limitOutput: async (outputTokens) => {
+        const limited = format.limitOutput(body, outputTokens);
+        if (!deploymentPlans) plan = await format.plan(limited, model, planContext);
+        reply.header("x-gateway-max-tokens-clamped", String(outputTokens));
+        return requestFor(limited, plan);
+      },
+    },
   });
   if (call === null) return; // the client went away: nothing held, nobody to answer
   const servingPlan = deploymentPlans ? deploymentPlans.get(call.hold.model) : plan;
