@@ -15,6 +15,7 @@ import { upstreamOf } from "../upstreams/registry.js";
 import type { ClientFormat } from "./client-format.js";
 import { checkOutputTokenLimits } from "./formats/fields.js";
 import { cancelOnClientClose, countAttempts, openMeteredCall, type MeteredCall } from "./metered-call.js";
+import { stopAtOutputLimit } from "./output-limit.js";
 import type { ClientRequestInfo, UpstreamPlan } from "./plan.js";
 import { encodeFrames, pumpStream, scrubToJson } from "./relay.js";
 import { scrubHeaders } from "./scrub.js";
@@ -167,7 +168,10 @@ async function relayBuffered(request: FastifyRequest, reply: FastifyReply, input
 
 async function relayStream(services: PipelineServices, request: FastifyRequest, reply: FastifyReply, input: RelayInput & { signal: Cancellation }): Promise<void> {
   const { plan, info, call, signal } = input;
-  const translator = plan.streamTranslator();
+  const planned = plan.streamTranslator();
+  // A clamped stream from an upstream that may overshoot its limit is cut at the limit by the gateway.
+  const limited = call.clampedOutputTokens !== null && !upstreamOf(call.hold.model.provider).capabilities.honorsOutputLimit ? stopAtOutputLimit(planned, call.clampedOutputTokens) : null;
+  const translator = limited ?? planned;
   reply.hijack();
   const raw = reply.raw;
   // The head goes out with the first scrubbed frame: until then a failure is still a proper error.
@@ -191,6 +195,7 @@ async function relayStream(services: PipelineServices, request: FastifyRequest, 
     scrubber,
     signal,
     open,
+    ...(limited && { limitReached: () => limited.reached() }),
   });
   if (outcome.end === "upstream_failed" && !raw.headersSent) {
     // Nothing reached the client: no charge, and an ordinary error response in the route's shape.
@@ -216,13 +221,13 @@ async function relayStream(services: PipelineServices, request: FastifyRequest, 
   if (outcome.end !== "client_aborted" && !raw.destroyed) {
     let closing: string;
     try {
-      const frames =
-        outcome.end === "completed"
-          ? translator.end()
-          : outcome.failure === "internal_error"
-            ? translator.fail("internal_error", "Internal error.")
-            : translator.fail("provider_error", "The upstream stream failed.");
-      if (outcome.end === "completed") await plan.complete?.();
+      const ended = outcome.end === "completed" || outcome.end === "limit_reached";
+      const frames = ended
+        ? translator.end()
+        : outcome.failure === "internal_error"
+          ? translator.fail("internal_error", "Internal error.")
+          : translator.fail("provider_error", "The upstream stream failed.");
+      if (ended) await plan.complete?.();
       closing = encodeFrames(frames, scrubber);
     } catch (error) {
       // Even the closing frames could not be scrubbed: end the stream without them.

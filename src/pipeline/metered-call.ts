@@ -93,6 +93,8 @@ export async function openMeteredCall(services: MeteringServices, request: Meter
   const { admission } = request;
   const group = admission.model.group;
   let { hold, clampedOutputTokens } = await admit(services, request);
+  // Never charged beyond what was held for the lowered limit, whatever the upstream then reports.
+  if (clampedOutputTokens !== null) hold = { ...hold, chargeCap: hold.amount };
   let forwarded: MeteredRequest = request;
   let upstream: Forwarded;
   try {

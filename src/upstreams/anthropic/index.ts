@@ -19,6 +19,7 @@ export const anthropicUpstream: UpstreamDescriptor = {
     apis: [],
     defaultApis: [],
     chatReasoningEffort: false,
+    honorsOutputLimit: true,
     providerSettings: [],
   },
 };
