@@ -88,7 +88,8 @@ export class AccountsStore {
             monthly_budget_nano: input.monthlyBudget ?? null,
             monthly_token_budget: input.monthlyTokenBudget == null ? null : BigInt(input.monthlyTokenBudget),
             default_model: input.defaultModel ?? null,
-            clamp_output: input.clampOutput === false ? 0n : 1n,
+            // Only when turned off: on is the column's default (and a database migrated only part way has no such column).
+            ...(input.clampOutput === false && { clamp_output: 0n }),
             created_at: now,
             updated_at: now,
           })

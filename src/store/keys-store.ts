@@ -116,7 +116,8 @@ export class KeysStore {
           tokens_used: 0n,
           held_nano: 0n,
           held_tokens: 0n,
-          clamp_output: input.clampOutput === false ? 0n : 1n,
+          // Only when turned off: on is the column's default (and a database migrated only part way has no such column).
+          ...(input.clampOutput === false && { clamp_output: 0n }),
           created_at: now,
           updated_at: now,
           revoked_at: null,
@@ -185,17 +186,23 @@ export class KeysStore {
 
   /** Turns output clamping on or off for one key (docs/billing.md, "Clamping"); a revoked key keeps its setting. */
   async setClampOutput(id: string, clampOutput: boolean): Promise<ApiKey> {
-    const row = await this.db
-      .updateTable("keys")
-      .set({ clamp_output: clampOutput ? 1n : 0n, updated_at: nowMs() })
-      .where("id", "=", id)
-      .where("status", "!=", "revoked")
-      .returningAll()
-      .executeTakeFirst();
-    if (row) return toApiKey(row);
-    const current = await this.get(id);
-    if (!current) throw new GatewayError("not_found", `no key ${id}`);
-    throw new GatewayError("invalid_state", "a revoked key's settings cannot be changed");
+    return this.db.transaction().execute(async (trx) => {
+      const row = await trx
+        .updateTable("keys")
+        .set({ clamp_output: clampOutput ? 1n : 0n, updated_at: nowMs() })
+        .where("id", "=", id)
+        .where("status", "!=", "revoked")
+        .returningAll()
+        .executeTakeFirst();
+      if (!row) {
+        const exists = await trx.selectFrom("keys").select("id").where("id", "=", id).executeTakeFirst();
+        if (!exists) throw new GatewayError("not_found", `no key ${id}`);
+        throw new GatewayError("invalid_state", "a revoked key's settings cannot be changed");
+      }
+      // Cached copies in other processes show the setting (GET /v1/me); admission reads the row itself.
+      await recordAuthChange(trx, { keyHash: row.hash });
+      return toApiKey(row);
+    });
   }
 
   /**
