@@ -10,41 +10,13 @@ import { estimateTextTokens } from "../../src/billing/estimate-tokens.js";
 import { parseUsd } from "../../src/core/money.js";
 import { estimateMessagesPromptTokens } from "../../src/pipeline/formats/messages-format.js";
 import { DATABASE_KINDS } from "../support/databases.js";
+import { BIG_MODELS, MIN_OUTPUT_TOKENS } from "../support/clamping-models.js";
 import { mockConfig, startGateway, type TestGateway } from "../support/gateway.js";
 import { json, startMockUpstream, type MockUpstream, type RecordedRequest } from "../support/mock-upstream.js";
 
 // Both $3 input and $15 output per million tokens: in nano-USD per token, 3,000 and 15,000.
 const INPUT_NANO_PER_TOKEN = 3_000n;
 const OUTPUT_NANO_PER_TOKEN = 15_000n;
-const MIN_OUTPUT_TOKENS = 100;
-
-export const BIG_MODELS = `
-  - id: big-gpt
-    kind: chat
-    provider: mockai
-    upstream_model: upstream-big
-    max_output_tokens: 64000
-    default_output_tokens: 32000
-    pricing: { input_per_mtok: "3.00", output_per_mtok: "15.00" }
-  - id: big-claude
-    kind: chat
-    provider: mockanthropic
-    upstream_model: claude-big
-    max_output_tokens: 64000
-    default_output_tokens: 32000
-    pricing: { input_per_mtok: "3.00", output_per_mtok: "15.00" }
-  - id: big-routed
-    kind: chat
-    max_output_tokens: 64000
-    default_output_tokens: 32000
-    pricing: { input_per_mtok: "3.00", output_per_mtok: "15.00" }
-    deployments:
-      - { name: cheap, provider: mockai, upstream_model: up-cheap }
-      - { name: dear, provider: mockai, upstream_model: up-dear, pricing: { input_per_mtok: "3.00", output_per_mtok: "30.00" } }
-billing:
-  clamp:
-    min_output_tokens: ${MIN_OUTPUT_TOKENS}
-`;
 
 /** The output tokens `room` nano-USD covers after a prompt of `promptTokens`, by hand: floor((room - input cost) / output price). */
 function coveredByHand(room: bigint, promptTokens: number, outputNanoPerToken = OUTPUT_NANO_PER_TOKEN): number {
