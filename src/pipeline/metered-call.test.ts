@@ -227,7 +227,7 @@ describe("openMeteredCall with clamping", () => {
     minOutputTokens,
     limitOutput: async (outputTokens: number) => {
       limited.push(outputTokens);
-      return {};
+      return { build: metered().build };
     },
   });
 
