@@ -283,7 +283,7 @@ for (const kind of DATABASE_KINDS) {
         expect(data.choices[0]!.finish_reason).toBe("length");
         return Number(response.headers.get("x-gateway-max-tokens-clamped"));
       };
-      const cases: Array<{ name: string; options: Parameters<TestGateway["createAccount"]>[0]; expected: number }> = [
+      const cases: Array<{ name: string; options: NonNullable<Parameters<TestGateway["createAccount"]>[0]>; expected: number }> = [
         { name: "key budget cap", options: { budgetCap: "0.02" }, expected: coveredByHand(parseUsd("0.02")!, HI_PROMPT_TOKENS) },
         { name: "key token cap", options: { tokenCap: 1_000 }, expected: 1_000 - HI_PROMPT_TOKENS },
         { name: "monthly budget", options: { monthlyBudget: "0.03" }, expected: coveredByHand(parseUsd("0.03")!, HI_PROMPT_TOKENS) },
