@@ -62,7 +62,9 @@ const ACCOUNT_ROW = new Statement<AccountRow>(
   `select status, balance_nano, held_nano, held_tokens, monthly_budget_nano, monthly_token_budget, clamp_output from accounts where id = ?`,
 );
 
-const KEY_ROW = new Statement<KeyRow>(`select account_id, status, budget_cap_nano, spent_nano, held_nano, token_cap, tokens_used, held_tokens, clamp_output from keys where id = ?`);
+const KEY_ROW = new Statement<KeyRow>(
+  `select account_id, status, budget_cap_nano, spent_nano, held_nano, token_cap, tokens_used, held_tokens, clamp_output from keys where id = ?`,
+);
 
 /** The hold, or the refusal (returned, not thrown) with nothing changed. */
 export function reserveSqlite(exec: SqlExec, r: Reservation): Hold | GatewayError {

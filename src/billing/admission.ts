@@ -78,7 +78,12 @@ export interface Headroom {
 }
 
 /** The refusals a lower output projection may turn into an admission. */
-export const CLAMPABLE_REFUSALS: ReadonlySet<RefusalCode> = new Set<RefusalCode>(["monthly_budget_exceeded", "insufficient_balance", "key_budget_exceeded", "key_token_cap_exceeded"]);
+export const CLAMPABLE_REFUSALS: ReadonlySet<RefusalCode> = new Set<RefusalCode>([
+  "monthly_budget_exceeded",
+  "insufficient_balance",
+  "key_budget_exceeded",
+  "key_token_cap_exceeded",
+]);
 
 /** A refusal by a money or token limit, with the headroom of every limit when clamping is allowed. */
 export class LimitRefusal extends GatewayError {

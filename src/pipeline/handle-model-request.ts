@@ -170,7 +170,8 @@ async function relayStream(services: PipelineServices, request: FastifyRequest, 
   const { plan, info, call, signal } = input;
   const planned = plan.streamTranslator();
   // A clamped stream from an upstream that may overshoot its limit is cut at the limit by the gateway.
-  const limited = call.clampedOutputTokens !== null && !upstreamOf(call.hold.model.provider).capabilities.honorsOutputLimit ? stopAtOutputLimit(planned, call.clampedOutputTokens) : null;
+  const limited =
+    call.clampedOutputTokens !== null && !upstreamOf(call.hold.model.provider).capabilities.honorsOutputLimit ? stopAtOutputLimit(planned, call.clampedOutputTokens) : null;
   const translator = limited ?? planned;
   reply.hijack();
   const raw = reply.raw;

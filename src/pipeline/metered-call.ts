@@ -92,9 +92,9 @@ export class MeteredCall {
 export async function openMeteredCall(services: MeteringServices, request: MeteredRequest): Promise<MeteredCall | null> {
   const { admission } = request;
   const group = admission.model.group;
-  let { hold, clampedOutputTokens } = await admit(services, request);
+  const { hold: admitted, clampedOutputTokens } = await admit(services, request);
   // Never charged beyond what was held for the lowered limit, whatever the upstream then reports.
-  if (clampedOutputTokens !== null) hold = { ...hold, chargeCap: hold.amount };
+  let hold = clampedOutputTokens === null ? admitted : { ...admitted, chargeCap: admitted.amount };
   let forwarded: MeteredRequest = request;
   let upstream: Forwarded;
   try {

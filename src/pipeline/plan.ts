@@ -29,7 +29,7 @@ export interface StreamTranslator {
    * honour (docs/billing.md, "Clamping"): the format's length stop and what closes the stream.
    * Absent: this plan's upstream honours the limit itself.
    */
-  stopAtLimit?(): ClientFrame[];
+  stopAtLimit?: () => ClientFrame[];
   /** Something failed after the client's stream started: the format's in-band error. */
   fail(type: string, message: string): ClientFrame[];
   /** Usage as the upstream reported it, or null when it did not (yet). */

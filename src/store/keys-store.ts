@@ -88,7 +88,9 @@ export class KeysStore {
   constructor(private readonly db: Kysely<Database>) {}
 
   /** Mints a key; the raw value is returned only here. */
-  async create(input: { accountId: string; name?: string; workspaceId?: string | null; actorAccountId?: string | null; clampOutput?: boolean } & KeyCaps): Promise<{ key: ApiKey; raw: string }> {
+  async create(
+    input: { accountId: string; name?: string; workspaceId?: string | null; actorAccountId?: string | null; clampOutput?: boolean } & KeyCaps,
+  ): Promise<{ key: ApiKey; raw: string }> {
     const minted = mintApiKey();
     const now = nowMs();
     const key = await this.db.transaction().execute(async (trx) => {

@@ -24,7 +24,11 @@ export function keyJson(k: ApiKey) {
 export async function keysCommand(sub: string | undefined, args: string[], io: CliIo, store: Store): Promise<void> {
   switch (sub) {
     case "create": {
-      const { values, json } = parseCommand(args, { account: { type: "string" }, name: { type: "string" }, "budget-cap": { type: "string" }, "token-cap": { type: "string" }, clamping: { type: "string" } }, []);
+      const { values, json } = parseCommand(
+        args,
+        { account: { type: "string" }, name: { type: "string" }, "budget-cap": { type: "string" }, "token-cap": { type: "string" }, clamping: { type: "string" } },
+        [],
+      );
       const { key, raw } = await store.keys.create({
         accountId: requireOption(values, "account"),
         name: typeof values.name === "string" ? values.name : "",

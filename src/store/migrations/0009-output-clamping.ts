@@ -11,7 +11,12 @@ export async function up(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
   for (const table of ["accounts", "keys"]) {
     await db.schema
       .alterTable(table)
-      .addColumn("clamp_output", "bigint", (c) => c.notNull().defaultTo(1).check(sql`clamp_output in (0, 1)`))
+      .addColumn("clamp_output", "bigint", (c) =>
+        c
+          .notNull()
+          .defaultTo(1)
+          .check(sql`clamp_output in (0, 1)`),
+      )
       .execute();
   }
   if (dialect === "postgres") await sql.raw(GW_BATCH).execute(db);
