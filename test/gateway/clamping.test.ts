@@ -102,6 +102,21 @@ function messagesHonouringLimit(words: number) {
   };
 }
 
+/** An OpenAI-compatible upstream that ignores max_tokens: 3,000 chunks of "word " (1.25 tokens each, estimated). */
+async function overshootingStream(req: RecordedRequest, res: ServerResponse): Promise<void> {
+  res.writeHead(200, { "content-type": "text/event-stream" });
+  const base = { id: "chatcmpl-over", object: "chat.completion.chunk", created: 1_700_000_000, model: "upstream-big" };
+  for (let i = 0; i < 3_000 && !res.destroyed; i++) {
+    res.write(`data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta: { content: "word " }, finish_reason: null }] })}\n\n`);
+    if (i % 50 === 0) await new Promise((resolve) => setImmediate(resolve));
+  }
+  if (res.destroyed) return;
+  res.write(`data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta: {}, finish_reason: "stop" }] })}\n\n`);
+  if (req.body.stream_options?.include_usage)
+    res.write(`data: ${JSON.stringify({ ...base, choices: [], usage: { prompt_tokens: 5, completion_tokens: 3000, total_tokens: 3005 } })}\n\n`);
+  res.end("data: [DONE]\n\n");
+}
+
 for (const kind of DATABASE_KINDS) {
   describe(`clamping on ${kind}`, () => {
     let mock: MockUpstream;
@@ -317,20 +332,7 @@ for (const kind of DATABASE_KINDS) {
     });
 
     it("stops relaying a clamped stream at the limit when the upstream overshoots it, and charges no more than the hold", async () => {
-      // An OpenAI-compatible upstream that ignores max_tokens: 3,000 chunks of "word " (1.25 tokens each, estimated).
-      mock.handler = async (req, res) => {
-        res.writeHead(200, { "content-type": "text/event-stream" });
-        const base = { id: "chatcmpl-over", object: "chat.completion.chunk", created: 1_700_000_000, model: "upstream-big" };
-        for (let i = 0; i < 3_000 && !res.destroyed; i++) {
-          res.write(`data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta: { content: "word " }, finish_reason: null }] })}\n\n`);
-          if (i % 50 === 0) await new Promise((resolve) => setImmediate(resolve));
-        }
-        if (res.destroyed) return;
-        res.write(`data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta: {}, finish_reason: "stop" }] })}\n\n`);
-        if (req.body.stream_options?.include_usage)
-          res.write(`data: ${JSON.stringify({ ...base, choices: [], usage: { prompt_tokens: 5, completion_tokens: 3000, total_tokens: 3005 } })}\n\n`);
-        res.end("data: [DONE]\n\n");
-      };
+      mock.handler = overshootingStream;
       const start = costByHand(HI_PROMPT_TOKENS, 300);
       const user = await accountHolding("0");
       await gateway.app.ctx.store.accounts.adjustBalance(user.account.id, start);
@@ -363,6 +365,40 @@ for (const kind of DATABASE_KINDS) {
         .executeTakeFirstOrThrow();
       expect(BigInt(row.cost_nano) <= start).toBe(true);
       expect(Number(row.output_tokens)).toBeLessThan(300 + 2);
+    });
+
+    it("stops an overshooting upstream at the limit for Messages and Responses clients too (SDK streams)", async () => {
+      mock.handler = overshootingStream;
+      const messagesBody = { max_tokens: 32_000, messages: [{ role: "user" as const, content: "Hi" }] };
+      const messagesUser = await accountHolding("0");
+      const messagesStart = costByHand(estimateMessagesPromptTokens(messagesBody), 300);
+      await gateway.app.ctx.store.accounts.adjustBalance(messagesUser.account.id, messagesStart);
+      const { data: messages, response: messagesResponse } = await messagesUser.anthropic.messages.create({ model: "big-gpt", ...messagesBody, stream: true }).withResponse();
+      let text = "";
+      let stop: string | null = null;
+      const types: string[] = [];
+      for await (const event of messages) {
+        types.push(event.type);
+        if (event.type === "content_block_delta" && event.delta.type === "text_delta") text += event.delta.text;
+        if (event.type === "message_delta") stop = event.delta.stop_reason;
+      }
+      expect(messagesResponse.headers.get("x-gateway-max-tokens-clamped")).toBe("300");
+      expect(stop).toBe("max_tokens");
+      expect(types.at(-1)).toBe("message_stop");
+      expect(estimateTextTokens(text)).toBeLessThan(300 + 2);
+      expect((await messagesUser.balance()).balance >= 0n).toBe(true);
+
+      const responsesUser = await accountHolding("0");
+      const responsesStart = costByHand(estimateTextTokens(JSON.stringify(["", "Hi", []])), 300);
+      await gateway.app.ctx.store.accounts.adjustBalance(responsesUser.account.id, responsesStart);
+      const { data: responses, response: responsesResponse } = await responsesUser.openai.responses
+        .create({ model: "big-gpt", input: "Hi", max_output_tokens: 32_000, stream: true, store: false })
+        .withResponse();
+      let final: { status?: string; incomplete_details?: unknown } | undefined;
+      for await (const event of responses) if (event.type === "response.incomplete") final = event.response;
+      expect(responsesResponse.headers.get("x-gateway-max-tokens-clamped")).toBe("300");
+      expect(final).toMatchObject({ status: "incomplete", incomplete_details: { reason: "max_output_tokens" } });
+      expect((await responsesUser.balance()).balance >= 0n).toBe(true);
     });
 
     it("charges a buffered answer over the clamped limit no more than the hold", async () => {
