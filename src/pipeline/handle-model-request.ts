@@ -74,12 +74,13 @@ export async function handleModelRequest(services: PipelineServices, format: Cli
       limitOutput: async (outputTokens) => {
         const limited = format.limitOutput(body, outputTokens);
         if (!deploymentPlans) plan = await format.plan(limited, model, planContext);
-        reply.header("x-gateway-max-tokens-clamped", String(outputTokens));
         return requestFor(limited, plan);
       },
     },
   });
   if (call === null) return; // the client went away: nothing held, nobody to answer
+  // Only an answer served with the lowered limit says so; a refusal or a failed upstream does not.
+  if (call.clampedOutputTokens !== null) reply.header("x-gateway-max-tokens-clamped", String(call.clampedOutputTokens));
   const servingPlan = deploymentPlans ? deploymentPlans.get(call.hold.model) : plan;
   if (!servingPlan) {
     await call.release();

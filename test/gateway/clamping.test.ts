@@ -401,6 +401,21 @@ for (const kind of DATABASE_KINDS) {
       expect((await responsesUser.balance()).balance >= 0n).toBe(true);
     });
 
+    it("a clamped request the upstream fails: 502 without the header, nothing charged, nothing held", async () => {
+      mock.handler = (_req, res) => json(res, 500, { error: { message: "boom" } });
+      const user = await accountHolding("0.05");
+      const response = await fetch(`${gateway.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${user.raw}`, "content-type": "application/json" },
+        body: JSON.stringify({ model: "big-gpt", max_tokens: 32_000, messages: [{ role: "user", content: "Hi" }] }),
+      });
+      expect(response.status).toBe(502);
+      expect(response.headers.get("x-gateway-max-tokens-clamped")).toBeNull();
+      expect(mock.requests.at(-1)!.body.max_tokens).toBe(coveredByHand(parseUsd("0.05")!, HI_PROMPT_TOKENS));
+      const after = await user.balance();
+      expect([after.balance, after.held]).toEqual([parseUsd("0.05")!, 0n]);
+    });
+
     it("charges a buffered answer over the clamped limit no more than the hold", async () => {
       // Ignores max_tokens and reports 5,000 output tokens.
       mock.handler = (_req, res) =>
