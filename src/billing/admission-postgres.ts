@@ -3,8 +3,8 @@
 // account row then the key row (FOR UPDATE, the lock order of admission.ts), checks in the documented
 // order and writes the reservation and the holds row only when every check passed; a refusal writes
 // nothing. It answers 'ok' or a refusal code, which becomes the same GatewayError as on SQLite
-// (refusalError in admission.ts).
-import { holdOf, isRefusalCode, refusalError, type Reservation } from "./admission.js";
+// (refusalError in admission.ts), with the headroom gw_batch read under its locks.
+import { holdOf, isRefusalCode, refusalError, type Headroom, type Reservation } from "./admission.js";
 import type { PostgresBatcher } from "./postgres-batcher.js";
 import type { Hold } from "./types.js";
 
@@ -19,7 +19,22 @@ export async function reservePostgres(batcher: PostgresBatcher, r: Reservation):
   const { outcome, detail } = row;
   if (outcome === "ok") return holdOf(r);
   if (typeof outcome === "string" && isRefusalCode(outcome)) {
-    throw refusalError({ code: outcome, detail: typeof detail === "string" ? detail : null }, month, amount);
+    throw refusalError({ code: outcome, detail: typeof detail === "string" ? detail : null, headroom: headroomOf(row.headroom) }, month, amount);
   }
   throw new Error(`gw_admit answered ${JSON.stringify(outcome)}`);
+}
+
+/** gw_batch's headroom object (every figure as decimal text, null: no such limit) as a Headroom. */
+function headroomOf(value: unknown): Headroom | null {
+  if (value === null || typeof value !== "object") return null;
+  const figures = value as Record<string, unknown>;
+  const figure = (name: string): bigint | null => {
+    const text = figures[name];
+    if (text === null || text === undefined) return null;
+    if (typeof text !== "string" || !/^-?\d+$/.test(text)) throw new Error(`gw_admit answered a headroom ${name} of ${JSON.stringify(text)}`);
+    return BigInt(text);
+  };
+  const balance = figure("balance");
+  if (balance === null) throw new Error("gw_admit answered a headroom without the balance");
+  return { balance, monthCost: figure("month_cost"), monthTokens: figure("month_tokens"), keyCost: figure("key_cost"), keyTokens: figure("key_tokens") };
 }

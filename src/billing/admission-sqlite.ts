@@ -6,7 +6,7 @@
 // write lock from BEGIN IMMEDIATE to COMMIT, so nobody can observe the reservation in between.
 import type { Nano } from "../core/money.js";
 import type { GatewayError } from "../errors/catalogue.js";
-import { holdOf, refusalError, type Refusal, type Reservation } from "./admission.js";
+import { CLAMPABLE_REFUSALS, holdOf, refusalError, type Headroom, type Refusal, type Reservation } from "./admission.js";
 import { Statement, type SqlExec } from "./sqlite-writer.js";
 import type { AdmissionRequest, Hold } from "./types.js";
 
@@ -20,6 +20,7 @@ interface AccountReserved {
 interface AccountRow extends AccountReserved {
   status: string;
   balance_nano: bigint;
+  clamp_output: bigint;
 }
 
 interface KeyRow {
@@ -31,6 +32,7 @@ interface KeyRow {
   token_cap: bigint | null;
   tokens_used: bigint;
   held_tokens: bigint;
+  clamp_output: bigint;
 }
 
 // Parameters: amount, tokens, account id, amount.
@@ -56,9 +58,13 @@ const INSERT_HOLD = new Statement<never>(`
   insert into holds (id, account_id, key_id, request_id, amount_nano, tokens, created_at, expires_at)
   values (?, ?, ?, ?, ?, ?, ?, ?)`);
 
-const ACCOUNT_ROW = new Statement<AccountRow>(`select status, balance_nano, held_nano, held_tokens, monthly_budget_nano, monthly_token_budget from accounts where id = ?`);
+const ACCOUNT_ROW = new Statement<AccountRow>(
+  `select status, balance_nano, held_nano, held_tokens, monthly_budget_nano, monthly_token_budget, clamp_output from accounts where id = ?`,
+);
 
-const KEY_ROW = new Statement<KeyRow>(`select account_id, status, budget_cap_nano, spent_nano, held_nano, token_cap, tokens_used, held_tokens from keys where id = ?`);
+const KEY_ROW = new Statement<KeyRow>(
+  `select account_id, status, budget_cap_nano, spent_nano, held_nano, token_cap, tokens_used, held_tokens, clamp_output from keys where id = ?`,
+);
 
 /** The hold, or the refusal (returned, not thrown) with nothing changed. */
 export function reserveSqlite(exec: SqlExec, r: Reservation): Hold | GatewayError {
@@ -66,7 +72,7 @@ export function reserveSqlite(exec: SqlExec, r: Reservation): Hold | GatewayErro
   const tokens = BigInt(r.tokens);
 
   const account = RESERVE_ACCOUNT.first(exec, [amount, tokens, request.accountId, amount]);
-  if (!account) return refusalError(diagnoseAccount(exec, request.accountId, amount, tokens, month), month, amount);
+  if (!account) return refuse(exec, request, month, amount, diagnoseAccount(exec, request.accountId, amount, tokens, month));
 
   if (account.monthly_budget_nano !== null || account.monthly_token_budget !== null) {
     const used = monthUsage(exec, request.accountId, month);
@@ -75,18 +81,41 @@ export function reserveSqlite(exec: SqlExec, r: Reservation): Hold | GatewayErro
     const overTokens = account.monthly_token_budget !== null && used.tokens + account.held_tokens > account.monthly_token_budget;
     if (overUsd || overTokens) {
       UNRESERVE_ACCOUNT.changes(exec, [amount, tokens, request.accountId]);
-      return refusalError({ code: "monthly_budget_exceeded" }, month, amount);
+      return refuse(exec, request, month, amount, { code: "monthly_budget_exceeded" });
     }
   }
 
   const key = RESERVE_KEY.first(exec, [amount, tokens, request.keyId, request.accountId, amount, tokens]);
   if (!key) {
     UNRESERVE_ACCOUNT.changes(exec, [amount, tokens, request.accountId]);
-    return refusalError(diagnoseKey(exec, request, amount, tokens), month, amount);
+    return refuse(exec, request, month, amount, diagnoseKey(exec, request, amount, tokens));
   }
 
   INSERT_HOLD.changes(exec, [r.holdId, request.accountId, request.keyId, request.requestId, amount, tokens, BigInt(r.now), BigInt(r.now + r.ttlMs)]);
   return holdOf(r);
+}
+
+/** The refusal as an error; a clampable one carries the headroom, read in the same transaction after the reservation was taken back. */
+function refuse(exec: SqlExec, request: AdmissionRequest, month: string, amount: Nano, refusal: Refusal): GatewayError {
+  const headroom = CLAMPABLE_REFUSALS.has(refusal.code) ? headroomOf(exec, request, month) : null;
+  return refusalError({ ...refusal, headroom }, month, amount);
+}
+
+/** Every limit's headroom, or null when the account or key does not allow clamping (or cannot be served at all). */
+function headroomOf(exec: SqlExec, request: AdmissionRequest, month: string): Headroom | null {
+  const account = ACCOUNT_ROW.first(exec, [request.accountId]);
+  const key = KEY_ROW.first(exec, [request.keyId]);
+  if (!account || account.status !== "active" || account.clamp_output !== 1n) return null;
+  if (!key || key.account_id !== request.accountId || key.status !== "enabled" || key.clamp_output !== 1n) return null;
+  const budgets = account.monthly_budget_nano !== null || account.monthly_token_budget !== null;
+  const used = budgets ? monthUsage(exec, request.accountId, month) : { cost: 0n, tokens: 0n };
+  return {
+    balance: account.balance_nano - account.held_nano,
+    monthCost: account.monthly_budget_nano === null ? null : account.monthly_budget_nano - used.cost - account.held_nano,
+    monthTokens: account.monthly_token_budget === null ? null : account.monthly_token_budget - used.tokens - account.held_tokens,
+    keyCost: key.budget_cap_nano === null ? null : key.budget_cap_nano - key.spent_nano - key.held_nano,
+    keyTokens: key.token_cap === null ? null : key.token_cap - key.tokens_used - key.held_tokens,
+  };
 }
 
 function monthUsage(exec: SqlExec, accountId: string, month: string): { cost: bigint; tokens: bigint } {

@@ -27,6 +27,12 @@
 //   account row then the key row with SELECT ... FOR UPDATE, checks in the order above and writes only
 //   when every check passed: one round trip, the row locks held for one function call.
 // Both produce a Refusal (code + detail) that refusalError() below turns into the GatewayError.
+//
+// Clamping (clamping.ts, docs/billing.md): a refusal by one of the four money or token limits
+// (monthly budget, balance, key budget cap, key token cap) also carries the Headroom of every limit,
+// read under the same locks, when the account and the key allow clamping (clamp_output, migration
+// 0009). The caller may then admit again with a lower output projection; that admission is checked
+// atomically like every other, so the headroom is only a hint and never a promise.
 import { formatUsd, type Nano } from "../core/money.js";
 import { GatewayError } from "../errors/catalogue.js";
 import type { AdmissionRequest, Hold } from "./types.js";
@@ -50,6 +56,43 @@ export interface Refusal {
   code: RefusalCode;
   /** account_suspended: the account status; insufficient_balance: balance - held in nano-USD. */
   detail?: string | bigint | null;
+  /** What each limit still allows; only on a refusal by a money or token limit, and only when clamping is allowed. */
+  headroom?: Headroom | null;
+}
+
+/**
+ * What each limit of an admission still allows at the moment it refused, with what is held already
+ * deducted (negative when a limit is overdrawn by holds); null: the account or key has no such limit.
+ */
+export interface Headroom {
+  /** balance - held, nano-USD. */
+  balance: Nano;
+  /** monthly budget - (month's settled cost + held), nano-USD. */
+  monthCost: Nano | null;
+  /** monthly token budget - (month's settled tokens + held tokens). */
+  monthTokens: bigint | null;
+  /** key budget cap - (spent + held), nano-USD. */
+  keyCost: Nano | null;
+  /** key token cap - (tokens used + held tokens). */
+  keyTokens: bigint | null;
+}
+
+/** The refusals a lower output projection may turn into an admission. */
+export const CLAMPABLE_REFUSALS: ReadonlySet<RefusalCode> = new Set<RefusalCode>([
+  "monthly_budget_exceeded",
+  "insufficient_balance",
+  "key_budget_exceeded",
+  "key_token_cap_exceeded",
+]);
+
+/** A refusal by a money or token limit, with the headroom of every limit when clamping is allowed. */
+export class LimitRefusal extends GatewayError {
+  constructor(
+    base: GatewayError,
+    readonly headroom: Headroom | null,
+  ) {
+    super(base.type, base.message, base.details);
+  }
 }
 
 const REFUSAL_CODES: ReadonlySet<string> = new Set<RefusalCode>([
@@ -66,8 +109,13 @@ export function isRefusalCode(value: string): value is RefusalCode {
   return REFUSAL_CODES.has(value);
 }
 
-/** The GatewayError (type, message, details.code) a refusal surfaces as. */
+/** The GatewayError (type, message, details.code) a refusal surfaces as; a LimitRefusal for the clampable ones. */
 export function refusalError(refusal: Refusal, month: string, amount: Nano): GatewayError {
+  const error = baseRefusalError(refusal, month, amount);
+  return CLAMPABLE_REFUSALS.has(refusal.code) ? new LimitRefusal(error, refusal.headroom ?? null) : error;
+}
+
+function baseRefusalError(refusal: Refusal, month: string, amount: Nano): GatewayError {
   switch (refusal.code) {
     case "no_account":
       return new GatewayError("auth_error", "The key's account does not exist.");

@@ -122,6 +122,8 @@ export class StoreBilling implements Billing {
     try {
       normalized = normalizeUsage(usage);
       cost = priceUsage(hold.model, normalized, hold.imageVariant);
+      // A clamped request is charged at most its hold (docs/billing.md, "Clamping"); the tokens stay as reported.
+      if (hold.chargeCap !== undefined && cost > hold.chargeCap) cost = hold.chargeCap;
       if (!billable(cost, totalTokens(normalized))) throw new RangeError(`settlement of ${hold.requestId} out of range: cost ${cost} nano`);
     } catch (error) {
       throw ledgerWriteFailed(error);

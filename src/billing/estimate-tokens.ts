@@ -19,23 +19,40 @@ export const TOKENS_PER_IMAGE = 765;
 /** ~4 Latin characters per token, 1 token per other character; ceil; 0 only for "". */
 export function estimateTextTokens(text: string): number {
   if (typeof text !== "string" || text.length === 0) return 0;
-  let latin = 0;
-  let other = 0;
-  const length = text.length;
-  for (let i = 0; i < length; i++) {
-    const code = text.charCodeAt(i);
-    if (code < 0x250 || (code >= 0x1e00 && code <= 0x1eff) || (code >= 0x2000 && code <= 0x206f)) {
-      latin++;
-    } else {
-      other++;
-      // A high surrogate followed by a low one is one character (emoji, rare CJK).
-      if (code >= 0xd800 && code <= 0xdbff && i + 1 < length) {
-        const next = text.charCodeAt(i + 1);
-        if (next >= 0xdc00 && next <= 0xdfff) i++;
+  const counter = new TextTokenCounter();
+  counter.add(text);
+  return counter.tokens();
+}
+
+/**
+ * estimateTextTokens over text that arrives in pieces (a stream's output), in time proportional to
+ * the new piece: tokens() after add(a), add(b) is estimateTextTokens(a + b), except for a surrogate
+ * pair split between two pieces, which counts as two characters (the estimate only rises).
+ */
+export class TextTokenCounter {
+  #latin = 0;
+  #other = 0;
+
+  add(text: string): void {
+    const length = text.length;
+    for (let i = 0; i < length; i++) {
+      const code = text.charCodeAt(i);
+      if (code < 0x250 || (code >= 0x1e00 && code <= 0x1eff) || (code >= 0x2000 && code <= 0x206f)) {
+        this.#latin++;
+      } else {
+        this.#other++;
+        // A high surrogate followed by a low one is one character (emoji, rare CJK).
+        if (code >= 0xd800 && code <= 0xdbff && i + 1 < length) {
+          const next = text.charCodeAt(i + 1);
+          if (next >= 0xdc00 && next <= 0xdfff) i++;
+        }
       }
     }
   }
-  return Math.ceil((latin + 4 * other) / 4);
+
+  tokens(): number {
+    return Math.ceil((this.#latin + 4 * this.#other) / 4);
+  }
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -23,7 +23,8 @@ import { CompiledQuery, type Kysely } from "kysely";
 import type { Database } from "../store/tables.js";
 
 export type PgOperationKind = "admit" | "settle" | "release";
-export type PgAnswer = Record<string, string | boolean | null>;
+/** One operation's answer: flat strings and flags, and an admission refusal's headroom object. */
+export type PgAnswer = Record<string, unknown>;
 
 interface Pending {
   kind: PgOperationKind;

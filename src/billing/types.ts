@@ -32,6 +32,11 @@ export interface Hold {
   model: ModelConfig;
   route: Route;
   imageVariant?: string;
+  /**
+   * The most its settlement may charge (nano-USD): set to the amount held for a clamped request, so
+   * that output past the lowered limit (an upstream overshooting it) is never billed beyond the hold.
+   */
+  chargeCap?: Nano;
 }
 
 export interface Charge {

@@ -19,11 +19,13 @@ import { serve } from "./serve.js";
 const USAGE = `usage: gateway <command>
   serve                                   start the gateway (what npm start runs)
   migrate                                 apply database migrations
-  admin accounts create --email E [--balance USD] [--tier T] [--monthly-budget USD] [--monthly-token-budget N] [--admin]
+  admin accounts create --email E [--balance USD] [--tier T] [--monthly-budget USD] [--monthly-token-budget N] [--admin] [--clamping on|off]
   admin accounts list
   admin accounts set-status ID active|suspended|closed
+  admin accounts set-clamping ID on|off
   admin accounts credit ID USD | debit ID USD
-  admin keys create --account ID [--name N] [--budget-cap USD] [--token-cap N]
+  admin keys create --account ID [--name N] [--budget-cap USD] [--token-cap N] [--clamping on|off]
+  admin keys set-clamping KEY_ID on|off
   admin keys list --account ID
   admin keys revoke KEY_ID
   admin provider-keys add --account ID --provider P --key K|- [--label L]

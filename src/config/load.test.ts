@@ -41,6 +41,15 @@ describe("loadConfig", () => {
     expect(() => loadConfig({}, zero.dir)).toThrow(/upstream_health.failure_threshold/);
   });
 
+  it("billing.clamp.min_output_tokens: 256 by default, read when set, refused outside 1..1,000,000", () => {
+    expect(loadConfig({}, mkdtempSync(join(tmpdir(), "gw-config-"))).billing).toEqual({ clampMinOutputTokens: 256 });
+    expect(loadConfig({}, withFile("billing: { clamp: { min_output_tokens: 1000 } }").dir).billing).toEqual({ clampMinOutputTokens: 1000 });
+    for (const bad of ["0", "1.5", "1000001", '"many"']) {
+      expect(() => loadConfig({}, withFile(`billing: { clamp: { min_output_tokens: ${bad} } }`).dir)).toThrow(/billing.clamp.min_output_tokens/);
+    }
+    expect(() => loadConfig({}, withFile("billing: { clamp: { minimum: 5 } }").dir)).toThrow(/billing.clamp/);
+  });
+
   it("reads the default file, substitutes env vars and converts prices exactly", () => {
     const { dir } = withFile(MINIMAL);
     const config = loadConfig({ MOCK_KEY: "sk-test" }, dir);

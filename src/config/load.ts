@@ -37,6 +37,13 @@ export interface GatewayConfig {
   media: ConfigFile["media"];
   /** The `upstream_health` section: every upstream key's circuit breaker. */
   upstreamHealth: BreakerSettings;
+  /** The `billing` section. */
+  billing: BillingSettings;
+}
+
+export interface BillingSettings {
+  /** billing.clamp.min_output_tokens: the fewest output tokens a clamped request is admitted with. */
+  clampMinOutputTokens: number;
 }
 
 /** How long a client may take to send a request, how long an idle connection stays, how many at once. */
@@ -223,6 +230,7 @@ function buildCatalog(file: ConfigFile, source: string) {
     tiers,
     media: file.media,
     upstreamHealth,
+    billing: { clampMinOutputTokens: file.billing.clamp.min_output_tokens },
   };
 }
 

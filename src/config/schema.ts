@@ -119,6 +119,20 @@ export const configFileSchema = z.strictObject({
       max_image_response_mb: z.number().positive().max(4096).optional(),
     })
     .default({}),
+  /** Admission (docs/billing.md): how a request its limits cannot fully cover is served. */
+  billing: z
+    .strictObject({
+      clamp: z
+        .strictObject({
+          /**
+           * A request whose limits cover its prompt and at least this many output tokens is admitted with
+           * its output limit lowered to what they cover; below it, 402. At most the global output ceiling.
+           */
+          min_output_tokens: z.number().int().min(1).max(1_000_000).default(256),
+        })
+        .prefault({}),
+    })
+    .prefault({}),
   /** Circuit breakers per upstream key (docs/configuration.md); the defaults suit most providers. */
   upstream_health: z
     .strictObject({

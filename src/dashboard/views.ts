@@ -17,6 +17,7 @@ export function accountView(account: Account) {
     tier: account.tier,
     balance_usd: formatUsd(account.balance),
     total_spent_usd: formatUsd(account.totalSpent),
+    clamp_output: account.clampOutput,
     created_at: iso(account.createdAt),
   };
 }
@@ -33,6 +34,7 @@ export function keyView(key: ApiKey) {
     spent_usd: formatUsd(key.spent),
     token_cap: key.tokenCap,
     tokens_used: key.tokensUsed,
+    clamp_output: key.clampOutput,
     created_at: iso(key.createdAt),
     revoked_at: iso(key.revokedAt),
     last_used_at: iso(key.lastUsedAt),

@@ -10,6 +10,8 @@ export interface ClientFormat {
   errorShape: ErrorShape;
   /** Reads model, stream and token fields; throws invalid_request naming the field. */
   describe(body: Record<string, unknown>): ClientRequestInfo;
+  /** The body with its output-token limit set to `outputTokens` (clamping), in this format's field. */
+  limitOutput(body: Record<string, unknown>, outputTokens: number): Record<string, unknown>;
   /** The plan for this model's upstream; throws invalid_request for what it cannot carry. */
   plan(body: Record<string, unknown>, model: ModelConfig, context: PlanContext): Promise<UpstreamPlan> | UpstreamPlan;
 }

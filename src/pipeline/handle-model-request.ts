@@ -15,6 +15,7 @@ import { upstreamOf } from "../upstreams/registry.js";
 import type { ClientFormat } from "./client-format.js";
 import { checkOutputTokenLimits } from "./formats/fields.js";
 import { cancelOnClientClose, countAttempts, openMeteredCall, type MeteredCall } from "./metered-call.js";
+import { stopAtOutputLimit } from "./output-limit.js";
 import type { ClientRequestInfo, UpstreamPlan } from "./plan.js";
 import { CostInBandStream, withCost } from "./in-band-cost.js";
 import { encodeFrames, pumpStream, scrubValue } from "./relay.js";
@@ -30,15 +31,31 @@ export async function handleModelRequest(services: PipelineServices, format: Cli
   request.meter.provider = model.provider.name;
   checkTier(request, model);
   const planContext = { accountId: request.principal.account.id, requestId: request.id };
-  const plan = await format.plan(body, model, planContext);
+  // Planned first for the body as sent (its validation errors come before admission); planned again
+  // when clamping lowered the output limit (metered-call.ts), from the body with the lowered limit.
+  let plan = await format.plan(body, model, planContext);
   if (plan.warnings.length > 0) reply.header("x-gateway-warnings", plan.warnings.join("; ").slice(0, 2000));
 
   const provider = model.provider;
   const upstream = upstreamOf(provider);
-  const upstreamBody = JSON.stringify(plan.body);
   const cancellation = cancelOnClientClose(reply);
   // A routing group plans each deployment it attempts (its provider decides the upstream API).
   const deploymentPlans = model.group ? new Map<ModelConfig, UpstreamPlan>() : null;
+  const requestFor = (sent: Record<string, unknown>, sentPlan: UpstreamPlan) => {
+    const upstreamBody = JSON.stringify(sentPlan.body);
+    return {
+      build: (key: string) => signedRequest(upstream.authenticate, provider, "POST", sentPlan.path, key, upstreamBody, request.headers),
+      planFor: deploymentPlans
+        ? async (deployment: ModelConfig) => {
+            const deploymentPlan = await format.plan(sent, deployment, planContext);
+            deploymentPlans.set(deployment, deploymentPlan);
+            const deploymentBody = JSON.stringify(deploymentPlan.body);
+            const { authenticate } = upstreamOf(deployment.provider);
+            return (key: string) => signedRequest(authenticate, deployment.provider, "POST", deploymentPlan.path, key, deploymentBody, request.headers);
+          }
+        : undefined,
+    };
+  };
   const call = await openMeteredCall(services, {
     admission: {
       requestId: request.id,
@@ -49,21 +66,22 @@ export async function handleModelRequest(services: PipelineServices, format: Cli
       projectedInputTokens: info.promptTokens,
       projectedOutputTokens: info.maxOutputTokens ?? model.defaultOutputTokens,
     },
-    build: (key) => signedRequest(upstream.authenticate, provider, "POST", plan.path, key, upstreamBody, request.headers),
+    ...requestFor(body, plan),
     awaitFirstChunk: plan.stream,
     signal: cancellation,
     onAttempt: countAttempts(request, reply),
-    planFor: deploymentPlans
-      ? async (deployment) => {
-          const deploymentPlan = await format.plan(body, deployment, planContext);
-          deploymentPlans.set(deployment, deploymentPlan);
-          const deploymentBody = JSON.stringify(deploymentPlan.body);
-          const { authenticate } = upstreamOf(deployment.provider);
-          return (key) => signedRequest(authenticate, deployment.provider, "POST", deploymentPlan.path, key, deploymentBody, request.headers);
-        }
-      : undefined,
+    clamp: {
+      minOutputTokens: services.config.billing.clampMinOutputTokens,
+      limitOutput: async (outputTokens) => {
+        const limited = format.limitOutput(body, outputTokens);
+        if (!deploymentPlans) plan = await format.plan(limited, model, planContext);
+        return requestFor(limited, plan);
+      },
+    },
   });
   if (call === null) return; // the client went away: nothing held, nobody to answer
+  // Only an answer served with the lowered limit says so; a refusal or a failed upstream does not.
+  if (call.clampedOutputTokens !== null) reply.header("x-gateway-max-tokens-clamped", String(call.clampedOutputTokens));
   const servingPlan = deploymentPlans ? deploymentPlans.get(call.hold.model) : plan;
   if (!servingPlan) {
     await call.release();
@@ -157,7 +175,11 @@ async function relayBuffered(request: FastifyRequest, reply: FastifyReply, input
 
 async function relayStream(services: PipelineServices, request: FastifyRequest, reply: FastifyReply, input: RelayInput & { signal: Cancellation }): Promise<void> {
   const { plan, info, call, signal } = input;
-  const translator = new CostInBandStream(plan.streamTranslator());
+  const planned = plan.streamTranslator();
+  // A clamped stream from an upstream that may overshoot its limit is cut at the limit by the gateway.
+  const limited =
+    call.clampedOutputTokens !== null && !upstreamOf(call.hold.model.provider).capabilities.honorsOutputLimit ? stopAtOutputLimit(planned, call.clampedOutputTokens) : null;
+  const translator = new CostInBandStream(limited ?? planned);
   reply.hijack();
   const raw = reply.raw;
   // The head goes out with the first scrubbed frame: until then a failure is still a proper error.
@@ -181,6 +203,7 @@ async function relayStream(services: PipelineServices, request: FastifyRequest, 
     scrubber,
     signal,
     open,
+    ...(limited && { limitReached: () => limited.reached() }),
   });
   if (outcome.end === "upstream_failed" && !raw.headersSent) {
     // Nothing reached the client: no charge, and an ordinary error response in the route's shape.
@@ -208,13 +231,13 @@ async function relayStream(services: PipelineServices, request: FastifyRequest, 
   if (outcome.end !== "client_aborted" && !raw.destroyed) {
     let closing: string;
     try {
-      const frames =
-        outcome.end === "completed"
-          ? translator.end()
-          : outcome.failure === "internal_error"
-            ? translator.fail("internal_error", "Internal error.")
-            : translator.fail("provider_error", "The upstream stream failed.");
-      if (outcome.end === "completed") await plan.complete?.();
+      const ended = outcome.end === "completed" || outcome.end === "limit_reached";
+      const frames = ended
+        ? translator.end()
+        : outcome.failure === "internal_error"
+          ? translator.fail("internal_error", "Internal error.")
+          : translator.fail("provider_error", "The upstream stream failed.");
+      if (ended) await plan.complete?.();
       closing = encodeFrames(frames, scrubber);
     } catch (error) {
       // Even the closing frames could not be scrubbed: end the stream without them.

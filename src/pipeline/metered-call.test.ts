@@ -14,7 +14,8 @@ import type { UpstreamHealthStore } from "../store/upstream-health-store.js";
 import { DEFAULT_BREAKER_SETTINGS } from "../upstreams/health/circuit-breaker.js";
 import { UpstreamHealth } from "../upstreams/health/upstream-health.js";
 import { KeyRotation } from "./failover.js";
-import { MeteredCall, openMeteredCall, type MeteredRequest, type MeteringServices } from "./metered-call.js";
+import { LimitRefusal, type Headroom } from "../billing/admission.js";
+import { MAX_ADMISSION_ATTEMPTS, MeteredCall, openMeteredCall, type MeteredRequest, type MeteringServices } from "./metered-call.js";
 import { createScrubber } from "./scrub.js";
 import { UpstreamKeyResolver } from "./upstream-key-resolver.js";
 
@@ -26,8 +27,15 @@ class RecordingBilling implements Billing {
   released: string[] = [];
   settled: string[] = [];
   refuse: GatewayError | null = null;
+  /** Refusals answered first, one per admission, before `refuse`. */
+  refusals: GatewayError[] = [];
+  /** The output projection of each admission asked for. */
+  projections: number[] = [];
 
   async admit(request: AdmissionRequest): Promise<Hold> {
+    this.projections.push(request.projectedOutputTokens);
+    const next = this.refusals.shift();
+    if (next) throw next;
     if (this.refuse) throw this.refuse;
     this.admitted += 1;
     const { requestId, accountId, keyId, model, route } = request;
@@ -205,6 +213,75 @@ describe("MeteredCall after a 2xx answer", () => {
     await Promise.all([call!.release(), call!.release()]);
     await call!.release();
     expect(() => call!.settle(USAGE)).toThrow(/after the metered call ended/);
+    expectReleasedOnce();
+  });
+});
+
+describe("openMeteredCall with clamping", () => {
+  /** A refusal whose headroom leaves `tokens` tokens under the key's token cap (money unlimited but the balance). */
+  const refusedWithRoom = (tokens: number | null) => {
+    const headroom: Headroom | null = tokens === null ? null : { balance: 1_000_000_000n, monthCost: null, monthTokens: null, keyCost: null, keyTokens: BigInt(tokens) };
+    return new LimitRefusal(new GatewayError("key_token_cap_exceeded"), headroom);
+  };
+  const clamped = (minOutputTokens: number, limited: number[]) => ({
+    minOutputTokens,
+    limitOutput: async (outputTokens: number) => {
+      limited.push(outputTokens);
+      return { build: metered().build };
+    },
+  });
+
+  it("admits again with the output the headroom covers, forwards the lowered request and caps the charge at the hold", async () => {
+    billing.refusals = [refusedWithRoom(60)];
+    const limited: number[] = [];
+    const call = await openMeteredCall(services, { ...metered(), clamp: clamped(10, limited) });
+    // Prompt 5 + output 55 = the 60 tokens left.
+    expect(billing.projections).toEqual([100, 55]);
+    expect(limited).toEqual([55]);
+    expect(call!.clampedOutputTokens).toBe(55);
+    expect(call!.hold.chargeCap).toBe(call!.hold.amount);
+    expect(requests).toHaveLength(1);
+    await call!.release();
+  });
+
+  it("a concurrent request took the room: tries again with the smaller headroom, at most MAX_ADMISSION_ATTEMPTS admissions in all", async () => {
+    billing.refusals = [refusedWithRoom(60), refusedWithRoom(40)];
+    const limited: number[] = [];
+    const call = await openMeteredCall(services, { ...metered(), clamp: clamped(10, limited) });
+    expect(billing.projections).toEqual([100, 55, 35]);
+    expect(limited).toEqual([35]);
+    await call!.release();
+
+    billing.projections = [];
+    billing.refusals = Array.from({ length: MAX_ADMISSION_ATTEMPTS + 2 }, (_, i) => refusedWithRoom(90 - i * 10));
+    const last = await openMeteredCall(services, { ...metered(), clamp: clamped(10, limited) }).catch((error: unknown) => error);
+    expect(last).toBeInstanceOf(LimitRefusal);
+    expect(billing.projections).toHaveLength(MAX_ADMISSION_ATTEMPTS);
+    expect(limited).toEqual([35]);
+  });
+
+  it("refuses as before below the minimum, with clamping off (no headroom) and on routes without clamping", async () => {
+    const limited: number[] = [];
+    billing.refusals = [refusedWithRoom(5 + 9)];
+    await expect(openMeteredCall(services, { ...metered(), clamp: clamped(10, limited) })).rejects.toMatchObject({ type: "key_token_cap_exceeded" });
+    billing.refusals = [refusedWithRoom(null)];
+    await expect(openMeteredCall(services, { ...metered(), clamp: clamped(10, limited) })).rejects.toMatchObject({ type: "key_token_cap_exceeded" });
+    billing.refusals = [refusedWithRoom(60)];
+    await expect(openMeteredCall(services, metered())).rejects.toMatchObject({ type: "key_token_cap_exceeded" });
+    expect(billing.projections).toEqual([100, 100, 100]);
+    expect(limited).toEqual([]);
+    expect(requests).toHaveLength(0);
+  });
+
+  it("building the lowered request fails: the clamped hold is released once", async () => {
+    billing.refusals = [refusedWithRoom(60)];
+    const clamp = {
+      minOutputTokens: 10,
+      limitOutput: async () => {
+        throw new Error("cannot plan");
+      },
+    };
+    await expect(openMeteredCall(services, { ...metered(), clamp })).rejects.toThrow("cannot plan");
     expectReleasedOnce();
   });
 });

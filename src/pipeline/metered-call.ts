@@ -11,7 +11,14 @@
 // per deployment would cost a billing round trip per fallback and could refuse mid-failover a request
 // already accepted; over-holding briefly only narrows what a nearly empty balance may start
 // (docs/decisions/0008-routing-groups.md).
+// Clamping (docs/decisions/0010-output-clamping.md): a chat route's admission refused by a money or
+// token limit is tried again with the output projection lowered to what the refusal's headroom
+// covers, when that is at least the configured minimum; each attempt is one atomic admission, so a
+// concurrent request that took the room first only means another, smaller try (a bounded number of
+// times), never an overdraw. The route then sends the lowered limit upstream (MeteredRequest.clamp).
 import type { FastifyReply, FastifyRequest } from "fastify";
+import { LimitRefusal } from "../billing/admission.js";
+import { coveredOutputTokens } from "../billing/clamping.js";
 import { projectCost } from "../billing/pricing.js";
 import type { AdmissionRequest, AdmitOptions, Charge, Hold } from "../billing/types.js";
 import type { RoutingGroup } from "../config/catalog.js";
@@ -29,7 +36,19 @@ export interface MeteredRequest extends ForwardRequest {
   admitOptions?: AdmitOptions;
   /** Required for a routing group (admission.model.group): plans each deployment attempted; `build` is then unused. */
   planFor?: PlanFor;
+  /** A route whose output can be limited (chat routes): how to clamp it. Absent: a refusal is final. */
+  clamp?: ClampOptions;
 }
+
+export interface ClampOptions {
+  /** The fewest output tokens a clamped admission may hold (billing.clamp.min_output_tokens). */
+  minOutputTokens: number;
+  /** The request to forward with its output limit set to `outputTokens`, replacing `build` and `planFor`. */
+  limitOutput(outputTokens: number): Promise<Pick<MeteredRequest, "build" | "planFor">>;
+}
+
+/** Admissions per request at most: the full one, then clamped ones while concurrent requests keep taking the room. */
+export const MAX_ADMISSION_ATTEMPTS = 4;
 
 export type MeteringServices = ForwardServices & Pick<PipelineServices, "billing">;
 
@@ -44,6 +63,8 @@ export class MeteredCall {
     private readonly billing: MeteringServices["billing"],
     readonly hold: Hold,
     readonly upstream: Forwarded,
+    /** The output limit the request was admitted with when lower than it asked for (clamped); null otherwise. */
+    readonly clampedOutputTokens: number | null = null,
   ) {}
 
   /**
@@ -71,16 +92,20 @@ export class MeteredCall {
 export async function openMeteredCall(services: MeteringServices, request: MeteredRequest): Promise<MeteredCall | null> {
   const { admission } = request;
   const group = admission.model.group;
-  let hold = await services.billing.admit(group ? dearestDeployment(admission, group) : admission, request.admitOptions);
+  const { hold: admitted, clampedOutputTokens } = await admit(services, request);
+  // Never charged beyond what was held for the lowered limit, whatever the upstream then reports.
+  let hold = clampedOutputTokens === null ? admitted : { ...admitted, chargeCap: admitted.amount };
+  let forwarded: MeteredRequest = request;
   let upstream: Forwarded;
   try {
+    if (clampedOutputTokens !== null && request.clamp) forwarded = { ...request, ...(await request.clamp.limitOutput(clampedOutputTokens)) };
     if (group) {
-      if (!request.planFor) throw new Error(`model ${admission.model.id} is a routing group: planFor is required`);
-      const routed = await forwardToGroup(services, admission.accountId, group, request, request.planFor);
+      if (!forwarded.planFor) throw new Error(`model ${admission.model.id} is a routing group: planFor is required`);
+      const routed = await forwardToGroup(services, admission.accountId, group, forwarded, forwarded.planFor);
       upstream = routed.upstream;
       if (hold.model !== routed.deployment.model) hold = { ...hold, model: routed.deployment.model };
     } else {
-      upstream = await forward(services, admission.accountId, admission.model.provider, request);
+      upstream = await forward(services, admission.accountId, admission.model.provider, forwarded);
       const { response } = upstream;
       if (response.status < 200 || response.status >= 300) {
         const text = await response.body.text().catch(() => "");
@@ -92,7 +117,31 @@ export async function openMeteredCall(services: MeteringServices, request: Meter
     if (error instanceof ClientAbortedError || request.signal.aborted) return null;
     throw error;
   }
-  return new MeteredCall(services.billing, hold, upstream);
+  return new MeteredCall(services.billing, hold, upstream, clampedOutputTokens);
+}
+
+/**
+ * Places the hold: for the whole request, else (request.clamp, a refusal with headroom) for the most
+ * output the limits cover, at least clamp.minOutputTokens. Throws the last refusal otherwise.
+ */
+async function admit(services: MeteringServices, request: MeteredRequest): Promise<{ hold: Hold; clampedOutputTokens: number | null }> {
+  const { admission, clamp } = request;
+  const group = admission.model.group;
+  const models = group ? group.deployments.map((d) => d.model) : [admission.model];
+  let outputTokens = admission.projectedOutputTokens;
+  for (let attempt = 1; ; attempt++) {
+    const candidate = { ...admission, projectedOutputTokens: outputTokens };
+    try {
+      const hold = await services.billing.admit(group ? dearestDeployment(candidate, group) : candidate, request.admitOptions);
+      return { hold, clampedOutputTokens: outputTokens < admission.projectedOutputTokens ? outputTokens : null };
+    } catch (error) {
+      if (!clamp || !(error instanceof LimitRefusal) || error.headroom === null || attempt >= MAX_ADMISSION_ATTEMPTS) throw error;
+      const covered = coveredOutputTokens(candidate, models, error.headroom);
+      // Not a smaller request than the refused one: the refusal is final.
+      if (covered < clamp.minOutputTokens || covered >= outputTokens) throw error;
+      outputTokens = covered;
+    }
+  }
 }
 
 /** The admission priced at the deployment whose projected cost is highest: whichever of them serves, the hold covers it. */

@@ -31,6 +31,12 @@ export interface StreamTranslator {
   push(event: SseEvent): ClientFrame[];
   /** The upstream stream ended; what closes the client's stream. */
   end(): ClientFrame[];
+  /**
+   * Instead of end(), when the gateway stops relaying at a clamped output limit the upstream may not
+   * honour (docs/billing.md, "Clamping"): the format's length stop and what closes the stream.
+   * Absent: this plan's upstream honours the limit itself.
+   */
+  stopAtLimit?: () => ClientFrame[];
   /** Something failed after the client's stream started: the format's in-band error. */
   fail(type: string, message: string): ClientFrame[];
   /** Usage as the upstream reported it, or null when it did not (yet). */

@@ -51,7 +51,8 @@ export function encodeFrames(frames: ClientFrame[], scrubber: Scrubber): string 
   return out;
 }
 
-export type StreamEnd = "completed" | "client_aborted" | "upstream_failed";
+/** limit_reached: the gateway stopped relaying at a clamped output limit (output-limit.ts); the upstream body is dropped. */
+export type StreamEnd = "completed" | "limit_reached" | "client_aborted" | "upstream_failed";
 
 /**
  * Pipes the upstream body through the parser and translator to the client, chunk by chunk as the
@@ -73,6 +74,8 @@ export function pumpStream(options: {
   signal: Cancellation;
   /** Sends the response head; called once, just before the first scrubbed bytes are written. */
   open: () => void;
+  /** Checked after each delivery: true ends the pump as limit_reached (output-limit.ts). */
+  limitReached?: () => boolean;
 }): Promise<{ end: StreamEnd; failure?: string }> {
   const { reply, body, translator, scrubber, signal } = options;
   const raw = reply.raw;
@@ -135,7 +138,9 @@ export function pumpStream(options: {
     };
     const onData = (chunk: Buffer) => {
       try {
-        if (!deliver(parser.push(chunk))) {
+        const room = deliver(parser.push(chunk));
+        if (options.limitReached?.()) return finish({ end: "limit_reached" });
+        if (!room) {
           body.pause();
           raw.once("drain", onDrain);
         }
@@ -164,6 +169,7 @@ export function pumpStream(options: {
     } catch (error) {
       return fail(error);
     }
+    if (options.limitReached?.()) return finish({ end: "limit_reached" });
     // The body may have ended already (everything came in the first read): its 'end' was emitted
     // while nobody listened, so it is not waited for. Or it failed meanwhile (readFirstChunk keeps a
     // listener so that such an error cannot go unhandled): that is an upstream failure.

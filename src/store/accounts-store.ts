@@ -23,6 +23,8 @@ export interface Account {
   monthlyBudget: Nano | null;
   monthlyTokenBudget: number | null;
   defaultModel: string | null;
+  /** Requests its limits cannot fully cover are admitted with a lowered output limit (docs/billing.md, "Clamping"). */
+  clampOutput: boolean;
   createdAt: number;
 }
 
@@ -35,6 +37,7 @@ export interface NewAccount {
   isAdmin?: boolean;
   passwordHash?: string | null;
   defaultModel?: string | null;
+  clampOutput?: boolean;
 }
 
 export function toAccount(row: Selectable<AccountsTable>): Account {
@@ -51,6 +54,7 @@ export function toAccount(row: Selectable<AccountsTable>): Account {
     monthlyBudget: row.monthly_budget_nano === null ? null : BigInt(row.monthly_budget_nano),
     monthlyTokenBudget: row.monthly_token_budget === null ? null : Number(row.monthly_token_budget),
     defaultModel: row.default_model,
+    clampOutput: row.clamp_output !== 0n,
     createdAt: Number(row.created_at),
   };
 }
@@ -84,6 +88,8 @@ export class AccountsStore {
             monthly_budget_nano: input.monthlyBudget ?? null,
             monthly_token_budget: input.monthlyTokenBudget == null ? null : BigInt(input.monthlyTokenBudget),
             default_model: input.defaultModel ?? null,
+            // Only when turned off: on is the column's default (and a database migrated only part way has no such column).
+            ...(input.clampOutput === false && { clamp_output: 0n }),
             created_at: now,
             updated_at: now,
           })
@@ -144,7 +150,15 @@ export class AccountsStore {
   /** Changes an account's settings; other processes drop its cached keys through an auth event. */
   async update(
     id: string,
-    changes: { status?: AccountStatus; tier?: string; monthlyBudget?: Nano | null; monthlyTokenBudget?: number | null; defaultModel?: string | null; isAdmin?: boolean },
+    changes: {
+      status?: AccountStatus;
+      tier?: string;
+      monthlyBudget?: Nano | null;
+      monthlyTokenBudget?: number | null;
+      defaultModel?: string | null;
+      isAdmin?: boolean;
+      clampOutput?: boolean;
+    },
   ): Promise<Account> {
     return this.db.transaction().execute(async (trx) => {
       const row = await trx
@@ -158,6 +172,7 @@ export class AccountsStore {
           }),
           ...(changes.defaultModel !== undefined && { default_model: changes.defaultModel }),
           ...(changes.isAdmin !== undefined && { is_admin: changes.isAdmin ? 1n : 0n }),
+          ...(changes.clampOutput !== undefined && { clamp_output: changes.clampOutput ? 1n : 0n }),
           updated_at: nowMs(),
         })
         .where("id", "=", id)

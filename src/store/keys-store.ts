@@ -24,6 +24,8 @@ export interface ApiKey {
   tokensUsed: number;
   held: Nano;
   heldTokens: number;
+  /** Clamping allowed for this key (docs/billing.md, "Clamping"); the account's setting must allow it too. */
+  clampOutput: boolean;
   createdAt: number;
   revokedAt: number | null;
   lastUsedAt: number | null;
@@ -49,6 +51,7 @@ export function toApiKey(row: Selectable<KeysTable>): ApiKey {
     tokensUsed: Number(row.tokens_used),
     held: BigInt(row.held_nano),
     heldTokens: Number(row.held_tokens),
+    clampOutput: row.clamp_output !== 0n,
     createdAt: Number(row.created_at),
     revokedAt: row.revoked_at === null ? null : Number(row.revoked_at),
     lastUsedAt: row.last_used_at === null ? null : Number(row.last_used_at),
@@ -85,7 +88,9 @@ export class KeysStore {
   constructor(private readonly db: Kysely<Database>) {}
 
   /** Mints a key; the raw value is returned only here. */
-  async create(input: { accountId: string; name?: string; workspaceId?: string | null; actorAccountId?: string | null } & KeyCaps): Promise<{ key: ApiKey; raw: string }> {
+  async create(
+    input: { accountId: string; name?: string; workspaceId?: string | null; actorAccountId?: string | null; clampOutput?: boolean } & KeyCaps,
+  ): Promise<{ key: ApiKey; raw: string }> {
     const minted = mintApiKey();
     const now = nowMs();
     const key = await this.db.transaction().execute(async (trx) => {
@@ -113,6 +118,8 @@ export class KeysStore {
           tokens_used: 0n,
           held_nano: 0n,
           held_tokens: 0n,
+          // Only when turned off: on is the column's default (and a database migrated only part way has no such column).
+          ...(input.clampOutput === false && { clamp_output: 0n }),
           created_at: now,
           updated_at: now,
           revoked_at: null,
@@ -177,6 +184,27 @@ export class KeysStore {
     if (row.status === "revoked") throw new GatewayError("conflict", "A revoked key is never re-enabled; create a new key instead.");
     if (row.status === "exhausted") throw new GatewayError("conflict", "An exhausted key cannot be enabled; raise or remove its caps instead.");
     return toApiKey(row);
+  }
+
+  /** Turns output clamping on or off for one key (docs/billing.md, "Clamping"); a revoked key keeps its setting. */
+  async setClampOutput(id: string, clampOutput: boolean): Promise<ApiKey> {
+    return this.db.transaction().execute(async (trx) => {
+      const row = await trx
+        .updateTable("keys")
+        .set({ clamp_output: clampOutput ? 1n : 0n, updated_at: nowMs() })
+        .where("id", "=", id)
+        .where("status", "!=", "revoked")
+        .returningAll()
+        .executeTakeFirst();
+      if (!row) {
+        const exists = await trx.selectFrom("keys").select("id").where("id", "=", id).executeTakeFirst();
+        if (!exists) throw new GatewayError("not_found", `no key ${id}`);
+        throw new GatewayError("invalid_state", "a revoked key's settings cannot be changed");
+      }
+      // Cached copies in other processes show the setting (GET /v1/me); admission reads the row itself.
+      await recordAuthChange(trx, { keyHash: row.hash });
+      return toApiKey(row);
+    });
   }
 
   /**

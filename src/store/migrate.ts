@@ -9,6 +9,7 @@ import * as leanBillingTables from "./migrations/0004-lean-billing-tables.js";
 import * as ledgerAppendOnlyGaps from "./migrations/0005-ledger-append-only-gaps.js";
 import * as upstreamHealth from "./migrations/0006-upstream-health.js";
 import * as ledgerDeployment from "./migrations/0007-ledger-deployment.js";
+import * as outputClamping from "./migrations/0009-output-clamping.js";
 import * as ledgerHashChain from "./migrations/0010-ledger-hash-chain.js";
 
 type MigrationModule = { up(db: Kysely<unknown>, dialect: DatabaseHandle["dialect"]): Promise<void> };
@@ -21,6 +22,7 @@ const MIGRATIONS: Record<string, MigrationModule> = {
   "0005-ledger-append-only-gaps": ledgerAppendOnlyGaps,
   "0006-upstream-health": upstreamHealth,
   "0007-ledger-deployment": ledgerDeployment,
+  "0009-output-clamping": outputClamping,
   "0010-ledger-hash-chain": ledgerHashChain,
 };
 

@@ -19,6 +19,8 @@ export interface AccountsTable {
   monthly_budget_nano: Int | null;
   monthly_token_budget: Int | null;
   default_model: string | null;
+  /** 1: a request the limits cannot fully cover is admitted with a lowered output limit (migration 0009). */
+  clamp_output: ColumnType<Int, Int | undefined, Int>;
   created_at: Stamp;
   updated_at: Stamp;
   /** The hash of the account's latest ledger row (migration 0010); null: none yet. */
@@ -43,6 +45,8 @@ export interface KeysTable {
   tokens_used: Int;
   held_nano: Int;
   held_tokens: Int;
+  /** 1: clamping allowed for this key (and its account's setting) (migration 0009). */
+  clamp_output: ColumnType<Int, Int | undefined, Int>;
   created_at: Stamp;
   updated_at: Stamp;
   revoked_at: Stamp | null;

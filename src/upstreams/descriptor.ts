@@ -69,6 +69,11 @@ export interface UpstreamCapabilities {
   defaultApis: readonly UpstreamApi[];
   /** Its Chat plan carries reasoning_effort (a Responses request's reasoning.effort) upstream. */
   chatReasoningEffort: boolean;
+  /**
+   * Its answers stop at the output limit sent (max_tokens or its equivalent). False: the gateway
+   * itself ends a clamped stream at the limit it was admitted with (docs/billing.md, "Clamping").
+   */
+  honorsOutputLimit: boolean;
   /** The optional provider settings this type takes; config load refuses the others, naming the field. */
   providerSettings: readonly ProviderSetting[];
 }

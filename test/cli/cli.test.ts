@@ -63,6 +63,28 @@ for (const kind of DATABASE_KINDS) {
       expect(text.stdout).toMatch(/up to date/);
     });
 
+    it("clamping: on by default, --clamping off at creation, set-clamping on|off for accounts and keys", async () => {
+      const account = await cli.json<AccountJson & { clamping: string }>(["admin", "accounts", "create", "--email", `clamp-${kind}@example.com`]);
+      expect(account.clamping).toBe("on");
+      const off = await cli.json<AccountJson & { clamping: string }>(["admin", "accounts", "create", "--email", `noclamp-${kind}@example.com`, "--clamping", "off"]);
+      expect(off.clamping).toBe("off");
+      expect((await cli.json<{ clamping: string }>(["admin", "accounts", "set-clamping", off.id, "on"])).clamping).toBe("on");
+      expect((await cli.json<{ clamping: string }>(["admin", "accounts", "set-clamping", account.id, "off"])).clamping).toBe("off");
+      expect((await cli.json<Array<{ id: string; clamping: string }>>(["admin", "accounts", "list"])).find((a) => a.id === account.id)?.clamping).toBe("off");
+
+      const key = await cli.json<KeyJson & { clamping: string }>(["admin", "keys", "create", "--account", account.id, "--clamping", "off"]);
+      expect(key.clamping).toBe("off");
+      expect((await cli.json<{ clamping: string }>(["admin", "keys", "set-clamping", key.id, "on"])).clamping).toBe("on");
+      expect((await cli.json<Array<{ id: string; clamping: string }>>(["admin", "keys", "list", "--account", account.id])).map((k) => k.clamping)).toEqual(["on"]);
+
+      const bad = await cli.run(["admin", "keys", "set-clamping", key.id, "maybe"]);
+      expect(bad.code).not.toBe(0);
+      expect(bad.stderr).toMatch(/on or off/);
+      const badCreate = await cli.run(["admin", "accounts", "create", "--email", `x-${kind}@example.com`, "--clamping", "yes"]);
+      expect(badCreate.code).not.toBe(0);
+      expect(badCreate.stderr).toMatch(/--clamping must be on or off/);
+    });
+
     it("accounts create, list, set-status, credit and debit", async () => {
       const email = `Owner-${kind}@Example.com`;
       const created = await cli.json<AccountJson>(["admin", "accounts", "create", "--email", email, "--balance", "12.5", "--tier", "basic", "--monthly-budget", "3"]);

@@ -45,6 +45,20 @@ describe.each(DATABASE_KINDS)("dashboard admin and usage on %s", (kind) => {
     expect((await chat(created.raw_key)).status).toBe(200);
   });
 
+  it("an administrator turns an account's clamping off and on; an administrator may change their own", async () => {
+    const user = await signedInAccount(gateway);
+    expect((await admin.client.get("/admin/accounts")).body.data.find((a: { id: string }) => a.id === user.account.id).clamp_output).toBe(true);
+    const off = await admin.client.patch(`/admin/accounts/${user.account.id}`, { clamp_output: false });
+    expect(off.status, off.text).toBe(200);
+    expect(off.body.account.clamp_output).toBe(false);
+    expect((await gateway.app.ctx.store.accounts.get(user.account.id))!.clampOutput).toBe(false);
+    expect((await admin.client.patch(`/admin/accounts/${user.account.id}`, { clamp_output: true })).body.account.clamp_output).toBe(true);
+    expect((await admin.client.patch(`/admin/accounts/${admin.account.id}`, { clamp_output: false })).body.account.clamp_output).toBe(false);
+    expect((await admin.client.patch(`/admin/accounts/${admin.account.id}`, { clamp_output: true })).body.account.clamp_output).toBe(true);
+    expectError(await user.client.patch(`/admin/accounts/${user.account.id}`, { clamp_output: false }), 403, "forbidden");
+    expectError(await admin.client.patch(`/admin/accounts/${user.account.id}`, { clamp_output: "off" }), 400, "invalid_request");
+  });
+
   it("lists accounts for administrators only; non-admins get 403 forbidden", async () => {
     const user = await signedInAccount(gateway);
     const list = await admin.client.get("/admin/accounts");

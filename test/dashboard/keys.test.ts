@@ -176,6 +176,25 @@ describe.each(DATABASE_KINDS)("dashboard keys on %s", (kind) => {
     expectError(await client.patch(`/keys/${created.key.id}`, { token_cap: 5 }), 409, "invalid_state");
   });
 
+  it("clamp_output: on by default, set at creation and by PATCH, shown in the key view and by GET /v1/me", async () => {
+    const plain = await createKey();
+    expect((plain.key as { clamp_output?: boolean }).clamp_output).toBe(true);
+    const off = await createKey({ name: "strict", clamp_output: false });
+    expect((off.key as { clamp_output?: boolean }).clamp_output).toBe(false);
+    const me = async (raw: string) =>
+      (await (await fetch(`${gateway.url}/v1/me`, { headers: { authorization: `Bearer ${raw}` } })).json()) as { clamp_output: boolean; key: { clamp_output: boolean } };
+    expect(await me(off.raw_key)).toMatchObject({ clamp_output: false, key: { clamp_output: false } });
+    const patched = await client.patch(`/keys/${off.key.id}`, { clamp_output: true });
+    expect(patched.status, patched.text).toBe(200);
+    expect(patched.body.key.clamp_output).toBe(true);
+    expect(await me(off.raw_key)).toMatchObject({ clamp_output: true, key: { clamp_output: true } });
+    // Caps and the setting in one change; a bad value changes nothing.
+    const both = await client.patch(`/keys/${off.key.id}`, { token_cap: 1000, clamp_output: false });
+    expect(both.body.key).toMatchObject({ token_cap: 1000, clamp_output: false });
+    expectError(await client.patch(`/keys/${off.key.id}`, { clamp_output: "no" }), 400, "invalid_request");
+    expect((await client.get(`/keys/${off.key.id}`)).body.key.clamp_output).toBe(false);
+  });
+
   it("another account's key is 404 not_found for every key route, and stays unchanged", async () => {
     const mine = await createKey();
     const other = await signedInAccount(gateway);

@@ -28,8 +28,10 @@ for (const kind of DATABASE_KINDS) {
     it("keeps earlier rows (deployment null) and records the serving deployment from then on", async () => {
       const accountId = await makeAccount(store, { balance: 1_000_000_000n });
       const keyId = await makeKey(store, accountId);
-      // Up to the latest: settlement writes the columns of later migrations too (0010's hash chain).
-      expect((await migrate(store.handle)).applied).toContain("0007-ledger-deployment");
+      expect((await migrate(store.handle, "0007-ledger-deployment")).applied).toEqual(["0007-ledger-deployment"]);
+      // The billing functions are defined once at their latest (gw-batch-function.ts), which may read
+      // columns of later migrations: the gateway never bills on a database migrated part way.
+      await migrate(store.handle);
 
       const routed = await billing.admit(admission(accountId, keyId, 1000, 500, { model: chatModel({ deployment: "east" }) }));
       await billing.settle(routed, usage(100, 50), "mock");

@@ -79,6 +79,8 @@ export interface Account {
   tier: string;
   balance_usd: string;
   total_spent_usd: string;
+  /** Output clamping (docs/billing.md, "Clamping"). */
+  clamp_output: boolean;
   created_at: string;
 }
 
@@ -99,6 +101,8 @@ export interface Key {
   spent_usd: string;
   token_cap: number | null;
   tokens_used: number;
+  /** Output clamping (docs/billing.md, "Clamping"). */
+  clamp_output: boolean;
   created_at: string;
   revoked_at: string | null;
   last_used_at: string | null;

@@ -2,7 +2,7 @@ import { ACCOUNT_STATUSES, type Account, type AccountStatus } from "../../store/
 import type { Store } from "../../store/index.js";
 import type { GatewayConfig } from "../../config/load.js";
 import { emit, parseCommand, requireOption, table, usd, UsageError, type CliIo } from "../io.js";
-import { parseMoneyOption, parseCountOption } from "./parse.js";
+import { parseMoneyOption, parseCountOption, parseOnOff } from "./parse.js";
 
 export function accountJson(a: Account) {
   return {
@@ -16,6 +16,7 @@ export function accountJson(a: Account) {
     monthly_budget_usd: usd(a.monthlyBudget),
     monthly_token_budget: a.monthlyTokenBudget,
     default_model: a.defaultModel,
+    clamping: a.clampOutput ? "on" : "off",
     created_at: new Date(a.createdAt).toISOString(),
   };
 }
@@ -37,6 +38,7 @@ export async function accountsCommand(sub: string | undefined, args: string[], i
           "monthly-token-budget": { type: "string" },
           "default-model": { type: "string" },
           admin: { type: "boolean" },
+          clamping: { type: "string" },
         },
         [],
       );
@@ -52,6 +54,7 @@ export async function accountsCommand(sub: string | undefined, args: string[], i
         monthlyTokenBudget: parseCountOption(values, "monthly-token-budget"),
         defaultModel: typeof values["default-model"] === "string" ? values["default-model"] : null,
         isAdmin: values.admin === true,
+        clampOutput: parseOnOff(values.clamping, "--clamping") ?? true,
       });
       return emit(io, json, accountJson(account), () => `created account ${account.id} (${account.email}), balance ${usd(account.balance)} USD, tier ${account.tier}`);
     }
@@ -67,6 +70,12 @@ export async function accountsCommand(sub: string | undefined, args: string[], i
       const account = await store.accounts.setStatus(id, status as AccountStatus);
       return emit(io, json, accountJson(account), () => `account ${account.id} is now ${account.status}`);
     }
+    case "set-clamping": {
+      const { positionals, json } = parseCommand(args, {}, ["ID", "on|off"]);
+      const [id, setting] = positionals as [string, string];
+      const account = await store.accounts.update(id, { clampOutput: parseOnOff(setting, "the setting") });
+      return emit(io, json, accountJson(account), () => `account ${account.id}: clamping ${account.clampOutput ? "on" : "off"}`);
+    }
     case "credit":
     case "debit": {
       const { positionals, values, json } = parseCommand(args, { note: { type: "string" } }, ["ID", "USD"]);
@@ -77,6 +86,6 @@ export async function accountsCommand(sub: string | undefined, args: string[], i
       return emit(io, json, accountJson(account), () => `account ${account.id} balance is now ${usd(account.balance)} USD`);
     }
     default:
-      throw new UsageError("usage: gateway admin accounts create|list|set-status|credit|debit");
+      throw new UsageError("usage: gateway admin accounts create|list|set-status|set-clamping|credit|debit");
   }
 }

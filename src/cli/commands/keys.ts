@@ -1,7 +1,7 @@
 import type { ApiKey } from "../../store/keys-store.js";
 import type { Store } from "../../store/index.js";
 import { emit, parseCommand, requireOption, table, usd, UsageError, type CliIo } from "../io.js";
-import { parseCountOption, parseMoneyOption, requireAccount } from "./parse.js";
+import { parseCountOption, parseMoneyOption, parseOnOff, requireAccount } from "./parse.js";
 
 export function keyJson(k: ApiKey) {
   return {
@@ -15,6 +15,7 @@ export function keyJson(k: ApiKey) {
     spent_usd: usd(k.spent),
     token_cap: k.tokenCap,
     tokens_used: k.tokensUsed,
+    clamping: k.clampOutput ? "on" : "off",
     created_at: new Date(k.createdAt).toISOString(),
     revoked_at: k.revokedAt === null ? null : new Date(k.revokedAt).toISOString(),
   };
@@ -23,12 +24,17 @@ export function keyJson(k: ApiKey) {
 export async function keysCommand(sub: string | undefined, args: string[], io: CliIo, store: Store): Promise<void> {
   switch (sub) {
     case "create": {
-      const { values, json } = parseCommand(args, { account: { type: "string" }, name: { type: "string" }, "budget-cap": { type: "string" }, "token-cap": { type: "string" } }, []);
+      const { values, json } = parseCommand(
+        args,
+        { account: { type: "string" }, name: { type: "string" }, "budget-cap": { type: "string" }, "token-cap": { type: "string" }, clamping: { type: "string" } },
+        [],
+      );
       const { key, raw } = await store.keys.create({
         accountId: requireOption(values, "account"),
         name: typeof values.name === "string" ? values.name : "",
         budgetCap: parseMoneyOption(values, "budget-cap"),
         tokenCap: parseCountOption(values, "token-cap"),
+        clampOutput: parseOnOff(values.clamping, "--clamping") ?? true,
       });
       return emit(
         io,
@@ -57,12 +63,18 @@ export async function keysCommand(sub: string | undefined, args: string[], io: C
         ),
       );
     }
+    case "set-clamping": {
+      const { positionals, json } = parseCommand(args, {}, ["KEY_ID", "on|off"]);
+      const [id, setting] = positionals as [string, string];
+      const key = await store.keys.setClampOutput(id, parseOnOff(setting, "the setting") === true);
+      return emit(io, json, keyJson(key), () => `key ${key.id}: clamping ${key.clampOutput ? "on" : "off"}`);
+    }
     case "revoke": {
       const { positionals, json } = parseCommand(args, {}, ["KEY_ID"]);
       const key = await store.keys.revoke(positionals[0]!);
       return emit(io, json, keyJson(key), () => `key ${key.id} is revoked`);
     }
     default:
-      throw new UsageError("usage: gateway admin keys create|list|revoke");
+      throw new UsageError("usage: gateway admin keys create|list|set-clamping|revoke");
   }
 }

@@ -21,6 +21,14 @@ export function parseCountOption(values: Record<string, string | boolean | undef
   return Number(text);
 }
 
+/** An on|off option or argument as a flag; undefined when absent. Label names it in the message. */
+export function parseOnOff(text: string | boolean | undefined, label: string): boolean | undefined {
+  if (text === undefined) return undefined;
+  if (text === "on") return true;
+  if (text === "off") return false;
+  throw new UsageError(`${label} must be on or off, not "${String(text)}"`);
+}
+
 /** A listing for an unknown account is a typo, not an empty list. */
 export async function requireAccount(store: Store, accountId: string): Promise<void> {
   if (!(await store.accounts.get(accountId))) throw new GatewayError("account_not_found", `no account ${accountId}`);

@@ -14,8 +14,8 @@ import { accountView } from "../views.js";
 
 const listQuery = z.object({ limit: z.coerce.number().int().min(1).max(500).default(100), offset: z.coerce.number().int().min(0).default(0) });
 const changeBody = z
-  .object({ status: z.enum(ACCOUNT_STATUSES as [AccountStatus, ...AccountStatus[]]).optional(), is_admin: z.boolean().optional() })
-  .refine((b) => b.status !== undefined || b.is_admin !== undefined, { message: "give status or is_admin" });
+  .object({ status: z.enum(ACCOUNT_STATUSES as [AccountStatus, ...AccountStatus[]]).optional(), is_admin: z.boolean().optional(), clamp_output: z.boolean().optional() })
+  .refine((b) => b.status !== undefined || b.is_admin !== undefined || b.clamp_output !== undefined, { message: "give status, is_admin or clamp_output" });
 
 /** Administrator powers, reads included, need an active account: suspension takes them away too. */
 function requireAdmin(request: FastifyRequest): Account {
@@ -44,11 +44,14 @@ export function registerAdminRoutes(app: FastifyInstance, ctx: RouteContext): vo
     const { id } = parseWith(z.object({ id: idParam }), request.params, "id");
     const body = parseWith(changeBody, request.body);
     // An administrator who suspends or demotes themselves could lock everyone out.
-    if (id === me.id) throw new GatewayError("invalid_request", "You cannot change your own account's status or admin flag.", { param: "id" });
+    if (id === me.id && (body.status !== undefined || body.is_admin !== undefined)) {
+      throw new GatewayError("invalid_request", "You cannot change your own account's status or admin flag.", { param: "id" });
+    }
     let account = await ctx.store.accounts.get(id);
     if (!account) throw new GatewayError("not_found", `No account ${id}.`);
     if (body.status !== undefined && body.status !== account.status) account = await ctx.store.accounts.setStatus(id, body.status);
     if (body.is_admin !== undefined && body.is_admin !== account.isAdmin) account = await ctx.store.accounts.update(id, { isAdmin: body.is_admin });
+    if (body.clamp_output !== undefined && body.clamp_output !== account.clampOutput) account = await ctx.store.accounts.update(id, { clampOutput: body.clamp_output });
     ctx.pipeline.authCache.invalidateAccount(id);
     return { account: accountView(account) };
   });

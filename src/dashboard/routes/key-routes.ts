@@ -14,13 +14,17 @@ const createBody = z.object({
   name: z.string().trim().max(100).optional(),
   budget_cap_usd: usdAmount.nullable().optional(),
   token_cap: tokenCount.nullable().optional(),
+  /** Output clamping (docs/billing.md, "Clamping"); default on. */
+  clamp_output: z.boolean().optional(),
   workspace_id: z.string().min(1).max(100).nullable().optional(),
   /** Administrators may mint a key under another account. */
   account_id: z.string().min(1).max(100).optional(),
 });
 const capsBody = z
-  .object({ budget_cap_usd: usdAmount.nullable().optional(), token_cap: tokenCount.nullable().optional() })
-  .refine((b) => b.budget_cap_usd !== undefined || b.token_cap !== undefined, { message: "give budget_cap_usd or token_cap (null removes a cap)" });
+  .object({ budget_cap_usd: usdAmount.nullable().optional(), token_cap: tokenCount.nullable().optional(), clamp_output: z.boolean().optional() })
+  .refine((b) => b.budget_cap_usd !== undefined || b.token_cap !== undefined || b.clamp_output !== undefined, {
+    message: "give budget_cap_usd, token_cap (null removes a cap) or clamp_output",
+  });
 const showAgainBody = z.object({ token: z.string().min(1).max(200) });
 const params = z.object({ id: idParam });
 
@@ -63,6 +67,7 @@ export function registerKeyRoutes(app: FastifyInstance, ctx: RouteContext): void
       workspaceId: body.workspace_id ?? null,
       budgetCap: body.budget_cap_usd ?? null,
       tokenCap: body.token_cap ?? null,
+      ...(body.clamp_output !== undefined && { clampOutput: body.clamp_output }),
       actorAccountId: me.id,
     });
     // Bound to the account that saw the raw key (the signed-in one) and to this key.
@@ -81,12 +86,13 @@ export function registerKeyRoutes(app: FastifyInstance, ctx: RouteContext): void
   app.patch("/keys/:id", async (request) => {
     const { id } = parseWith(params, request.params, "id");
     const body = parseWith(capsBody, request.body);
-    await ownKey(ctx, request.dashboard.account.id, id);
     const changes = {
       ...(body.budget_cap_usd !== undefined && { budgetCap: body.budget_cap_usd }),
       ...(body.token_cap !== undefined && { tokenCap: body.token_cap }),
     };
-    const key = await ctx.billing.setKeyCaps(id, changes, request.dashboard.account.id);
+    let key = await ownKey(ctx, request.dashboard.account.id, id);
+    if (changes.budgetCap !== undefined || changes.tokenCap !== undefined) key = await ctx.billing.setKeyCaps(id, changes, request.dashboard.account.id);
+    if (body.clamp_output !== undefined) key = await ctx.store.keys.setClampOutput(id, body.clamp_output);
     // Caps can move a key between enabled and exhausted: cached copies must not keep the old caps.
     ctx.pipeline.authCache.invalidateKey(key.hash);
     return { key: keyView(key) };

@@ -57,7 +57,9 @@ export function registerAccountRoutes(app: FastifyInstance, ctx: RouteContext): 
         requests: p.monthRequests,
         resets_at: p.monthResetsAt,
       },
-      key: { id: key.id, name: key.name, prefix: key.prefix, status: key.status },
+      key: { id: key.id, name: key.name, prefix: key.prefix, status: key.status, clamp_output: key.clampOutput },
+      // Whether a request this key sends may be clamped: the account's and the key's setting both on.
+      clamp_output: request.principal.account.clampOutput && key.clampOutput,
     };
   });
 

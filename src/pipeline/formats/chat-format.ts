@@ -3,7 +3,10 @@ import { estimateChatPromptTokens } from "../../billing/estimate-tokens.js";
 import { invalidRequest } from "../../errors/catalogue.js";
 import type { ClientFormat } from "../client-format.js";
 import { chatPlanOf, upstreamOf } from "../../upstreams/registry.js";
-import { readModelField, readOutputTokens, readStreamFlag } from "./fields.js";
+import { readModelField, readOutputTokens, readStreamFlag, withOutputLimit } from "./fields.js";
+
+// A client that set no limit gets max_tokens, the field every Chat upstream and translator reads.
+const CHAT_LIMIT_FIELDS = ["max_completion_tokens", "max_tokens"];
 
 export const chatFormat: ClientFormat = {
   route: "chat",
@@ -19,10 +22,11 @@ export const chatFormat: ClientFormat = {
     return {
       model,
       stream: readStreamFlag(body),
-      ...readOutputTokens(body, ["max_completion_tokens", "max_tokens"]),
+      ...readOutputTokens(body, CHAT_LIMIT_FIELDS),
       promptTokens: estimateChatPromptTokens(body.messages),
     };
   },
+  limitOutput: (body, outputTokens) => withOutputLimit(body, CHAT_LIMIT_FIELDS, "max_tokens", outputTokens),
   plan(body, model) {
     const native = upstreamOf(model.provider).nativePlans.chat;
     return native ? native(body, model) : chatPlanOf(model.provider)(body, model);

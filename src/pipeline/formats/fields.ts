@@ -51,3 +51,14 @@ export function checkOutputTokenLimits(fields: readonly OutputTokenField[], mode
     if (value > limit) throw invalidRequest(field, `${field} must be at most ${limit} for the model ${model.id}.`);
   }
 }
+
+/**
+ * The body with its output-token limit lowered to `outputTokens` (clamping): every limit field in
+ * `fields` the client set, else `fallback`. The plans carry it into each upstream's own field.
+ */
+export function withOutputLimit(body: Record<string, unknown>, fields: readonly string[], fallback: string, outputTokens: number): Record<string, unknown> {
+  const limited = { ...body };
+  const set = fields.filter((field) => body[field] !== undefined && body[field] !== null);
+  for (const field of set.length > 0 ? set : [fallback]) limited[field] = outputTokens;
+  return limited;
+}

@@ -4,7 +4,7 @@ import { invalidRequest } from "../../errors/catalogue.js";
 import type { ClientFormat } from "../client-format.js";
 import { chatPlanOf, upstreamOf } from "../../upstreams/registry.js";
 import { messagesOverChat } from "../plans/messages-plans.js";
-import { readModelField, readOutputTokens, readStreamFlag } from "./fields.js";
+import { readModelField, readOutputTokens, readStreamFlag, withOutputLimit } from "./fields.js";
 
 /** A prompt estimate for admission: system, messages and tool definitions, as text. */
 export function estimateMessagesPromptTokens(body: Record<string, unknown>): number {
@@ -24,6 +24,7 @@ export const messagesFormat: ClientFormat = {
       promptTokens: estimateMessagesPromptTokens(body),
     };
   },
+  limitOutput: (body, outputTokens) => withOutputLimit(body, ["max_tokens"], "max_tokens", outputTokens),
   plan(body, model) {
     const native = upstreamOf(model.provider).nativePlans.messages;
     return native ? native(body, model) : messagesOverChat(body, model, chatPlanOf(model.provider));

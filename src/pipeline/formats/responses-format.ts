@@ -4,7 +4,7 @@ import type { ResponsesStore } from "../../store/responses-store.js";
 import type { ClientFormat } from "../client-format.js";
 import { chatPlanOf, upstreamOf } from "../../upstreams/registry.js";
 import { responsesOverChat } from "../plans/responses-plans.js";
-import { readModelField, readOutputTokens, readStreamFlag } from "./fields.js";
+import { readModelField, readOutputTokens, readStreamFlag, withOutputLimit } from "./fields.js";
 
 export function responsesFormat(responses: ResponsesStore): ClientFormat {
   return {
@@ -18,6 +18,7 @@ export function responsesFormat(responses: ResponsesStore): ClientFormat {
         promptTokens: estimateTextTokens(JSON.stringify([body.instructions ?? "", body.input ?? "", body.tools ?? []])),
       };
     },
+    limitOutput: (body, outputTokens) => withOutputLimit(body, ["max_output_tokens"], "max_output_tokens", outputTokens),
     plan(body, model, context) {
       const upstream = upstreamOf(model.provider);
       const native = upstream.nativePlans.responses;

@@ -27,6 +27,7 @@ export function bridgeOverChat(inner: UpstreamPlan, bridge: ChatBridge, warnings
     },
     streamTranslator(): StreamTranslator {
       const chat = inner.streamTranslator();
+      const chatStop = chat.stopAtLimit;
       const outer = bridge.stream();
       let failed = false;
       const relay = (frames: ClientFrame[]): ClientFrame[] => {
@@ -49,6 +50,13 @@ export function bridgeOverChat(inner: UpstreamPlan, bridge: ChatBridge, warnings
           const out = relay(chat.end());
           return failed ? out : [...out, ...outer.finish()];
         },
+        ...(chatStop && {
+          stopAtLimit: () => {
+            // The Chat length stop, through the outer format (stop_reason max_tokens, incomplete_details).
+            const out = relay(chatStop());
+            return failed ? out : [...out, ...outer.finish()];
+          },
+        }),
         fail: (type, message) => {
           if (failed) return [];
           failed = true;

@@ -41,12 +41,16 @@ export function chatChunkFrame(chunk: ChatCompletionChunk): ClientFrame {
  * Chunks passed through unparsed are kept as their text and only parsed if an estimate is needed.
  */
 export class DeliveredText {
+  /** Chunks not read yet; read (and dropped) by the next text(). */
   #chunks: Array<ChatCompletionChunk | string> = [];
+  #text = "";
   addChunk(chunk: ChatCompletionChunk | string): void {
     this.#chunks.push(chunk);
   }
+  /** The text so far; reads only the chunks added since the last call (an output limit asks after each event). */
   text(): string {
-    const parts: string[] = [];
+    if (this.#chunks.length === 0) return this.#text;
+    const parts: string[] = [this.#text];
     for (const item of this.#chunks) {
       let chunk: ChatCompletionChunk;
       try {
@@ -64,7 +68,9 @@ export class DeliveredText {
         }
       }
     }
-    return parts.join("");
+    this.#chunks = [];
+    this.#text = parts.join("");
+    return this.#text;
   }
 }
 
@@ -119,9 +125,15 @@ export function chatToOpenAiChat(body: Json, model: ModelConfig): UpstreamPlan {
       const delivered = new DeliveredText();
       const modelJson = JSON.stringify(model.id);
       let usage: ReturnType<typeof usageFromChat> = null;
+      // The stream's id and created, for a length stop the gateway writes itself (stopAtLimit).
+      let identity: { id: unknown; created: unknown } | null = null;
       return {
         push(event: SseEvent): ClientFrame[] {
           if (event.data === "[DONE]") return [];
+          if (identity === null) {
+            const first = parseEventJson(event.data) as { id?: unknown; created?: unknown } | null;
+            identity = { id: first?.id ?? "chatcmpl-gateway", created: first?.created ?? Math.floor(Date.now() / 1000) };
+          }
           const passed = renameModelInChunkText(event.data, modelJson, wantsUsage);
           if (passed !== null) {
             delivered.addChunk(event.data);
@@ -138,6 +150,18 @@ export function chatToOpenAiChat(body: Json, model: ModelConfig): UpstreamPlan {
           return [wantsUsage && isUsageReport(chunk) ? { data: out, usageAt: "usage" } : { data: out }];
         },
         end: () => [{ data: "[DONE]", raw: true }],
+        stopAtLimit: () => [
+          {
+            data: {
+              id: identity?.id ?? "chatcmpl-gateway",
+              object: "chat.completion.chunk",
+              created: identity?.created ?? Math.floor(Date.now() / 1000),
+              model: model.id,
+              choices: [{ index: 0, delta: {}, finish_reason: "length" }],
+            },
+          },
+          { data: "[DONE]", raw: true },
+        ],
         fail: (type, message) => [{ data: { error: { message, type, param: null, code: type } } }],
         reportedUsage: () => usage,
         deliveredText: () => delivered.text(),

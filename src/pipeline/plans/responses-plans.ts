@@ -60,12 +60,16 @@ export function responsesPassThrough(body: Json, model: ModelConfig): UpstreamPl
     },
     streamTranslator(): StreamTranslator {
       let usage: Usage | null = null;
-      const delivered: string[] = [];
+      let delivered = "";
+      // The latest response object and sequence number, for a length stop the gateway writes itself.
+      let latest: Json | null = null;
+      let sequence = 0;
       return {
         push(event): ClientFrame[] {
-          const data = parseEventJson(event.data) as Json & { type?: string; delta?: unknown; response?: Json & { usage?: ResponsesUsage } };
-          if (data.response) data.response = { ...data.response, model: model.id };
-          if (typeof data.delta === "string") delivered.push(data.delta);
+          const data = parseEventJson(event.data) as Json & { type?: string; delta?: unknown; sequence_number?: unknown; response?: Json & { usage?: ResponsesUsage } };
+          if (data.response) data.response = latest = { ...data.response, model: model.id };
+          if (typeof data.sequence_number === "number") sequence = data.sequence_number;
+          if (typeof data.delta === "string") delivered += data.delta;
           if (data.type && TERMINAL.has(data.type)) {
             usage = usageFromResponses(data.response?.usage);
             return [{ event: event.event ?? data.type, data, usageAt: "response.usage" }];
@@ -73,9 +77,13 @@ export function responsesPassThrough(body: Json, model: ModelConfig): UpstreamPl
           return [{ event: event.event ?? data.type, data }];
         },
         end: () => [],
+        stopAtLimit: () => {
+          const response = { ...latest, model: model.id, status: "incomplete", incomplete_details: { reason: "max_output_tokens" } };
+          return [{ event: "response.incomplete", data: { type: "response.incomplete", sequence_number: sequence + 1, response } }];
+        },
         fail: (_type, message) => [{ event: "error", data: { type: "error", code: "server_error", message, param: null } }],
         reportedUsage: () => usage,
-        deliveredText: () => delivered.join(""),
+        deliveredText: () => delivered,
       };
     },
   };

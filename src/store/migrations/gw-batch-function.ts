@@ -1,11 +1,14 @@
 // The current definition of gw_batch, PostgreSQL's group commit of billing operations (the design:
 // migration 0003; the per-operation reference: gw_admit, gw_settle, gw_release of migration 0002).
-// Defined here once; each migration that changes it (0003, 0007) runs this text, so a new database
+// Defined here once; each migration that changes it (0003, 0007, 0009) runs this text, so a new database
 // and an upgraded one end with the same function. Whatever it references must exist by the time it
 // is called, not when it is created (PL/pgSQL resolves tables and columns at run time).
 //
 // Settle arguments, in order: hold, account, key, request, cost, tokens, now, month, model, provider,
 // route, input, cached, output and reasoning tokens, estimated, deployment (null: not a routing group).
+// A refused admission by a money or token limit answers, besides the outcome, "headroom": what every
+// limit still allows (src/billing/admission.ts, Headroom), or null when the account or the key turned
+// clamping off (clamp_output, migration 0009).
 import { ALREADY_SETTLED_SQLSTATE } from "./0002-billing-functions.js";
 
 // p_ops: a JSON array of {"k": "admit" | "settle" | "release", "a": [the arguments of gw_admit,
@@ -37,6 +40,7 @@ declare
   a_held_tokens bigint;
   a_budget bigint;
   a_token_budget bigint;
+  a_clamp bigint;
   a_spent bigint := 0;
   a_dirty boolean := false;
   -- monthly usage of that account: the stored row (read when a budget needs it) plus this batch's sums
@@ -57,7 +61,9 @@ declare
   k_token_cap bigint;
   k_tokens_used bigint;
   k_held_tokens bigint;
+  k_clamp bigint;
   k_last_used bigint;
+  v_refusal text;
   k_dirty boolean := false;
 begin
   for op in select e.value from jsonb_array_elements(p_ops) with ordinality as e(value, n) order by e.n loop
@@ -92,8 +98,8 @@ begin
       if d_requests > 0 then perform gw_add_month(acc, mon, d_cost, d_tokens, d_requests); end if;
       if a_dirty then perform gw_put_account(acc, a_balance, a_held, a_held_tokens, a_spent); end if;
       acc := o_account;
-      select status, balance_nano, held_nano, held_tokens, monthly_budget_nano, monthly_token_budget
-        into a_status, a_balance, a_held, a_held_tokens, a_budget, a_token_budget
+      select status, balance_nano, held_nano, held_tokens, monthly_budget_nano, monthly_token_budget, clamp_output
+        into a_status, a_balance, a_held, a_held_tokens, a_budget, a_token_budget, a_clamp
         from accounts where id = acc for update;
       acc_found := found;
       a_spent := 0;
@@ -116,8 +122,8 @@ begin
     if acc_found and o_key is not null and kid is distinct from o_key then
       if k_dirty then perform gw_put_key(kid, k_status, k_spent, k_held, k_tokens_used, k_held_tokens, k_last_used); end if;
       kid := o_key;
-      select status, budget_cap_nano, spent_nano, held_nano, token_cap, tokens_used, held_tokens
-        into k_status, k_budget, k_spent, k_held, k_token_cap, k_tokens_used, k_held_tokens
+      select status, budget_cap_nano, spent_nano, held_nano, token_cap, tokens_used, held_tokens, clamp_output
+        into k_status, k_budget, k_spent, k_held, k_token_cap, k_tokens_used, k_held_tokens, k_clamp
         from keys where id = kid and account_id = acc for update;
       k_found := found;
       k_dirty := false;
@@ -135,6 +141,7 @@ begin
         answers := answers || jsonb_build_array(jsonb_build_object('outcome', 'account_suspended', 'detail', a_status));
         continue;
       end if;
+      v_refusal := null;
       if a_budget is not null or a_token_budget is not null then
         if not m_loaded then
           select m.cost_nano, m.tokens into m_cost, m_tokens from monthly_usage m where m.account_id = acc and m.month = mon;
@@ -143,31 +150,39 @@ begin
         end if;
         if (a_budget is not null and m_cost + d_cost + a_held + v_amount > a_budget)
            or (a_token_budget is not null and m_tokens + d_tokens + a_held_tokens + v_tokens > a_token_budget) then
-          answers := answers || jsonb_build_array(jsonb_build_object('outcome', 'monthly_budget_exceeded', 'detail', null));
-          continue;
+          v_refusal := 'monthly_budget_exceeded';
         end if;
       end if;
-      if a_balance - a_held < v_amount then
-        answers := answers || jsonb_build_array(jsonb_build_object('outcome', 'insufficient_balance', 'detail', (a_balance - a_held)::text));
-        continue;
+      if v_refusal is null and a_balance - a_held < v_amount then
+        v_refusal := 'insufficient_balance';
       end if;
-      if not k_found or k_status = 'revoked' then
-        answers := answers || jsonb_build_array(jsonb_build_object('outcome', 'auth_error', 'detail', null));
-        continue;
+      if v_refusal is null then
+        if not k_found or k_status = 'revoked' then
+          answers := answers || jsonb_build_array(jsonb_build_object('outcome', 'auth_error', 'detail', null));
+          continue;
+        end if;
+        if k_status = 'exhausted' then
+          answers := answers || jsonb_build_array(jsonb_build_object('outcome',
+            case when k_budget is not null and k_spent >= k_budget then 'key_budget_exceeded'
+                 when k_token_cap is not null and k_tokens_used >= k_token_cap then 'key_token_cap_exceeded'
+                 else 'key_budget_exceeded' end, 'detail', null));
+          continue;
+        end if;
+        if k_budget is not null and k_spent + k_held + v_amount > k_budget then
+          v_refusal := 'key_budget_exceeded';
+        elsif k_token_cap is not null and k_tokens_used + k_held_tokens + v_tokens > k_token_cap then
+          v_refusal := 'key_token_cap_exceeded';
+        end if;
       end if;
-      if k_status = 'exhausted' then
-        answers := answers || jsonb_build_array(jsonb_build_object('outcome',
-          case when k_budget is not null and k_spent >= k_budget then 'key_budget_exceeded'
-               when k_token_cap is not null and k_tokens_used >= k_token_cap then 'key_token_cap_exceeded'
-               else 'key_budget_exceeded' end, 'detail', null));
-        continue;
-      end if;
-      if k_budget is not null and k_spent + k_held + v_amount > k_budget then
-        answers := answers || jsonb_build_array(jsonb_build_object('outcome', 'key_budget_exceeded', 'detail', null));
-        continue;
-      end if;
-      if k_token_cap is not null and k_tokens_used + k_held_tokens + v_tokens > k_token_cap then
-        answers := answers || jsonb_build_array(jsonb_build_object('outcome', 'key_token_cap_exceeded', 'detail', null));
+      if v_refusal is not null then
+        answers := answers || jsonb_build_array(jsonb_build_object('outcome', v_refusal,
+          'detail', case when v_refusal = 'insufficient_balance' then (a_balance - a_held)::text end,
+          'headroom', case when a_clamp = 1 and k_found and k_status = 'enabled' and k_clamp = 1 then jsonb_build_object(
+            'balance', (a_balance - a_held)::text,
+            'month_cost', case when a_budget is not null then (a_budget - m_cost - d_cost - a_held)::text end,
+            'month_tokens', case when a_token_budget is not null then (a_token_budget - m_tokens - d_tokens - a_held_tokens)::text end,
+            'key_cost', case when k_budget is not null then (k_budget - k_spent - k_held)::text end,
+            'key_tokens', case when k_token_cap is not null then (k_token_cap - k_tokens_used - k_held_tokens)::text end) end));
         continue;
       end if;
       insert into holds (id, account_id, key_id, request_id, amount_nano, tokens, created_at, expires_at)

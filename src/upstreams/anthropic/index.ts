@@ -20,6 +20,7 @@ export const anthropicUpstream: UpstreamDescriptor = {
     apis: [],
     defaultApis: [],
     chatReasoningEffort: false,
+    honorsOutputLimit: true,
     providerSettings: [],
   },
 };

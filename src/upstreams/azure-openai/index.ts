@@ -39,6 +39,7 @@ export const azureOpenAiUpstream: UpstreamDescriptor = {
     apis: ["chat", "responses", "images"],
     defaultApis: ["chat"],
     chatReasoningEffort: true,
+    honorsOutputLimit: true,
     providerSettings: ["api_version"],
   },
 };

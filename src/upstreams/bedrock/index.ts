@@ -21,6 +21,7 @@ export const bedrockUpstream: UpstreamDescriptor = {
     apis: [],
     defaultApis: [],
     chatReasoningEffort: false,
+    honorsOutputLimit: true,
     providerSettings: ["region"],
   },
 };

@@ -21,6 +21,7 @@ export const geminiUpstream: UpstreamDescriptor = {
     apis: [],
     defaultApis: [],
     chatReasoningEffort: true,
+    honorsOutputLimit: true,
     providerSettings: [],
   },
 };

@@ -17,6 +17,7 @@ export const googleOperationsUpstream: UpstreamDescriptor = {
     apis: [],
     defaultApis: [],
     chatReasoningEffort: false,
+    honorsOutputLimit: true,
     providerSettings: [],
   },
 };

@@ -23,6 +23,8 @@ export const openaiUpstream: UpstreamDescriptor = {
     apis: ["chat", "responses", "images", "videos"],
     defaultApis: ["chat"],
     chatReasoningEffort: true,
+    // OpenAI-compatible servers of every make: the gateway does not rely on them to stop at max_tokens.
+    honorsOutputLimit: false,
     providerSettings: [],
   },
 };

@@ -1,12 +1,13 @@
 // Administrators: every account, with its status and admin flag. Suspending or closing an account
 // makes the gateway refuse its keys at once (account_suspended); setting it active restores them.
+// Clamping off makes a request the account cannot fully cover a 402 instead of a shorter answer.
 import { api, type Account } from "../api";
 import { ErrorText, formatDate, Notice, useAction, useLoad } from "../components";
 
 export function AdminPage(props: { me: Account }) {
   const list = useLoad(() => api<{ data: Account[]; total: number }>("GET", "/admin/accounts?limit=500"), []);
   const { error, status, run } = useAction(() => list.reload());
-  const change = (account: Account, body: { status?: string; is_admin?: boolean }, done: string) =>
+  const change = (account: Account, body: { status?: string; is_admin?: boolean; clamp_output?: boolean }, done: string) =>
     run(() => api("PATCH", `/admin/accounts/${encodeURIComponent(account.id)}`, body), done);
 
   return (
@@ -21,6 +22,7 @@ export function AdminPage(props: { me: Account }) {
             <th scope="col">Email</th>
             <th scope="col">Status</th>
             <th scope="col">Administrator</th>
+            <th scope="col">Clamp output</th>
             <th scope="col">Balance (USD)</th>
             <th scope="col">Spent (USD)</th>
             <th scope="col">Created</th>
@@ -56,6 +58,18 @@ export function AdminPage(props: { me: Account }) {
                       onChange={(e) => void change(a, { is_admin: e.target.checked }, `${a.email} ${e.target.checked ? "is now" : "is no longer"} an administrator.`)}
                     />
                     <span className="sr-only">Administrator: {a.email}</span>
+                  </label>
+                </td>
+                <td>
+                  <label>
+                    <input
+                      type="checkbox"
+                      checked={a.clamp_output}
+                      onChange={(e) =>
+                        void change(a, { clamp_output: e.target.checked }, `${a.email}: requests beyond the budget are ${e.target.checked ? "clamped" : "refused"}.`)
+                      }
+                    />
+                    <span className="sr-only">Clamp output: {a.email}</span>
                   </label>
                 </td>
                 <td>{a.balance_usd}</td>

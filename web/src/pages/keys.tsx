@@ -182,12 +182,13 @@ function KeyRow(props: { item: Key; run: (action: () => Promise<unknown>, done: 
   const [editing, setEditing] = useState(false);
   const [budget, setBudget] = useState(key.budget_cap_usd ?? "");
   const [tokens, setTokens] = useState(key.token_cap === null ? "" : String(key.token_cap));
+  const [clamp, setClamp] = useState(key.clamp_output);
 
   function saveCaps(event: FormEvent) {
     event.preventDefault();
     setEditing(false);
     props.run(
-      () => api("PATCH", path, { budget_cap_usd: budget.trim() === "" ? null : budget.trim(), token_cap: tokens.trim() === "" ? null : Number(tokens) }),
+      () => api("PATCH", path, { budget_cap_usd: budget.trim() === "" ? null : budget.trim(), token_cap: tokens.trim() === "" ? null : Number(tokens), clamp_output: clamp }),
       `Caps of ${label} saved.`,
     );
   }
@@ -206,6 +207,7 @@ function KeyRow(props: { item: Key; run: (action: () => Promise<unknown>, done: 
       </td>
       <td>
         {key.tokens_used} / {key.token_cap ?? "no cap"}
+        {!key.clamp_output && <span className="badge">no clamping</span>}
       </td>
       <td>{formatDate(key.created_at)}</td>
       <td className="actions">
@@ -218,6 +220,10 @@ function KeyRow(props: { item: Key; run: (action: () => Promise<unknown>, done: 
             <label>
               Token cap
               <input value={tokens} onChange={(e) => setTokens(e.target.value)} placeholder="none" />
+            </label>
+            <label>
+              <input type="checkbox" checked={clamp} onChange={(e) => setClamp(e.target.checked)} />
+              Shorten answers the caps cannot cover (else refuse)
             </label>
             <button type="submit">Save caps</button>
             <button type="button" onClick={() => setEditing(false)}>
