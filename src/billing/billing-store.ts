@@ -29,7 +29,8 @@ import { reservePostgres } from "./admission-postgres.js";
 import { reserveSqlite } from "./admission-sqlite.js";
 import { releaseExpiredHolds as sweepExpiredHolds, releaseHoldPostgres, releaseHoldSqlite } from "./holds.js";
 import { setKeyCaps, type KeyCapsChange } from "./key-caps.js";
-import { priceUsage, projectCost, projectTokens } from "./pricing.js";
+import { DIMENSIONS } from "./dimensions.js";
+import { priceBreakdown, projectCost, projectTokens, type PriceBreakdown } from "./pricing.js";
 import { AlreadySettled, type SettlementInput } from "./settlement.js";
 import { applySettlementPostgres } from "./settlement-postgres.js";
 import { applySettlementSqlite } from "./settlement-sqlite.js";
@@ -117,16 +118,20 @@ export class StoreBilling implements Billing {
 
   /** Prices the usage and records it; see settlement.ts. Idempotent by the hold's request id. */
   async settle(hold: Hold, usage: Usage, provider: string): Promise<Charge> {
-    let cost: Nano;
+    let breakdown: PriceBreakdown;
     let normalized: Usage;
     try {
       normalized = normalizeUsage(usage);
-      cost = priceUsage(hold.model, normalized, hold.imageVariant);
-      if (!billable(cost, totalTokens(normalized))) throw new RangeError(`settlement of ${hold.requestId} out of range: cost ${cost} nano`);
+      breakdown = priceBreakdown(hold.model, normalized, hold.imageVariant);
+      const saving = breakdown.cacheSaving < 0n ? -breakdown.cacheSaving : breakdown.cacheSaving;
+      if (!billable(breakdown.cost, totalTokens(normalized)) || saving > MAX_BILLABLE_NANO) {
+        throw new RangeError(`settlement of ${hold.requestId} out of range: cost ${breakdown.cost} nano`);
+      }
     } catch (error) {
       throw ledgerWriteFailed(error);
     }
-    const input: SettlementInput = { hold, usage: normalized, provider, cost, now: this.now() };
+    const cost = breakdown.cost;
+    const input: SettlementInput = { hold, usage: normalized, provider, cost, breakdown, now: this.now() };
     const path = this.#path;
     try {
       if (path.dialect === "postgres") await this.#withRetry(() => applySettlementPostgres(path.batcher, input));
@@ -225,13 +230,19 @@ export function normalizeUsage(usage: Usage): Usage {
   };
   const inputTokens = whole(usage.inputTokens, "inputTokens");
   const outputTokens = whole(usage.outputTokens, "outputTokens");
-  return {
-    inputTokens,
-    cachedInputTokens: Math.min(whole(usage.cachedInputTokens, "cachedInputTokens"), inputTokens),
-    outputTokens,
-    reasoningTokens: Math.min(whole(usage.reasoningTokens, "reasoningTokens"), outputTokens),
-    ...(usage.images !== undefined && { images: whole(usage.images, "images") }),
-    ...(usage.videoSeconds !== undefined && { videoSeconds: whole(usage.videoSeconds, "videoSeconds") }),
-    estimated: usage.estimated,
-  };
+  const normalized: Usage = { inputTokens, cachedInputTokens: 0, outputTokens, reasoningTokens: Math.min(whole(usage.reasoningTokens, "reasoningTokens"), outputTokens), estimated: usage.estimated };
+  for (const d of DIMENSIONS) {
+    if (d.usageField === null || d.usageField === "outputTokens") continue;
+    const value = usage[d.usageField];
+    if (value !== undefined) normalized[d.usageField] = whole(value, d.usageField);
+  }
+  // The cache's parts of the input (reads, then 5-minute and 1-hour writes) stay within it, in that order.
+  let left = inputTokens;
+  for (const field of ["cachedInputTokens", "cacheWrite5mTokens", "cacheWrite1hTokens"] as const) {
+    const value = normalized[field];
+    if (value === undefined) continue;
+    normalized[field] = Math.min(value, left);
+    left -= normalized[field];
+  }
+  return normalized;
 }

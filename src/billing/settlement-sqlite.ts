@@ -14,18 +14,22 @@
 // (a trigger, a CHECK, no such account) throws: nothing of it remains, 502 ledger_write_failed.
 import { dbErrorKind, dbErrorMessage } from "../store/db-errors.js";
 import { LEDGER_ROW_EXISTS } from "../store/migrations/0005-ledger-append-only-gaps.js";
+import { LEDGER_DIMENSION_COLUMNS } from "./dimensions.js";
 import { AlreadySettled, settlementValues, type SettlementInput } from "./settlement.js";
 import { Statement, type SqlExec } from "./sqlite-writer.js";
 
 const DELETE_HOLD = new Statement<{ amount_nano: bigint; tokens: bigint }>(`delete from holds where id = ? returning amount_nano, tokens`);
 
 // Parameters: created_at, key id, request id, model, provider, route, input, cached, output and
-// reasoning tokens, cost, estimated, then cost, cost (the note), deployment, account id.
+// reasoning tokens, cost, estimated, then cost, cost (the note), deployment, the values of
+// LEDGER_DIMENSION_COLUMNS (dimensions.ts) in that order, account id.
 const INSERT_LEDGER = new Statement<{ id: bigint }>(`
   insert into ledger (created_at, account_id, key_id, request_id, kind, model, provider, route,
-    input_tokens, cached_tokens, output_tokens, reasoning_tokens, cost_nano, estimated, note, deployment)
+    input_tokens, cached_tokens, output_tokens, reasoning_tokens, cost_nano, estimated, note, deployment,
+    ${LEDGER_DIMENSION_COLUMNS.join(", ")})
   select ?, id, ?, ?, 'usage', ?, ?, ?, ?, ?, ?, ?, ?, ?,
-    case when balance_nano < ? then 'shortfall_nano=' || (? - balance_nano) end, ?
+    case when balance_nano < ? then 'shortfall_nano=' || (? - balance_nano) end, ?,
+    ${LEDGER_DIMENSION_COLUMNS.map(() => "?").join(", ")}
   from accounts where id = ?
   on conflict (request_id) do nothing
   returning id`);
@@ -92,6 +96,7 @@ export function applySettlementSqlite(exec: SqlExec, input: SettlementInput): Al
     cost,
     cost,
     hold.model.deployment ?? null,
+    ...v.dimensionValues,
     hold.accountId,
   ]);
   if (!inserted) {

@@ -28,7 +28,7 @@ for (const kind of DATABASE_KINDS) {
     it("keeps earlier rows (deployment null) and records the serving deployment from then on", async () => {
       const accountId = await makeAccount(store, { balance: 1_000_000_000n });
       const keyId = await makeKey(store, accountId);
-      expect((await migrate(store.handle)).applied).toEqual(["0007-ledger-deployment"]);
+      expect((await migrate(store.handle)).applied).toEqual(["0007-ledger-deployment", "0008-pricing-dimensions"]);
 
       const routed = await billing.admit(admission(accountId, keyId, 1000, 500, { model: chatModel({ deployment: "east" }) }));
       await billing.settle(routed, usage(100, 50), "mock");
