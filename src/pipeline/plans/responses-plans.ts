@@ -34,13 +34,16 @@ export interface StoredTurn {
   messages: ChatMessage[];
 }
 
-export function usageFromResponses(usage: ResponsesUsage | undefined | null): Usage | null {
+/** The usage of a Responses object; its web search calls are its output items of type web_search_call. */
+export function usageFromResponses(usage: ResponsesUsage | undefined | null, output?: unknown): Usage | null {
   if (!usage || typeof usage !== "object") return null;
+  const items: unknown[] = Array.isArray(output) ? output : [];
   return {
     inputTokens: usage.input_tokens ?? 0,
     cachedInputTokens: usage.input_tokens_details?.cached_tokens ?? 0,
     outputTokens: usage.output_tokens ?? 0,
     reasoningTokens: usage.output_tokens_details?.reasoning_tokens ?? 0,
+    webSearchCalls: items.filter((item) => typeof item === "object" && item !== null && (item as { type?: unknown }).type === "web_search_call").length,
     estimated: false,
   };
 }
@@ -56,7 +59,7 @@ export function responsesPassThrough(body: Json, model: ModelConfig): UpstreamPl
     warnings: [],
     fromUpstream(json) {
       const response = json as Json & { usage?: ResponsesUsage };
-      return { body: { ...response, model: model.id }, usage: usageFromResponses(response.usage) };
+      return { body: { ...response, model: model.id }, usage: usageFromResponses(response.usage, response.output) };
     },
     streamTranslator(): StreamTranslator {
       let usage: Usage | null = null;
@@ -66,7 +69,7 @@ export function responsesPassThrough(body: Json, model: ModelConfig): UpstreamPl
           const data = parseEventJson(event.data) as Json & { type?: string; delta?: unknown; response?: Json & { usage?: ResponsesUsage } };
           if (data.response) data.response = { ...data.response, model: model.id };
           if (typeof data.delta === "string") delivered.push(data.delta);
-          if (data.type && TERMINAL.has(data.type)) usage = usageFromResponses(data.response?.usage);
+          if (data.type && TERMINAL.has(data.type)) usage = usageFromResponses(data.response?.usage, data.response?.output);
           return [{ event: event.event ?? data.type, data }];
         },
         end: () => [],
