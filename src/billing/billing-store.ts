@@ -230,7 +230,13 @@ export function normalizeUsage(usage: Usage): Usage {
   };
   const inputTokens = whole(usage.inputTokens, "inputTokens");
   const outputTokens = whole(usage.outputTokens, "outputTokens");
-  const normalized: Usage = { inputTokens, cachedInputTokens: 0, outputTokens, reasoningTokens: Math.min(whole(usage.reasoningTokens, "reasoningTokens"), outputTokens), estimated: usage.estimated };
+  const normalized: Usage = {
+    inputTokens,
+    cachedInputTokens: 0,
+    outputTokens,
+    reasoningTokens: Math.min(whole(usage.reasoningTokens, "reasoningTokens"), outputTokens),
+    estimated: usage.estimated,
+  };
   for (const d of DIMENSIONS) {
     if (d.usageField === null || d.usageField === "outputTokens") continue;
     const value = usage[d.usageField];

@@ -85,7 +85,10 @@ describe.each(DATABASE_KINDS)("every pricing dimension, end to end, on %s", (kin
   });
 
   it("the ledger row holds every dimension's count and cost, summing to cost_nano", async () => {
-    const row = (await gateway.app.ctx.store.db.selectFrom("ledger").selectAll().where("request_id", "=", requestId).executeTakeFirstOrThrow()) as unknown as Record<string, bigint>;
+    const row = (await gateway.app.ctx.store.db.selectFrom("ledger").selectAll().where("request_id", "=", requestId).executeTakeFirstOrThrow()) as unknown as Record<
+      string,
+      bigint
+    >;
     for (const column of LEDGER_DIMENSION_COLUMNS) if (column !== CACHE_SAVING_COLUMN) expect(row[column], column).toBeGreaterThan(0n);
     let sum = 0n;
     for (const d of DIMENSIONS) {

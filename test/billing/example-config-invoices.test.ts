@@ -110,7 +110,13 @@ const CASES: InvoiceCase[] = [
     name: "claude-haiku-4-5 over Chat with 1h cache writes",
     model: "claude-haiku-4-5",
     route: "chat",
-    usage: { input_tokens: 200, cache_read_input_tokens: 0, cache_creation_input_tokens: 5000, cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 5000 }, output_tokens: 100 },
+    usage: {
+      input_tokens: 200,
+      cache_read_input_tokens: 0,
+      cache_creation_input_tokens: 5000,
+      cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 5000 },
+      output_tokens: 100,
+    },
     expected: 10_700_000n,
   },
   {
@@ -128,7 +134,13 @@ const CASES: InvoiceCase[] = [
     name: "gemini-2.5-pro with cached content",
     model: "gemini-2.5-pro",
     route: "chat",
-    usage: { prompt_tokens: 12000, completion_tokens: 900, total_tokens: 12900, prompt_tokens_details: { cached_tokens: 8000 }, completion_tokens_details: { reasoning_tokens: 600 } },
+    usage: {
+      prompt_tokens: 12000,
+      completion_tokens: 900,
+      total_tokens: 12900,
+      prompt_tokens_details: { cached_tokens: 8000 },
+      completion_tokens_details: { reasoning_tokens: 600 },
+    },
     expected: 15_000_000n,
   },
   {
@@ -180,7 +192,16 @@ function anthropicUsageStream(res: ServerResponse, usage: Record<string, unknown
   const send = (event: string, data: object) => res.write(`event: ${event}\ndata: ${JSON.stringify({ type: event, ...data })}\n\n`);
   const { output_tokens: output, server_tool_use: tools, ...input } = usage;
   send("message_start", {
-    message: { id: "msg_inv", type: "message", role: "assistant", model: "claude-upstream", content: [], stop_reason: null, stop_sequence: null, usage: { ...input, output_tokens: 1 } },
+    message: {
+      id: "msg_inv",
+      type: "message",
+      role: "assistant",
+      model: "claude-upstream",
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: { ...input, output_tokens: 1 },
+    },
   });
   send("content_block_start", { index: 0, content_block: { type: "text", text: "" } });
   send("content_block_delta", { index: 0, delta: { type: "text_delta", text: "hello" } });
@@ -223,14 +244,18 @@ describe.each(DATABASE_KINDS)("the example config's prices equal the providers' 
     anthropic = await startMockUpstream();
     openai.handler = async (req: RecordedRequest, res) => {
       const body = req.body as { stream?: boolean };
-      if (req.url.endsWith("/embeddings")) return json(res, 200, { object: "list", data: [{ object: "embedding", index: 0, embedding: [0.1, 0.2] }], model: "e", usage: current.usage });
+      if (req.url.endsWith("/embeddings"))
+        return json(res, 200, { object: "list", data: [{ object: "embedding", index: 0, embedding: [0.1, 0.2] }], model: "e", usage: current.usage });
       if (req.url.endsWith("/responses")) {
         if (!body.stream) return json(res, 200, responsesObject(current));
         res.writeHead(200, { "content-type": "text/event-stream" });
         const response = responsesObject(current);
-        res.write(`event: response.created\ndata: ${JSON.stringify({ type: "response.created", sequence_number: 0, response: { ...response, status: "in_progress", output: [], usage: null } })}\n\n`);
+        res.write(
+          `event: response.created\ndata: ${JSON.stringify({ type: "response.created", sequence_number: 0, response: { ...response, status: "in_progress", output: [], usage: null } })}\n\n`,
+        );
         res.write(`event: response.completed\ndata: ${JSON.stringify({ type: "response.completed", sequence_number: 1, response })}\n\n`);
-        return res.end();
+        res.end();
+        return;
       }
       if (body.stream) return chatStream(req, res, ["hello"], { usage: current.usage });
       return json(res, 200, chatCompletion("hello", { usage: current.usage }));

@@ -114,7 +114,14 @@ describe("priceBreakdown: cache writes, long context, tool fees, saving", () => 
     expect(b.cost).toBe(57_350_000n);
     expect(b.longContext).toBe(false);
     expect(b.counts).toMatchObject({ input: 4_000n, cached_input: 2_000n, cache_write_5m: 3_000n, cache_write_1h: 1_000n, output: 500n, web_search: 2n, request: 1n });
-    expect(b.costs).toMatchObject({ input: 12_000_000n, cached_input: 600_000n, cache_write_5m: 11_250_000n, cache_write_1h: 6_000_000n, output: 7_500_000n, web_search: 20_000_000n });
+    expect(b.costs).toMatchObject({
+      input: 12_000_000n,
+      cached_input: 600_000n,
+      cache_write_5m: 11_250_000n,
+      cache_write_1h: 6_000_000n,
+      output: 7_500_000n,
+      web_search: 20_000_000n,
+    });
     // Saving: reads 2,000 x (3 - 0.30) = 5,400,000 nano; 5m premium 3,000 x 0.75 = 2,250,000; 1h premium 1,000 x 3 = 3,000,000.
     expect(b.cacheSaving).toBe(5_400_000n - 2_250_000n - 3_000_000n);
   });

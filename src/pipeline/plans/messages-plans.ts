@@ -23,7 +23,11 @@ interface AnthropicUsage {
 export function usageFromAnthropic(usage: AnthropicUsage | undefined | null): Usage | null {
   if (!usage || typeof usage !== "object") return null;
   const cached = usage.cache_read_input_tokens ?? 0;
-  const { write5m, write1h } = splitCacheWrites(usage.cache_creation_input_tokens ?? undefined, usage.cache_creation?.ephemeral_5m_input_tokens, usage.cache_creation?.ephemeral_1h_input_tokens);
+  const { write5m, write1h } = splitCacheWrites(
+    usage.cache_creation_input_tokens ?? undefined,
+    usage.cache_creation?.ephemeral_5m_input_tokens,
+    usage.cache_creation?.ephemeral_1h_input_tokens,
+  );
   return {
     inputTokens: (usage.input_tokens ?? 0) + cached + write5m + write1h,
     cachedInputTokens: cached,

@@ -24,7 +24,17 @@ function provider(baseUrl: string, apiVersion?: string): ProviderConfig {
 }
 
 function model(p: ProviderConfig, upstreamModel = "gpt-4o-prod"): ModelConfig {
-  const pricing = { inputPerMtok: 0n, cachedInputPerMtok: 0n, cacheWrite5mPerMtok: 0n, cacheWrite1hPerMtok: 0n, webSearchPerCall: 0n, perRequest: 0n, outputPerMtok: 0n, perImage: new Map(), perVideoSecond: 0n };
+  const pricing = {
+    inputPerMtok: 0n,
+    cachedInputPerMtok: 0n,
+    cacheWrite5mPerMtok: 0n,
+    cacheWrite1hPerMtok: 0n,
+    webSearchPerCall: 0n,
+    perRequest: 0n,
+    outputPerMtok: 0n,
+    perImage: new Map(),
+    perVideoSecond: 0n,
+  };
   return {
     id: "gpt-4o",
     kind: "chat",
