@@ -77,11 +77,11 @@ export function UsagePage() {
           />
           <TotalsTable caption="By model" first="Model" rows={u.by_model.map((m) => ({ ...m, label: m.model }))} />
           <CacheTable
-            caption="Prompt caching by key"
+            caption="Prompt caching, per key"
             first="Key"
             rows={u.by_key.map((k) => ({ ...k, label: k.name || k.prefix || (k.status === "deleted" ? "(deleted key)" : (k.key_id ?? "—")) }))}
           />
-          <CacheTable caption="Prompt caching by model" first="Model" rows={u.by_model.map((m) => ({ ...m, label: m.model }))} />
+          <CacheTable caption="Prompt caching, per model" first="Model" rows={u.by_model.map((m) => ({ ...m, label: m.model }))} />
         </>
       )}
       <Ledger />
