@@ -3,6 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { convertAnthropicUsageToChat } from "../../formats/anthropic-messages/index.js";
 import { convertConverseUsageToChat } from "../../formats/bedrock-converse/index.js";
+import { plausibleUsage } from "../../core/usage.js";
 import { usageFromAnthropic } from "./messages-plans.js";
 import { usageFromResponses } from "./responses-plans.js";
 import { splitCacheWrites, usageFromChat } from "./usage.js";
@@ -30,7 +31,10 @@ describe("usage readers", () => {
   it("splitCacheWrites: the 1-hour part stays within the total; a split without a total makes it", () => {
     expect(splitCacheWrites(100, 0, 500)).toEqual({ write5m: 0, write1h: 100 });
     expect(splitCacheWrites(undefined, 30, 20)).toEqual({ write5m: 30, write1h: 20 });
-    expect(splitCacheWrites(-5, "x", null)).toEqual({ write5m: 0, write1h: 0 });
+    // A hostile count stays what it is, and the whole report is refused (billed as an estimate).
+    expect(plausibleUsage(usageFromAnthropic({ input_tokens: 1, cache_creation_input_tokens: -5, output_tokens: 1 }))).toBeNull();
+    expect(plausibleUsage(usageFromAnthropic({ input_tokens: 1, cache_creation_input_tokens: 1e400, output_tokens: 1 }))).toBeNull();
+    expect(plausibleUsage(usageFromAnthropic({ input_tokens: 1, server_tool_use: { web_search_requests: -1 }, output_tokens: 1 }))).toBeNull();
   });
 
   it("Anthropic bridged over Chat: 1-hour writes and searches survive the interchange, and never reach the wire", () => {

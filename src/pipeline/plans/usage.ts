@@ -20,14 +20,16 @@ export function usageFromChat(usage: ChatUsage | null | undefined): Usage | null
 }
 
 /**
- * Anthropic's (and Bedrock's) cache writes by lifetime: `total` is everything written (part of the
- * input), `oneHour` the part reported as written for 1 hour; the rest is a 5-minute write (what a
- * provider reporting only the total wrote). A split reported without the total makes the total.
+ * Anthropic's cache writes by lifetime: `total` is everything written (part of the input), `oneHour`
+ * the part reported as written for 1 hour; the rest is a 5-minute write (what a provider reporting
+ * only the total wrote). A split reported without the total makes the total. Numbers pass as they
+ * are, so that a negative or infinite count stays one and plausibleUsage() refuses the report.
  */
 export function splitCacheWrites(total: unknown, fiveMinutes: unknown, oneHour: unknown): { write5m: number; write1h: number } {
-  const count = (value: unknown): number => (typeof value === "number" && Number.isFinite(value) && value > 0 ? value : 0);
-  const all = typeof total === "number" ? count(total) : count(fiveMinutes) + count(oneHour);
-  const write1h = Math.min(count(oneHour), all);
+  const reported = (value: unknown): number => (typeof value === "number" ? value : 0);
+  const all = typeof total === "number" ? total : reported(fiveMinutes) + reported(oneHour);
+  const oneHourPart = reported(oneHour);
+  const write1h = oneHourPart > all ? all : oneHourPart;
   return { write5m: all - write1h, write1h };
 }
 
