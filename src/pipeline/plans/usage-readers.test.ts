@@ -33,7 +33,7 @@ describe("usage readers", () => {
     expect(splitCacheWrites(undefined, 30, 20)).toEqual({ write5m: 30, write1h: 20 });
     // A hostile count stays what it is, and the whole report is refused (billed as an estimate).
     expect(plausibleUsage(usageFromAnthropic({ input_tokens: 1, cache_creation_input_tokens: -5, output_tokens: 1 }))).toBeNull();
-    expect(plausibleUsage(usageFromAnthropic({ input_tokens: 1, cache_creation_input_tokens: 1e400, output_tokens: 1 }))).toBeNull();
+    expect(plausibleUsage(usageFromAnthropic({ input_tokens: 1, cache_creation_input_tokens: Number.POSITIVE_INFINITY, output_tokens: 1 }))).toBeNull();
     expect(plausibleUsage(usageFromAnthropic({ input_tokens: 1, server_tool_use: { web_search_requests: -1 }, output_tokens: 1 }))).toBeNull();
   });
 
