@@ -4,7 +4,7 @@
 // upgrade a read lock). See admission.ts, settlement.ts and holds.ts for the statements and why.
 //
 // The per-request operations (admit, settle, release) take the fast path of each database:
-// - PostgreSQL: a call of a PL/pgSQL function each (gw_admit, gw_settle, gw_release; migration 0002),
+// - PostgreSQL: an operation of the PL/pgSQL function gw_batch each (gw-batch-function.ts),
 //   group-committed by PostgresBatcher (postgres-batcher.ts): the operations queued while a batch is in
 //   flight go as one statement in autocommit, one round trip and one commit for all of them.
 // - SQLite: precompiled SQL (no query builder per request) run by SqliteWriter (sqlite-writer.ts), which

@@ -26,7 +26,7 @@
 //   ledger INSERT comes second and computes the shortfall note from the balance in the same statement
 //   (INSERT … SELECT … FROM accounts), so a replay is answered before anything else is written; the
 //   account UPDATE clamps with min(balance, cost); the key's exhaustion is its own UPDATE (see there).
-// - settlement-postgres.ts: one call of the PL/pgSQL function gw_settle (migration 0002) in autocommit:
+// - settlement-postgres.ts: one settle operation of the PL/pgSQL function gw_batch in autocommit:
 //   the same steps in one round trip, with the ledger INSERT moved right after the account row lock,
 //   so a replay returns before writing anything (when it must undo its hold deletion it raises
 //   SQLSTATE GW409 and the call rolls back whole). A failure anywhere rolls the call back whole.

@@ -16,8 +16,8 @@
 // usage by one upsert of the batch's sums per account and month. Holds and ledger rows are still one
 // INSERT or DELETE per operation (the ledger's ON CONFLICT (request_id) keeps settlement idempotent).
 //
-// Unchanged: the checks and their order and answers (gw_admit and gw_settle in migration 0002 remain
-// the single-operation reference and are what this loop computes); the lock order (account, then its
+// Unchanged: the checks and their order and answers (those of gw_admit and gw_settle of migration 0002,
+// the single-operation functions migration 0008 dropped); the lock order (account, then its
 // keys); atomicity — the batch is one statement, so an error anywhere (a CHECK when the rows are
 // written, a trigger, GW409) rolls all of it back and the batcher runs each operation again alone,
 // each getting its own answer or error. Refusals and replays write nothing.

@@ -16,8 +16,9 @@ const FIRST_DIMENSION_ARG = 17;
 const DIMENSION_COLUMNS_SQL = LEDGER_DIMENSION_COLUMNS.join(", ");
 const DIMENSION_VALUES_SQL = LEDGER_DIMENSION_COLUMNS.map((_, i) => `(a->>${FIRST_DIMENSION_ARG + i})::bigint`).join(", ");
 
-// p_ops: a JSON array of {"k": "admit" | "settle" | "release", "a": [the arguments of gw_admit,
-// gw_settle or gw_release, as strings or null]}; answers: a JSON array, one object per operation.
+// p_ops: a JSON array of {"k": "admit" | "settle" | "release", "a": [the operation's arguments, in
+// the order the batcher's callers send them (admission-postgres.ts, settlement-postgres.ts, holds.ts),
+// as strings or null]}; answers: a JSON array, one object per operation.
 export const GW_BATCH = `
 create or replace function gw_batch(p_ops jsonb) returns jsonb
 language plpgsql as $$
