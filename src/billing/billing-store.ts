@@ -4,7 +4,7 @@
 // upgrade a read lock). See admission.ts, settlement.ts and holds.ts for the statements and why.
 //
 // The per-request operations (admit, settle, release) take the fast path of each database:
-// - PostgreSQL: a call of a PL/pgSQL function each (gw_admit, gw_settle, gw_release; migration 0002),
+// - PostgreSQL: an operation of the PL/pgSQL function gw_batch each (gw-batch-function.ts),
 //   group-committed by PostgresBatcher (postgres-batcher.ts): the operations queued while a batch is in
 //   flight go as one statement in autocommit, one round trip and one commit for all of them.
 // - SQLite: precompiled SQL (no query builder per request) run by SqliteWriter (sqlite-writer.ts), which
@@ -29,7 +29,8 @@ import { reservePostgres } from "./admission-postgres.js";
 import { reserveSqlite } from "./admission-sqlite.js";
 import { releaseExpiredHolds as sweepExpiredHolds, releaseHoldPostgres, releaseHoldSqlite } from "./holds.js";
 import { setKeyCaps, type KeyCapsChange } from "./key-caps.js";
-import { priceUsage, projectCost, projectTokens } from "./pricing.js";
+import { DIMENSIONS } from "./dimensions.js";
+import { capBreakdown, priceBreakdown, projectCost, projectTokens, type PriceBreakdown } from "./pricing.js";
 import { AlreadySettled, type SettlementInput } from "./settlement.js";
 import { applySettlementPostgres } from "./settlement-postgres.js";
 import { applySettlementSqlite } from "./settlement-sqlite.js";
@@ -117,18 +118,22 @@ export class StoreBilling implements Billing {
 
   /** Prices the usage and records it; see settlement.ts. Idempotent by the hold's request id. */
   async settle(hold: Hold, usage: Usage, provider: string): Promise<Charge> {
-    let cost: Nano;
+    let breakdown: PriceBreakdown;
     let normalized: Usage;
     try {
       normalized = normalizeUsage(usage);
-      cost = priceUsage(hold.model, normalized, hold.imageVariant);
       // A clamped request is charged at most its hold (docs/billing.md, "Clamping"); the tokens stay as reported.
-      if (hold.chargeCap !== undefined && cost > hold.chargeCap) cost = hold.chargeCap;
-      if (!billable(cost, totalTokens(normalized))) throw new RangeError(`settlement of ${hold.requestId} out of range: cost ${cost} nano`);
+      breakdown = priceBreakdown(hold.model, normalized, hold.imageVariant);
+      if (hold.chargeCap !== undefined) breakdown = capBreakdown(breakdown, hold.chargeCap);
+      const saving = breakdown.cacheSaving < 0n ? -breakdown.cacheSaving : breakdown.cacheSaving;
+      if (!billable(breakdown.cost, totalTokens(normalized)) || saving > MAX_BILLABLE_NANO) {
+        throw new RangeError(`settlement of ${hold.requestId} out of range: cost ${breakdown.cost} nano`);
+      }
     } catch (error) {
       throw ledgerWriteFailed(error);
     }
-    const input: SettlementInput = { hold, usage: normalized, provider, cost, now: this.now() };
+    const cost = breakdown.cost;
+    const input: SettlementInput = { hold, usage: normalized, provider, cost, breakdown, now: this.now() };
     const path = this.#path;
     try {
       if (path.dialect === "postgres") await this.#withRetry(() => applySettlementPostgres(path.batcher, input));
@@ -227,13 +232,25 @@ export function normalizeUsage(usage: Usage): Usage {
   };
   const inputTokens = whole(usage.inputTokens, "inputTokens");
   const outputTokens = whole(usage.outputTokens, "outputTokens");
-  return {
+  const normalized: Usage = {
     inputTokens,
-    cachedInputTokens: Math.min(whole(usage.cachedInputTokens, "cachedInputTokens"), inputTokens),
+    cachedInputTokens: 0,
     outputTokens,
     reasoningTokens: Math.min(whole(usage.reasoningTokens, "reasoningTokens"), outputTokens),
-    ...(usage.images !== undefined && { images: whole(usage.images, "images") }),
-    ...(usage.videoSeconds !== undefined && { videoSeconds: whole(usage.videoSeconds, "videoSeconds") }),
     estimated: usage.estimated,
   };
+  for (const d of DIMENSIONS) {
+    if (d.usageField === null || d.usageField === "outputTokens") continue;
+    const value = usage[d.usageField];
+    if (value !== undefined) normalized[d.usageField] = whole(value, d.usageField);
+  }
+  // The cache's parts of the input (reads, then 5-minute and 1-hour writes) stay within it, in that order.
+  let left = inputTokens;
+  for (const field of ["cachedInputTokens", "cacheWrite5mTokens", "cacheWrite1hTokens"] as const) {
+    const value = normalized[field];
+    if (value === undefined) continue;
+    normalized[field] = Math.min(value, left);
+    left -= normalized[field];
+  }
+  return normalized;
 }

@@ -4,7 +4,7 @@
 // exactly once; the others find no row and change nothing.
 //
 // SQLite: precompiled SQL in one operation of the write batcher (sqlite-writer.ts). PostgreSQL: one
-// call of the PL/pgSQL function gw_release (migration 0002), the same statements, sent in a
+// release operation of the PL/pgSQL function gw_batch, the same statements, sent in a
 // group-commit batch (postgres-batcher.ts). The sweeper re-checks expiry in the delete itself on both: a hold settled or
 // released meanwhile is not touched.
 import type { Kysely } from "kysely";
@@ -30,7 +30,7 @@ export function releaseHoldSqlite(exec: SqlExec, holdId: string, expiredBefore?:
   return true;
 }
 
-/** The same on PostgreSQL: one call of gw_release in a group-commit batch (postgres-batcher.ts). */
+/** The same on PostgreSQL: one release operation of gw_batch, group-committed (postgres-batcher.ts). */
 export async function releaseHoldPostgres(batcher: PostgresBatcher, accountId: string, holdId: string, expiredBefore?: number): Promise<boolean> {
   const answer = await batcher.call("release", [holdId, expiredBefore === undefined ? null : BigInt(expiredBefore)], accountId, null);
   return answer.released === true;

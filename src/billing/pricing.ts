@@ -3,10 +3,14 @@
 // by ONE ceiling division by 1,000,000. Rounding once (not per component) keeps the result exact to
 // within one nano, and rounding up means a fraction of a nano is charged, never dropped: a request
 // that delivered anything at a non-zero price costs at least 1 nano-USD.
-// Per-image and per-video-second prices are whole nano-USD already and are added unrounded.
-import type { ModelConfig } from "../config/catalog.js";
+// Per-image, per-video-second, per-call and per-request prices are whole nano-USD already and are
+// added unrounded. Every dimension (dimensions.ts) is priced here; the token prices are the model's
+// long_context tier's when the request's input (cached reads and cache writes included, as Anthropic
+// and Google count it) is above the tier's threshold.
+import type { ModelConfig, ModelPricing, TokenPrices } from "../config/catalog.js";
 import { ceilDiv, type Nano } from "../core/money.js";
 import type { Usage } from "../core/usage.js";
+import { DIMENSIONS, TOKEN_DIMENSIONS, type DimensionName } from "./dimensions.js";
 import type { AdmissionRequest } from "./types.js";
 
 const PER_MILLION = 1_000_000n;
@@ -34,41 +38,150 @@ export function imagePrice(model: ModelConfig, imageVariant?: string): Nano {
   return table.get("default") ?? 0n;
 }
 
-/** The cost of what an upstream call consumed, in nano-USD (see the header for the rounding). */
-export function priceUsage(model: ModelConfig, usage: Usage, imageVariant?: string): Nano {
-  const { inputPerMtok, cachedInputPerMtok, outputPerMtok, perVideoSecond } = model.pricing;
-  const input = count(usage.inputTokens, "inputTokens");
-  // Cached tokens are part of inputTokens; a provider reporting more cached than input is capped.
-  const cachedRaw = count(usage.cachedInputTokens, "cachedInputTokens");
-  const cached = cachedRaw > input ? input : cachedRaw;
-  // Reasoning tokens are part of outputTokens and priced as output: not added a second time.
-  const output = count(usage.outputTokens, "outputTokens");
-
-  const scaled = (input - cached) * inputPerMtok + cached * cachedInputPerMtok + output * outputPerMtok;
-  const tokens = ceilDiv(scaled, PER_MILLION);
-  const images = count(usage.images, "images") * imagePrice(model, imageVariant);
-  const video = count(usage.videoSeconds, "videoSeconds") * perVideoSecond;
-  return tokens + images + video;
+/** What one usage costs, dimension by dimension (dimensions.ts). */
+export interface PriceBreakdown {
+  /** The charge, nano-USD. */
+  cost: Nano;
+  /** The count billed in each dimension (disjoint: input is what was neither read from nor written to the cache). */
+  counts: Record<DimensionName, bigint>;
+  /** Each dimension's share of cost; they sum to cost exactly (see allocateTokenCost). */
+  costs: Record<DimensionName, Nano>;
+  /**
+   * What caching saved, nano-USD, signed: the cached reads at the input price minus what they cost,
+   * minus the cache writes' premium over the input price, at the prices that applied (long context
+   * included); the exact amount truncated toward zero to whole nano.
+   */
+  cacheSaving: bigint;
+  /** True when the model's long_context tier priced the tokens. */
+  longContext: boolean;
 }
 
 /**
- * The cost admission holds for a request: every projected input token priced as uncached (the upper
- * bound, since cached input is never dearer in practice), plus the projected output, images and seconds.
+ * The disjoint counts of a usage: cached reads, then 5-minute and 1-hour cache writes are parts of
+ * inputTokens (a provider reporting more than the input is capped, in that order), "input" is the rest.
+ */
+export function dimensionCounts(usage: Usage): Record<DimensionName, bigint> {
+  const allInput = count(usage.inputTokens, "inputTokens");
+  let left = allInput;
+  const part = (value: number | undefined, field: string): bigint => {
+    const raw = count(value, field);
+    const taken = raw > left ? left : raw;
+    left -= taken;
+    return taken;
+  };
+  const cached = part(usage.cachedInputTokens, "cachedInputTokens");
+  const write5m = part(usage.cacheWrite5mTokens, "cacheWrite5mTokens");
+  const write1h = part(usage.cacheWrite1hTokens, "cacheWrite1hTokens");
+  const counts = {} as Record<DimensionName, bigint>;
+  for (const d of DIMENSIONS) counts[d.name] = d.usageField === null ? 0n : count(usage[d.usageField], d.usageField);
+  counts.cached_input = cached;
+  counts.cache_write_5m = write5m;
+  counts.cache_write_1h = write1h;
+  counts.input = left;
+  counts.request = 1n;
+  return counts;
+}
+
+/** The token prices that apply to a request with this much input (all of it: cached and cache writes included). */
+export function tokenPricesFor(pricing: ModelPricing, allInputTokens: bigint): { prices: TokenPrices; longContext: boolean } {
+  const tier = pricing.longContext;
+  if (tier !== undefined && allInputTokens > BigInt(tier.aboveInputTokens)) return { prices: tier, longContext: true };
+  return { prices: pricing, longContext: false };
+}
+
+/** The cost of what an upstream call consumed, dimension by dimension (see the header for the rounding). */
+export function priceBreakdown(model: ModelConfig, usage: Usage, imageVariant?: string): PriceBreakdown {
+  const counts = dimensionCounts(usage);
+  const { prices, longContext } = tokenPricesFor(model.pricing, count(usage.inputTokens, "inputTokens"));
+  const tokenCosts = allocateTokenCost(TOKEN_DIMENSIONS.map((d) => [d.name, counts[d.name] * prices[d.priceField]] as const));
+  const costs = {} as Record<DimensionName, Nano>;
+  let cost = 0n;
+  for (const d of DIMENSIONS) {
+    const unitPrice = d.unit === "token" ? 0n : d.priceField === null ? imagePrice(model, imageVariant) : model.pricing[d.priceField];
+    costs[d.name] = d.unit === "token" ? (tokenCosts[d.name] ?? 0n) : counts[d.name] * unitPrice;
+    cost += costs[d.name];
+  }
+  const input = prices.inputPerMtok;
+  const saving =
+    counts.cached_input * (input - prices.cachedInputPerMtok) -
+    counts.cache_write_5m * (prices.cacheWrite5mPerMtok - input) -
+    counts.cache_write_1h * (prices.cacheWrite1hPerMtok - input);
+  // BigInt division truncates toward zero.
+  return { cost, counts, costs, cacheSaving: saving / PER_MILLION, longContext };
+}
+
+/**
+ * The token part: ONE ceiling division of the exact sum (nano-USD x 1e6), then that amount shared out
+ * to the dimensions so that the shares sum to it exactly (see shareOut).
+ */
+function allocateTokenCost(scaled: ReadonlyArray<readonly [DimensionName, bigint]>): Partial<Record<DimensionName, Nano>> {
+  return shareOut(scaled, PER_MILLION);
+}
+
+/**
+ * ceil(Σ amounts / divisor) shared out to the names: each gets its exact share rounded down, and the
+ * units left over (fewer than the number of names) go one each to the largest remainders, ties to
+ * the earlier name in the list.
+ */
+function shareOut(scaled: ReadonlyArray<readonly [DimensionName, bigint]>, divisor: bigint): Partial<Record<DimensionName, Nano>> {
+  let sum = 0n;
+  for (const [, amount] of scaled) sum += amount;
+  const total = ceilDiv(sum, divisor);
+  const shares: Partial<Record<DimensionName, Nano>> = {};
+  let given = 0n;
+  for (const [name, amount] of scaled) {
+    shares[name] = amount / divisor;
+    given += amount / divisor;
+  }
+  const byRemainder = scaled.map(([name, amount], index) => ({ name, remainder: amount % divisor, index }));
+  byRemainder.sort((a, b) => (a.remainder === b.remainder ? a.index - b.index : a.remainder > b.remainder ? -1 : 1));
+  for (let i = 0; given < total; i++) {
+    const { name } = byRemainder[i]!;
+    shares[name] = shares[name]! + 1n;
+    given += 1n;
+  }
+  return shares;
+}
+
+/**
+ * The breakdown charged at most `cap` (a clamped request pays at most its hold, docs/billing.md
+ * "Clamping"): each dimension's cost scaled down in proportion, the shares summing to the cap exactly.
+ * The counts and the cache saving stay as reported.
+ */
+export function capBreakdown(breakdown: PriceBreakdown, cap: Nano): PriceBreakdown {
+  if (breakdown.cost <= cap) return breakdown;
+  const shares = shareOut(
+    DIMENSIONS.map((d) => [d.name, breakdown.costs[d.name] * cap] as const),
+    breakdown.cost,
+  );
+  const costs = {} as Record<DimensionName, Nano>;
+  for (const d of DIMENSIONS) costs[d.name] = shares[d.name] ?? 0n;
+  return { ...breakdown, cost: cap, costs };
+}
+
+/** The cost of what an upstream call consumed, in nano-USD (see the header for the rounding). */
+export function priceUsage(model: ModelConfig, usage: Usage, imageVariant?: string): Nano {
+  return priceBreakdown(model, usage, imageVariant).cost;
+}
+
+/**
+ * The cost admission holds for a request, an upper bound of what an honest usage report can cost:
+ * every projected input token at the dearest input-side price that could apply (input, cached read,
+ * 5-minute or 1-hour cache write; of the long_context tier when the projection is above its
+ * threshold), the projected output, images and seconds, and the per-request fee. Provider-side tool
+ * calls cannot be projected and are not held (docs/billing.md).
  */
 export function projectCost(request: AdmissionRequest): Nano {
-  return priceUsage(
-    request.model,
-    {
-      inputTokens: request.projectedInputTokens,
-      cachedInputTokens: 0,
-      outputTokens: request.projectedOutputTokens,
-      reasoningTokens: 0,
-      images: request.projectedImages,
-      videoSeconds: request.projectedVideoSeconds,
-      estimated: true,
-    },
-    request.imageVariant,
-  );
+  const { pricing } = request.model;
+  const input = count(request.projectedInputTokens, "projectedInputTokens");
+  const { prices } = tokenPricesFor(pricing, input);
+  let dearestInput = prices.inputPerMtok;
+  for (const price of [prices.cachedInputPerMtok, prices.cacheWrite5mPerMtok, prices.cacheWrite1hPerMtok]) if (price > dearestInput) dearestInput = price;
+  const output = count(request.projectedOutputTokens, "projectedOutputTokens");
+  const tokens = ceilDiv(input * dearestInput + output * prices.outputPerMtok, PER_MILLION);
+  const images = count(request.projectedImages, "projectedImages") * imagePrice(request.model, request.imageVariant);
+  const video = count(request.projectedVideoSeconds, "projectedVideoSeconds") * pricing.perVideoSecond;
+  return tokens + images + video + pricing.perRequest;
 }
 
 /** Tokens a request holds against token caps and token budgets: projected input plus output. */

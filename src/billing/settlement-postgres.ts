@@ -1,5 +1,5 @@
-// Settlement on PostgreSQL: one call of gw_settle (src/store/migrations/0002-billing-functions.ts), sent
-// in a group-commit batch by postgres-batcher.ts (one statement in autocommit): delete the hold, lock
+// Settlement on PostgreSQL: one settle operation of gw_batch (src/store/migrations/gw-batch-function.ts,
+// arguments listed there), sent in a group-commit batch by postgres-batcher.ts (one statement in autocommit): delete the hold, lock
 // the account row, append the ledger row (idempotent by request id), then account, key and monthly
 // usage. The call is atomic: an error raised anywhere inside (a trigger, a CHECK) rolls back all of it
 // (the batcher then runs it again alone to get its own error), which the caller reports as 502
@@ -35,6 +35,7 @@ export async function applySettlementPostgres(batcher: PostgresBatcher, input: S
         v.reasoningTokens,
         v.estimated,
         hold.model.deployment ?? null,
+        ...v.dimensionValues,
       ],
       hold.accountId,
       hold.keyId,

@@ -20,6 +20,7 @@
 import { dbErrorKind, dbErrorMessage } from "../store/db-errors.js";
 import { LEDGER_GENESIS_HASH, ledgerRowHash } from "../store/ledger-chain.js";
 import { LEDGER_ROW_EXISTS } from "../store/migrations/0005-ledger-append-only-gaps.js";
+import { LEDGER_DIMENSION_COLUMNS } from "./dimensions.js";
 import { AlreadySettled, settlementValues, type SettlementInput } from "./settlement.js";
 import { Statement, type SqlExec } from "./sqlite-writer.js";
 
@@ -45,13 +46,17 @@ type UsageLedgerRow = {
   estimated: bigint;
   note: string | null;
   deployment: string | null;
+  /** The columns of LEDGER_DIMENSION_COLUMNS (dimensions.ts): counts and costs per dimension, cache saving. */
+  dimensions: readonly bigint[];
 };
 
-// Parameters: the columns of UsageLedgerRow in this order, then the hash.
+// Parameters: the columns of UsageLedgerRow in this order (its dimensions as LEDGER_DIMENSION_COLUMNS),
+// then the hash.
 const INSERT_LEDGER = new Statement<{ id: bigint }>(`
   insert into ledger (created_at, account_id, key_id, request_id, kind, model, provider, route,
-    input_tokens, cached_tokens, output_tokens, reasoning_tokens, cost_nano, estimated, note, deployment, hash)
-  values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+    input_tokens, cached_tokens, output_tokens, reasoning_tokens, cost_nano, estimated, note, deployment,
+    ${LEDGER_DIMENSION_COLUMNS.join(", ")}, hash)
+  values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ${LEDGER_DIMENSION_COLUMNS.map(() => "?").join(", ")}, ?)
   on conflict (request_id) do nothing
   returning id`);
 
@@ -85,6 +90,11 @@ const ADD_MONTHLY_USAGE = new Statement<never>(`
     tokens = monthly_usage.tokens + excluded.tokens,
     requests = monthly_usage.requests + excluded.requests`);
 
+/** The dimension values by column name, as the chain encoding reads a row. */
+function ledgerDimensionColumns(values: readonly bigint[]): Record<string, bigint> {
+  return Object.fromEntries(LEDGER_DIMENSION_COLUMNS.map((column, i) => [column, values[i]!]));
+}
+
 /** The new row's id; undefined when the request id is already recorded (or the account is missing). */
 function insertLedgerRow(exec: SqlExec, row: UsageLedgerRow, hash: string): { id: bigint } | undefined {
   try {
@@ -105,6 +115,7 @@ function insertLedgerRow(exec: SqlExec, row: UsageLedgerRow, hash: string): { id
       row.estimated,
       row.note,
       row.deployment,
+      ...row.dimensions,
       hash,
     ]);
   } catch (error) {
@@ -140,8 +151,9 @@ export function applySettlementSqlite(exec: SqlExec, input: SettlementInput): Al
       estimated: v.estimated,
       note: account.balance_nano < cost ? `shortfall_nano=${cost - account.balance_nano}` : null,
       deployment: hold.model.deployment ?? null,
+      dimensions: v.dimensionValues,
     };
-    hash = ledgerRowHash(account.ledger_head ?? LEDGER_GENESIS_HASH, row);
+    hash = ledgerRowHash(account.ledger_head ?? LEDGER_GENESIS_HASH, { ...row, ...ledgerDimensionColumns(row.dimensions) });
     inserted = insertLedgerRow(exec, row, hash);
   }
   if (!inserted) {

@@ -26,20 +26,25 @@
 //   ledger INSERT comes second and computes the shortfall note from the balance in the same statement
 //   (INSERT … SELECT … FROM accounts), so a replay is answered before anything else is written; the
 //   account UPDATE clamps with min(balance, cost); the key's exhaustion is its own UPDATE (see there).
-// - settlement-postgres.ts: one call of the PL/pgSQL function gw_settle (migration 0002) in autocommit:
+// - settlement-postgres.ts: one settle operation of the PL/pgSQL function gw_batch in autocommit:
 //   the same steps in one round trip, with the ledger INSERT moved right after the account row lock,
 //   so a replay returns before writing anything (when it must undo its hold deletion it raises
 //   SQLSTATE GW409 and the call rolls back whole). A failure anywhere rolls the call back whole.
 import { monthOf } from "../core/ids.js";
 import type { Nano } from "../core/money.js";
 import { totalTokens, type Usage } from "../core/usage.js";
+import { CACHE_SAVING_COLUMN, DIMENSIONS, LEDGER_DIMENSION_COLUMNS } from "./dimensions.js";
+import type { PriceBreakdown } from "./pricing.js";
 import type { Hold } from "./types.js";
 
 export interface SettlementInput {
   hold: Hold;
   usage: Usage;
   provider: string;
+  /** breakdown.cost. */
   cost: Nano;
+  /** The usage priced per dimension: the ledger row's per-dimension counts and costs. */
+  breakdown: PriceBreakdown;
   now: number;
 }
 
@@ -64,6 +69,22 @@ export interface SettlementValues {
   outputTokens: bigint;
   reasoningTokens: bigint;
   estimated: bigint;
+  /** The values of LEDGER_DIMENSION_COLUMNS, in that order. */
+  dimensionValues: bigint[];
+}
+
+/** The value of each column of LEDGER_DIMENSION_COLUMNS for a priced usage, in that order. */
+export function ledgerDimensionValues(breakdown: PriceBreakdown): bigint[] {
+  const byColumn = new Map<string, bigint>([[CACHE_SAVING_COLUMN, breakdown.cacheSaving]]);
+  for (const d of DIMENSIONS) {
+    byColumn.set(d.costColumn, breakdown.costs[d.name]);
+    if (d.countColumn !== null) byColumn.set(d.countColumn, breakdown.counts[d.name]);
+  }
+  return LEDGER_DIMENSION_COLUMNS.map((column) => {
+    const value = byColumn.get(column);
+    if (value === undefined) throw new Error(`no value for the ledger column ${column}`);
+    return value;
+  });
 }
 
 export function settlementValues(input: SettlementInput): SettlementValues {
@@ -77,5 +98,6 @@ export function settlementValues(input: SettlementInput): SettlementValues {
     outputTokens: BigInt(usage.outputTokens),
     reasoningTokens: BigInt(usage.reasoningTokens),
     estimated: usage.estimated ? 1n : 0n,
+    dimensionValues: ledgerDimensionValues(input.breakdown),
   };
 }

@@ -9,6 +9,7 @@ import type { Nano } from "../core/money.js";
 import { GatewayError } from "../errors/catalogue.js";
 import type { AccountsTable, Database } from "../store/tables.js";
 import { nextMonthStart } from "./admission.js";
+import { addSums, emptyTotals, sumColumnsSql, type UsageSumsRow, type UsageTotals } from "./usage-report.js";
 
 const DAY_MS = 86_400_000;
 const DEFAULT_WINDOW_MS = 30 * DAY_MS;
@@ -35,14 +36,7 @@ export interface AccountProfile {
   monthResetsAt: string;
 }
 
-export interface UsageTotals {
-  requests: number;
-  inputTokens: number;
-  outputTokens: number;
-  cachedTokens: number;
-  reasoningTokens: number;
-  cost: Nano;
-}
+export type { UsageTotals } from "./usage-report.js";
 
 export interface KeyUsage {
   keyId: string;
@@ -99,24 +93,11 @@ export async function accountProfile(db: Kysely<Database>, accountId: string, no
   };
 }
 
-interface GroupRow {
-  model: string | null;
-  day: bigint;
-  requests: bigint;
-  input_tokens: bigint | null;
-  output_tokens: bigint | null;
-  cached_tokens: bigint | null;
-  reasoning_tokens: bigint | null;
-  cost_nano: bigint | null;
-}
+type GroupRow = UsageSumsRow & { model: string | null; day: bigint };
 
 /** The ledger query behind keyUsage, exported so that tests can EXPLAIN exactly what runs. */
 export function keyUsageQuery(keyId: string, start: number, end: number) {
-  // sum() of bigint is numeric on PostgreSQL (a string through pg): cast back to bigint.
-  return sql<GroupRow>`select model, created_at / ${sql.lit(DAY_MS)} as day, count(*) as requests,
-      cast(sum(input_tokens) as bigint) as input_tokens, cast(sum(output_tokens) as bigint) as output_tokens,
-      cast(sum(cached_tokens) as bigint) as cached_tokens, cast(sum(reasoning_tokens) as bigint) as reasoning_tokens,
-      cast(sum(cost_nano) as bigint) as cost_nano
+  return sql<GroupRow>`select model, created_at / ${sql.lit(DAY_MS)} as day, ${sumColumnsSql()}
     from ledger
     where key_id = ${keyId} and created_at >= ${BigInt(start)} and created_at < ${BigInt(end)} and kind = 'usage'
     group by model, created_at / ${sql.lit(DAY_MS)}`;
@@ -136,7 +117,7 @@ export async function keyUsage(db: Kysely<Database>, keyId: string, range: { sta
   const byDay = new Map<bigint, UsageTotals>();
   for (const row of rows) {
     const model = row.model ?? "unknown";
-    for (const target of [totals, entry(byModel, model), entry(byDay, BigInt(row.day))]) add(target, row);
+    for (const target of [totals, entry(byModel, model), entry(byDay, BigInt(row.day))]) addSums(target, row);
   }
   return {
     keyId,
@@ -148,21 +129,8 @@ export async function keyUsage(db: Kysely<Database>, keyId: string, range: { sta
   };
 }
 
-function emptyTotals(): UsageTotals {
-  return { requests: 0, inputTokens: 0, outputTokens: 0, cachedTokens: 0, reasoningTokens: 0, cost: 0n };
-}
-
 function entry<K>(map: Map<K, UsageTotals>, key: K): UsageTotals {
   let found = map.get(key);
   if (!found) map.set(key, (found = emptyTotals()));
   return found;
-}
-
-function add(target: UsageTotals, row: GroupRow): void {
-  target.requests += Number(row.requests);
-  target.inputTokens += Number(row.input_tokens ?? 0n);
-  target.outputTokens += Number(row.output_tokens ?? 0n);
-  target.cachedTokens += Number(row.cached_tokens ?? 0n);
-  target.reasoningTokens += Number(row.reasoning_tokens ?? 0n);
-  target.cost += BigInt(row.cost_nano ?? 0n);
 }

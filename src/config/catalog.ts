@@ -1,6 +1,7 @@
 // The catalog as the request path sees it: providers and models, typed and validated (load.ts
 // builds it). A module of types only, so that the upstream descriptors (and the plans they wire)
 // can name a model without importing the config loader, which imports the registry.
+import type { DimensionPriceField, TokenPriceField } from "../billing/dimensions.js";
 import type { Nano } from "../core/money.js";
 
 export type ModelKind = "chat" | "image" | "video" | "embedding";
@@ -34,13 +35,22 @@ export interface ProviderConfig {
   region?: string;
 }
 
-export interface ModelPricing {
-  /** nano-USD per million tokens, so that sub-nano per-token prices stay exact. */
-  inputPerMtok: Nano;
-  cachedInputPerMtok: Nano;
-  outputPerMtok: Nano;
+/** The token prices, nano-USD per million tokens (so that sub-nano per-token prices stay exact). */
+export type TokenPrices = { [F in TokenPriceField]: Nano };
+
+/**
+ * A model's prices, one field per dimension of src/billing/dimensions.ts (config keys and defaults:
+ * load.ts buildPricing, docs/configuration.md).
+ */
+export type ModelPricing = { [F in DimensionPriceField]: Nano } & {
   perImage: ReadonlyMap<string, Nano>;
-  perVideoSecond: Nano;
+  /** Token prices that replace the base ones when a request's input exceeds aboveInputTokens. */
+  longContext?: LongContextTier;
+};
+
+export interface LongContextTier extends TokenPrices {
+  /** The tier applies when the input (cached reads and cache writes included) is above this many tokens. */
+  aboveInputTokens: number;
 }
 
 export interface ModelConfig {

@@ -136,4 +136,63 @@ describe("loadConfig", () => {
     expect(() => loadConfig({ GATEWAY_CONFIG: "/nonexistent.yaml" }, "/")).toThrow(/nonexistent\.yaml: file not found/);
     expect(() => loadConfig({ PORT: "http" }, mkdtempSync(join(tmpdir(), "gw-")))).toThrow(/PORT/);
   });
+
+  it("pricing: every dimension's key, the documented defaults, and a long_context tier", () => {
+    const file = withFile(`
+providers:
+  mock: { type: anthropic, base_url: "http://127.0.0.1:9", keys: ["k"] }
+models:
+  - id: plain
+    kind: chat
+    provider: mock
+    pricing: { input_per_mtok: "3" }
+  - id: full
+    kind: chat
+    provider: mock
+    pricing:
+      input_per_mtok: "3"
+      cache_write_5m_per_mtok: "3.75"
+      output_per_mtok: "15"
+      web_search_per_call: "0.01"
+      per_request: "0.0001"
+      long_context: { above_input_tokens: 200000, input_per_mtok: "6", output_per_mtok: "22.50" }
+`);
+    const config = loadConfig({}, file.dir);
+    // Not configured: cache reads and 5-minute writes at the input price, 1-hour writes at the 5-minute price, the rest 0.
+    expect(config.models.get("plain")!.pricing).toMatchObject({
+      inputPerMtok: 3_000_000_000n,
+      cachedInputPerMtok: 3_000_000_000n,
+      cacheWrite5mPerMtok: 3_000_000_000n,
+      cacheWrite1hPerMtok: 3_000_000_000n,
+      outputPerMtok: 0n,
+      webSearchPerCall: 0n,
+      perRequest: 0n,
+    });
+    expect(config.models.get("plain")!.pricing.longContext).toBeUndefined();
+    const full = config.models.get("full")!.pricing;
+    expect(full).toMatchObject({ cacheWrite5mPerMtok: 3_750_000_000n, cacheWrite1hPerMtok: 3_750_000_000n, webSearchPerCall: 10_000_000n, perRequest: 100_000n });
+    // A tier's price not configured is the base price of the same dimension.
+    expect(full.longContext).toEqual({
+      aboveInputTokens: 200_000,
+      inputPerMtok: 6_000_000_000n,
+      cachedInputPerMtok: 3_000_000_000n,
+      cacheWrite5mPerMtok: 3_750_000_000n,
+      cacheWrite1hPerMtok: 3_750_000_000n,
+      outputPerMtok: 22_500_000_000n,
+    });
+    const bad = withFile(`
+providers:
+  mock: { type: anthropic, base_url: "http://127.0.0.1:9", keys: ["k"] }
+models:
+  - { id: m, kind: chat, provider: mock, pricing: { long_context: { above_input_tokens: 0 } } }
+`);
+    expect(() => loadConfig({}, bad.dir)).toThrow(ConfigError);
+    const negative = withFile(`
+providers:
+  mock: { type: anthropic, base_url: "http://127.0.0.1:9", keys: ["k"] }
+models:
+  - { id: m, kind: chat, provider: mock, pricing: { long_context: { above_input_tokens: 10, cache_write_1h_per_mtok: "-1" } } }
+`);
+    expect(() => loadConfig({}, negative.dir)).toThrow(/long_context.cache_write_1h_per_mtok/);
+  });
 });

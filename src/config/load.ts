@@ -6,7 +6,8 @@ import { parse as parseYaml } from "yaml";
 import type { z } from "zod";
 import { parseUsd, type Nano } from "../core/money.js";
 import { parseProxyRange, TrustedProxies } from "../http/trusted-proxies.js";
-import type { ModelConfig, ModelKind, ModelPricing, ProviderConfig, ProviderSetting } from "./catalog.js";
+import { DIMENSIONS, TOKEN_DIMENSIONS, type DimensionPriceField } from "../billing/dimensions.js";
+import type { ModelConfig, ModelKind, ModelPricing, ProviderConfig, ProviderSetting, TokenPrices } from "./catalog.js";
 import type { BreakerSettings } from "../upstreams/health/circuit-breaker.js";
 import { upstreams } from "../upstreams/registry.js";
 import { baseProviderOf, buildRoutingGroup, type GroupContext } from "./routing-groups.js";
@@ -250,21 +251,34 @@ function defaultModalities(kind: ModelKind) {
 }
 
 function buildPricing(pricing: ModelFileEntry["pricing"], at: string, fail: (field: string, message: string) => never): ModelPricing {
-  const price = (value: string | number | undefined, field: string): Nano => {
-    if (value === undefined) return 0n;
+  const price = (value: string | number | undefined, field: string): Nano | undefined => {
+    if (value === undefined) return undefined;
     const nano = parseUsd(value);
     if (nano === null || nano < 0n) return fail(`${at}.${field}`, `"${value}" is not a non-negative USD amount with at most 9 decimals`);
     return nano;
   };
-  const perImage = new Map<string, Nano>();
-  for (const [key, value] of Object.entries(pricing.per_image ?? {})) perImage.set(key, price(value, `per_image.${key}`));
-  return {
-    inputPerMtok: price(pricing.input_per_mtok, "input_per_mtok"),
-    cachedInputPerMtok: price(pricing.cached_input_per_mtok ?? pricing.input_per_mtok, "cached_input_per_mtok"),
-    outputPerMtok: price(pricing.output_per_mtok, "output_per_mtok"),
-    perImage,
-    perVideoSecond: price(pricing.per_video_second, "per_video_second"),
+  const configured = pricing as Partial<Record<string, string | number>>;
+  // A price not configured takes the one its dimension defaults to (dimensions.ts priceDefault), else 0.
+  const byKey = new Map<string, Nano>();
+  const priceOfKey = (key: string): Nano => {
+    const known = byKey.get(key);
+    if (known !== undefined) return known;
+    const dimension = DIMENSIONS.find((d) => d.priceKey === key);
+    const nano = price(configured[key], key) ?? (dimension?.priceDefault ? priceOfKey(dimension.priceDefault) : 0n);
+    byKey.set(key, nano);
+    return nano;
   };
+  const prices = {} as Record<DimensionPriceField, Nano>;
+  for (const d of DIMENSIONS) if (d.priceKey !== null && d.priceField !== null) prices[d.priceField] = priceOfKey(d.priceKey);
+  const perImage = new Map<string, Nano>();
+  for (const [key, value] of Object.entries(pricing.per_image ?? {})) perImage.set(key, price(value, `per_image.${key}`) ?? 0n);
+  const tier = pricing.long_context;
+  if (tier === undefined) return { ...prices, perImage };
+  // A tier's price not configured is the base price of the same dimension.
+  const tierPrices = {} as TokenPrices;
+  const tierConfigured = tier as Partial<Record<string, string | number>>;
+  for (const d of TOKEN_DIMENSIONS) tierPrices[d.priceField] = price(tierConfigured[d.priceKey], `long_context.${d.priceKey}`) ?? prices[d.priceField];
+  return { ...prices, perImage, longContext: { aboveInputTokens: tier.above_input_tokens, ...tierPrices } };
 }
 
 // bedrock-runtime.us-east-1.amazonaws.com, bedrock-runtime-fips.us-gov-west-1.amazonaws.com

@@ -1,6 +1,7 @@
 // The config file's shape. Prices are USD decimal strings (or plain numbers) and become exact
 // nano-USD integers in load.ts; nothing downstream sees a float.
 import { z } from "zod";
+import { DIMENSIONS, TOKEN_DIMENSIONS, type Dimension } from "../billing/dimensions.js";
 import { MAX_USAGE_COUNT } from "../core/usage.js";
 import { UPSTREAM_TYPES } from "../upstreams/registry.js";
 
@@ -31,13 +32,25 @@ export const providerSchema = z.strictObject({
   connect_timeout_ms: z.number().int().positive().default(10_000),
 });
 
+/** One optional USD price per dimension of src/billing/dimensions.ts that has a price key. */
+function priceKeys<K extends string>(keys: readonly K[]) {
+  return Object.fromEntries(keys.map((key) => [key, usd.optional()])) as { [P in K]: z.ZodOptional<typeof usd> };
+}
+
+const dimensionPriceKeys = DIMENSIONS.flatMap((d): Array<Extract<Dimension["priceKey"], string>> => (d.priceKey === null ? [] : [d.priceKey]));
+const tokenPriceKeys = TOKEN_DIMENSIONS.map((d) => d.priceKey);
+
+/** Token prices for requests whose input (cached reads and cache writes included) is above a threshold. */
+const longContextSchema = z.strictObject({
+  above_input_tokens: z.number().int().positive().max(MAX_USAGE_COUNT),
+  ...priceKeys(tokenPriceKeys),
+});
+
 const pricingSchema = z.strictObject({
-  input_per_mtok: usd.optional(),
-  cached_input_per_mtok: usd.optional(),
-  output_per_mtok: usd.optional(),
+  ...priceKeys(dimensionPriceKeys),
   /** Per image, keyed by "SIZE" or "SIZE/QUALITY" (for example "1024x1024/hd"); "default" as fallback. */
   per_image: z.record(z.string(), usd).optional(),
-  per_video_second: usd.optional(),
+  long_context: longContextSchema.optional(),
 });
 
 const modality = z.enum(["text", "image", "audio", "video", "embedding"]);

@@ -1,15 +1,24 @@
 // What one upstream call consumed, in the units prices are quoted in, and the bounds every count
 // must stay within before it reaches admission or settlement (and so the database's 64-bit columns).
+import { DIMENSIONS, type DimensionUsageField } from "../billing/dimensions.js";
 
-export interface Usage {
+/** A count per dimension of src/billing/dimensions.ts; absent is 0. */
+export type DimensionCounts = { [F in DimensionUsageField]?: number };
+
+export interface Usage extends DimensionCounts {
   /** Prompt tokens including the cached ones. */
   inputTokens: number;
   /** The part of inputTokens served from the provider's prompt cache. */
   cachedInputTokens: number;
+  /** The parts of inputTokens written to the provider's prompt cache, by lifetime (Anthropic's 5 minutes and 1 hour). */
+  cacheWrite5mTokens?: number;
+  cacheWrite1hTokens?: number;
   /** Completion tokens including reasoning tokens. */
   outputTokens: number;
   /** The part of outputTokens spent on reasoning. */
   reasoningTokens: number;
+  /** Provider-side web search calls (Anthropic server_tool_use.web_search_requests, OpenAI web_search_call items). */
+  webSearchCalls?: number;
   images?: number;
   videoSeconds?: number;
   /** True when the upstream reported no usage and the gateway estimated it. */
@@ -46,6 +55,6 @@ function plausibleCount(value: number | undefined): boolean {
  */
 export function plausibleUsage(usage: Usage | null): Usage | null {
   if (usage === null) return null;
-  const counts = [usage.inputTokens, usage.cachedInputTokens, usage.outputTokens, usage.reasoningTokens, usage.images, usage.videoSeconds];
+  const counts = [usage.inputTokens, usage.reasoningTokens, ...DIMENSIONS.map((d) => (d.usageField === null ? undefined : usage[d.usageField]))];
   return counts.every(plausibleCount) ? usage : null;
 }

@@ -3,52 +3,25 @@
 // the by-key and by-model tables. The account view scans ledger_account_time; the workspace view
 // reads the rows of the workspace's keys through ledger_key_time.
 import { sql, type Kysely } from "kysely";
+import { BASE_COUNT_COLUMNS, CACHE_SAVING_COLUMN, DIMENSIONS, LEDGER_DIMENSION_COLUMNS } from "../billing/dimensions.js";
+import { addSums, emptyTotals, sumColumnsSql, usageTotalsJson, type UsageSumsRow, type UsageTotals } from "../billing/usage-report.js";
 import { formatUsd } from "../core/money.js";
 import type { Database } from "../store/tables.js";
 
 export const DAY_MS = 86_400_000;
 
-interface GroupRow {
-  key_id: string | null;
-  model: string | null;
-  day: bigint;
-  requests: bigint;
-  input_tokens: bigint | null;
-  output_tokens: bigint | null;
-  cost_nano: bigint | null;
-}
-
-interface Totals {
-  requests: number;
-  input_tokens: number;
-  output_tokens: number;
-  tokens: number;
-  cost: bigint;
-}
+type GroupRow = UsageSumsRow & { key_id: string | null; model: string | null; day: bigint };
 
 export type UsageScope = { accountId: string } | { workspaceId: string };
 
-function empty(): Totals {
-  return { requests: 0, input_tokens: 0, output_tokens: 0, tokens: 0, cost: 0n };
+/** Totals as the views show them: the counts, tokens (input + output), spend per dimension and caching. */
+function view(t: UsageTotals) {
+  return { ...usageTotalsJson(t), tokens: t.inputTokens + t.outputTokens };
 }
 
-function add(target: Totals, row: GroupRow): void {
-  const input = Number(row.input_tokens ?? 0n);
-  const output = Number(row.output_tokens ?? 0n);
-  target.requests += Number(row.requests);
-  target.input_tokens += input;
-  target.output_tokens += output;
-  target.tokens += input + output;
-  target.cost += BigInt(row.cost_nano ?? 0n);
-}
-
-function view(t: Totals) {
-  return { requests: t.requests, input_tokens: t.input_tokens, output_tokens: t.output_tokens, tokens: t.tokens, cost_usd: formatUsd(t.cost) };
-}
-
-function bucket<K>(map: Map<K, Totals>, key: K): Totals {
+function bucket<K>(map: Map<K, UsageTotals>, key: K): UsageTotals {
   let found = map.get(key);
-  if (!found) map.set(key, (found = empty()));
+  if (!found) map.set(key, (found = emptyTotals()));
   return found;
 }
 
@@ -59,20 +32,17 @@ export async function usageSummary(db: Kysely<Database>, scope: UsageScope, days
   const start = BigInt(firstDay * DAY_MS);
   const end = BigInt((today + 1) * DAY_MS);
   const filter = "accountId" in scope ? sql`account_id = ${scope.accountId}` : sql`key_id in (select id from keys where workspace_id = ${scope.workspaceId})`;
-  // sum() of bigint is numeric on PostgreSQL: cast back so both drivers hand us bigint.
-  const { rows } = await sql<GroupRow>`select key_id, model, created_at / ${sql.lit(DAY_MS)} as day, count(*) as requests,
-      cast(sum(input_tokens) as bigint) as input_tokens, cast(sum(output_tokens) as bigint) as output_tokens,
-      cast(sum(cost_nano) as bigint) as cost_nano
+  const { rows } = await sql<GroupRow>`select key_id, model, created_at / ${sql.lit(DAY_MS)} as day, ${sumColumnsSql()}
     from ledger
     where ${filter} and kind = 'usage' and created_at >= ${start} and created_at < ${end}
     group by key_id, model, created_at / ${sql.lit(DAY_MS)}`.execute(db);
 
-  const totals = empty();
-  const byDay = new Map<number, Totals>();
-  const byKey = new Map<string, Totals>();
-  const byModel = new Map<string, Totals>();
+  const totals = emptyTotals();
+  const byDay = new Map<number, UsageTotals>();
+  const byKey = new Map<string, UsageTotals>();
+  const byModel = new Map<string, UsageTotals>();
   for (const row of rows) {
-    for (const target of [totals, bucket(byDay, Number(row.day)), bucket(byKey, row.key_id ?? ""), bucket(byModel, row.model ?? "unknown")]) add(target, row);
+    for (const target of [totals, bucket(byDay, Number(row.day)), bucket(byKey, row.key_id ?? ""), bucket(byModel, row.model ?? "unknown")]) addSums(target, row);
   }
   const keyIds = [...byKey.keys()].filter(Boolean);
   const keys = keyIds.length
@@ -87,9 +57,9 @@ export async function usageSummary(db: Kysely<Database>, scope: UsageScope, days
 
   const series = [];
   for (let day = firstDay; day <= today; day++) {
-    series.push({ day: new Date(day * DAY_MS).toISOString().slice(0, 10), ...view(byDay.get(day) ?? empty()) });
+    series.push({ day: new Date(day * DAY_MS).toISOString().slice(0, 10), ...view(byDay.get(day) ?? emptyTotals()) });
   }
-  const byCost = (a: [string, Totals], b: [string, Totals]) => (b[1].cost > a[1].cost ? 1 : b[1].cost < a[1].cost ? -1 : a[0] < b[0] ? -1 : 1);
+  const byCost = (a: [string, UsageTotals], b: [string, UsageTotals]) => (b[1].cost > a[1].cost ? 1 : b[1].cost < a[1].cost ? -1 : a[0] < b[0] ? -1 : 1);
   return {
     start: new Date(Number(start)).toISOString(),
     end: new Date(Number(end)).toISOString(),
@@ -105,7 +75,7 @@ export async function usageSummary(db: Kysely<Database>, scope: UsageScope, days
   };
 }
 
-export interface LedgerPageRow {
+interface LedgerPageBase {
   id: bigint;
   created_at: bigint;
   kind: string;
@@ -122,7 +92,11 @@ export interface LedgerPageRow {
   cost_nano: bigint;
   estimated: bigint;
   note: string | null;
+  deployment: string | null;
 }
+
+/** A ledger page row: the columns above and every dimension column (LEDGER_DIMENSION_COLUMNS). */
+export type LedgerPageRow = LedgerPageBase & Partial<Record<string, bigint>>;
 
 /** One page of an account's ledger, newest first, keyset-paginated by row id (stable under inserts). */
 export async function ledgerPage(db: Kysely<Database>, accountId: string, options: { limit: number; before?: bigint; since?: bigint }): Promise<LedgerPageRow[]> {
@@ -146,11 +120,13 @@ export async function ledgerPage(db: Kysely<Database>, accountId: string, option
       "ledger.cost_nano",
       "ledger.estimated",
       "ledger.note",
+      "ledger.deployment",
+      ...LEDGER_DIMENSION_COLUMNS.map((c) => sql.ref(`ledger.${c}`).as(c)),
     ])
     .where("ledger.account_id", "=", accountId);
   if (options.before !== undefined) query = query.where("ledger.id", "<", options.before);
   if (options.since !== undefined) query = query.where("ledger.created_at", ">=", options.since);
-  return query.orderBy("ledger.id", "desc").limit(options.limit).execute();
+  return (await query.orderBy("ledger.id", "desc").limit(options.limit).execute()) as LedgerPageRow[];
 }
 
 export function ledgerRowView(row: LedgerPageRow) {
@@ -171,5 +147,40 @@ export function ledgerRowView(row: LedgerPageRow) {
     cost_usd: formatUsd(BigInt(row.cost_nano)),
     estimated: row.estimated === 1n,
     note: row.note,
+    deployment: row.deployment,
+    ...dimensionFields(row),
   };
 }
+
+/** The row's count per dimension added since 0001 (cache writes, web searches, images, seconds), its cost per dimension and the cache saving. */
+function dimensionFields(row: LedgerPageRow): Record<string, number | string> {
+  const fields: Record<string, number | string> = {};
+  for (const d of DIMENSIONS) if (d.countColumn !== null && !BASE_COUNT_COLUMNS.has(d.countColumn)) fields[d.countColumn] = Number(row[d.countColumn] ?? 0n);
+  for (const d of DIMENSIONS) fields[`${d.name}_cost_usd`] = formatUsd(BigInt(row[d.costColumn] ?? 0n));
+  fields.cache_saving_usd = formatUsd(BigInt(row[CACHE_SAVING_COLUMN] ?? 0n));
+  return fields;
+}
+
+/** The CSV's columns: the ledger row's, then the per-dimension ones of dimensionFields, in list order. */
+export const LEDGER_CSV_COLUMNS: readonly string[] = [
+  "id",
+  "created_at",
+  "kind",
+  "key_id",
+  "key_name",
+  "request_id",
+  "model",
+  "provider",
+  "route",
+  "deployment",
+  "input_tokens",
+  "cached_tokens",
+  "output_tokens",
+  "reasoning_tokens",
+  "cost_usd",
+  "estimated",
+  "note",
+  ...DIMENSIONS.flatMap((d) => (d.countColumn !== null && !BASE_COUNT_COLUMNS.has(d.countColumn) ? [d.countColumn] : [])),
+  ...DIMENSIONS.map((d) => `${d.name}_cost_usd`),
+  "cache_saving_usd",
+];

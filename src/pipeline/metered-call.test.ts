@@ -109,7 +109,17 @@ function metered(options: { baseUrl?: string; signal?: Cancellation; stream?: bo
     maxOutputTokens: null,
     defaultOutputTokens: 100,
     modalities: { input: ["text"], output: ["text"] },
-    pricing: { inputPerMtok: 1_000n, cachedInputPerMtok: 0n, outputPerMtok: 1_000n, perImage: new Map(), perVideoSecond: 0n },
+    pricing: {
+      inputPerMtok: 1_000n,
+      cachedInputPerMtok: 0n,
+      cacheWrite5mPerMtok: 1_000n,
+      cacheWrite1hPerMtok: 1_000n,
+      webSearchPerCall: 0n,
+      perRequest: 0n,
+      outputPerMtok: 1_000n,
+      perImage: new Map(),
+      perVideoSecond: 0n,
+    },
     tiers: ["free"],
   };
   return {

@@ -7,6 +7,7 @@
 // generated from LEDGER_CHAIN_COLUMNS (migrations/ledger-chain-triggers.ts), and the verifier and
 // the migration that chains existing rows call ledgerRowHash directly.
 import { createHash } from "node:crypto";
+import { LEDGER_DIMENSION_COLUMNS } from "../billing/dimensions.js";
 
 export type LedgerChainColumnType = "integer" | "text";
 
@@ -17,7 +18,7 @@ export type LedgerChainColumnType = "integer" | "text";
  * null, or 0 for an integer column, contributes nothing to the encoding, so adding a column whose
  * default is null or 0 leaves every existing hash valid.
  */
-export const LEDGER_CHAIN_COLUMNS = [
+const BASE_CHAIN_COLUMNS = [
   { name: "created_at", type: "integer" },
   { name: "account_id", type: "text" },
   { name: "key_id", type: "text" },
@@ -36,7 +37,11 @@ export const LEDGER_CHAIN_COLUMNS = [
   { name: "deployment", type: "text" },
 ] as const satisfies ReadonlyArray<{ name: string; type: LedgerChainColumnType }>;
 
-export type LedgerChainColumn = (typeof LEDGER_CHAIN_COLUMNS)[number]["name"];
+export const LEDGER_CHAIN_COLUMNS: ReadonlyArray<{ name: string; type: LedgerChainColumnType }> = [
+  ...BASE_CHAIN_COLUMNS,
+  // Counts and costs per pricing dimension and the cache saving (migration 0008), in their list's order.
+  ...LEDGER_DIMENSION_COLUMNS.map((name) => ({ name, type: "integer" as const })),
+];
 
 /** What the first row of every account chains to. */
 export const LEDGER_GENESIS_HASH = "0".repeat(64);

@@ -1,6 +1,7 @@
 // Migrations run at start and with `gateway migrate`. Kysely's migrator takes a lock, so several
 // gateway processes starting together against one PostgreSQL apply each migration once.
-import { Migrator, type Kysely, type Migration } from "kysely";
+// On PostgreSQL the billing functions (gw-batch-function.ts) are then created afresh from their one definition.
+import { Migrator, sql, type Kysely, type Migration } from "kysely";
 import type { DatabaseHandle } from "./database.js";
 import * as initial from "./migrations/0001-initial.js";
 import * as billingFunctions from "./migrations/0002-billing-functions.js";
@@ -9,8 +10,10 @@ import * as leanBillingTables from "./migrations/0004-lean-billing-tables.js";
 import * as ledgerAppendOnlyGaps from "./migrations/0005-ledger-append-only-gaps.js";
 import * as upstreamHealth from "./migrations/0006-upstream-health.js";
 import * as ledgerDeployment from "./migrations/0007-ledger-deployment.js";
+import * as pricingDimensions from "./migrations/0008-pricing-dimensions.js";
 import * as outputClamping from "./migrations/0009-output-clamping.js";
 import * as ledgerHashChain from "./migrations/0010-ledger-hash-chain.js";
+import { BILLING_FUNCTIONS } from "./migrations/gw-batch-function.js";
 
 type MigrationModule = { up(db: Kysely<unknown>, dialect: DatabaseHandle["dialect"]): Promise<void> };
 
@@ -22,9 +25,13 @@ const MIGRATIONS: Record<string, MigrationModule> = {
   "0005-ledger-append-only-gaps": ledgerAppendOnlyGaps,
   "0006-upstream-health": upstreamHealth,
   "0007-ledger-deployment": ledgerDeployment,
+  "0008-pricing-dimensions": pricingDimensions,
   "0009-output-clamping": outputClamping,
   "0010-ledger-hash-chain": ledgerHashChain,
 };
+
+/** Serialises the re-creation of the billing functions across processes (CREATE OR REPLACE of one function concurrently fails). */
+const BILLING_FUNCTIONS_LOCK = 7_104_211_009n;
 
 export interface MigrationReport {
   applied: string[];
@@ -54,5 +61,17 @@ async function migrateOnce(handle: DatabaseHandle, upTo: string | undefined): Pr
   const migrator = new Migrator({ db: handle.db, provider: { getMigrations: async () => migrations } });
   const { error, results = [] } = upTo === undefined ? await migrator.migrateToLatest() : await migrator.migrateTo(upTo);
   if (error) throw error instanceof Error ? error : new Error(String(error));
+  // The billing functions follow the code, not a migration (ADR 0009): their current definitions are
+  // created on every run up to the latest schema (a run stopped at `upTo` leaves an older schema the
+  // current texts may not fit).
+  if (handle.dialect === "postgres" && upTo === undefined) await createBillingFunctions(handle.db);
   return { applied: results.filter((r) => r.status === "Success").map((r) => r.migrationName) };
+}
+
+/** CREATE OR REPLACE of every billing function, in one transaction under an advisory lock. */
+export async function createBillingFunctions(db: DatabaseHandle["db"]): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await sql`select pg_advisory_xact_lock(${sql.lit(BILLING_FUNCTIONS_LOCK.toString())}::bigint)`.execute(trx);
+    for (const statement of BILLING_FUNCTIONS) await sql.raw(statement).execute(trx);
+  });
 }

@@ -1,5 +1,6 @@
 // Row types of every table, as both drivers return them: all integers as bigint (SQLite with
 // safeIntegers, PostgreSQL int8 parsed to BigInt), timestamps as epoch milliseconds, flags as 0/1.
+import { CACHE_SAVING_COLUMN, type DimensionCostColumn, type DimensionCountColumn } from "../billing/dimensions.js";
 import type { ColumnType, Generated } from "kysely";
 
 type Int = bigint;
@@ -66,7 +67,14 @@ export interface KeyAllocationsTable {
 
 export type LedgerKind = "usage" | "credit" | "debit";
 
-export interface LedgerTable {
+/** A count and a cost column per dimension of src/billing/dimensions.ts (migration 0008 and later), and the cache saving. */
+// Default 0 (rows of other kinds, and rows written before the column existed): optional on insert.
+type DefaultZero = ColumnType<Int, Int | undefined, Int>;
+export type LedgerDimensionColumns = { [C in DimensionCountColumn | DimensionCostColumn]: C extends "input_tokens" | "cached_tokens" | "output_tokens" ? Int : DefaultZero } & {
+  [CACHE_SAVING_COLUMN]: DefaultZero;
+};
+
+export interface LedgerTable extends LedgerDimensionColumns {
   id: Generated<Int>;
   created_at: Stamp;
   account_id: string;

@@ -34,7 +34,16 @@ describe("Claude Code through the gateway", () => {
   let proxy: ProxyTrap;
   let seen: SeenRequest[];
   let key: string;
-  useAgentRig((rig) => ({ mock, gateway, proxy, seen, key } = rig));
+  // claude-cache-mock: claude-mock's prices plus its cache-write prices (1.25x and 2x input); premium tier has every model.
+  useAgentRig((rig) => ({ mock, gateway, proxy, seen, key } = rig), {
+    tier: "premium",
+    extraModels: `  - id: claude-cache-mock
+    kind: chat
+    provider: mockanthropic
+    upstream_model: claude-upstream
+    max_output_tokens: 8192
+    pricing: { input_per_mtok: "3.00", cached_input_per_mtok: "0.30", cache_write_5m_per_mtok: "3.75", cache_write_1h_per_mtok: "6.00", output_per_mtok: "15.00" }`,
+  });
 
   /** One headless run with a private HOME and config dir; the key goes as x-api-key or Bearer. */
   async function claude(options: {
@@ -134,6 +143,31 @@ describe("Claude Code through the gateway", () => {
         expect(upstream[0]!.body).toMatchObject({ model: "claude-upstream", stream: true, tools: [], max_tokens: expect.any(Number) });
         expect(upstream[0]!.body.thinking).toBeDefined();
         expect(proxy.attempts, "Claude Code tried to reach something other than the gateway").toEqual([]);
+      },
+      TEST_TIMEOUT_MS,
+    );
+
+    it(
+      "charges the cache writes an Anthropic-native upstream reports at the write prices",
+      async () => {
+        // Every answer reports 20 uncached input tokens, 5,000 cache reads, 3,000 cache writes (2,000 for
+        // 5 minutes, 1,000 for 1 hour) and 10 output tokens (the helper's message_delta: one per piece).
+        const cache = { cache_read_input_tokens: 5000, cache_creation_input_tokens: 3000, cache_creation: { ephemeral_5m_input_tokens: 2000, ephemeral_1h_input_tokens: 1000 } };
+        mock.handler = (_req, res) => anthropicStream(res, ["PONG-", "4242 ", "from the mock", ".", ".", ".", ".", ".", ".", "."], { usage: { input: 20, output: 10, cache } });
+        const { run, context } = await claude({ model: "claude-cache-mock", prompt: "Say the magic word.", args: ["--tools", ""] });
+        expect(result(run, context).is_error, describeRun(run, context)).toBe(false);
+
+        const rows = await gateway.app.ctx.store.db.selectFrom("ledger").selectAll().where("model", "=", "claude-cache-mock").execute();
+        expect(rows.length, context).toBeGreaterThanOrEqual(1);
+        for (const row of rows) {
+          expect(row).toMatchObject({ input_tokens: 8020n, cached_tokens: 5000n, cache_write_5m_tokens: 2000n, cache_write_1h_tokens: 1000n, output_tokens: 10n, estimated: 0n });
+          // 2,000 x 3.75 = 7,500 and 1,000 x 6.00 = 6,000 (USD per 1e6 tokens): 7,500,000 and 6,000,000 nano.
+          expect(row.cache_write_5m_cost_nano).toBe(7_500_000n);
+          expect(row.cache_write_1h_cost_nano).toBe(6_000_000n);
+          // 20 x 3.00 + 5,000 x 0.30 + 7,500 + 6,000 + 10 x 15.00 = 60 + 1,500 + 13,500 + 150 = 15,210 -> 15,210,000 nano.
+          expect(row.cost_nano).toBe(15_210_000n);
+        }
+        expect(proxy.attempts).toEqual([]);
       },
       TEST_TIMEOUT_MS,
     );

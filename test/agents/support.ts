@@ -210,13 +210,13 @@ export interface AgentRig {
  * For one describe block: a mock upstream, a gateway in front of it, a proxy trap, a funded key;
  * the records are cleared before each test and everything is closed after the block.
  */
-export function useAgentRig(bind: (rig: AgentRig) => void): void {
+export function useAgentRig(bind: (rig: AgentRig) => void, options: { extraModels?: string; tier?: string } = {}): void {
   let rig: AgentRig | undefined;
   beforeAll(async () => {
     const mock = await startMockUpstream();
-    const gateway = await startGateway(mockConfig({ openaiUrl: mock.url }));
+    const gateway = await startGateway(mockConfig({ openaiUrl: mock.url, extra: options.extraModels }));
     const seen = recordGatewayRequests(gateway.app.server.server);
-    const key = (await gateway.createAccount({ balance: "50" })).raw;
+    const key = (await gateway.createAccount({ balance: "50", tier: options.tier })).raw;
     rig = { mock, gateway, proxy: await startProxyTrap(), seen, key };
     bind(rig);
   });

@@ -34,6 +34,10 @@ export function chatModel(overrides: Partial<ModelConfig> = {}): ModelConfig {
     pricing: {
       inputPerMtok: 2_500_000_000n,
       cachedInputPerMtok: 1_250_000_000n,
+      cacheWrite5mPerMtok: 2_500_000_000n,
+      cacheWrite1hPerMtok: 2_500_000_000n,
+      webSearchPerCall: 0n,
+      perRequest: 0n,
       outputPerMtok: 10_000_000_000n,
       perImage: new Map(),
       perVideoSecond: 0n,

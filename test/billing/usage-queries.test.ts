@@ -39,8 +39,15 @@ for (const kind of DATABASE_KINDS) {
       await charge(keyId, usage(1, 1)); // outside the window below
 
       const result = await billing.keyUsage(keyId, { start: MAR_1, end: MAR_1 + 2 * DAY });
-      expect(result.totals).toEqual({ requests: 3, inputTokens: 1010, outputTokens: 1110, cachedTokens: 400, reasoningTokens: 20, cost: 13_125_000n });
-      expect(result.byModel).toEqual([
+      expect(result.totals).toMatchObject({ requests: 3, inputTokens: 1010, outputTokens: 1110, cachedTokens: 400, reasoningTokens: 20, cost: 13_125_000n });
+      // Per dimension: uncached input 600 + 10 tokens at 2.50/M = 1,525,000; 400 cached at 1.25/M = 500,000;
+      // output 1110 at 10/M = 11,100,000; they sum to the cost. Caching saved 400 x (2.50 - 1.25)/M = 500,000.
+      expect(result.totals.dimensions.input).toEqual({ count: 610n, cost: 1_525_000n });
+      expect(result.totals.dimensions.cached_input).toEqual({ count: 400n, cost: 500_000n });
+      expect(result.totals.dimensions.output).toEqual({ count: 1110n, cost: 11_100_000n });
+      expect(result.totals.dimensions.request).toEqual({ count: 3n, cost: 0n });
+      expect(result.totals.cacheSaving).toBe(500_000n);
+      expect(result.byModel).toMatchObject([
         { model: "big-model", requests: 1, inputTokens: 10, outputTokens: 10, cachedTokens: 0, reasoningTokens: 0, cost: 125_000n },
         { model: "mock-chat", requests: 2, inputTokens: 1000, outputTokens: 1100, cachedTokens: 400, reasoningTokens: 20, cost: 13_000_000n },
       ]);

@@ -101,6 +101,10 @@ describe.skipIf(!HAVE_CHROMIUM && !IN_CI)("dashboard in Chromium", () => {
     await expect.poll(() => page.getByTestId("requests").textContent()).toBe("1");
     await expect.poll(() => page.getByRole("table", { name: "By key" }).textContent()).toContain("browser key");
     expect(await page.getByRole("table", { name: "By model" }).textContent()).toContain("gpt-mock");
+    // Prompt caching per model: no cache reads in this call, so a hit ratio of 0 and nothing saved.
+    const caching = await page.getByRole("table", { name: "Prompt caching, per model" }).textContent();
+    expect(caching).toContain("gpt-mock");
+    expect(caching).toContain("0.0%");
     expect(await page.getByRole("table", { name: "Ledger rows, newest first" }).textContent()).toContain("0.0018");
     await shot("04-usage");
 

@@ -59,7 +59,16 @@ describe("models and catalog", () => {
       output_per_token: "0.000002",
       input_per_million_tokens: "1.00",
       output_per_million_tokens: "2.00",
+      // Every dimension under its config key; the unconfigured ones at their documented defaults.
+      input_per_mtok: "1.00",
+      cached_input_per_mtok: "0.50",
+      cache_write_5m_per_mtok: "1.00",
+      cache_write_1h_per_mtok: "1.00",
+      output_per_mtok: "2.00",
+      web_search_per_call: "0.00",
+      per_request: "0.00",
     });
+    expect(gpt.pricing).not.toHaveProperty("long_context");
     expect(catalog.data.find((m) => m.id === "premium-mock")!.tiers).toEqual(["premium"]);
     expect(JSON.stringify(catalog)).not.toContain(mock.host);
     expect(JSON.stringify(catalog)).not.toContain("sk-mock");

@@ -149,7 +149,7 @@ export function anthropicMessage(text: string, options: { toolUse?: { id: string
 export async function anthropicStream(
   res: ServerResponse,
   pieces: string[],
-  options: { tool?: { id: string; name: string; fragments: string[] }; usage?: { input: number; output: number } } = {},
+  options: { tool?: { id: string; name: string; fragments: string[] }; usage?: { input: number; output: number; cache?: Record<string, unknown> } } = {},
 ): Promise<void> {
   res.writeHead(200, { "content-type": "text/event-stream" });
   const send = (event: string, data: object) => res.write(`event: ${event}\ndata: ${JSON.stringify({ type: event, ...data })}\n\n`);
@@ -163,7 +163,7 @@ export async function anthropicStream(
       content: [],
       stop_reason: null,
       stop_sequence: null,
-      usage: { input_tokens: usage.input, output_tokens: 1 },
+      usage: { input_tokens: usage.input, output_tokens: 1, ...usage.cache },
     },
   });
   let index = 0;

@@ -115,6 +115,22 @@ export interface Totals {
   output_tokens: number;
   tokens: number;
   cost_usd: string;
+  cached_tokens: number;
+  reasoning_tokens: number;
+  /** One entry per pricing dimension: its count (keyed tokens, calls, requests, images or seconds) and cost_usd. */
+  dimensions: Record<string, Record<string, number | string>>;
+  cache: CacheTotals;
+}
+
+export interface CacheTotals {
+  read_tokens: number;
+  read_cost_usd: string;
+  write_tokens: number;
+  write_cost_usd: string;
+  /** Cached input / all input, 6 decimals; null without input. */
+  hit_ratio: string | null;
+  /** Signed: negative when cache writes cost more than the reads saved. */
+  saving_usd: string;
 }
 
 export interface UsageSummary {

@@ -5,7 +5,7 @@ import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import type { RouteContext } from "../../http/route-context.js";
 import { formatUsd } from "../../core/money.js";
-import { DAY_MS, ledgerPage, ledgerRowView, usageSummary } from "../usage-queries.js";
+import { DAY_MS, LEDGER_CSV_COLUMNS, ledgerPage, ledgerRowView, usageSummary } from "../usage-queries.js";
 import { parseWith } from "../validate.js";
 
 const daysQuery = z.object({ days: z.coerce.number().int().min(1).max(366).default(30) });
@@ -17,25 +17,6 @@ const ledgerQuery = z.object({
     .optional(),
 });
 const csvQuery = z.object({ days: z.coerce.number().int().min(1).max(3660).optional() });
-
-const CSV_COLUMNS = [
-  "id",
-  "created_at",
-  "kind",
-  "key_id",
-  "key_name",
-  "request_id",
-  "model",
-  "provider",
-  "route",
-  "input_tokens",
-  "cached_tokens",
-  "output_tokens",
-  "reasoning_tokens",
-  "cost_usd",
-  "estimated",
-  "note",
-] as const;
 
 /** RFC 4180 quoting, and a leading quote on text a spreadsheet would run as a formula. */
 export function csvCell(value: unknown): string {
@@ -84,15 +65,15 @@ export function registerUsageRoutes(app: FastifyInstance, ctx: RouteContext): vo
     const db = ctx.store.db;
     // Streamed page by page so that a large ledger never sits in memory at once.
     async function* lines(): AsyncGenerator<string> {
-      yield `${CSV_COLUMNS.join(",")}\r\n`;
+      yield `${LEDGER_CSV_COLUMNS.join(",")}\r\n`;
       let before: bigint | undefined;
       for (;;) {
         const rows = await ledgerPage(db, accountId, { limit: 1000, ...(before !== undefined && { before }), ...(since !== undefined && { since }) });
         if (rows.length === 0) return;
         yield rows
           .map((row) => {
-            const v = ledgerRowView(row);
-            return `${CSV_COLUMNS.map((c) => csvCell(v[c])).join(",")}\r\n`;
+            const v: Record<string, unknown> = ledgerRowView(row);
+            return `${LEDGER_CSV_COLUMNS.map((c) => csvCell(v[c])).join(",")}\r\n`;
           })
           .join("");
         before = rows[rows.length - 1]!.id;

@@ -1,7 +1,7 @@
 // Usage between Chat and Anthropic. Chat's prompt_tokens includes cached tokens; Anthropic's input_tokens
 // excludes cache reads and writes, so the split must keep the total the same in both directions.
 import { readChatUsage } from "../openai-chat/read-chat-usage.js";
-import type { ChatUsage } from "../openai-chat/types.js";
+import { USAGE_EXTRAS, type ChatUsage } from "../openai-chat/types.js";
 import { isNumber } from "../shared/narrow.js";
 
 export interface AnthropicUsageCounts {
@@ -26,6 +26,8 @@ export interface AnthropicUsageLike {
   output_tokens?: number | null;
   cache_creation_input_tokens?: number | null;
   cache_read_input_tokens?: number | null;
+  cache_creation?: { ephemeral_5m_input_tokens?: number | null; ephemeral_1h_input_tokens?: number | null } | null;
+  server_tool_use?: { web_search_requests?: number | null } | null;
   output_tokens_details?: { thinking_tokens?: number } | null;
 }
 
@@ -43,5 +45,11 @@ export function convertAnthropicUsageToChat(usage: AnthropicUsageLike | null | u
     prompt_tokens_details: cacheWrite > 0 ? { cached_tokens: cacheRead, cache_write_tokens: cacheWrite } : { cached_tokens: cacheRead },
   };
   if (isNumber(thinking)) result.completion_tokens_details = { reasoning_tokens: thinking };
+  // The 1-hour part of the cache writes and the web searches have no Chat field: carried for billing only.
+  const write1h = usage?.cache_creation?.ephemeral_1h_input_tokens;
+  const searches = usage?.server_tool_use?.web_search_requests;
+  if ((isNumber(write1h) && write1h > 0) || (isNumber(searches) && searches > 0)) {
+    result[USAGE_EXTRAS] = { cacheWrite1hTokens: isNumber(write1h) ? Math.min(write1h, cacheWrite) : 0, webSearchCalls: isNumber(searches) ? searches : 0 };
+  }
   return result;
 }

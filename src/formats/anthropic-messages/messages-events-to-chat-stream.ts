@@ -141,5 +141,8 @@ export class MessagesEventsToChatStream {
       if (typeof value === "number") this.usage[key] = value;
     }
     if (usage.output_tokens_details !== undefined && usage.output_tokens_details !== null) this.usage.output_tokens_details = usage.output_tokens_details;
+    // Billed from (ledger): the cache writes by lifetime and the web searches, as last reported.
+    if (isRecord(usage.cache_creation)) this.usage.cache_creation = usage.cache_creation;
+    if (isRecord(usage.server_tool_use)) this.usage.server_tool_use = usage.server_tool_use;
   }
 }

@@ -1,6 +1,6 @@
 // Converse usage and stop reasons as Chat's. Converse's inputTokens excludes the prompt-cache reads
 // and writes (as Anthropic's input_tokens does), so Chat's prompt_tokens is their sum.
-import type { ChatFinishReason, ChatUsage } from "../openai-chat/types.js";
+import { USAGE_EXTRAS, type ChatFinishReason, type ChatUsage } from "../openai-chat/types.js";
 import { isNumber } from "../shared/narrow.js";
 import type { ConverseUsage } from "./types.js";
 
@@ -10,12 +10,17 @@ export function convertConverseUsageToChat(usage: ConverseUsage | null | undefin
   const cacheWrite = count(usage?.cacheWriteInputTokens);
   const prompt = count(usage?.inputTokens) + cacheRead + cacheWrite;
   const output = count(usage?.outputTokens);
-  return {
+  const result: ChatUsage = {
     prompt_tokens: prompt,
     completion_tokens: output,
     total_tokens: prompt + output,
     prompt_tokens_details: cacheWrite > 0 ? { cached_tokens: cacheRead, cache_write_tokens: cacheWrite } : { cached_tokens: cacheRead },
   };
+  // The 1-hour part of the writes has no Chat field: carried for billing only (the rest are 5-minute writes).
+  let write1h = 0;
+  for (const detail of Array.isArray(usage?.cacheDetails) ? usage.cacheDetails : []) if (detail?.ttl === "1h") write1h += count(detail.inputTokens);
+  if (write1h > 0) result[USAGE_EXTRAS] = { cacheWrite1hTokens: Math.min(write1h, cacheWrite) };
+  return result;
 }
 
 export function mapConverseStopReason(stopReason: string | null | undefined): ChatFinishReason {

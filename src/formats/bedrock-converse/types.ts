@@ -36,6 +36,8 @@ export interface ConverseUsage {
   totalTokens?: number;
   cacheReadInputTokens?: number;
   cacheWriteInputTokens?: number;
+  /** The cache writes by lifetime (Claude models), 1h before 5m. */
+  cacheDetails?: Array<{ ttl?: string; inputTokens?: number }>;
 }
 
 export interface ConverseResponse {

@@ -1,14 +1,17 @@
 // Normalizes Chat usage: every *_details object and member is optional on the wire, so default to 0 once here.
 import { isNumber } from "../shared/narrow.js";
-import type { ChatUsage } from "./types.js";
+import { USAGE_EXTRAS, type ChatUsage } from "./types.js";
 
 export interface ChatUsageCounts {
   promptTokens: number;
   completionTokens: number;
   totalTokens: number;
   cachedTokens: number;
+  /** All cache writes; cacheWrite1hTokens is the part written for 1 hour. */
   cacheWriteTokens: number;
+  cacheWrite1hTokens: number;
   reasoningTokens: number;
+  webSearchCalls: number;
 }
 
 export function readChatUsage(usage: ChatUsage | null | undefined): ChatUsageCounts {
@@ -17,6 +20,7 @@ export function readChatUsage(usage: ChatUsage | null | undefined): ChatUsageCou
   const cached = usage?.prompt_tokens_details?.cached_tokens;
   const cacheWrite = usage?.prompt_tokens_details?.cache_write_tokens;
   const reasoning = usage?.completion_tokens_details?.reasoning_tokens;
+  const extras = usage?.[USAGE_EXTRAS];
   return {
     promptTokens,
     completionTokens,
@@ -24,5 +28,7 @@ export function readChatUsage(usage: ChatUsage | null | undefined): ChatUsageCou
     cachedTokens: isNumber(cached) ? cached : 0,
     cacheWriteTokens: isNumber(cacheWrite) ? cacheWrite : 0,
     reasoningTokens: isNumber(reasoning) ? reasoning : 0,
+    cacheWrite1hTokens: isNumber(extras?.cacheWrite1hTokens) ? extras.cacheWrite1hTokens : 0,
+    webSearchCalls: isNumber(extras?.webSearchCalls) ? extras.webSearchCalls : 0,
   };
 }

@@ -136,7 +136,22 @@ export interface ChatRequest {
   [key: string]: unknown;
 }
 
+/**
+ * Billable usage the Chat wire has no field for, carried with a ChatUsage inside the gateway (an
+ * upstream translated to Chat and read by usageFromChat). A symbol key: JSON.stringify leaves it out,
+ * so a client never sees it; object spread keeps it.
+ */
+export const USAGE_EXTRAS: unique symbol = Symbol("gateway.usageExtras");
+
+export interface ChatUsageExtras {
+  /** The part of prompt_tokens_details.cache_write_tokens written for 1 hour (the rest: 5 minutes). */
+  cacheWrite1hTokens?: number;
+  /** Provider-side web search calls. */
+  webSearchCalls?: number;
+}
+
 export interface ChatUsage {
+  [USAGE_EXTRAS]?: ChatUsageExtras;
   prompt_tokens: number;
   completion_tokens: number;
   total_tokens: number;

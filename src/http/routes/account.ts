@@ -1,24 +1,14 @@
-// GET /v1/me (the account behind the key), GET /v1/usage (the key's own usage, by model and by
-// day) and GET /v1/requests/{request_id} (one request of the account). Money as decimal strings;
-// times as ISO 8601 (UTC).
+// GET /v1/me (the account behind the key, and the key's usage this month), GET /v1/usage (the key's
+// own usage, by model and by day; per pricing dimension and caching, usage-report.ts) and
+// GET /v1/requests/{request_id} (one request of the account). Money as decimal strings; times as
+// ISO 8601 (UTC).
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { RouteContext } from "../route-context.js";
 import { formatUsd } from "../../core/money.js";
-import type { UsageTotals } from "../../billing/usage-queries.js";
+import { usageTotalsJson as totalsJson } from "../../billing/usage-report.js";
 import { invalidRequest } from "../../errors/catalogue.js";
 import { authenticate } from "../../pipeline/authenticate.js";
 import { readRequestIdParam, requestNotFound, requestRecordJson } from "./request-record.js";
-
-function totalsJson(t: UsageTotals) {
-  return {
-    requests: t.requests,
-    input_tokens: t.inputTokens,
-    output_tokens: t.outputTokens,
-    cached_tokens: t.cachedTokens,
-    reasoning_tokens: t.reasoningTokens,
-    cost_usd: formatUsd(t.cost),
-  };
-}
 
 /** Accepts an ISO date or date-time, or epoch seconds; names the parameter when it is neither. */
 export function parseTimeParam(name: string, value: unknown): number | undefined {
@@ -37,6 +27,8 @@ export function registerAccountRoutes(app: FastifyInstance, ctx: RouteContext): 
   app.get("/v1/me", { onRequest }, async (request) => {
     const p = await ctx.billing.accountProfile(request.principal.account.id);
     const key = request.principal.key;
+    // This key's usage in the current UTC month: per dimension, caching included, in total and by model.
+    const usage = await ctx.billing.keyUsage(key.id, { start: Date.parse(`${p.month}-01T00:00:00Z`) });
     return {
       object: "account",
       id: p.accountId,
@@ -60,6 +52,11 @@ export function registerAccountRoutes(app: FastifyInstance, ctx: RouteContext): 
       key: { id: key.id, name: key.name, prefix: key.prefix, status: key.status, clamp_output: key.clampOutput },
       // Whether a request this key sends may be clamped: the account's and the key's setting both on.
       clamp_output: request.principal.account.clampOutput && key.clampOutput,
+      key_usage: {
+        month: p.month,
+        ...totalsJson(usage.totals),
+        by_model: usage.byModel.map((m) => ({ model: m.model, ...totalsJson(m) })),
+      },
     };
   });
 

@@ -1,6 +1,7 @@
 // GET /v1/models (the key's tier only) and GET /v1/catalog (public, cacheable). The model list
 // answers in Anthropic's shape to Anthropic-style callers (Claude Code's model discovery, the
 // Anthropic SDK), in OpenAI's to everyone else; docs/clients.md says how the two are told apart.
+import { DIMENSIONS, TOKEN_DIMENSIONS } from "../../billing/dimensions.js";
 import { createHash } from "node:crypto";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { RouteContext } from "../route-context.js";
@@ -90,6 +91,14 @@ export function catalogEntry(model: ModelConfig) {
       output_per_million_tokens: formatUsd(p.outputPerMtok),
       per_image: Object.fromEntries([...p.perImage].map(([k, v]) => [k, formatUsd(v)])),
       per_video_second: formatUsd(p.perVideoSecond),
+      // Every dimension's price under its config key (USD), and the long-context tier when there is one.
+      ...Object.fromEntries(DIMENSIONS.flatMap((d) => (d.priceKey === null || d.priceField === null ? [] : [[d.priceKey, formatUsd(p[d.priceField])]]))),
+      ...(p.longContext && {
+        long_context: {
+          above_input_tokens: p.longContext.aboveInputTokens,
+          ...Object.fromEntries(TOKEN_DIMENSIONS.map((d) => [d.priceKey, formatUsd(p.longContext![d.priceField])])),
+        },
+      }),
     },
     tiers: model.tiers,
   };

@@ -5,7 +5,7 @@ import type { Usage } from "../../core/usage.js";
 import { ChatStreamToMessagesEvents, convertChatResponseToMessages, convertMessagesRequestToChat, type AnthropicMessage } from "../../formats/anthropic-messages/index.js";
 import type { ClientFrame, StreamTranslator, UpstreamPlan } from "../plan.js";
 import { bridgeOverChat, type ChatBridge } from "./bridge-over-chat.js";
-import { parseEventJson } from "./usage.js";
+import { parseEventJson, splitCacheWrites } from "./usage.js";
 
 type Json = Record<string, unknown>;
 
@@ -13,17 +13,29 @@ interface AnthropicUsage {
   input_tokens?: number;
   output_tokens?: number;
   cache_read_input_tokens?: number | null;
+  /** All cache writes; cache_creation splits them by lifetime (absent: all 5-minute writes). */
   cache_creation_input_tokens?: number | null;
+  cache_creation?: { ephemeral_5m_input_tokens?: number | null; ephemeral_1h_input_tokens?: number | null } | null;
+  server_tool_use?: { web_search_requests?: number | null } | null;
 }
 
+/** Anthropic's usage: input_tokens leaves out the cache reads and writes, which Usage.inputTokens includes. */
 export function usageFromAnthropic(usage: AnthropicUsage | undefined | null): Usage | null {
   if (!usage || typeof usage !== "object") return null;
   const cached = usage.cache_read_input_tokens ?? 0;
+  const { write5m, write1h } = splitCacheWrites(
+    usage.cache_creation_input_tokens ?? undefined,
+    usage.cache_creation?.ephemeral_5m_input_tokens,
+    usage.cache_creation?.ephemeral_1h_input_tokens,
+  );
   return {
-    inputTokens: (usage.input_tokens ?? 0) + cached + (usage.cache_creation_input_tokens ?? 0),
+    inputTokens: (usage.input_tokens ?? 0) + cached + write5m + write1h,
     cachedInputTokens: cached,
+    cacheWrite5mTokens: write5m,
+    cacheWrite1hTokens: write1h,
     outputTokens: usage.output_tokens ?? 0,
     reasoningTokens: 0,
+    webSearchCalls: usage.server_tool_use?.web_search_requests ?? 0,
     estimated: false,
   };
 }

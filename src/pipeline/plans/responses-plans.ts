@@ -34,13 +34,16 @@ export interface StoredTurn {
   messages: ChatMessage[];
 }
 
-export function usageFromResponses(usage: ResponsesUsage | undefined | null): Usage | null {
+/** The usage of a Responses object; its web search calls are its output items of type web_search_call. */
+export function usageFromResponses(usage: ResponsesUsage | undefined | null, output?: unknown): Usage | null {
   if (!usage || typeof usage !== "object") return null;
+  const items: unknown[] = Array.isArray(output) ? output : [];
   return {
     inputTokens: usage.input_tokens ?? 0,
     cachedInputTokens: usage.input_tokens_details?.cached_tokens ?? 0,
     outputTokens: usage.output_tokens ?? 0,
     reasoningTokens: usage.output_tokens_details?.reasoning_tokens ?? 0,
+    webSearchCalls: items.filter((item) => typeof item === "object" && item !== null && (item as { type?: unknown }).type === "web_search_call").length,
     estimated: false,
   };
 }
@@ -56,7 +59,7 @@ export function responsesPassThrough(body: Json, model: ModelConfig): UpstreamPl
     warnings: [],
     fromUpstream(json) {
       const response = json as Json & { usage?: ResponsesUsage };
-      return { body: { ...response, model: model.id }, usage: usageFromResponses(response.usage) };
+      return { body: { ...response, model: model.id }, usage: usageFromResponses(response.usage, response.output) };
     },
     streamTranslator(): StreamTranslator {
       let usage: Usage | null = null;
@@ -71,7 +74,7 @@ export function responsesPassThrough(body: Json, model: ModelConfig): UpstreamPl
           if (typeof data.sequence_number === "number") sequence = data.sequence_number;
           if (typeof data.delta === "string") delivered += data.delta;
           if (data.type && TERMINAL.has(data.type)) {
-            usage = usageFromResponses(data.response?.usage);
+            usage = usageFromResponses(data.response?.usage, data.response?.output);
             return [{ event: event.event ?? data.type, data, usageAt: "response.usage" }];
           }
           return [{ event: event.event ?? data.type, data }];

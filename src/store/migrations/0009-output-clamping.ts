@@ -1,13 +1,11 @@
 // Output clamping (docs/billing.md, "Clamping"; docs/decisions/0010-output-clamping.md): an account
 // and a key may turn it off. `clamp_output` is a 0/1 flag, default 1 (on), on accounts and keys.
 // Adding a NOT NULL column with a constant default rewrites no row on either database.
-// On PostgreSQL, gw_batch (gw-batch-function.ts) now answers a refused admission with the headroom
-// of every limit and these flags, so it is defined again here.
+// On PostgreSQL, gw_batch (gw-batch-function.ts, re-created by migrate.ts after every run) reads these
+// flags to answer a refused admission with the headroom of every limit.
 import { sql, type Kysely } from "kysely";
-import type { Dialect } from "../dialect.js";
-import { GW_BATCH } from "./gw-batch-function.js";
 
-export async function up(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
+export async function up(db: Kysely<unknown>): Promise<void> {
   for (const table of ["accounts", "keys"]) {
     await db.schema
       .alterTable(table)
@@ -19,5 +17,4 @@ export async function up(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
       )
       .execute();
   }
-  if (dialect === "postgres") await sql.raw(GW_BATCH).execute(db);
 }

@@ -1,18 +1,27 @@
-// The current definition of gw_batch, PostgreSQL's group commit of billing operations (the design:
-// migration 0003; the per-operation reference: gw_admit, gw_settle, gw_release of migration 0002).
-// Defined here once; each migration that changes it (0003, 0007, 0009) runs this text, so a new database
-// and an upgraded one end with the same function. Whatever it references must exist by the time it
-// is called, not when it is created (PL/pgSQL resolves tables and columns at run time).
+// The current definitions of PostgreSQL's billing functions: gw_batch, the group commit of billing
+// operations (the design: migrations 0002 and 0003), and the helpers it calls. Defined here once;
+// migrate.ts creates them (CREATE OR REPLACE) after every migration run, so a new database and an
+// upgraded one always run these texts, and a change here needs no migration of its own (ADR 0009).
+// Whatever they reference must exist by the time they are called, not when they are created
+// (PL/pgSQL resolves tables and columns at run time).
 //
 // Settle arguments, in order: hold, account, key, request, cost, tokens, now, month, model, provider,
-// route, input, cached, output and reasoning tokens, estimated, deployment (null: not a routing group).
+// route, input, cached, output and reasoning tokens, estimated, deployment (null: not a routing group),
+// then the values of LEDGER_DIMENSION_COLUMNS (src/billing/dimensions.ts) in that order.
 // A refused admission by a money or token limit answers, besides the outcome, "headroom": what every
 // limit still allows (src/billing/admission.ts, Headroom), or null when the account or the key turned
 // clamping off (clamp_output, migration 0009).
+import { LEDGER_DIMENSION_COLUMNS } from "../../billing/dimensions.js";
 import { ALREADY_SETTLED_SQLSTATE } from "./0002-billing-functions.js";
 
-// p_ops: a JSON array of {"k": "admit" | "settle" | "release", "a": [the arguments of gw_admit,
-// gw_settle or gw_release, as strings or null]}; answers: a JSON array, one object per operation.
+/** The index of the first dimension column's value among the settle arguments. */
+const FIRST_DIMENSION_ARG = 17;
+const DIMENSION_COLUMNS_SQL = LEDGER_DIMENSION_COLUMNS.join(", ");
+const DIMENSION_VALUES_SQL = LEDGER_DIMENSION_COLUMNS.map((_, i) => `(a->>${FIRST_DIMENSION_ARG + i})::bigint`).join(", ");
+
+// p_ops: a JSON array of {"k": "admit" | "settle" | "release", "a": [the operation's arguments, in
+// the order the batcher's callers send them (admission-postgres.ts, settlement-postgres.ts, holds.ts),
+// as strings or null]}; answers: a JSON array, one object per operation.
 export const GW_BATCH = `
 create or replace function gw_batch(p_ops jsonb) returns jsonb
 language plpgsql as $$
@@ -201,10 +210,12 @@ begin
       v_tokens := (a->>5)::bigint;
       v_collected := least(a_balance, v_cost);
       insert into ledger (created_at, account_id, key_id, request_id, kind, model, provider, route,
-          input_tokens, cached_tokens, output_tokens, reasoning_tokens, cost_nano, estimated, note, deployment)
+          input_tokens, cached_tokens, output_tokens, reasoning_tokens, cost_nano, estimated, note, deployment,
+          ${DIMENSION_COLUMNS_SQL})
         values ((a->>6)::bigint, acc, o_key, a->>3, 'usage', a->>8, a->>9, a->>10,
           (a->>11)::bigint, (a->>12)::bigint, (a->>13)::bigint, (a->>14)::bigint, v_cost, (a->>15)::bigint,
-          case when v_cost > v_collected then 'shortfall_nano=' || (v_cost - v_collected)::text end, a->>16)
+          case when v_cost > v_collected then 'shortfall_nano=' || (v_cost - v_collected)::text end, a->>16,
+          ${DIMENSION_VALUES_SQL})
         on conflict (request_id) do nothing
         returning id into ledger_id;
       if ledger_id is null then
@@ -253,3 +264,33 @@ begin
   if a_dirty then perform gw_put_account(acc, a_balance, a_held, a_held_tokens, a_spent); end if;
   return answers;
 end $$`;
+
+// gw_batch writes the hot rows it keeps in variables with these (migration 0003).
+const GW_PUT_ACCOUNT = `
+create or replace function gw_put_account(p_id text, p_balance bigint, p_held bigint, p_held_tokens bigint, p_spent bigint)
+returns void language sql as $$
+  update accounts set balance_nano = p_balance, held_nano = p_held, held_tokens = p_held_tokens,
+      total_spent_nano = total_spent_nano + p_spent
+    where id = p_id
+$$`;
+
+const GW_PUT_KEY = `
+create or replace function gw_put_key(p_id text, p_status text, p_spent bigint, p_held bigint, p_tokens_used bigint,
+  p_held_tokens bigint, p_last_used bigint)
+returns void language sql as $$
+  update keys set status = p_status, spent_nano = p_spent, held_nano = p_held, tokens_used = p_tokens_used,
+      held_tokens = p_held_tokens, last_used_at = coalesce(p_last_used, last_used_at)
+    where id = p_id
+$$`;
+
+const GW_ADD_MONTH = `
+create or replace function gw_add_month(p_account text, p_month text, p_cost bigint, p_tokens bigint, p_requests bigint)
+returns void language sql as $$
+  insert into monthly_usage as m (account_id, month, cost_nano, tokens, requests)
+    values (p_account, p_month, p_cost, p_tokens, p_requests)
+    on conflict (account_id, month) do update
+      set cost_nano = m.cost_nano + excluded.cost_nano, tokens = m.tokens + excluded.tokens, requests = m.requests + excluded.requests
+$$`;
+
+/** Every billing function, in creation order; migrate.ts re-creates them after every migration run. */
+export const BILLING_FUNCTIONS: readonly string[] = [GW_PUT_ACCOUNT, GW_PUT_KEY, GW_ADD_MONTH, GW_BATCH];

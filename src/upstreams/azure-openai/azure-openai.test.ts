@@ -24,7 +24,17 @@ function provider(baseUrl: string, apiVersion?: string): ProviderConfig {
 }
 
 function model(p: ProviderConfig, upstreamModel = "gpt-4o-prod"): ModelConfig {
-  const pricing = { inputPerMtok: 0n, cachedInputPerMtok: 0n, outputPerMtok: 0n, perImage: new Map(), perVideoSecond: 0n };
+  const pricing = {
+    inputPerMtok: 0n,
+    cachedInputPerMtok: 0n,
+    cacheWrite5mPerMtok: 0n,
+    cacheWrite1hPerMtok: 0n,
+    webSearchPerCall: 0n,
+    perRequest: 0n,
+    outputPerMtok: 0n,
+    perImage: new Map(),
+    perVideoSecond: 0n,
+  };
   return {
     id: "gpt-4o",
     kind: "chat",
@@ -123,7 +133,16 @@ describe("azure-openai upstream", () => {
       usage: { completion_tokens: 2, prompt_tokens: 30, prompt_tokens_details: { cached_tokens: 16 }, total_tokens: 32 },
     };
     const answer = plan.fromUpstream(completion);
-    expect(answer.usage).toEqual({ inputTokens: 30, cachedInputTokens: 16, outputTokens: 2, reasoningTokens: 0, estimated: false });
+    expect(answer.usage).toEqual({
+      inputTokens: 30,
+      cachedInputTokens: 16,
+      cacheWrite5mTokens: 0,
+      cacheWrite1hTokens: 0,
+      outputTokens: 2,
+      reasoningTokens: 0,
+      webSearchCalls: 0,
+      estimated: false,
+    });
     await expect(toGolden(answer.body)).toMatchFileSnapshot("./__fixtures__/chat-completion.client.golden.json");
   });
 

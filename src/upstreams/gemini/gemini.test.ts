@@ -17,9 +17,13 @@ describe("gemini upstream", () => {
   it("reads usageMetadata: cached content inside the prompt, thoughts inside the output", () => {
     expect(geminiUpstream.readUsage({ promptTokenCount: 1200, cachedContentTokenCount: 1000, candidatesTokenCount: 40, thoughtsTokenCount: 300, totalTokenCount: 1540 })).toEqual({
       inputTokens: 1200,
+      // Gemini's cached content is a cache read; Gemini reports no cache writes and no web search count.
       cachedInputTokens: 1000,
+      cacheWrite5mTokens: 0,
+      cacheWrite1hTokens: 0,
       outputTokens: 340,
       reasoningTokens: 300,
+      webSearchCalls: 0,
       estimated: false,
     });
     expect(geminiUpstream.readUsage(undefined)).toBeNull();

@@ -1,6 +1,6 @@
 // Usage: balance and this month's budget, spend and tokens by day, by key, by model; the ledger.
 import { useState } from "react";
-import { api, type UsageSummary } from "../api";
+import { api, type Totals, type UsageSummary } from "../api";
 import { TotalsTable, UsageChart } from "../chart";
 import { ErrorText, formatDate, useLoad } from "../components";
 
@@ -76,10 +76,56 @@ export function UsagePage() {
             rows={u.by_key.map((k) => ({ ...k, label: k.name || k.prefix || (k.status === "deleted" ? "(deleted key)" : (k.key_id ?? "—")) }))}
           />
           <TotalsTable caption="By model" first="Model" rows={u.by_model.map((m) => ({ ...m, label: m.model }))} />
+          <CacheTable
+            caption="Prompt caching, per key"
+            first="Key"
+            rows={u.by_key.map((k) => ({ ...k, label: k.name || k.prefix || (k.status === "deleted" ? "(deleted key)" : (k.key_id ?? "—")) }))}
+          />
+          <CacheTable caption="Prompt caching, per model" first="Model" rows={u.by_model.map((m) => ({ ...m, label: m.model }))} />
         </>
       )}
       <Ledger />
     </section>
+  );
+}
+
+/** Cache reads and writes with their spend, the hit ratio and what caching saved against uncached input prices. */
+function CacheTable(props: { caption: string; first: string; rows: Array<Totals & { label: string }> }) {
+  return (
+    <table data-testid="cache-table">
+      <caption>{props.caption}</caption>
+      <thead>
+        <tr>
+          <th scope="col">{props.first}</th>
+          <th scope="col">Cache reads (tokens)</th>
+          <th scope="col">Read spend (USD)</th>
+          <th scope="col">Cache writes (tokens)</th>
+          <th scope="col">Write spend (USD)</th>
+          <th scope="col">Hit ratio</th>
+          <th scope="col">Saved (USD)</th>
+          <th scope="col">Reasoning tokens</th>
+        </tr>
+      </thead>
+      <tbody>
+        {props.rows.length === 0 && (
+          <tr>
+            <td colSpan={8}>No usage in this period.</td>
+          </tr>
+        )}
+        {props.rows.map((r) => (
+          <tr key={r.label}>
+            <th scope="row">{r.label}</th>
+            <td>{r.cache.read_tokens}</td>
+            <td>{r.cache.read_cost_usd}</td>
+            <td>{r.cache.write_tokens}</td>
+            <td>{r.cache.write_cost_usd}</td>
+            <td>{r.cache.hit_ratio === null ? "—" : `${(Number(r.cache.hit_ratio) * 100).toFixed(1)}%`}</td>
+            <td>{r.cache.saving_usd}</td>
+            <td>{r.reasoning_tokens}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
   );
 }
 
