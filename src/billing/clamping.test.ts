@@ -15,7 +15,17 @@ function model(inputPerMtok: bigint, outputPerMtok: bigint): ModelConfig {
     maxOutputTokens: null,
     defaultOutputTokens: 1000,
     modalities: { input: ["text"], output: ["text"] },
-    pricing: { inputPerMtok, cachedInputPerMtok: 0n, outputPerMtok, perImage: new Map(), perVideoSecond: 0n },
+    pricing: {
+      inputPerMtok,
+      cachedInputPerMtok: 0n,
+      cacheWrite5mPerMtok: inputPerMtok,
+      cacheWrite1hPerMtok: inputPerMtok,
+      outputPerMtok,
+      webSearchPerCall: 0n,
+      perRequest: 0n,
+      perImage: new Map(),
+      perVideoSecond: 0n,
+    },
     tiers: [],
   } as unknown as ModelConfig;
 }

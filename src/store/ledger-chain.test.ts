@@ -52,7 +52,9 @@ describe("ledger chain encoding", () => {
     expect(ledgerRowHash(LEDGER_GENESIS_HASH, { ...row, id: 1n, hash: "x" })).toBe(base);
     for (const column of LEDGER_CHAIN_COLUMNS) {
       const changed =
-        column.type === "integer" ? 5n + BigInt((row as Record<string, unknown>)[column.name] as bigint) : `${String((row as Record<string, unknown>)[column.name])}x`;
+        column.type === "integer"
+          ? 5n + BigInt(((row as Record<string, unknown>)[column.name] as bigint | undefined) ?? 0n)
+          : `${String((row as Record<string, unknown>)[column.name])}x`;
       expect(ledgerRowHash(LEDGER_GENESIS_HASH, { ...row, [column.name]: changed }), column.name).not.toBe(base);
     }
     expect(ledgerRowHash("1".repeat(64), row)).not.toBe(base);

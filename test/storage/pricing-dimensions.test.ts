@@ -32,7 +32,7 @@ for (const kind of DATABASE_KINDS) {
     it("keeps earlier rows (0 in every new column) and records every dimension from then on", async () => {
       const accountId = await makeAccount(store, { balance: 1_000_000_000n });
       const keyId = await makeKey(store, accountId);
-      expect((await migrate(store.handle)).applied).toEqual(["0008-pricing-dimensions"]);
+      expect((await migrate(store.handle)).applied).toContain("0008-pricing-dimensions");
 
       const hold = await billing.admit(admission(accountId, keyId));
       // 1,000 input of which 200 cached and 100 written for 5 minutes, 500 output (test model: 2.50 / 1.25 / 2.50 / 10 per Mtok).
