@@ -25,15 +25,20 @@ export interface AgentRun {
 }
 
 /** Spawns `command` in its own process group and kills the whole group once `timeoutMs` passes. */
-export function runAgent(command: string, args: string[], options: { env: Record<string, string>; cwd: string; timeoutMs: number }): Promise<AgentRun> {
+export function runAgent(
+  command: string,
+  args: string[],
+  options: { env: Record<string, string>; cwd: string; timeoutMs: number; input?: string; signal?: AbortSignal },
+): Promise<AgentRun> {
   const started = Date.now();
   return new Promise((resolve) => {
-    const child = spawn(command, args, { cwd: options.cwd, env: options.env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(command, args, { cwd: options.cwd, env: options.env, detached: true, stdio: [options.input === undefined ? "ignore" : "pipe", "pipe", "pipe"] });
+    if (options.input !== undefined) child.stdin?.end(options.input);
     let stdout = "";
     let stderr = "";
     let timedOut = false;
-    child.stdout.on("data", (c: Buffer) => (stdout += c.toString("utf8")));
-    child.stderr.on("data", (c: Buffer) => (stderr += c.toString("utf8")));
+    child.stdout!.on("data", (c: Buffer) => (stdout += c.toString("utf8")));
+    child.stderr!.on("data", (c: Buffer) => (stderr += c.toString("utf8")));
     const killGroup = (signal: NodeJS.Signals) => {
       try {
         if (child.pid) process.kill(-child.pid, signal);
@@ -46,6 +51,8 @@ export function runAgent(command: string, args: string[], options: { env: Record
       killGroup("SIGTERM");
       setTimeout(() => killGroup("SIGKILL"), 2_000).unref();
     }, options.timeoutMs);
+    // An abort (the matrix's abort cells) ends the group the way a user's Ctrl-C would.
+    options.signal?.addEventListener("abort", () => killGroup("SIGINT"), { once: true });
     child.on("error", (error) => {
       clearTimeout(timer);
       resolve({ code: null, signal: null, timedOut, stdout, stderr: `${stderr}\nspawn error: ${error.message}`, ms: Date.now() - started });

@@ -1,6 +1,7 @@
 // GET /v1/models (the key's tier only) and GET /v1/catalog (public, exact decimal prices, cacheable).
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadCompatibilitySummary } from "../../src/http/compatibility.js";
 import { startMockUpstream, type MockUpstream } from "../support/mock-upstream.js";
 import { mockConfig, startGateway, type TestGateway } from "../support/gateway.js";
 
@@ -44,7 +45,10 @@ describe("models and catalog", () => {
     const etag = response.headers.get("etag");
     expect(etag).toMatch(/^".+"$/);
     expect(response.headers.get("x-request-id")).toMatch(/^req_/);
-    const catalog = (await response.json()) as { data: Array<Record<string, any>> };
+    const catalog = (await response.json()) as { data: Array<Record<string, any>>; compatibility: Record<string, any> | null };
+    // The compatibility matrix's summary (docs/compatibility.json, written by the matrix test).
+    expect(catalog.compatibility).toEqual(loadCompatibilitySummary());
+    expect(catalog.compatibility?.results["claude-code"]?.anthropic?.plain, "the catalog serves no compatibility summary").toMatch(/^(pass|fail)$/);
     const gpt = catalog.data.find((m) => m.id === "gpt-mock")!;
     expect(gpt).toMatchObject({
       kind: "chat",

@@ -9,6 +9,7 @@ import type { GatewayConfig, ModelConfig } from "../../config/load.js";
 import { formatUsd, type Nano } from "../../core/money.js";
 import { GatewayError, invalidRequest } from "../../errors/catalogue.js";
 import { authenticate } from "../../pipeline/authenticate.js";
+import { loadCompatibilitySummary, type CompatibilitySummary } from "../compatibility.js";
 
 const CREATED_MS = Date.UTC(2025, 0, 1);
 const CREATED = Math.floor(CREATED_MS / 1000);
@@ -104,13 +105,13 @@ export function catalogEntry(model: ModelConfig) {
   };
 }
 
-function buildCatalog(config: GatewayConfig): { body: string; etag: string } {
-  const body = JSON.stringify({ object: "catalog", data: [...config.models.values()].map(catalogEntry) });
+function buildCatalog(config: GatewayConfig, compatibility: CompatibilitySummary | null): { body: string; etag: string } {
+  const body = JSON.stringify({ object: "catalog", data: [...config.models.values()].map(catalogEntry), compatibility });
   return { body, etag: `"${createHash("sha256").update(body).digest("base64url").slice(0, 27)}"` };
 }
 
 export function registerModelRoutes(app: FastifyInstance, ctx: RouteContext): void {
-  const catalog = buildCatalog(ctx.config);
+  const catalog = buildCatalog(ctx.config, loadCompatibilitySummary());
   const onRequest = async (request: FastifyRequest) => {
     // Refusals (a missing key included) in the envelope the caller's SDK reads.
     if (isAnthropicStyle(request)) request.errorShape = "anthropic";
