@@ -36,6 +36,7 @@ export async function applySettlementPostgres(batcher: PostgresBatcher, input: S
         v.estimated,
         hold.model.deployment ?? null,
         ...v.dimensionValues,
+        v.attempts,
       ],
       hold.accountId,
       hold.keyId,

@@ -48,6 +48,7 @@ type UsageLedgerRow = {
   deployment: string | null;
   /** The columns of LEDGER_DIMENSION_COLUMNS (dimensions.ts): counts and costs per dimension, cache saving. */
   dimensions: readonly bigint[];
+  attempts: bigint | null;
 };
 
 // Parameters: the columns of UsageLedgerRow in this order (its dimensions as LEDGER_DIMENSION_COLUMNS),
@@ -55,8 +56,8 @@ type UsageLedgerRow = {
 const INSERT_LEDGER = new Statement<{ id: bigint }>(`
   insert into ledger (created_at, account_id, key_id, request_id, kind, model, provider, route,
     input_tokens, cached_tokens, output_tokens, reasoning_tokens, cost_nano, estimated, note, deployment,
-    ${LEDGER_DIMENSION_COLUMNS.join(", ")}, hash)
-  values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ${LEDGER_DIMENSION_COLUMNS.map(() => "?").join(", ")}, ?)
+    ${LEDGER_DIMENSION_COLUMNS.join(", ")}, attempts, hash)
+  values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ${LEDGER_DIMENSION_COLUMNS.map(() => "?").join(", ")}, ?, ?)
   on conflict (request_id) do nothing
   returning id`);
 
@@ -116,6 +117,7 @@ function insertLedgerRow(exec: SqlExec, row: UsageLedgerRow, hash: string): { id
       row.note,
       row.deployment,
       ...row.dimensions,
+      row.attempts,
       hash,
     ]);
   } catch (error) {
@@ -152,6 +154,7 @@ export function applySettlementSqlite(exec: SqlExec, input: SettlementInput): Al
       note: account.balance_nano < cost ? `shortfall_nano=${cost - account.balance_nano}` : null,
       deployment: hold.model.deployment ?? null,
       dimensions: v.dimensionValues,
+      attempts: v.attempts,
     };
     hash = ledgerRowHash(account.ledger_head ?? LEDGER_GENESIS_HASH, { ...row, ...ledgerDimensionColumns(row.dimensions) });
     inserted = insertLedgerRow(exec, row, hash);

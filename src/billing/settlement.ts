@@ -71,6 +71,8 @@ export interface SettlementValues {
   estimated: bigint;
   /** The values of LEDGER_DIMENSION_COLUMNS, in that order. */
   dimensionValues: bigint[];
+  /** Upstream attempts (the ledger's attempts column); null when the caller did not count them. */
+  attempts: bigint | null;
 }
 
 /** The value of each column of LEDGER_DIMENSION_COLUMNS for a priced usage, in that order. */
@@ -99,5 +101,6 @@ export function settlementValues(input: SettlementInput): SettlementValues {
     reasoningTokens: BigInt(usage.reasoningTokens),
     estimated: usage.estimated ? 1n : 0n,
     dimensionValues: ledgerDimensionValues(input.breakdown),
+    attempts: input.hold.attempts === undefined ? null : BigInt(input.hold.attempts),
   };
 }

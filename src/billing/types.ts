@@ -37,6 +37,8 @@ export interface Hold {
    * that output past the lowered limit (an upstream overshooting it) is never billed beyond the hold.
    */
   chargeCap?: Nano;
+  /** Upstream attempts made for the request (failover included), recorded in its ledger row; unset: not counted. */
+  attempts?: number;
 }
 
 export interface Charge {

@@ -95,10 +95,18 @@ export async function openMeteredCall(services: MeteringServices, request: Meter
   const { hold: admitted, clampedOutputTokens } = await admit(services, request);
   // Never charged beyond what was held for the lowered limit, whatever the upstream then reports.
   let hold = clampedOutputTokens === null ? admitted : { ...admitted, chargeCap: admitted.amount };
-  let forwarded: MeteredRequest = request;
+  // The number of upstream attempts, recorded with the settlement (the ledger's attempts column).
+  let attempts = 0;
+  let forwarded: MeteredRequest = {
+    ...request,
+    onAttempt: (n) => {
+      attempts = n;
+      request.onAttempt(n);
+    },
+  };
   let upstream: Forwarded;
   try {
-    if (clampedOutputTokens !== null && request.clamp) forwarded = { ...request, ...(await request.clamp.limitOutput(clampedOutputTokens)) };
+    if (clampedOutputTokens !== null && request.clamp) forwarded = { ...forwarded, ...(await request.clamp.limitOutput(clampedOutputTokens)) };
     if (group) {
       if (!forwarded.planFor) throw new Error(`model ${admission.model.id} is a routing group: planFor is required`);
       const routed = await forwardToGroup(services, admission.accountId, group, forwarded, forwarded.planFor);
@@ -117,7 +125,7 @@ export async function openMeteredCall(services: MeteringServices, request: Meter
     if (error instanceof ClientAbortedError || request.signal.aborted) return null;
     throw error;
   }
-  return new MeteredCall(services.billing, hold, upstream, clampedOutputTokens);
+  return new MeteredCall(services.billing, { ...hold, attempts }, upstream, clampedOutputTokens);
 }
 
 /**

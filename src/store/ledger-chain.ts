@@ -41,6 +41,8 @@ export const LEDGER_CHAIN_COLUMNS: ReadonlyArray<{ name: string; type: LedgerCha
   ...BASE_CHAIN_COLUMNS,
   // Counts and costs per pricing dimension and the cache saving (migration 0008), in their list's order.
   ...LEDGER_DIMENSION_COLUMNS.map((name) => ({ name, type: "integer" as const })),
+  // Upstream attempts of a usage row (migration 0011); null on other rows.
+  { name: "attempts", type: "integer" },
 ];
 
 /** What the first row of every account chains to. */

@@ -13,6 +13,7 @@ import * as ledgerDeployment from "./migrations/0007-ledger-deployment.js";
 import * as pricingDimensions from "./migrations/0008-pricing-dimensions.js";
 import * as outputClamping from "./migrations/0009-output-clamping.js";
 import * as ledgerHashChain from "./migrations/0010-ledger-hash-chain.js";
+import * as ledgerAttempts from "./migrations/0011-ledger-attempts.js";
 import { BILLING_FUNCTIONS } from "./migrations/gw-batch-function.js";
 
 type MigrationModule = { up(db: Kysely<unknown>, dialect: DatabaseHandle["dialect"]): Promise<void> };
@@ -28,6 +29,7 @@ const MIGRATIONS: Record<string, MigrationModule> = {
   "0008-pricing-dimensions": pricingDimensions,
   "0009-output-clamping": outputClamping,
   "0010-ledger-hash-chain": ledgerHashChain,
+  "0011-ledger-attempts": ledgerAttempts,
 };
 
 /** Serialises the re-creation of the billing functions across processes (CREATE OR REPLACE of one function concurrently fails). */

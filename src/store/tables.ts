@@ -93,6 +93,8 @@ export interface LedgerTable extends LedgerDimensionColumns {
   note: string | null;
   /** The routing group's deployment that served (migration 0007); null otherwise. */
   deployment: string | null;
+  /** Upstream attempts of a usage row (migration 0011); null when not counted. */
+  attempts: bigint | null;
   /** The chain hash (migration 0010), set by the database's trigger on insert: never written by code. */
   hash: ColumnType<string | null, never, never>;
 }

@@ -36,7 +36,12 @@ describe("failover", () => {
     expect(data.choices[0]!.message.content).toBe("ok");
     expect(response.headers.get("x-gateway-attempts")).toBe("2");
     expect(mock.requests[0]!.key).not.toBe(mock.requests[1]!.key);
-    expect(await ledgerRows()).toHaveLength(1);
+    const rows = await ledgerRows();
+    expect(rows).toHaveLength(1);
+    // The ledger row records the attempts, and GET /v1/requests/{id} shows them.
+    expect(rows[0]!.attempts).toBe(2n);
+    const record = await fetch(`${gateway.url}/v1/requests/${response.headers.get("x-request-id")}`, { headers: { authorization: `Bearer ${client.apiKey}` } });
+    expect(((await record.json()) as { attempts: number }).attempts).toBe(2);
     // The key that answered 429 cools down for its Retry-After: the next requests avoid it.
     const cooled = mock.requests[0]!.key;
     mock.requests.length = 0;

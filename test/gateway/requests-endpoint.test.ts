@@ -70,6 +70,19 @@ for (const kind of DATABASE_KINDS) {
         reasoning_tokens: 120,
         cost_usd: formatUsd(row!.cost_nano),
         estimated: false,
+        attempts: 1,
+        dimensions: {
+          input: { tokens: 1200, cost_usd: "0.0012" },
+          cached_input: { tokens: 0, cost_usd: "0.00" },
+          cache_write_5m: { tokens: 0, cost_usd: "0.00" },
+          cache_write_1h: { tokens: 0, cost_usd: "0.00" },
+          output: { tokens: 300, cost_usd: "0.0006" },
+          web_search: { calls: 0, cost_usd: "0.00" },
+          request: { requests: 1, cost_usd: "0.00" },
+          image: { images: 0, cost_usd: "0.00" },
+          video_second: { seconds: 0, cost_usd: "0.00" },
+        },
+        cache: { read_tokens: 0, read_cost_usd: "0.00", write_tokens: 0, write_cost_usd: "0.00", hit_ratio: "0.000000", saving_usd: "0.00" },
       });
       expect(body.cost_usd).toBe(cost);
       expect(Date.parse(body.created_at as string)).toBeGreaterThanOrEqual(before - 1000);

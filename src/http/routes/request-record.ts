@@ -1,6 +1,7 @@
 // GET /v1/requests/{request_id}: one request's ledger row, as its key's account sees it. The row is
 // read whole (selectAll), so a ledger column added later only needs a line in requestRecordJson.
 import type { Selectable } from "kysely";
+import { addSums, emptyTotals, usageTotalsJson, type UsageSumsRow } from "../../billing/usage-report.js";
 import { formatUsd } from "../../core/money.js";
 import { GatewayError, invalidRequest } from "../../errors/catalogue.js";
 import type { LedgerTable } from "../../store/tables.js";
@@ -26,6 +27,10 @@ export function requestNotFound(requestId: string): GatewayError {
  * far below 2^53, so they are plain JSON numbers.
  */
 export function requestRecordJson(row: Selectable<LedgerTable>) {
+  // The per-dimension counts and costs and the cache summary, exactly as the usage reports show a total.
+  const totals = emptyTotals();
+  addSums(totals, { ...row, requests: 1n } as unknown as UsageSumsRow);
+  const { dimensions, cache } = usageTotalsJson(totals);
   return {
     object: "request",
     id: row.request_id,
@@ -39,5 +44,9 @@ export function requestRecordJson(row: Selectable<LedgerTable>) {
     reasoning_tokens: Number(row.reasoning_tokens),
     cost_usd: formatUsd(row.cost_nano),
     estimated: row.estimated === 1n,
+    // Null for a row settled before migration 0011, which did not count them.
+    attempts: row.attempts === null ? null : Number(row.attempts),
+    dimensions,
+    cache,
   };
 }

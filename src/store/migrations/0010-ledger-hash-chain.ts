@@ -22,14 +22,18 @@ export async function up(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
   await db.schema.alterTable("accounts").addColumn("ledger_head", "text").execute();
   await db.schema.alterTable("accounts").addColumn("ledger_anchor", "text").execute();
   // SQLite: the new ledger_no_update (part of the triggers) is what lets the walk set the hashes.
-  if (dialect === "sqlite") await applyLedgerChainTriggers(db, dialect);
+  // The chain covers the columns the ledger has now; a later migration adding one applies them again.
+  const ledger = (await db.introspection.getTables()).find((t) => t.name === "ledger");
+  const present = new Set(ledger?.columns.map((c) => c.name));
+  const columns = LEDGER_CHAIN_COLUMNS.filter((c) => present.has(c.name));
+  if (dialect === "sqlite") await applyLedgerChainTriggers(db, dialect, columns);
   else await sql`alter table ledger disable trigger ledger_guard`.execute(db);
 
-  const heads = await chainExistingRows(db);
+  const heads = await chainExistingRows(db, columns);
 
   if (dialect === "postgres") {
     await sql`alter table ledger enable trigger ledger_guard`.execute(db);
-    await applyLedgerChainTriggers(db, dialect);
+    await applyLedgerChainTriggers(db, dialect, columns);
   }
   for (const page of pages([...heads], PAGE_ROWS)) {
     const values = sql.join(page.map(([account, head]) => sql`(cast(${account} as text), cast(${head} as text))`));
@@ -38,9 +42,9 @@ export async function up(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
 }
 
 /** Sets every row's hash in id order; answers each account's last hash. */
-async function chainExistingRows(db: Kysely<unknown>): Promise<Map<string, string>> {
+async function chainExistingRows(db: Kysely<unknown>, chained: typeof LEDGER_CHAIN_COLUMNS): Promise<Map<string, string>> {
   const heads = new Map<string, string>();
-  const columns = sql.join(LEDGER_CHAIN_COLUMNS.map((c) => sql.ref(c.name)));
+  const columns = sql.join(chained.map((c) => sql.ref(c.name)));
   let after = 0n;
   for (;;) {
     const { rows } = await sql<Record<string, unknown> & { id: bigint; account_id: string }>`

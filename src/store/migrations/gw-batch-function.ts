@@ -7,7 +7,8 @@
 //
 // Settle arguments, in order: hold, account, key, request, cost, tokens, now, month, model, provider,
 // route, input, cached, output and reasoning tokens, estimated, deployment (null: not a routing group),
-// then the values of LEDGER_DIMENSION_COLUMNS (src/billing/dimensions.ts) in that order.
+// then the values of LEDGER_DIMENSION_COLUMNS (src/billing/dimensions.ts) in that order, then the
+// upstream attempts (migration 0011; null: not counted).
 // A refused admission by a money or token limit answers, besides the outcome, "headroom": what every
 // limit still allows (src/billing/admission.ts, Headroom), or null when the account or the key turned
 // clamping off (clamp_output, migration 0009).
@@ -18,6 +19,8 @@ import { ALREADY_SETTLED_SQLSTATE } from "./0002-billing-functions.js";
 const FIRST_DIMENSION_ARG = 17;
 const DIMENSION_COLUMNS_SQL = LEDGER_DIMENSION_COLUMNS.join(", ");
 const DIMENSION_VALUES_SQL = LEDGER_DIMENSION_COLUMNS.map((_, i) => `(a->>${FIRST_DIMENSION_ARG + i})::bigint`).join(", ");
+/** The settle argument after the dimension values: the request's upstream attempts (null: not counted). */
+const ATTEMPTS_ARG = FIRST_DIMENSION_ARG + LEDGER_DIMENSION_COLUMNS.length;
 
 // p_ops: a JSON array of {"k": "admit" | "settle" | "release", "a": [the operation's arguments, in
 // the order the batcher's callers send them (admission-postgres.ts, settlement-postgres.ts, holds.ts),
@@ -211,11 +214,11 @@ begin
       v_collected := least(a_balance, v_cost);
       insert into ledger (created_at, account_id, key_id, request_id, kind, model, provider, route,
           input_tokens, cached_tokens, output_tokens, reasoning_tokens, cost_nano, estimated, note, deployment,
-          ${DIMENSION_COLUMNS_SQL})
+          ${DIMENSION_COLUMNS_SQL}, attempts)
         values ((a->>6)::bigint, acc, o_key, a->>3, 'usage', a->>8, a->>9, a->>10,
           (a->>11)::bigint, (a->>12)::bigint, (a->>13)::bigint, (a->>14)::bigint, v_cost, (a->>15)::bigint,
           case when v_cost > v_collected then 'shortfall_nano=' || (v_cost - v_collected)::text end, a->>16,
-          ${DIMENSION_VALUES_SQL})
+          ${DIMENSION_VALUES_SQL}, (a->>${ATTEMPTS_ARG})::bigint)
         on conflict (request_id) do nothing
         returning id into ledger_id;
       if ledger_id is null then

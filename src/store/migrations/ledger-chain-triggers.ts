@@ -29,24 +29,27 @@ import { LEDGER_CHAIN_COLUMNS, LEDGER_ENCODING_TAG, LEDGER_GENESIS_HASH, SQLITE_
 
 const GENESIS = `'${LEDGER_GENESIS_HASH}'`;
 
-export async function applyLedgerChainTriggers(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
-  const statements = dialect === "sqlite" ? sqliteStatements() : postgresStatements();
+type ChainColumns = typeof LEDGER_CHAIN_COLUMNS;
+
+/** `columns`: those the ledger has at the calling migration (a later one adds the rest and applies them again). */
+export async function applyLedgerChainTriggers(db: Kysely<unknown>, dialect: Dialect, columns: ChainColumns = LEDGER_CHAIN_COLUMNS): Promise<void> {
+  const statements = dialect === "sqlite" ? sqliteStatements(columns) : postgresStatements(columns);
   for (const statement of statements) await sql.raw(statement).execute(db);
 }
 
 /** SQLite's append-only rule for updates, with the one exception the chain trigger needs. */
-export function sqliteLedgerNoUpdateTrigger(): string {
-  const changed = ["id", ...LEDGER_CHAIN_COLUMNS.map((c) => c.name)].map((name) => `new.${name} is not old.${name}`);
+export function sqliteLedgerNoUpdateTrigger(columns: ChainColumns): string {
+  const changed = ["id", ...columns.map((c) => c.name)].map((name) => `new.${name} is not old.${name}`);
   return `create trigger ledger_no_update before update on ledger
     when old.hash is not null or new.hash is null or ${changed.join(" or ")}
     begin select raise(abort, 'ledger rows are append-only'); end`;
 }
 
-function sqliteStatements(): string[] {
-  const values = LEDGER_CHAIN_COLUMNS.map((c) => `new.${c.name}`).join(", ");
+function sqliteStatements(columns: ChainColumns): string[] {
+  const values = columns.map((c) => `new.${c.name}`).join(", ");
   return [
     `drop trigger if exists ledger_no_update`,
-    sqliteLedgerNoUpdateTrigger(),
+    sqliteLedgerNoUpdateTrigger(columns),
     `drop trigger if exists ledger_chain`,
     `create trigger ledger_chain after insert on ledger when new.hash is null
     begin
@@ -58,8 +61,8 @@ function sqliteStatements(): string[] {
 }
 
 /** The PostgreSQL expression of ledgerChainEncoding (ledger-chain.ts) over a ledger row `r`. */
-function postgresEncoding(): string {
-  const parts = LEDGER_CHAIN_COLUMNS.map(({ name, type }) => {
+function postgresEncoding(columns: ChainColumns): string {
+  const parts = columns.map(({ name, type }) => {
     const value = `r.${name}::text`;
     const absent = type === "integer" ? `r.${name} is null or r.${name} = 0` : `r.${name} is null`;
     return `case when ${absent} then '' else '${name}=' || octet_length(convert_to(${value}, 'UTF8')) || ':' || ${value} || chr(10) end`;
@@ -67,12 +70,12 @@ function postgresEncoding(): string {
   return [`'${LEDGER_ENCODING_TAG}' || chr(10) || p_prev || chr(10)`, ...parts].join("\n    || ");
 }
 
-function postgresStatements(): string[] {
+function postgresStatements(columns: ChainColumns): string[] {
   return [
     // PL/pgSQL, not SQL: a SQL function called from the trigger is parsed and planned on every call.
     `create or replace function gw_ledger_hash(p_prev text, r ledger) returns text language plpgsql stable as $$
 begin
-  return encode(sha256(convert_to(${postgresEncoding()}, 'UTF8')), 'hex');
+  return encode(sha256(convert_to(${postgresEncoding(columns)}, 'UTF8')), 'hex');
 end $$`,
     `create or replace function ledger_chain() returns trigger language plpgsql as $$
 declare
