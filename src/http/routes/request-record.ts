@@ -1,7 +1,7 @@
 // GET /v1/requests/{request_id}: one request's ledger row, as its key's account sees it. The row is
 // read whole (selectAll), so a ledger column added later only needs a line in requestRecordJson.
 import type { Selectable } from "kysely";
-import { addSums, emptyTotals, usageTotalsJson, type UsageSumsRow } from "../../billing/usage-report.js";
+import { addSums, emptyTotals, usageTotalsJson } from "../../billing/usage-report.js";
 import { formatUsd } from "../../core/money.js";
 import { GatewayError, invalidRequest } from "../../errors/catalogue.js";
 import type { LedgerTable } from "../../store/tables.js";
@@ -29,7 +29,7 @@ export function requestNotFound(requestId: string): GatewayError {
 export function requestRecordJson(row: Selectable<LedgerTable>) {
   // The per-dimension counts and costs and the cache summary, exactly as the usage reports show a total.
   const totals = emptyTotals();
-  addSums(totals, { ...row, requests: 1n } as unknown as UsageSumsRow);
+  addSums(totals, { ...row, requests: 1n });
   const { dimensions, cache } = usageTotalsJson(totals);
   return {
     object: "request",
