@@ -53,6 +53,7 @@ export interface ChatSystemMessage {
   role: "system";
   content: string | ChatTextPart[];
   name?: string;
+  cache_control?: ChatCacheControl;
 }
 
 export interface ChatDeveloperMessage {
@@ -102,6 +103,7 @@ export interface ChatFunctionDefinition {
 export interface ChatFunctionTool {
   type: "function";
   function: ChatFunctionDefinition;
+  cache_control?: ChatCacheControl;
 }
 
 export interface ChatCustomTool {

@@ -25,7 +25,8 @@ export const messagesFormat: ClientFormat = {
     };
   },
   plan(body, model) {
-    const native = upstreamOf(model.provider).nativePlans.messages;
-    return native ? native(body, model) : messagesOverChat(body, model, chatPlanOf(model.provider));
+    const upstream = upstreamOf(model.provider);
+    const native = upstream.nativePlans.messages;
+    return native ? native(body, model) : messagesOverChat(body, model, chatPlanOf(model.provider), upstream.capabilities.chatReasoningEffort);
   },
 };
