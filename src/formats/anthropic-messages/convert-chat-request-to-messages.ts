@@ -86,9 +86,9 @@ function maxTokens(body: Record<string, unknown>): number | undefined {
 }
 
 /**
- * reasoning_effort -> Anthropic extended thinking (docs/clients.md, "Reasoning"): the table's budget,
- * at most half of max_tokens so the answer keeps the rest. A client that set no limit gets the budget
- * added to the default one (within the model's limit); one that did keeps its limit, thinking included.
+ * reasoning_effort -> Anthropic extended thinking (docs/clients.md, "Reasoning"): the table's budget.
+ * A client that set a limit keeps it, thinking included, and thinking gets at most half of it; one
+ * that set none gets the budget added to the default limit (within the model's own).
  * Thinking stays off, with a warning, where Anthropic would refuse it.
  */
 function applyThinking(effort: unknown, request: AnthropicMessagesRequest, defaults: ChatToMessagesRequestOptions | undefined, warnings: WarningList): void {
@@ -106,8 +106,13 @@ function applyThinking(effort: unknown, request: AnthropicMessagesRequest, defau
   }
   const wanted = THINKING_BUDGET_BY_EFFORT[effort];
   let limit = request.max_tokens;
-  if (defaults !== undefined) limit = Math.min(defaults.defaultMaxTokens + wanted, defaults.maxOutputTokens ?? Number.MAX_SAFE_INTEGER);
-  const budget = Math.min(wanted, Math.floor(limit / 2));
+  // The answer keeps the default limit when there is room for it, else half.
+  let room = Math.floor(limit / 2);
+  if (defaults !== undefined) {
+    limit = Math.min(defaults.defaultMaxTokens + wanted, defaults.maxOutputTokens ?? Number.MAX_SAFE_INTEGER);
+    room = Math.max(limit - defaults.defaultMaxTokens, Math.floor(limit / 2));
+  }
+  const budget = Math.min(wanted, room);
   if (budget < MIN_THINKING_BUDGET) {
     warnings.add(`reasoning_effort: not sent, max_tokens must be at least ${2 * MIN_THINKING_BUDGET} for Anthropic thinking`);
     return dropThinkingBlocks(request);

@@ -5,7 +5,14 @@
 import { ToolCallSequencer, type ToolCallOperation } from "../openai-chat/sequence-tool-call-deltas.js";
 import type { ChatAssistantMessage, ChatCompletionChunk, ChatThinkingBlock, ChatUsage } from "../openai-chat/types.js";
 import { nowSeconds, randomIdSuffix } from "../shared/ids.js";
-import { buildFunctionCallItem, buildReasoningItem, buildResponseObject, convertChatUsageToResponses, mapFinishReasonToStatus, type ResponsesBuildOptions } from "./build-response-object.js";
+import {
+  buildFunctionCallItem,
+  buildReasoningItem,
+  buildResponseObject,
+  convertChatUsageToResponses,
+  mapFinishReasonToStatus,
+  type ResponsesBuildOptions,
+} from "./build-response-object.js";
 import type { ResponsesObject, ResponsesOutputFunctionCall, ResponsesOutputItem, ResponsesStatus, ResponsesStreamEvent, ResponsesStreamEventBody } from "./types.js";
 
 interface OpenMessage {

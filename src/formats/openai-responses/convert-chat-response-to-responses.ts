@@ -2,7 +2,14 @@
 // not set: it is a convenience the SDK computes client-side, not a wire field.
 import type { ChatCompletion } from "../openai-chat/types.js";
 import { nowSeconds, randomIdSuffix } from "../shared/ids.js";
-import { buildFunctionCallItem, buildReasoningItem, buildResponseObject, convertChatUsageToResponses, mapFinishReasonToStatus, type ResponsesBuildOptions } from "./build-response-object.js";
+import {
+  buildFunctionCallItem,
+  buildReasoningItem,
+  buildResponseObject,
+  convertChatUsageToResponses,
+  mapFinishReasonToStatus,
+  type ResponsesBuildOptions,
+} from "./build-response-object.js";
 import type { ResponsesObject, ResponsesOutputItem, ResponsesOutputMessage } from "./types.js";
 
 export function convertChatResponseToResponses(response: ChatCompletion, options: ResponsesBuildOptions = {}): ResponsesObject {

@@ -204,7 +204,13 @@ export type ResponsesStreamEvent = Seq &
     | { type: "response.refusal.done"; item_id: string; output_index: number; content_index: number; refusal: string }
     | { type: "response.function_call_arguments.delta"; item_id: string; output_index: number; delta: string }
     | { type: "response.function_call_arguments.done"; item_id: string; output_index: number; name: string; arguments: string }
-    | { type: "response.reasoning_summary_part.added" | "response.reasoning_summary_part.done"; item_id: string; output_index: number; summary_index: number; part: ResponsesSummaryText }
+    | {
+        type: "response.reasoning_summary_part.added" | "response.reasoning_summary_part.done";
+        item_id: string;
+        output_index: number;
+        summary_index: number;
+        part: ResponsesSummaryText;
+      }
     | { type: "response.reasoning_summary_text.delta"; item_id: string; output_index: number; summary_index: number; delta: string }
     | { type: "response.reasoning_summary_text.done"; item_id: string; output_index: number; summary_index: number; text: string }
   );
