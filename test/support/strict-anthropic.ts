@@ -74,7 +74,8 @@ export function strictAnthropic(reply: (turn: number, body: Json) => StrictReply
     };
     turns.push(turn);
     const answer = reply(turn.turn, body);
-    return stream(res, turn, turn.thinking ? answer : { ...answer, thinking: undefined, redacted: false });
+    const given = turn.thinking ? answer : { ...answer, thinking: undefined, redacted: false };
+    return body.stream === true ? stream(res, turn, given) : json(res, 200, message(turn, given));
   };
   return { handler, turns, refusals };
 }
@@ -140,6 +141,40 @@ function violation(body: Json): string | null {
     }
   }
   return null;
+}
+
+/** The content blocks of a reply, and its output tokens. */
+function blocks(turn: StrictTurn, answer: StrictReply): { content: Json[]; output: number } {
+  const content: Json[] = [];
+  let output = 0;
+  if (answer.thinking !== undefined) {
+    content.push({ type: "thinking", thinking: answer.thinking, signature: signThinking(answer.thinking) });
+    output += tokens(answer.thinking) * 3;
+  }
+  if (answer.redacted) content.push({ type: "redacted_thinking", data: `redacted:${signThinking(String(turn.turn))}` });
+  if (answer.text !== undefined) {
+    content.push({ type: "text", text: answer.text, citations: null });
+    output += tokens(answer.text);
+  }
+  if (answer.tool !== undefined) {
+    content.push({ type: "tool_use", ...answer.tool });
+    output += 10;
+  }
+  return { content, output };
+}
+
+function message(turn: StrictTurn, answer: StrictReply): Json {
+  const { content, output } = blocks(turn, answer);
+  return {
+    id: `msg_strict_${turn.turn}`,
+    type: "message",
+    role: "assistant",
+    model: "claude-upstream",
+    content,
+    stop_reason: answer.tool ? "tool_use" : "end_turn",
+    stop_sequence: null,
+    usage: { input_tokens: turn.input, cache_read_input_tokens: turn.cacheRead, cache_creation_input_tokens: turn.cacheWrite, output_tokens: output },
+  };
 }
 
 function stream(res: ServerResponse, turn: StrictTurn, answer: StrictReply): void {
