@@ -23,6 +23,8 @@ const EXTRA_MODELS = `
 
 const TOOL = { type: "function" as const, function: { name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } } } };
 type ChatMessageParam = OpenAI.Chat.ChatCompletionMessageParam & { thinking_blocks?: unknown[] };
+/** The gateway's reasoning fields on a streamed delta (docs/clients.md, "Reasoning"). */
+type ReasoningDelta = OpenAI.Chat.ChatCompletionChunk.Choice.Delta & { reasoning_content?: string; thinking_blocks?: unknown[] };
 
 describe("prompt caching and reasoning across bridges", () => {
   let mock: MockUpstream;
@@ -70,7 +72,7 @@ describe("prompt caching and reasoning across bridges", () => {
     const thinkingBlocks: unknown[] = [];
     const calls: Array<{ id: string; name: string; args: string }> = [];
     for await (const chunk of stream) {
-      const delta = chunk.choices[0]?.delta as (OpenAI.Chat.ChatCompletionChunk.Choice.Delta & { reasoning_content?: string; thinking_blocks?: unknown[] }) | undefined;
+      const delta: ReasoningDelta | undefined = chunk.choices[0]?.delta;
       reasoning += delta?.reasoning_content ?? "";
       thinkingBlocks.push(...(delta?.thinking_blocks ?? []));
       for (const call of delta?.tool_calls ?? []) {
@@ -124,7 +126,7 @@ describe("prompt caching and reasoning across bridges", () => {
     expect((first.usage?.prompt_tokens_details as { cache_write_tokens?: number }).cache_write_tokens).toBe(strict.turns[0]!.cacheWrite);
     const second = await openai.chat.completions.create({
       model: "claude-mock",
-      messages: [...firstTurn, message as ChatMessageParam, { role: "tool", tool_call_id: message.tool_calls![0]!.id, content: "12C" }],
+      messages: [...firstTurn, message, { role: "tool", tool_call_id: message.tool_calls![0]!.id, content: "12C" }],
       tools: [TOOL],
       reasoning_effort: "medium",
     });

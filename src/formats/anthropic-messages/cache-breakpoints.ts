@@ -1,5 +1,5 @@
 // Prompt-cache breakpoints on a translated Anthropic request. A client's own markers (cache_control on
-// Chat parts, tools and messages) are kept; a request without any gets them placed here, on the tools,
+// Chat parts, tools and messages) are kept; a request with none gets them placed here, on the tools,
 // the system prompt and the latest turns, within Anthropic's limit (docs/clients.md, "Prompt caching").
 import { invalidRequest } from "../../errors/catalogue.js";
 import type { ChatCacheControl } from "../openai-chat/types.js";
@@ -51,8 +51,8 @@ function markLastCacheable(blocks: AnthropicContentBlockParam[]): boolean {
 }
 
 /**
- * Applies the breakpoint policy to a request built from Chat. The client's markers win: with any of
- * them present, none is added (more than four is refused here, as Anthropic would). Otherwise, in
+ * Applies the breakpoint policy to a request built from Chat. The client's markers win: with one or
+ * more present, none is added (more than four is refused here, as Anthropic would). Otherwise, in
  * auto mode, one each on: the last tool, the system prompt, the last turn, and the user turn before
  * it (where the previous request of a conversation put its last one, so that request's cache is read).
  */

@@ -62,7 +62,7 @@ export function buildFunctionCallItem(
   return item;
 }
 
-/** A completed reasoning item: the thinking text as its summary, the signed blocks (if any) as encrypted_content. */
+/** A completed reasoning item: the thinking text as its summary, the signed blocks, when there are some, as encrypted_content. */
 export function buildReasoningItem(id: string, text: string, blocks: readonly ChatThinkingBlock[]): ResponsesOutputItem {
   const item: ResponsesOutputItem = { type: "reasoning", id, summary: text === "" ? [] : [{ type: "summary_text", text }], status: "completed" };
   if (blocks.length > 0) item.encrypted_content = encodeThinkingBlocks(blocks);
