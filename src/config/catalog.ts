@@ -62,6 +62,8 @@ export interface ModelConfig {
   maxOutputTokens: number | null;
   defaultOutputTokens: number;
   modalities: { input: string[]; output: string[] };
+  /** The prompt_caching setting; absent means "auto". */
+  promptCaching?: PromptCaching;
   pricing: ModelPricing;
   /** Tiers that include this model. */
   tiers: string[];
@@ -70,6 +72,8 @@ export interface ModelConfig {
   /** Set on a deployment's view of the model: the deployment's public name. */
   deployment?: string;
 }
+
+export type PromptCaching = "auto" | "off" | "forward";
 
 export type RoutingStrategy = "ordered" | "weighted";
 

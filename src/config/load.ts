@@ -195,6 +195,7 @@ function buildCatalog(file: ConfigFile, source: string) {
       maxOutputTokens: m.max_output_tokens ?? null,
       defaultOutputTokens: m.default_output_tokens ?? Math.min(m.max_output_tokens ?? DEFAULT_OUTPUT_TOKENS, DEFAULT_OUTPUT_TOKENS),
       modalities: m.modalities ?? defaultModalities(m.kind),
+      ...(m.prompt_caching === undefined ? {} : { promptCaching: m.prompt_caching }),
       pricing: buildPricing(m.pricing, `${at}.pricing`, fail),
       tiers: [...tiers].filter(([, ids]) => ids.has("*") || ids.has(m.id)).map(([name]) => name),
     };

@@ -88,6 +88,12 @@ export const modelSchema = z.strictObject({
   /** Output tokens assumed at admission when the request sets no max_tokens. */
   default_output_tokens: z.number().int().positive().max(MAX_USAGE_COUNT).optional(),
   modalities: z.strictObject({ input: z.array(modality).min(1), output: z.array(modality).min(1) }).optional(),
+  /**
+   * Prompt-cache breakpoints on bridged requests (docs/configuration.md): auto places them for an
+   * Anthropic upstream when the client sent none; off places none; forward also passes a client's
+   * cache_control on to a Chat upstream that bridges to Anthropic itself. Default auto.
+   */
+  prompt_caching: z.enum(["auto", "off", "forward"]).optional(),
   pricing: pricingSchema.default({}),
   /** A routing group (chat models): at most 16 deployments, tried by `routing`. */
   deployments: z.array(deploymentSchema).min(1).max(16).optional(),

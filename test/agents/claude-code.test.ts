@@ -345,6 +345,52 @@ describe("Claude Code through the gateway", () => {
     );
 
     it(
+      "with thinking on: thinking goes up as reasoning_effort, streamed reasoning comes back as thinking, and the Read tool loop completes",
+      async () => {
+        const cwd = tempDir("claude-cwd-");
+        const file = join(cwd, "note.txt");
+        writeFileSync(file, "the secret number is 1234\n");
+        mock.handler = (req, res) => {
+          const messages = req.body.messages as ChatToolMessage[];
+          if (!messages.some((m) => m.role === "tool")) {
+            return chatStream(
+              req,
+              res,
+              [
+                { reasoning_content: "The user wants the note; " },
+                { reasoning_content: "read it." },
+                { tool_calls: [{ index: 0, id: "call_think_1", type: "function", function: { name: "Read", arguments: JSON.stringify({ file_path: file }) } }] },
+              ],
+              { finish: "tool_calls", usage: { prompt_tokens: 50, completion_tokens: 30, total_tokens: 80, completion_tokens_details: { reasoning_tokens: 12 } } },
+            );
+          }
+          return chatStream(req, res, [{ reasoning_content: "It says 1234." }, "The note says 1234."]);
+        };
+        const { run, context } = await claude({ model: "gpt-mock", prompt: "What does note.txt say?", cwd, args: ["--allowedTools", "Read"] });
+        const out = result(run, context);
+        expect(out, describeRun(run, context)).toMatchObject({ result: "The note says 1234.", is_error: false, subtype: "success" });
+
+        const upstream = chatRequests();
+        expect(upstream.length, context).toBe(2);
+        for (const request of upstream) {
+          // Claude Code 2.1 asks for thinking {type: "adaptive"}: it reaches the chat upstream as medium effort, never as `thinking`.
+          expect(request.body.reasoning_effort, JSON.stringify(request.body).slice(0, 400)).toBe("medium");
+          expect(request.body.thinking).toBeUndefined();
+        }
+        // The unsigned thinking Claude Code got back (from reasoning_content) is not sent to the chat upstream.
+        const history = upstream[1]!.body.messages as ChatToolMessage[];
+        expect(JSON.stringify(history)).not.toContain("The user wants the note");
+        expect(history.find((m) => m.role === "tool" && m.tool_call_id === "call_think_1")?.content).toContain("1234");
+        expect(
+          messagesPosts().every((p) => p.status === 200),
+          context,
+        ).toBe(true);
+        expect(proxy.attempts).toEqual([]);
+      },
+      TEST_TIMEOUT_MS,
+    );
+
+    it(
       "recovers from a stream cut mid-way: the error event makes it retry without streaming",
       async () => {
         let streams = 0;

@@ -5,6 +5,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { chatStream, json, type RecordedRequest, type MockUpstream } from "../support/mock-upstream.js";
+import { strictAnthropic } from "../support/strict-anthropic.js";
 import type { TestGateway } from "../support/gateway.js";
 import { codexLauncher, describeRun, isolatedEnv, runAgent, tempDir, useAgentRig, type AgentRun, type ProxyTrap, type SeenRequest } from "./support.js";
 
@@ -44,7 +45,10 @@ describe("Codex CLI through the gateway (Responses→Chat bridge)", () => {
    * (features.plugins, analytics.enabled) fails loudly instead of silently re-enabling traffic.
    * approval_policy never + the read-only sandbox let the shell tool run headless without writes.
    */
-  async function codex(prompt: string, options: { json?: boolean; cwd?: string; model?: string } = {}): Promise<{ run: AgentRun; context: string; lastMessage: string }> {
+  async function codex(
+    prompt: string,
+    options: { json?: boolean; cwd?: string; model?: string; config?: string[] } = {},
+  ): Promise<{ run: AgentRun; context: string; lastMessage: string }> {
     expect(launcher, "@openai/codex is missing: run npm install").toBeTruthy();
     const home = tempDir("codex-home-");
     const codexHome = join(home, ".codex");
@@ -56,6 +60,7 @@ describe("Codex CLI through the gateway (Responses→Chat bridge)", () => {
         `model_provider = "gateway"`,
         `approval_policy = "never"`,
         `sandbox_mode = "read-only"`,
+        ...(options.config ?? []),
         ``,
         `[model_providers.gateway]`,
         `name = "Model Gateway"`,
@@ -276,6 +281,79 @@ describe("Codex CLI through the gateway (Responses→Chat bridge)", () => {
         describeRun(run, context),
       ).toBe(true);
       expect(chatRequests().length, context).toBe(2);
+    },
+    TEST_TIMEOUT_MS,
+  );
+
+  it(
+    "runs a 5-turn tool session on an Anthropic-native upstream: thinking signed and sent back, cache breakpoints every turn, cache reads billed",
+    async () => {
+      const cwd = tempDir("codex-cwd-");
+      const strict = strictAnthropic((turn) =>
+        turn < 5
+          ? { thinking: `Step ${turn}: run the next echo.`, redacted: turn === 2, tool: { id: `toolu_step_${turn}`, name: "exec_command", input: { cmd: `echo step-${turn}` } } }
+          : { thinking: "All four ran; report.", text: "All five steps done." },
+      );
+      mock.handler = (req, res) => (req.url === "/v1/messages" ? strict.handler(req, res) : json(res, 500, { error: { message: "only /v1/messages here" } }));
+      const { run, context, lastMessage } = await codex("Run four echo commands, one at a time, then report.", {
+        json: true,
+        cwd,
+        model: "claude-mock",
+        config: [`model_reasoning_effort = "medium"`, `model_reasoning_summary = "auto"`],
+      });
+      const detail = `${describeRun(run, context)}
+refusals: ${JSON.stringify(strict.refusals)}
+turns: ${JSON.stringify(strict.turns)}`;
+      expect(strict.refusals, detail).toEqual([]);
+      expect(run.code, detail).toBe(0);
+      expect(lastMessage.trim(), detail).toBe("All five steps done.");
+
+      // Every turn: thinking on (the signed blocks came back through encrypted_content), 1 to 4 breakpoints.
+      expect(strict.turns.length, detail).toBe(5);
+      for (const turn of strict.turns) {
+        expect(turn.thinking, detail).toBe(true);
+        expect(turn.breakpoints, detail).toBeGreaterThanOrEqual(1);
+        expect(turn.breakpoints, detail).toBeLessThanOrEqual(4);
+      }
+      // From the second turn on, the previous turn's prefix is read back from the cache.
+      for (const turn of strict.turns.slice(1)) expect(turn.cacheRead, detail).toBeGreaterThan(0);
+      const upstream = mock.requests.filter((r) => r.url === "/v1/messages");
+      // medium is 8,192; claude-mock allows 8,192 output tokens, and the answer keeps its default 1,000.
+      expect(upstream[4]!.body.thinking, detail).toEqual({ type: "enabled", budget_tokens: 8192 - 1000 });
+      // The redacted block of turn 2 went back verbatim in turn 3.
+      expect(JSON.stringify(upstream[2]!.body.messages)).toContain("redacted:");
+
+      const events = run.stdout
+        .trim()
+        .split("\n")
+        .filter((l) => l.startsWith("{"))
+        .map((l) => JSON.parse(l) as CodexEvent & { usage?: { cached_input_tokens?: number } });
+      const commands = events.filter((e) => e.type === "item.completed" && e.item?.type === "command_execution");
+      expect(
+        commands.map((e) => e.item?.aggregated_output),
+        detail,
+      ).toEqual(["step-1\n", "step-2\n", "step-3\n", "step-4\n"]);
+      expect(
+        events.some((e) => e.type === "item.completed" && e.item?.type === "reasoning"),
+        detail,
+      ).toBe(true);
+      // Codex's own usage line counts the cache reads the gateway reported.
+      const usage = events.find((e) => e.type === "turn.completed")?.usage;
+      expect(usage?.cached_input_tokens, detail).toBe(strict.turns.reduce((sum, t) => sum + t.cacheRead, 0));
+
+      const ledger = await gateway.app.ctx.store.db
+        .selectFrom("ledger")
+        .select(["cached_tokens", "input_tokens", "reasoning_tokens", "model"])
+        .where("route", "=", "responses")
+        .where("model", "=", "claude-mock")
+        .orderBy("id")
+        .execute();
+      expect(
+        ledger.slice(-5).map((row) => Number(row.cached_tokens)),
+        detail,
+      ).toEqual(strict.turns.map((t) => t.cacheRead));
+      for (const row of ledger.slice(-5)) expect(Number(row.reasoning_tokens)).toBeGreaterThan(0);
+      expect(proxy.attempts).toEqual([]);
     },
     TEST_TIMEOUT_MS,
   );

@@ -103,7 +103,13 @@ describe("chat completions", () => {
     const sent = mock.requests[0]!;
     expect(sent.url).toBe("/v1/messages");
     expect(sent.headers["x-api-key"]).toBe("sk-ant-mock-key-0001");
-    expect(sent.body).toMatchObject({ model: "claude-upstream", system: "Be brief", max_tokens: 100 });
+    // prompt_caching defaults to auto: the system prompt and the last turn carry breakpoints.
+    expect(sent.body).toMatchObject({
+      model: "claude-upstream",
+      system: [{ type: "text", text: "Be brief", cache_control: { type: "ephemeral" } }],
+      messages: [{ role: "user", content: [{ type: "text", text: "Hi", cache_control: { type: "ephemeral" } }] }],
+      max_tokens: 100,
+    });
 
     const runner = client.chat.completions.stream({
       model: "claude-mock",

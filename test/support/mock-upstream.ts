@@ -104,7 +104,7 @@ export function chatCompletion(text: string, options: { model?: string; usage?: 
 export async function chatStream(
   req: RecordedRequest,
   res: ServerResponse,
-  pieces: Array<string | { tool_calls: object[] }>,
+  pieces: Array<string | { tool_calls: object[] } | { reasoning_content: string }>,
   options: { delayMs?: number; usage?: object; finish?: string; stopAfter?: number } = {},
 ): Promise<void> {
   res.writeHead(200, { "content-type": "text/event-stream" });

@@ -5,7 +5,15 @@ import { readFixture, toGolden } from "../shared/read-fixture.test-kit.js";
 import { ChatStreamToMessagesEvents } from "./chat-stream-to-messages-events.js";
 import type { AnthropicStreamEvent } from "./types.js";
 
-const FIXTURES = ["stream-text", "stream-tool-call", "stream-multi-tool", "stream-max-tokens", "azure-stream-tool-call", "azure-stream-content-filter"] as const;
+const FIXTURES = [
+  "stream-text",
+  "stream-tool-call",
+  "stream-multi-tool",
+  "stream-max-tokens",
+  "azure-stream-tool-call",
+  "azure-stream-content-filter",
+  "stream-reasoning-tool-call",
+] as const;
 
 function chunksOf(name: string): ChatCompletionChunk[] {
   return readFixture<ChatCompletionChunk[]>(import.meta.url, `../openai-chat/__fixtures__/${name}.json`);

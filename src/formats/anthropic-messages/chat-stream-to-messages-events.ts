@@ -1,8 +1,10 @@
 // Chat stream chunks -> Anthropic stream events (wire-formats.md §3.8). Fed parsed chunks one at a time;
 // returns typed events, the HTTP layer frames them as SSE. Blocks never interleave: a text block is
-// closed before a tool block opens, and each tool call (by Chat index) gets its own block.
+// closed before a tool block opens, and each tool call (by Chat index) gets its own block. Reasoning
+// (delta.reasoning_content, and signed delta.thinking_blocks from an upstream that bridges Anthropic)
+// becomes thinking blocks ahead of the text.
 import { ToolCallSequencer, type ToolCallOperation } from "../openai-chat/sequence-tool-call-deltas.js";
-import type { ChatCompletionChunk, ChatUsage } from "../openai-chat/types.js";
+import type { ChatCompletionChunk, ChatThinkingBlock, ChatUsage } from "../openai-chat/types.js";
 import { deriveId } from "../shared/ids.js";
 import { convertChatUsageToAnthropic } from "./convert-usage.js";
 import { mapFinishReasonToStopReason } from "./map-stop-reason.js";
@@ -21,6 +23,7 @@ export class ChatStreamToMessagesEvents {
   private phase: Phase = "idle";
   private nextBlockIndex = 0;
   private textBlockIndex: number | undefined;
+  private thinkingBlockIndex: number | undefined;
   private readonly toolBlockIndex = new Map<number, number>();
   private readonly tools = new ToolCallSequencer();
   private finishReason: string | null = null;
@@ -40,6 +43,8 @@ export class ChatStreamToMessagesEvents {
     const choice = chunk.choices?.find((c) => c.index === 0) ?? (chunk.choices?.length === 1 ? chunk.choices[0] : undefined);
     if (choice !== undefined && this.phase === "streaming") {
       const delta = choice.delta ?? {};
+      if (typeof delta.reasoning_content === "string" && delta.reasoning_content !== "") events.push(...this.appendThinking(delta.reasoning_content));
+      if (Array.isArray(delta.thinking_blocks)) for (const block of delta.thinking_blocks) events.push(...this.addThinkingBlock(block));
       const text = (delta.content ?? "") + (delta.refusal ?? "");
       if (text !== "") events.push(...this.appendText(text));
       if (delta.tool_calls !== undefined && delta.tool_calls.length > 0) {
@@ -93,8 +98,40 @@ export class ChatStreamToMessagesEvents {
     ];
   }
 
+  private appendThinking(text: string): AnthropicStreamEvent[] {
+    const events = [...this.applyToolOps(this.tools.closeOpen()), ...this.closeText()];
+    if (this.thinkingBlockIndex === undefined) {
+      this.thinkingBlockIndex = this.nextBlockIndex++;
+      events.push({ type: "content_block_start", index: this.thinkingBlockIndex, content_block: { type: "thinking", thinking: "", signature: "" } });
+    }
+    events.push({ type: "content_block_delta", index: this.thinkingBlockIndex, delta: { type: "thinking_delta", thinking: text } });
+    return events;
+  }
+
+  /** A whole block from thinking_blocks: signs the thinking streamed so far, or arrives on its own. */
+  private addThinkingBlock(block: ChatThinkingBlock): AnthropicStreamEvent[] {
+    if (block.type === "redacted_thinking") {
+      const events = [...this.closeThinking(), ...this.applyToolOps(this.tools.closeOpen()), ...this.closeText()];
+      const index = this.nextBlockIndex++;
+      events.push({ type: "content_block_start", index, content_block: { type: "redacted_thinking", data: block.data } }, { type: "content_block_stop", index });
+      return events;
+    }
+    const events = this.thinkingBlockIndex === undefined ? this.appendThinking(block.thinking) : [];
+    return [...events, ...this.closeThinking(block.signature)];
+  }
+
+  private closeThinking(signature = ""): AnthropicStreamEvent[] {
+    if (this.thinkingBlockIndex === undefined) return [];
+    const index = this.thinkingBlockIndex;
+    this.thinkingBlockIndex = undefined;
+    const events: AnthropicStreamEvent[] = [];
+    if (signature !== "") events.push({ type: "content_block_delta", index, delta: { type: "signature_delta", signature } });
+    events.push({ type: "content_block_stop", index });
+    return events;
+  }
+
   private appendText(text: string): AnthropicStreamEvent[] {
-    const events = this.applyToolOps(this.tools.closeOpen());
+    const events = [...this.closeThinking(), ...this.applyToolOps(this.tools.closeOpen())];
     if (this.textBlockIndex === undefined) {
       this.textBlockIndex = this.nextBlockIndex++;
       events.push({ type: "content_block_start", index: this.textBlockIndex, content_block: { type: "text", text: "", citations: null } });
@@ -108,7 +145,7 @@ export class ChatStreamToMessagesEvents {
     for (const op of ops) {
       switch (op.kind) {
         case "start": {
-          events.push(...this.closeText());
+          events.push(...this.closeThinking(), ...this.closeText());
           const index = this.nextBlockIndex++;
           this.toolBlockIndex.set(op.key, index);
           events.push({ type: "content_block_start", index, content_block: { type: "tool_use", id: op.id, name: op.name, input: {} } });
@@ -137,7 +174,7 @@ export class ChatStreamToMessagesEvents {
   }
 
   private closeBlocks(): AnthropicStreamEvent[] {
-    return [...this.closeText(), ...this.applyToolOps(this.tools.flush())];
+    return [...this.closeThinking(), ...this.closeText(), ...this.applyToolOps(this.tools.flush())];
   }
 
   private end(): AnthropicStreamEvent[] {

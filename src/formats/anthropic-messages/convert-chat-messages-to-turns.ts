@@ -1,13 +1,23 @@
 // Chat `messages` -> Anthropic `system` + alternating turns. Tool messages become tool_result blocks in a
 // user turn; consecutive same-role turns are merged because Anthropic requires alternation, with
-// tool_result blocks first in a user turn as the API requires.
+// tool_result blocks first in a user turn as the API requires. cache_control markers on parts and
+// messages, and an assistant's thinking_blocks, are carried onto the blocks they belong to.
 import { invalidRequest } from "../../errors/catalogue.js";
+import type { ChatCacheControl } from "../openai-chat/types.js";
 import { textOf } from "../shared/chat-content.js";
 import { isRecord, isString, parseJsonObject, type JsonObject, type WarningList } from "../shared/narrow.js";
+import { readThinkingBlocks } from "../shared/reasoning.js";
+import { readCacheControl } from "./cache-breakpoints.js";
 import type { AnthropicContentBlockParam, AnthropicImageBlockParam, AnthropicMessageParam, AnthropicTextBlockParam } from "./types.js";
 
-export function convertChatMessagesToTurns(messages: readonly unknown[], warnings: WarningList): { system: string | undefined; turns: AnthropicMessageParam[] } {
-  const systemParts: string[] = [];
+export interface ChatTurns {
+  /** A string, or text blocks when a client marked part of it with cache_control. */
+  system: string | AnthropicTextBlockParam[] | undefined;
+  turns: AnthropicMessageParam[];
+}
+
+export function convertChatMessagesToTurns(messages: readonly unknown[], warnings: WarningList): ChatTurns {
+  const systemBlocks: AnthropicTextBlockParam[] = [];
   const turns: AnthropicMessageParam[] = [];
   messages.forEach((message, i) => {
     const path = `messages[${i}]`;
@@ -17,27 +27,64 @@ export function convertChatMessagesToTurns(messages: readonly unknown[], warning
       case "developer": {
         // Anthropic has one top-level system prompt; later system messages are folded into it.
         if (turns.length > 0) warnings.add("system messages after the first turn: moved into the top-level system prompt");
-        const text = textOf(message.content, `${path}.content`);
-        if (text !== "") systemParts.push(text);
+        systemBlocks.push(...withMessageMarker(systemTextBlocks(message.content, `${path}.content`), message, path));
         return;
       }
       case "user":
-        pushTurn(turns, "user", userBlocks(message.content, `${path}.content`, warnings));
+        pushTurn(turns, "user", withMessageMarker(userBlocks(message.content, `${path}.content`, warnings), message, path));
         return;
       case "assistant":
-        pushTurn(turns, "assistant", assistantBlocks(message, path, warnings));
+        pushTurn(turns, "assistant", withMessageMarker(assistantBlocks(message, path, warnings), message, path));
         return;
       case "tool": {
         if (!isString(message.tool_call_id)) throw invalidRequest(`${path}.tool_call_id`, `${path}.tool_call_id is required.`);
         const content = textOf(message.content, `${path}.content`);
-        pushTurn(turns, "user", [{ type: "tool_result", tool_use_id: message.tool_call_id, content }]);
+        const marker = partMarkers(message.content, `${path}.content`).at(-1) ?? readCacheControl(message.cache_control, `${path}.cache_control`);
+        pushTurn(turns, "user", [{ type: "tool_result", tool_use_id: message.tool_call_id, content, ...(marker ? { cache_control: marker } : {}) }]);
         return;
       }
       default:
         throw invalidRequest(`${path}.role`, `${path}.role must be one of system, developer, user, assistant, tool.`);
     }
   });
-  return { system: systemParts.length > 0 ? systemParts.join("\n\n") : undefined, turns };
+  return { system: systemOf(systemBlocks), turns };
+}
+
+/** Plain text as before unless a block carries a marker: then the blocks, so the marker keeps its place. */
+function systemOf(blocks: AnthropicTextBlockParam[]): string | AnthropicTextBlockParam[] | undefined {
+  if (blocks.length === 0) return undefined;
+  if (blocks.some((block) => block.cache_control !== undefined)) return blocks;
+  return blocks.map((block) => block.text).join("\n\n");
+}
+
+/** One text block per system message, or one per part when a part carries a marker. */
+function systemTextBlocks(content: unknown, path: string): AnthropicTextBlockParam[] {
+  const markers = partMarkers(content, path);
+  if (markers.length === 0 || !Array.isArray(content)) return nonEmptyText(textOf(content, path));
+  return content.flatMap((part: unknown, j: number) => {
+    const at = `${path}[${j}]`;
+    const blocks = nonEmptyText(textOf([part], at));
+    const marker = isRecord(part) ? readCacheControl(part.cache_control, `${at}.cache_control`) : undefined;
+    return marker && blocks[0] ? [{ ...blocks[0], cache_control: marker }] : blocks;
+  });
+}
+
+/** The markers on a message's parts (validated), in order. */
+function partMarkers(content: unknown, path: string): ChatCacheControl[] {
+  if (!Array.isArray(content)) return [];
+  return content.flatMap((part: unknown, j: number) => {
+    const marker = isRecord(part) ? readCacheControl(part.cache_control, `${path}[${j}].cache_control`) : undefined;
+    return marker ? [marker] : [];
+  });
+}
+
+/** A message-level cache_control (string content has no parts to carry it) marks the message's last block. */
+function withMessageMarker<T extends AnthropicContentBlockParam>(blocks: T[], message: JsonObject, path: string): T[] {
+  const marker = readCacheControl(message.cache_control, `${path}.cache_control`);
+  const last = blocks.at(-1);
+  if (marker === undefined || last === undefined || last.type === "thinking" || last.type === "redacted_thinking") return blocks;
+  (last as { cache_control?: unknown }).cache_control = marker;
+  return blocks;
 }
 
 function pushTurn(turns: AnthropicMessageParam[], role: "user" | "assistant", blocks: AnthropicContentBlockParam[]): void {
@@ -66,13 +113,13 @@ function userBlocks(content: unknown, path: string, warnings: WarningList): Anth
     switch (part.type) {
       case "text":
         if (!isString(part.text)) throw invalidRequest(`${at}.text`, `${at}.text must be a string.`);
-        blocks.push(...nonEmptyText(part.text));
+        blocks.push(...marked(nonEmptyText(part.text), part, at));
         return;
       case "image_url":
-        blocks.push(imageBlock(part, at));
+        blocks.push(...marked([imageBlock(part, at)], part, at));
         return;
       case "file":
-        blocks.push(...fileBlocks(part, at, warnings));
+        blocks.push(...marked(fileBlocks(part, at, warnings), part, at));
         return;
       case "input_audio":
         warnings.add("input_audio parts: dropped (Anthropic has no audio input)");
@@ -84,8 +131,22 @@ function userBlocks(content: unknown, path: string, warnings: WarningList): Anth
   return blocks;
 }
 
+function marked(blocks: AnthropicContentBlockParam[], part: JsonObject, path: string): AnthropicContentBlockParam[] {
+  const marker = readCacheControl(part.cache_control, `${path}.cache_control`);
+  if (marker !== undefined && blocks.length > 0) (blocks[blocks.length - 1] as { cache_control?: unknown }).cache_control = marker;
+  return blocks;
+}
+
 function assistantBlocks(message: JsonObject, path: string, warnings: WarningList): AnthropicContentBlockParam[] {
-  const blocks: AnthropicContentBlockParam[] = [...nonEmptyText(textOf(message.content, `${path}.content`))];
+  // Signed thinking goes first, verbatim: Anthropic checks it in a continued tool loop.
+  const blocks: AnthropicContentBlockParam[] = [...readThinkingBlocks(message.thinking_blocks, `${path}.thinking_blocks`)];
+  const textBlocks = nonEmptyText(textOf(message.content, `${path}.content`));
+  const textMarker = partMarkers(message.content, `${path}.content`).at(-1);
+  if (textMarker !== undefined && textBlocks[0] !== undefined) textBlocks[0].cache_control = textMarker;
+  if (blocks.length === 0 && isString(message.reasoning_content) && message.reasoning_content !== "") {
+    warnings.add(`${path}.reasoning_content: not sent without its thinking_blocks (Anthropic takes signed thinking only)`);
+  }
+  blocks.push(...textBlocks);
   if (isString(message.refusal) && message.refusal !== "") blocks.push({ type: "text", text: message.refusal });
   const calls = message.tool_calls;
   if (calls !== undefined && calls !== null && !Array.isArray(calls)) throw invalidRequest(`${path}.tool_calls`, `${path}.tool_calls must be an array.`);

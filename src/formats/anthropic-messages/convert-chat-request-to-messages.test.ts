@@ -42,7 +42,7 @@ describe("convertChatRequestToMessages", () => {
         stream_options: { include_usage: true },
         seed: 7,
       },
-      { defaultMaxTokens: 4096 },
+      { defaultMaxTokens: 4096, cacheBreakpoints: "off" },
     );
     expect(request).toEqual({
       model: "claude-sonnet-4-5",
@@ -89,7 +89,7 @@ describe("convertChatRequestToMessages", () => {
     const tools = [{ type: "function", function: { name: "f" } }];
     const named = convertChatRequestToMessages(
       { model: "m", messages: [{ role: "user", content: "hi" }], tools, tool_choice: { type: "function", function: { name: "f" } } },
-      { defaultMaxTokens: 4096 },
+      { defaultMaxTokens: 4096, cacheBreakpoints: "off" },
     ).request;
     expect(named.max_tokens).toBe(4096);
     expect(named.tool_choice).toEqual({ type: "tool", name: "f" });

@@ -17,6 +17,12 @@ export function convertChatResponseToMessages(response: ChatCompletion, options:
   const choice = response.choices?.[0];
   const message = choice?.message;
   const content: AnthropicContentBlock[] = [];
+  // Signed blocks (an upstream that bridges Anthropic) as they are; bare reasoning text unsigned.
+  const signed = message?.thinking_blocks ?? [];
+  if (signed.length > 0) content.push(...signed);
+  else if (typeof message?.reasoning_content === "string" && message.reasoning_content !== "") {
+    content.push({ type: "thinking", thinking: message.reasoning_content, signature: "" });
+  }
   const text = typeof message?.content === "string" ? message.content : "";
   if (text !== "") content.push({ type: "text", text, citations: null });
   // Anthropic has no refusal text field; the refusal is what the model said, so it is text.

@@ -2,27 +2,36 @@
 // upstreams. Fields without a Chat equivalent are dropped and named in `warnings`, never rejected.
 import { invalidRequest } from "../../errors/catalogue.js";
 import { setTokenLimit, type ChatTargetOptions } from "../openai-chat/chat-target-options.js";
-import type { ChatFunctionTool, ChatMessage, ChatRequest, ChatToolChoice } from "../openai-chat/types.js";
-import { isNumber, isRecord, isString, WarningList } from "../shared/narrow.js";
-import { convertMessagesTurnToChat, joinSystemText } from "./convert-messages-turn-to-chat.js";
+import type { ChatFunctionTool, ChatMessage, ChatRequest, ChatTextPart, ChatToolChoice } from "../openai-chat/types.js";
+import { isNumber, isRecord, isString, WarningList, type JsonObject } from "../shared/narrow.js";
+import { effortForThinkingBudget } from "../shared/reasoning.js";
+import { readCacheControl } from "./cache-breakpoints.js";
+import { convertMessagesTurnToChat, joinSystemText, type TurnOptions } from "./convert-messages-turn-to-chat.js";
+
+export interface MessagesToChatRequestOptions extends ChatTargetOptions {
+  /** The upstream takes reasoning_effort: `thinking` becomes one (else it is dropped with a warning). */
+  reasoningEffort?: boolean;
+  /** Keep cache_control markers on the Chat parts and tools (prompt_caching: forward); else they are dropped with a warning. */
+  keepCacheControl?: boolean;
+}
 
 /** Top-level fields translated below (or consumed silently); anything else is dropped with a warning. */
-const HANDLED_FIELDS = new Set(["model", "messages", "system", "max_tokens", "tools", "tool_choice", "stop_sequences", "temperature", "top_p", "metadata", "stream"]);
+const HANDLED_FIELDS = new Set(["model", "messages", "system", "max_tokens", "tools", "tool_choice", "stop_sequences", "temperature", "top_p", "metadata", "stream", "thinking"]);
 
 /** Chat accepts at most four stop sequences. */
 const MAX_STOP_SEQUENCES = 4;
 
-export function convertMessagesRequestToChat(body: unknown, options: ChatTargetOptions = {}): { request: ChatRequest; warnings: string[] } {
+export function convertMessagesRequestToChat(body: unknown, options: MessagesToChatRequestOptions = {}): { request: ChatRequest; warnings: string[] } {
   if (!isRecord(body)) throw invalidRequest("body", "The request body must be a JSON object.");
   const warnings = new WarningList();
-  const systemRole = options.systemRole ?? "system";
+  const turnOptions: TurnOptions = { systemRole: options.systemRole ?? "system", keepCacheControl: options.keepCacheControl === true };
   if (!isString(body.model) || body.model === "") throw invalidRequest("model", "model is required.");
   if (!Array.isArray(body.messages)) throw invalidRequest("messages", "messages must be an array.");
 
   const messages: ChatMessage[] = [];
-  const system = convertSystem(body.system, warnings);
-  if (system !== undefined) messages.push({ role: systemRole, content: system });
-  body.messages.forEach((turn, i) => messages.push(...convertMessagesTurnToChat(turn, `messages[${i}]`, systemRole, warnings)));
+  const system = convertSystem(body.system, turnOptions, warnings);
+  if (system !== undefined) messages.push({ role: turnOptions.systemRole, content: system });
+  body.messages.forEach((turn, i) => messages.push(...convertMessagesTurnToChat(turn, `messages[${i}]`, turnOptions, warnings)));
 
   const request: ChatRequest = { model: body.model, messages };
   if (body.max_tokens !== undefined) {
@@ -32,7 +41,8 @@ export function convertMessagesRequestToChat(body: unknown, options: ChatTargetO
   copyNumber(body, "temperature", request);
   copyNumber(body, "top_p", request);
   applyStopSequences(body.stop_sequences, request, warnings);
-  applyTools(body.tools, body.tool_choice, request, warnings);
+  applyTools(body.tools, body.tool_choice, request, turnOptions, warnings);
+  applyThinking(body.thinking, request, options.reasoningEffort === true, warnings);
   if (isRecord(body.metadata) && isString(body.metadata.user_id)) request.user = body.metadata.user_id;
   if (body.stream === true) {
     request.stream = true;
@@ -45,15 +55,40 @@ export function convertMessagesRequestToChat(body: unknown, options: ChatTargetO
   return { request, warnings: warnings.toArray() };
 }
 
-function convertSystem(system: unknown, warnings: WarningList): string | undefined {
+function convertSystem(system: unknown, options: TurnOptions, warnings: WarningList): string | ChatTextPart[] | undefined {
   if (system === undefined || system === null) return undefined;
   if (isString(system)) return system === "" ? undefined : system;
   if (!Array.isArray(system)) throw invalidRequest("system", "system must be a string or an array of text blocks.");
-  if (system.some((block) => isRecord(block) && block.cache_control !== undefined)) {
-    warnings.add("cache_control: dropped (no Chat Completions equivalent)");
-  }
   const text = joinSystemText(system, "system");
+  if (system.some((block) => isRecord(block) && block.cache_control !== undefined)) {
+    if (!options.keepCacheControl) warnings.add("cache_control: dropped (no Chat Completions equivalent)");
+    // Forwarded markers keep their blocks: a marker caches the prefix up to its own block.
+    else return system.map((block: JsonObject, j: number) => textPart(block, `system[${j}]`));
+  }
   return text === "" ? undefined : text;
+}
+
+function textPart(block: JsonObject, path: string): ChatTextPart {
+  const marker = readCacheControl(block.cache_control, `${path}.cache_control`);
+  return { type: "text", text: String(block.text), ...(marker ? { cache_control: marker } : {}) };
+}
+
+/**
+ * Anthropic thinking -> reasoning_effort (docs/clients.md, "Reasoning"): the effort whose budget
+ * the client's budget_tokens reaches, for an upstream that takes reasoning_effort.
+ */
+function applyThinking(thinking: unknown, request: ChatRequest, upstreamTakesEffort: boolean, warnings: WarningList): void {
+  if (thinking === undefined || thinking === null) return;
+  if (!isRecord(thinking) || !isString(thinking.type)) throw invalidRequest("thinking", "thinking must be an object with a type.");
+  if (thinking.type === "disabled") return;
+  let effort: "low" | "medium" | "high";
+  if (thinking.type === "enabled") {
+    if (!isNumber(thinking.budget_tokens) || thinking.budget_tokens < 0) throw invalidRequest("thinking.budget_tokens", "thinking.budget_tokens must be a non-negative integer.");
+    effort = effortForThinkingBudget(thinking.budget_tokens);
+  } else if (thinking.type === "adaptive") effort = "medium";
+  else throw invalidRequest("thinking.type", "thinking.type must be enabled, disabled or adaptive.");
+  if (upstreamTakesEffort) request.reasoning_effort = effort;
+  else warnings.add("thinking: dropped (the upstream model takes no reasoning_effort)");
 }
 
 function copyNumber(body: Record<string, unknown>, key: "temperature" | "top_p", request: ChatRequest): void {
@@ -71,7 +106,7 @@ function applyStopSequences(value: unknown, request: ChatRequest, warnings: Warn
   request.stop = value.slice(0, MAX_STOP_SEQUENCES);
 }
 
-function applyTools(toolsValue: unknown, choiceValue: unknown, request: ChatRequest, warnings: WarningList): void {
+function applyTools(toolsValue: unknown, choiceValue: unknown, request: ChatRequest, options: TurnOptions, warnings: WarningList): void {
   if (toolsValue !== undefined && toolsValue !== null && !Array.isArray(toolsValue)) {
     throw invalidRequest("tools", "tools must be an array.");
   }
@@ -86,8 +121,9 @@ function applyTools(toolsValue: unknown, choiceValue: unknown, request: ChatRequ
     if (isString(tool.description)) fn.description = tool.description;
     if (isRecord(tool.input_schema)) fn.parameters = tool.input_schema;
     if (typeof tool.strict === "boolean") fn.strict = tool.strict;
-    if (tool.cache_control !== undefined) warnings.add("cache_control: dropped (no Chat Completions equivalent)");
-    tools.push({ type: "function", function: fn });
+    const marker = options.keepCacheControl ? readCacheControl(tool.cache_control, `tools[${i}].cache_control`) : undefined;
+    if (tool.cache_control !== undefined && !options.keepCacheControl) warnings.add("cache_control: dropped (no Chat Completions equivalent)");
+    tools.push({ type: "function", function: fn, ...(marker ? { cache_control: marker } : {}) });
   });
   // Never send `tools: []` (Claude Code does): several upstreams reject an empty list, and tool_choice without tools.
   if (tools.length === 0) {

@@ -2,8 +2,15 @@
 // blocks become `tool` messages first (Chat wants answers right after the assistant's tool_calls),
 // then the rest of the turn as one user message.
 import { invalidRequest } from "../../errors/catalogue.js";
-import type { ChatAssistantMessage, ChatMessage, ChatToolCall, ChatToolMessage, ChatUserContentPart } from "../openai-chat/types.js";
+import type { ChatAssistantMessage, ChatCacheControl, ChatMessage, ChatTextPart, ChatToolCall, ChatToolMessage, ChatUserContentPart } from "../openai-chat/types.js";
 import { isRecord, isString, type JsonObject, type WarningList } from "../shared/narrow.js";
+import { readCacheControl } from "./cache-breakpoints.js";
+
+/** How a turn is translated: whether cache_control markers ride on the Chat parts (prompt_caching: forward). */
+export interface TurnOptions {
+  systemRole: "system" | "developer";
+  keepCacheControl: boolean;
+}
 
 /** Block types we know and deliberately drop: they have no Chat Completions equivalent. */
 const DROPPED_BLOCK_TYPES = new Set([
@@ -21,20 +28,20 @@ const DROPPED_BLOCK_TYPES = new Set([
   "search_result",
 ]);
 
-export function convertMessagesTurnToChat(turn: unknown, path: string, systemRole: "system" | "developer", warnings: WarningList): ChatMessage[] {
+export function convertMessagesTurnToChat(turn: unknown, path: string, options: TurnOptions, warnings: WarningList): ChatMessage[] {
   if (!isRecord(turn)) throw invalidRequest(path, `${path} must be an object.`);
   const content = turn.content;
   if (!isString(content) && !Array.isArray(content)) {
     throw invalidRequest(`${path}.content`, `${path}.content must be a string or an array of content blocks.`);
   }
-  const blocks: JsonObject[] = isString(content) ? [{ type: "text", text: content }] : content.map((b, j) => requireBlock(b, `${path}.content[${j}]`, warnings));
+  const blocks: JsonObject[] = isString(content) ? [{ type: "text", text: content }] : content.map((b, j) => requireBlock(b, `${path}.content[${j}]`, options, warnings));
   switch (turn.role) {
     case "system":
-      return [{ role: systemRole, content: joinSystemText(blocks, `${path}.content`) }];
+      return [{ role: options.systemRole, content: joinSystemText(blocks, `${path}.content`) }];
     case "user":
-      return convertUserTurn(blocks, `${path}.content`, warnings);
+      return convertUserTurn(blocks, `${path}.content`, options, warnings);
     case "assistant":
-      return [convertAssistantTurn(blocks, `${path}.content`, warnings)];
+      return [convertAssistantTurn(blocks, `${path}.content`, options, warnings)];
     default:
       throw invalidRequest(`${path}.role`, `${path}.role must be "user" or "assistant".`);
   }
@@ -52,14 +59,21 @@ export function joinSystemText(blocks: readonly unknown[], path: string): string
     .join("\n");
 }
 
-function requireBlock(block: unknown, path: string, warnings: WarningList): JsonObject {
+function requireBlock(block: unknown, path: string, options: TurnOptions, warnings: WarningList): JsonObject {
   if (!isRecord(block) || !isString(block.type)) throw invalidRequest(`${path}.type`, `${path} must be a content block with a type.`);
-  // Prompt caching is automatic (or absent) on Chat upstreams; the marker has nothing to map to.
-  if (block.cache_control !== undefined) warnings.add("cache_control: dropped (no Chat Completions equivalent)");
+  // Prompt caching is automatic (or absent) on most Chat upstreams: the marker goes only where forwarding is configured.
+  if (block.cache_control !== undefined && !options.keepCacheControl) warnings.add("cache_control: dropped (no Chat Completions equivalent)");
   return block;
 }
 
-function convertUserTurn(blocks: JsonObject[], path: string, warnings: WarningList): ChatMessage[] {
+/** A block's marker, when markers are forwarded. */
+function markerOf(block: JsonObject, path: string, options: TurnOptions): { cache_control?: ChatCacheControl } {
+  if (!options.keepCacheControl) return {};
+  const marker = readCacheControl(block.cache_control, `${path}.cache_control`);
+  return marker === undefined ? {} : { cache_control: marker };
+}
+
+function convertUserTurn(blocks: JsonObject[], path: string, options: TurnOptions, warnings: WarningList): ChatMessage[] {
   const toolMessages: ChatToolMessage[] = [];
   const toolImages: ChatUserContentPart[] = [];
   const parts: ChatUserContentPart[] = [];
@@ -67,19 +81,19 @@ function convertUserTurn(blocks: JsonObject[], path: string, warnings: WarningLi
     const at = `${path}[${j}]`;
     switch (block.type) {
       case "tool_result": {
-        const result = convertToolResult(block, at, warnings);
+        const result = convertToolResult(block, at, options, warnings);
         toolMessages.push(result.message);
         toolImages.push(...result.images);
         return;
       }
       case "text":
-        parts.push({ type: "text", text: requireString(block.text, `${at}.text`) });
+        parts.push({ type: "text", text: requireString(block.text, `${at}.text`), ...markerOf(block, at, options) });
         return;
       case "image":
-        parts.push(convertImage(block, at));
+        parts.push({ ...convertImage(block, at), ...markerOf(block, at, options) });
         return;
       case "document":
-        parts.push(...convertDocument(block, at, warnings));
+        parts.push(...convertDocument(block, at, warnings).map((part) => ({ ...part, ...markerOf(block, at, options) })));
         return;
       default:
         dropOrReject(block, at, warnings);
@@ -88,19 +102,21 @@ function convertUserTurn(blocks: JsonObject[], path: string, warnings: WarningLi
   const messages: ChatMessage[] = [...toolMessages];
   // Chat tool messages are text-only, so images from tool results ride in a user message right after them.
   const userParts = [...toolImages, ...parts];
-  if (userParts.length === 1 && userParts[0]?.type === "text") messages.push({ role: "user", content: userParts[0].text });
+  if (userParts.length === 1 && userParts[0]?.type === "text" && !("cache_control" in userParts[0])) messages.push({ role: "user", content: userParts[0].text });
   else if (userParts.length > 0) messages.push({ role: "user", content: userParts });
   return messages;
 }
 
-function convertAssistantTurn(blocks: JsonObject[], path: string, warnings: WarningList): ChatAssistantMessage {
+function convertAssistantTurn(blocks: JsonObject[], path: string, options: TurnOptions, warnings: WarningList): ChatAssistantMessage {
   const texts: string[] = [];
+  const textParts: ChatTextPart[] = [];
   const toolCalls: ChatToolCall[] = [];
   blocks.forEach((block, j) => {
     const at = `${path}[${j}]`;
     switch (block.type) {
       case "text":
         texts.push(requireString(block.text, `${at}.text`));
+        textParts.push({ type: "text", text: texts.at(-1)!, ...markerOf(block, at, options) });
         return;
       case "tool_use":
         toolCalls.push({
@@ -113,13 +129,14 @@ function convertAssistantTurn(blocks: JsonObject[], path: string, warnings: Warn
         dropOrReject(block, at, warnings);
     }
   });
-  const message: ChatAssistantMessage = { role: "assistant", content: texts.length > 0 ? texts.join("\n") : null };
+  const marked = textParts.some((part) => part.cache_control !== undefined);
+  const message: ChatAssistantMessage = { role: "assistant", content: marked ? textParts : texts.length > 0 ? texts.join("\n") : null };
   if (toolCalls.length > 0) message.tool_calls = toolCalls;
   else if (message.content === null) message.content = "";
   return message;
 }
 
-function convertToolResult(block: JsonObject, path: string, warnings: WarningList): { message: ChatToolMessage; images: ChatUserContentPart[] } {
+function convertToolResult(block: JsonObject, path: string, options: TurnOptions, warnings: WarningList): { message: ChatToolMessage; images: ChatUserContentPart[] } {
   const toolCallId = requireString(block.tool_use_id, `${path}.tool_use_id`);
   const texts: string[] = [];
   const images: ChatUserContentPart[] = [];
@@ -128,7 +145,7 @@ function convertToolResult(block: JsonObject, path: string, warnings: WarningLis
   else if (Array.isArray(content)) {
     content.forEach((inner, k) => {
       const at = `${path}.content[${k}]`;
-      const part = requireBlock(inner, at, warnings);
+      const part = requireBlock(inner, at, options, warnings);
       if (part.type === "text") texts.push(requireString(part.text, `${at}.text`));
       else if (part.type === "image") {
         images.push(convertImage(part, at));
@@ -141,7 +158,9 @@ function convertToolResult(block: JsonObject, path: string, warnings: WarningLis
   let text = texts.join("\n");
   // Chat has no error flag on tool messages; say it in the text so the model still sees it.
   if (block.is_error === true) text = text === "" ? "Error" : `Error: ${text}`;
-  return { message: { role: "tool", tool_call_id: toolCallId, content: text }, images };
+  const marker = markerOf(block, path, options);
+  const toolContent = marker.cache_control === undefined ? text : [{ type: "text" as const, text, ...marker }];
+  return { message: { role: "tool", tool_call_id: toolCallId, content: toolContent }, images };
 }
 
 function convertImage(block: JsonObject, path: string): ChatUserContentPart {

@@ -72,7 +72,7 @@ describe("convertMessagesResponseToChat", () => {
     usage: { input_tokens: 412, output_tokens: 57, cache_creation_input_tokens: 0, cache_read_input_tokens: 100 },
   };
 
-  it("maps text, tool_use, finish_reason and usage (cache reads counted in prompt_tokens)", () => {
+  it("maps text, tool_use, thinking, finish_reason and usage (cache reads counted in prompt_tokens)", () => {
     expect(convertMessagesResponseToChat(message, { created: 1760000000 })).toEqual({
       id: "chatcmpl-01AB",
       object: "chat.completion",
@@ -88,11 +88,53 @@ describe("convertMessagesResponseToChat", () => {
             content: "Let me check.",
             refusal: null,
             tool_calls: [{ id: "toolu_01", type: "function", function: { name: "get_weather", arguments: '{"city":"Oslo"}' } }],
+            reasoning_content: "hmm",
+            thinking_blocks: [{ type: "thinking", thinking: "hmm", signature: "s" }],
           },
         },
       ],
-      usage: { prompt_tokens: 512, completion_tokens: 57, total_tokens: 569, prompt_tokens_details: { cached_tokens: 100 } },
+      usage: {
+        prompt_tokens: 512,
+        completion_tokens: 57,
+        total_tokens: 569,
+        prompt_tokens_details: { cached_tokens: 100 },
+        // No thinking count from Anthropic: estimated from the 3 characters of thinking.
+        completion_tokens_details: { reasoning_tokens: 1 },
+      },
     });
+  });
+
+  it("keeps redacted thinking and Anthropic's own thinking count, and reports cache writes", () => {
+    const redacted: AnthropicMessage = {
+      ...message,
+      content: [{ type: "redacted_thinking", data: "ENCRYPTED" }, ...message.content],
+      usage: { input_tokens: 10, output_tokens: 57, cache_creation_input_tokens: 300, cache_read_input_tokens: 0, output_tokens_details: { thinking_tokens: 40 } },
+    };
+    const chat = convertMessagesResponseToChat(redacted, { created: 1760000000 });
+    expect(chat.choices[0]!.message.thinking_blocks).toEqual([
+      { type: "redacted_thinking", data: "ENCRYPTED" },
+      { type: "thinking", thinking: "hmm", signature: "s" },
+    ]);
+    expect(chat.usage).toEqual({
+      prompt_tokens: 310,
+      completion_tokens: 57,
+      total_tokens: 367,
+      prompt_tokens_details: { cached_tokens: 0, cache_write_tokens: 300 },
+      completion_tokens_details: { reasoning_tokens: 40 },
+    });
+  });
+
+  it("round-trips signed thinking: Anthropic -> Chat -> Anthropic keeps every block and its signature", () => {
+    const back = convertChatResponseToMessages(convertMessagesResponseToChat(message));
+    expect(back.content).toEqual(message.content);
+  });
+
+  it("turns bare reasoning_content (a Chat upstream such as DeepSeek) into an unsigned thinking block", () => {
+    const reasoning: ChatCompletion = { ...CHAT, choices: [{ index: 0, finish_reason: "stop", message: { role: "assistant", content: "42", reasoning_content: "Think." } }] };
+    expect(convertChatResponseToMessages(reasoning).content).toEqual([
+      { type: "thinking", thinking: "Think.", signature: "" },
+      { type: "text", text: "42", citations: null },
+    ]);
   });
 
   it("round-trips a Chat response through Anthropic and back without losing text, calls or token totals", () => {

@@ -1,5 +1,6 @@
 // Usage between Chat and Anthropic. Chat's prompt_tokens includes cached tokens; Anthropic's input_tokens
 // excludes cache reads and writes, so the split must keep the total the same in both directions.
+import { estimateTextTokens } from "../../billing/estimate-tokens.js";
 import { readChatUsage } from "../openai-chat/read-chat-usage.js";
 import { USAGE_EXTRAS, type ChatUsage } from "../openai-chat/types.js";
 import { isNumber } from "../shared/narrow.js";
@@ -31,7 +32,12 @@ export interface AnthropicUsageLike {
   output_tokens_details?: { thinking_tokens?: number } | null;
 }
 
-export function convertAnthropicUsageToChat(usage: AnthropicUsageLike | null | undefined): ChatUsage {
+/**
+ * Anthropic usage as Chat usage. Anthropic counts thinking in output_tokens without a separate figure,
+ * so unless it reports one, reasoning_tokens is estimated from the thinking text delivered (the
+ * gateway's estimator, capped at output_tokens): a lower bound where the model summarises its thinking.
+ */
+export function convertAnthropicUsageToChat(usage: AnthropicUsageLike | null | undefined, thinkingText = ""): ChatUsage {
   const input = isNumber(usage?.input_tokens) ? usage.input_tokens : 0;
   const cacheRead = isNumber(usage?.cache_read_input_tokens) ? usage.cache_read_input_tokens : 0;
   const cacheWrite = isNumber(usage?.cache_creation_input_tokens) ? usage.cache_creation_input_tokens : 0;
@@ -45,6 +51,7 @@ export function convertAnthropicUsageToChat(usage: AnthropicUsageLike | null | u
     prompt_tokens_details: cacheWrite > 0 ? { cached_tokens: cacheRead, cache_write_tokens: cacheWrite } : { cached_tokens: cacheRead },
   };
   if (isNumber(thinking)) result.completion_tokens_details = { reasoning_tokens: thinking };
+  else if (thinkingText !== "") result.completion_tokens_details = { reasoning_tokens: Math.min(output, estimateTextTokens(thinkingText)) };
   // The 1-hour part of the cache writes and the web searches have no Chat field: carried for billing only.
   const write1h = usage?.cache_creation?.ephemeral_1h_input_tokens;
   const searches = usage?.server_tool_use?.web_search_requests;

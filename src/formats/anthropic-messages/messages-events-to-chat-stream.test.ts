@@ -58,6 +58,8 @@ describe("MessagesEventsToChatStream", () => {
       completion_tokens: 57,
       total_tokens: 412 + 2048 + 100 + 57,
       prompt_tokens_details: { cached_tokens: 2048, cache_write_tokens: 100 },
+      // Anthropic reports no thinking count: estimated from the 19 characters of thinking streamed.
+      completion_tokens_details: { reasoning_tokens: 5 },
     });
     expect(chunksOnly(replay(eventsOf("events-max-tokens"))).at(-2)!.choices[0]!.finish_reason).toBe("length");
   });

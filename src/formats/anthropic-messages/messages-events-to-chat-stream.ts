@@ -1,6 +1,8 @@
 // Anthropic stream events -> Chat chunks, for Chat clients on Anthropic upstreams. Each tool_use block
 // becomes one Chat tool call with its own `index`; the stream ends with a finish_reason chunk and a
 // usage chunk (choices: []) that the caller forwards only when the client asked for include_usage.
+// Thinking streams as delta.reasoning_content; each thinking block is sent whole once it ends, as
+// delta.thinking_blocks, because its signature arrives last.
 import type { ChatChunkDelta, ChatCompletionChunk, ChatFinishReason, ChatStreamError } from "../openai-chat/types.js";
 import { deriveId, nowSeconds } from "../shared/ids.js";
 import { isRecord } from "../shared/narrow.js";
@@ -25,6 +27,8 @@ interface ToolBlock {
   startInput: unknown;
 }
 
+type ThinkingBlockState = { type: "thinking"; thinking: string; signature: string } | { type: "redacted_thinking"; data: string };
+
 export class MessagesEventsToChatStream {
   private id: string | undefined;
   private model: string;
@@ -33,6 +37,8 @@ export class MessagesEventsToChatStream {
   private done = false;
   private nextToolIndex = 0;
   private readonly toolBlocks = new Map<number, ToolBlock>();
+  private readonly thinkingBlocks = new Map<number, ThinkingBlockState>();
+  private thinkingText = "";
   private stopReason: string | null = null;
   private usage: AnthropicUsageLike = {};
 
@@ -60,6 +66,11 @@ export class MessagesEventsToChatStream {
           this.toolBlocks.set(event.index, { toolIndex, receivedDelta: false, startInput: block.input });
           out.push(this.chunk({ tool_calls: [{ index: toolIndex, id: block.id, type: "function", function: { name: block.name, arguments: "" } }] }));
         }
+        if (block.type === "thinking") {
+          this.thinkingBlocks.set(event.index, { type: "thinking", thinking: block.thinking ?? "", signature: block.signature ?? "" });
+          if (block.thinking) out.push(this.reasoning(block.thinking));
+        }
+        if (block.type === "redacted_thinking") this.thinkingBlocks.set(event.index, { type: "redacted_thinking", data: block.data });
         return out;
       }
       case "content_block_delta": {
@@ -73,9 +84,20 @@ export class MessagesEventsToChatStream {
             out.push(this.chunk({ tool_calls: [{ index: tool.toolIndex, function: { arguments: delta.partial_json } }] }));
           }
         }
+        const thinking = this.thinkingBlocks.get(event.index);
+        if (thinking?.type === "thinking" && delta.type === "thinking_delta" && delta.thinking !== "") {
+          thinking.thinking += delta.thinking;
+          out.push(this.reasoning(delta.thinking));
+        }
+        if (thinking?.type === "thinking" && delta.type === "signature_delta") thinking.signature += delta.signature;
         return out;
       }
       case "content_block_stop": {
+        const thinking = this.thinkingBlocks.get(event.index);
+        if (thinking !== undefined) {
+          this.thinkingBlocks.delete(event.index);
+          return [...this.start(), this.chunk({ thinking_blocks: [thinking] })];
+        }
         // A server that sends the whole input on the start block (and no deltas) still yields the arguments.
         const tool = this.toolBlocks.get(event.index);
         if (tool !== undefined && !tool.receivedDelta && isRecord(tool.startInput) && Object.keys(tool.startInput).length > 0) {
@@ -105,7 +127,7 @@ export class MessagesEventsToChatStream {
     this.done = true;
     const finishReason: ChatFinishReason = this.stopReason === null && this.toolBlocks.size > 0 ? "tool_calls" : mapStopReasonToFinishReason(this.stopReason);
     out.push({ ...this.chunk({}), choices: [{ index: 0, delta: {}, finish_reason: finishReason, logprobs: null }] });
-    out.push({ ...this.chunk({}), choices: [], usage: convertAnthropicUsageToChat(this.usage) });
+    out.push({ ...this.chunk({}), choices: [], usage: convertAnthropicUsageToChat(this.usage, this.thinkingText) });
     return out;
   }
 
@@ -120,6 +142,11 @@ export class MessagesEventsToChatStream {
     if (this.started) return [];
     this.started = true;
     return [this.chunk({ role: "assistant", content: "" })];
+  }
+
+  private reasoning(text: string): ChatCompletionChunk {
+    this.thinkingText += text;
+    return this.chunk({ reasoning_content: text });
   }
 
   private chunk(delta: ChatChunkDelta): ChatCompletionChunk {

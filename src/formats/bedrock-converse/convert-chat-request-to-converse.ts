@@ -39,7 +39,8 @@ export function convertChatRequestToConverse(body: unknown, options: ChatToConve
   if (body.n !== undefined && body.n !== null && body.n !== 1) throw invalidRequest("n", "n must be 1 for this model: the upstream returns a single choice.");
   const { system, turns } = convertChatMessagesToTurns(body.messages, warnings);
   const request: ConverseRequest = { messages: turns.map((turn, i) => converseMessage(turn, `messages[${i}]`)) };
-  if (system !== undefined) request.system = [{ text: system }];
+  // Converse has its own cache points; Chat's cache_control markers are not translated to them.
+  if (system !== undefined) request.system = [{ text: typeof system === "string" ? system : system.map((block) => block.text).join("\n\n") }];
   request.inferenceConfig = { maxTokens: maxTokens(body, options) };
   if (isNumber(body.temperature)) {
     // OpenAI allows 0-2, Converse 0-1.
@@ -91,7 +92,7 @@ function converseBlocks(block: AnthropicContentBlockParam, path: string): Conver
     case "tool_result":
       return [{ toolResult: { toolUseId: block.tool_use_id, content: [{ text: typeof block.content === "string" ? block.content : "" }] } }];
     default:
-      // The Chat side produces no thinking blocks.
+      // Thinking blocks (an assistant's thinking_blocks) are not translated to Converse.
       return [];
   }
 }

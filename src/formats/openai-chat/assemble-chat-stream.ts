@@ -1,10 +1,12 @@
 // Folds Chat stream chunks into one ChatCompletion (choice 0): the reference for what a stream "said",
 // used for history storage and logging, and by tests to check translated streams lose nothing.
-import type { ChatCompletion, ChatCompletionChunk, ChatFinishReason, ChatToolCall, ChatUsage } from "./types.js";
+import type { ChatCompletion, ChatCompletionChunk, ChatFinishReason, ChatThinkingBlock, ChatToolCall, ChatUsage } from "./types.js";
 
 export function assembleChatStream(chunks: readonly ChatCompletionChunk[]): ChatCompletion {
   let content = "";
   let refusal = "";
+  let reasoning = "";
+  const thinkingBlocks: ChatThinkingBlock[] = [];
   let finishReason: ChatFinishReason | null = null;
   let usage: ChatUsage | null = null;
   const calls = new Map<number, ChatToolCall>();
@@ -14,6 +16,8 @@ export function assembleChatStream(chunks: readonly ChatCompletionChunk[]): Chat
       if (choice.index !== 0) continue;
       content += choice.delta?.content ?? "";
       refusal += choice.delta?.refusal ?? "";
+      reasoning += choice.delta?.reasoning_content ?? "";
+      thinkingBlocks.push(...(choice.delta?.thinking_blocks ?? []));
       for (const delta of choice.delta?.tool_calls ?? []) {
         const call = calls.get(delta.index) ?? { id: "", type: "function", function: { name: "", arguments: "" } };
         if (delta.id !== undefined) call.id = delta.id;
@@ -39,6 +43,8 @@ export function assembleChatStream(chunks: readonly ChatCompletionChunk[]): Chat
           content: content === "" && toolCalls.length > 0 ? null : content,
           refusal: refusal === "" ? null : refusal,
           ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
+          ...(reasoning !== "" ? { reasoning_content: reasoning } : {}),
+          ...(thinkingBlocks.length > 0 ? { thinking_blocks: thinkingBlocks } : {}),
         },
         finish_reason: finishReason,
         logprobs: null,

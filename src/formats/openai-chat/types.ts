@@ -5,9 +5,19 @@ export type ChatFinishReason = "stop" | "length" | "tool_calls" | "content_filte
 
 export type ChatReasoningEffort = "none" | "minimal" | "low" | "medium" | "high" | "xhigh" | "max";
 
+/**
+ * Anthropic's prompt-cache marker, carried on Chat content parts, tools and messages the way
+ * LiteLLM and OpenRouter accept it (docs/clients.md, "Prompt caching").
+ */
+export interface ChatCacheControl {
+  type: "ephemeral";
+  ttl?: "5m" | "1h";
+}
+
 export interface ChatTextPart {
   type: "text";
   text: string;
+  cache_control?: ChatCacheControl;
 }
 
 export interface ChatImagePart {
@@ -43,6 +53,7 @@ export interface ChatSystemMessage {
   role: "system";
   content: string | ChatTextPart[];
   name?: string;
+  cache_control?: ChatCacheControl;
 }
 
 export interface ChatDeveloperMessage {
@@ -63,6 +74,9 @@ export interface ChatAssistantMessage {
   tool_calls?: ChatToolCall[];
   refusal?: string | null;
   name?: string;
+  /** Reasoning text (DeepSeek's and vLLM's field): shown, never sent to Anthropic without its signature. */
+  reasoning_content?: string | null;
+  thinking_blocks?: ChatThinkingBlock[];
 }
 
 export interface ChatToolMessage {
@@ -70,6 +84,12 @@ export interface ChatToolMessage {
   tool_call_id: string;
   content: string | ChatTextPart[];
 }
+
+/**
+ * Anthropic's signed thinking, carried on Chat assistant messages as `thinking_blocks` (the field
+ * LiteLLM uses) so that a continued tool loop can send it back verbatim (docs/clients.md, "Reasoning").
+ */
+export type ChatThinkingBlock = { type: "thinking"; thinking: string; signature: string } | { type: "redacted_thinking"; data: string };
 
 export type ChatMessage = ChatSystemMessage | ChatDeveloperMessage | ChatUserMessage | ChatAssistantMessage | ChatToolMessage;
 
@@ -83,6 +103,7 @@ export interface ChatFunctionDefinition {
 export interface ChatFunctionTool {
   type: "function";
   function: ChatFunctionDefinition;
+  cache_control?: ChatCacheControl;
 }
 
 export interface ChatCustomTool {
@@ -174,6 +195,8 @@ export interface ChatResponseMessage {
   refusal?: string | null;
   tool_calls?: ChatToolCall[];
   annotations?: unknown[];
+  reasoning_content?: string | null;
+  thinking_blocks?: ChatThinkingBlock[];
 }
 
 export interface ChatChoice {
@@ -208,6 +231,9 @@ export interface ChatChunkDelta {
   content?: string | null;
   refusal?: string | null;
   tool_calls?: ChatToolCallDelta[];
+  reasoning_content?: string | null;
+  /** Each complete thinking block once, when it ends: its signature is only known then. */
+  thinking_blocks?: ChatThinkingBlock[];
 }
 
 export interface ChatChunkChoice {

@@ -1,7 +1,8 @@
 // Builds the Responses `response` object shared by the non-streaming converter and the stream's
 // created / in_progress / completed snapshots: ids, echoed request config, status and usage.
 import { readChatUsage } from "../openai-chat/read-chat-usage.js";
-import type { ChatUsage } from "../openai-chat/types.js";
+import type { ChatThinkingBlock, ChatUsage } from "../openai-chat/types.js";
+import { encodeThinkingBlocks } from "../shared/reasoning.js";
 import type { ToolNamespaces } from "./convert-responses-tools-to-chat.js";
 import type { ResponsesObject, ResponsesOutputFunctionCall, ResponsesOutputItem, ResponsesRequest, ResponsesStatus, ResponsesTextFormat, ResponsesUsage } from "./types.js";
 
@@ -58,6 +59,13 @@ export function buildFunctionCallItem(
     status,
   };
   if (original !== undefined) item.namespace = original.namespace;
+  return item;
+}
+
+/** A completed reasoning item: the thinking text as its summary, the signed blocks, when there are some, as encrypted_content. */
+export function buildReasoningItem(id: string, text: string, blocks: readonly ChatThinkingBlock[]): ResponsesOutputItem {
+  const item: ResponsesOutputItem = { type: "reasoning", id, summary: text === "" ? [] : [{ type: "summary_text", text }], status: "completed" };
+  if (blocks.length > 0) item.encrypted_content = encodeThinkingBlocks(blocks);
   return item;
 }
 

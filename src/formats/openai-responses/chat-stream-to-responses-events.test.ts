@@ -5,7 +5,15 @@ import { readFixture, toGolden } from "../shared/read-fixture.test-kit.js";
 import { ChatStreamToResponsesEvents } from "./chat-stream-to-responses-events.js";
 import type { ResponsesRequest, ResponsesStreamEvent } from "./types.js";
 
-const FIXTURES = ["stream-text", "stream-tool-call", "stream-multi-tool", "stream-max-tokens", "azure-stream-tool-call", "azure-stream-content-filter"] as const;
+const FIXTURES = [
+  "stream-text",
+  "stream-tool-call",
+  "stream-multi-tool",
+  "stream-max-tokens",
+  "azure-stream-tool-call",
+  "azure-stream-content-filter",
+  "stream-reasoning-tool-call",
+] as const;
 const REQUEST: ResponsesRequest = { model: "gpt-via-gateway", input: "hi", instructions: "Be brief." };
 
 function chunksOf(name: string): ChatCompletionChunk[] {

@@ -1,10 +1,18 @@
 // Chat stream chunks -> Responses stream events (wire-formats.md §2.9), each with a sequence_number from 0.
 // A normal end always emits output_item.done for every item and a terminal response event: Codex CLI
-// treats a stream without them as failed.
+// treats a stream without them as failed. Reasoning (delta.reasoning_content and the signed
+// delta.thinking_blocks) becomes a reasoning item, its text streamed as a summary.
 import { ToolCallSequencer, type ToolCallOperation } from "../openai-chat/sequence-tool-call-deltas.js";
-import type { ChatAssistantMessage, ChatCompletionChunk, ChatUsage } from "../openai-chat/types.js";
+import type { ChatAssistantMessage, ChatCompletionChunk, ChatThinkingBlock, ChatUsage } from "../openai-chat/types.js";
 import { nowSeconds, randomIdSuffix } from "../shared/ids.js";
-import { buildFunctionCallItem, buildResponseObject, convertChatUsageToResponses, mapFinishReasonToStatus, type ResponsesBuildOptions } from "./build-response-object.js";
+import {
+  buildFunctionCallItem,
+  buildReasoningItem,
+  buildResponseObject,
+  convertChatUsageToResponses,
+  mapFinishReasonToStatus,
+  type ResponsesBuildOptions,
+} from "./build-response-object.js";
 import type { ResponsesObject, ResponsesOutputFunctionCall, ResponsesOutputItem, ResponsesStatus, ResponsesStreamEvent, ResponsesStreamEventBody } from "./types.js";
 
 interface OpenMessage {
@@ -12,6 +20,15 @@ interface OpenMessage {
   outputIndex: number;
   kind: "text" | "refusal";
   text: string;
+}
+
+interface OpenReasoning {
+  id: string;
+  outputIndex: number;
+  text: string;
+  /** Whether a summary part was opened (redacted thinking alone has no text to show). */
+  summaryOpen: boolean;
+  blocks: ChatThinkingBlock[];
 }
 
 type Phase = "idle" | "streaming" | "choice-finished" | "done";
@@ -25,6 +42,9 @@ export class ChatStreamToResponsesEvents {
   private phase: Phase = "idle";
   private readonly output: ResponsesOutputItem[] = [];
   private message: OpenMessage | undefined;
+  private reasoning: OpenReasoning | undefined;
+  private reasoningText = "";
+  private readonly thinkingBlocks: ChatThinkingBlock[] = [];
   private readonly toolItems = new Map<number, ResponsesOutputFunctionCall & { outputIndex: number }>();
   private readonly tools = new ToolCallSequencer();
   private finishReason: string | null = null;
@@ -49,6 +69,10 @@ export class ChatStreamToResponsesEvents {
     const calls = this.tools.calls();
     const message: ChatAssistantMessage = { role: "assistant", content: this.text === "" && calls.length > 0 ? null : this.text };
     if (calls.length > 0) message.tool_calls = calls.map((c) => ({ id: c.id, type: "function", function: { name: c.name, arguments: c.arguments } }));
+    if (this.thinkingBlocks.length > 0) {
+      message.reasoning_content = this.reasoningText;
+      message.thinking_blocks = [...this.thinkingBlocks];
+    }
     return message;
   }
 
@@ -60,6 +84,8 @@ export class ChatStreamToResponsesEvents {
     const choice = chunk.choices?.find((c) => c.index === 0) ?? (chunk.choices?.length === 1 ? chunk.choices[0] : undefined);
     if (choice !== undefined && this.phase === "streaming") {
       const delta = choice.delta ?? {};
+      if (typeof delta.reasoning_content === "string" && delta.reasoning_content !== "") events.push(...this.appendReasoning(delta.reasoning_content));
+      if (Array.isArray(delta.thinking_blocks) && delta.thinking_blocks.length > 0) events.push(...this.addThinkingBlocks(delta.thinking_blocks));
       if (typeof delta.content === "string" && delta.content !== "") events.push(...this.appendText("text", delta.content));
       if (typeof delta.refusal === "string" && delta.refusal !== "") events.push(...this.appendText("refusal", delta.refusal));
       if (delta.tool_calls !== undefined && delta.tool_calls.length > 0) events.push(...this.applyToolOps(this.tools.push(delta.tool_calls)));
@@ -100,8 +126,60 @@ export class ChatStreamToResponsesEvents {
     ];
   }
 
+  private openReasoning(events: ResponsesStreamEvent[]): OpenReasoning {
+    if (this.reasoning !== undefined) return this.reasoning;
+    events.push(...this.applyToolOps(this.tools.closeOpen()), ...this.closeMessage());
+    const outputIndex = this.output.length;
+    const reasoning: OpenReasoning = { id: `rs_${this.id.replace(/^resp_/, "")}_${outputIndex}`, outputIndex, text: "", summaryOpen: false, blocks: [] };
+    this.reasoning = reasoning;
+    const item: ResponsesOutputItem = { type: "reasoning", id: reasoning.id, summary: [], status: "in_progress" };
+    this.output.push(item);
+    events.push(this.emit({ type: "response.output_item.added", output_index: outputIndex, item: structuredClone(item) }));
+    return reasoning;
+  }
+
+  private appendReasoning(delta: string): ResponsesStreamEvent[] {
+    const events: ResponsesStreamEvent[] = [];
+    const reasoning = this.openReasoning(events);
+    const at = { item_id: reasoning.id, output_index: reasoning.outputIndex, summary_index: 0 };
+    if (!reasoning.summaryOpen) {
+      reasoning.summaryOpen = true;
+      events.push(this.emit({ type: "response.reasoning_summary_part.added", ...at, part: { type: "summary_text", text: "" } }));
+    }
+    reasoning.text += delta;
+    this.reasoningText += delta;
+    events.push(this.emit({ type: "response.reasoning_summary_text.delta", ...at, delta }));
+    return events;
+  }
+
+  private addThinkingBlocks(blocks: readonly ChatThinkingBlock[]): ResponsesStreamEvent[] {
+    const events: ResponsesStreamEvent[] = [];
+    const reasoning = this.openReasoning(events);
+    reasoning.blocks.push(...blocks);
+    this.thinkingBlocks.push(...blocks);
+    return events;
+  }
+
+  private closeReasoning(): ResponsesStreamEvent[] {
+    const reasoning = this.reasoning;
+    if (reasoning === undefined) return [];
+    this.reasoning = undefined;
+    const events: ResponsesStreamEvent[] = [];
+    const at = { item_id: reasoning.id, output_index: reasoning.outputIndex, summary_index: 0 };
+    if (reasoning.summaryOpen) {
+      events.push(
+        this.emit({ type: "response.reasoning_summary_text.done", ...at, text: reasoning.text }),
+        this.emit({ type: "response.reasoning_summary_part.done", ...at, part: { type: "summary_text", text: reasoning.text } }),
+      );
+    }
+    const item = buildReasoningItem(reasoning.id, reasoning.text, reasoning.blocks);
+    this.output[reasoning.outputIndex] = item;
+    events.push(this.emit({ type: "response.output_item.done", output_index: reasoning.outputIndex, item: structuredClone(item) }));
+    return events;
+  }
+
   private appendText(kind: "text" | "refusal", delta: string): ResponsesStreamEvent[] {
-    const events = this.applyToolOps(this.tools.closeOpen());
+    const events = [...this.closeReasoning(), ...this.applyToolOps(this.tools.closeOpen())];
     if (this.message !== undefined && this.message.kind !== kind) events.push(...this.closeMessage());
     if (this.message === undefined) {
       const message: OpenMessage = { id: `msg_${this.id.replace(/^resp_/, "")}_${this.output.length}`, outputIndex: this.output.length, kind, text: "" };
@@ -147,7 +225,7 @@ export class ChatStreamToResponsesEvents {
     const events: ResponsesStreamEvent[] = [];
     for (const op of ops) {
       if (op.kind === "start") {
-        events.push(...this.closeMessage());
+        events.push(...this.closeReasoning(), ...this.closeMessage());
         const outputIndex = this.output.length;
         const item = buildFunctionCallItem(
           `fc_${this.id.replace(/^resp_/, "")}_${outputIndex}`,
@@ -177,7 +255,7 @@ export class ChatStreamToResponsesEvents {
   }
 
   private closeItems(): ResponsesStreamEvent[] {
-    return [...this.closeMessage(), ...this.applyToolOps(this.tools.flush())];
+    return [...this.closeReasoning(), ...this.closeMessage(), ...this.applyToolOps(this.tools.flush())];
   }
 
   private end(): ResponsesStreamEvent[] {

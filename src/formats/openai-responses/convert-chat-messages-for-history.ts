@@ -16,5 +16,10 @@ export function convertChatResponseToAssistantMessage(response: ChatCompletion):
   const result: ChatAssistantMessage = { role: "assistant", content: message.content ?? null };
   if (message.tool_calls !== undefined && message.tool_calls.length > 0) result.tool_calls = message.tool_calls;
   if (typeof message.refusal === "string" && message.refusal !== "") result.refusal = message.refusal;
+  // Signed thinking is kept so that previous_response_id continues an Anthropic tool loop.
+  if (message.thinking_blocks !== undefined && message.thinking_blocks.length > 0) {
+    result.thinking_blocks = message.thinking_blocks;
+    result.reasoning_content = message.reasoning_content ?? "";
+  }
   return result;
 }

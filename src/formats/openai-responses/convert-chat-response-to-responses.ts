@@ -2,7 +2,14 @@
 // not set: it is a convenience the SDK computes client-side, not a wire field.
 import type { ChatCompletion } from "../openai-chat/types.js";
 import { nowSeconds, randomIdSuffix } from "../shared/ids.js";
-import { buildFunctionCallItem, buildResponseObject, convertChatUsageToResponses, mapFinishReasonToStatus, type ResponsesBuildOptions } from "./build-response-object.js";
+import {
+  buildFunctionCallItem,
+  buildReasoningItem,
+  buildResponseObject,
+  convertChatUsageToResponses,
+  mapFinishReasonToStatus,
+  type ResponsesBuildOptions,
+} from "./build-response-object.js";
 import type { ResponsesObject, ResponsesOutputItem, ResponsesOutputMessage } from "./types.js";
 
 export function convertChatResponseToResponses(response: ChatCompletion, options: ResponsesBuildOptions = {}): ResponsesObject {
@@ -11,6 +18,9 @@ export function convertChatResponseToResponses(response: ChatCompletion, options
   const choice = response.choices?.[0];
   const message = choice?.message;
   const output: ResponsesOutputItem[] = [];
+  const reasoning = typeof message?.reasoning_content === "string" ? message.reasoning_content : "";
+  const thinkingBlocks = message?.thinking_blocks ?? [];
+  if (reasoning !== "" || thinkingBlocks.length > 0) output.push(buildReasoningItem(`rs_${suffix}`, reasoning, thinkingBlocks));
   const text = typeof message?.content === "string" ? message.content : "";
   const refusal = typeof message?.refusal === "string" ? message.refusal : "";
   if (text !== "" || refusal !== "") {

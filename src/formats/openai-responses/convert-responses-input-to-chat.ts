@@ -1,9 +1,12 @@
 // Responses `input` (string or items) -> Chat messages (wire-formats.md §2.7). Consecutive function_call
 // items become one assistant message with several tool_calls, merged into a directly preceding
-// assistant text message; function_call_output items become tool messages.
+// assistant text message; function_call_output items become tool messages. A reasoning item this
+// gateway produced (Anthropic thinking in encrypted_content) goes back as the thinking_blocks of the
+// assistant message that follows it.
 import { invalidRequest } from "../../errors/catalogue.js";
-import type { ChatAssistantMessage, ChatMessage, ChatUserContentPart } from "../openai-chat/types.js";
+import type { ChatAssistantMessage, ChatMessage, ChatThinkingBlock, ChatUserContentPart } from "../openai-chat/types.js";
 import { isRecord, isString, type JsonObject, type WarningList } from "../shared/narrow.js";
+import { decodeThinkingBlocks } from "../shared/reasoning.js";
 import { flattenToolName } from "./convert-responses-tools-to-chat.js";
 
 export function convertResponsesInputToChat(input: unknown, systemRole: "system" | "developer", warnings: WarningList): ChatMessage[] {
@@ -11,6 +14,15 @@ export function convertResponsesInputToChat(input: unknown, systemRole: "system"
   if (isString(input)) return [{ role: "user", content: input }];
   if (!Array.isArray(input)) throw invalidRequest("input", "input must be a string or an array of items.");
   const messages: ChatMessage[] = [];
+  let pending: { blocks: ChatThinkingBlock[]; text: string } | undefined;
+  /** Hands pending thinking to the assistant message just added or extended. */
+  const attachThinking = (): void => {
+    const last = messages[messages.length - 1];
+    if (pending === undefined || last?.role !== "assistant") return;
+    last.thinking_blocks = [...(last.thinking_blocks ?? []), ...pending.blocks];
+    last.reasoning_content = (last.reasoning_content ?? "") + pending.text;
+    pending = undefined;
+  };
   input.forEach((item: unknown, i: number) => {
     const path = `input[${i}]`;
     if (!isRecord(item)) throw invalidRequest(path, `${path} must be an object.`);
@@ -18,16 +30,24 @@ export function convertResponsesInputToChat(input: unknown, systemRole: "system"
     switch (type) {
       case "message":
         messages.push(convertMessageItem(item, path, systemRole, warnings));
+        attachThinking();
         return;
       case "function_call":
-        appendFunctionCall(messages, item, path);
+        appendFunctionCall(messages, item, path, pending !== undefined);
+        attachThinking();
         return;
       case "function_call_output":
         messages.push({ role: "tool", tool_call_id: requireString(item.call_id, `${path}.call_id`), content: outputText(item.output, `${path}.output`, warnings) });
         return;
-      case "reasoning":
-        warnings.add("reasoning items: dropped (Chat has no reasoning input)");
+      case "reasoning": {
+        const blocks = decodeThinkingBlocks(item.encrypted_content, `${path}.encrypted_content`);
+        if (blocks === null) {
+          warnings.add("reasoning items without this gateway's encrypted_content: dropped (the upstream cannot read them)");
+          return;
+        }
+        pending = { blocks: [...(pending?.blocks ?? []), ...blocks], text: (pending?.text ?? "") + summaryText(item.summary) };
         return;
+      }
       case "item_reference":
         throw invalidRequest(`${path}.type`, "item_reference items are not supported; send the full items or use previous_response_id.");
       default:
@@ -36,8 +56,14 @@ export function convertResponsesInputToChat(input: unknown, systemRole: "system"
         warnings.add(`${type} items: dropped (no Chat Completions equivalent)`);
     }
   });
+  if (pending !== undefined) warnings.add("reasoning items with no assistant item after them: dropped");
   // Orphan tool outputs are removed by the caller, over history + input together.
   return messages;
+}
+
+function summaryText(summary: unknown): string {
+  if (!Array.isArray(summary)) return "";
+  return summary.map((part: unknown) => (isRecord(part) && isString(part.text) ? part.text : "")).join("");
 }
 
 function convertMessageItem(item: JsonObject, path: string, systemRole: "system" | "developer", warnings: WarningList): ChatMessage {
@@ -108,7 +134,8 @@ function joinText(parts: unknown[], path: string, allowRefusal = false): string 
     .join("");
 }
 
-function appendFunctionCall(messages: ChatMessage[], item: JsonObject, path: string): void {
+/** `ownTurn`: thinking precedes this call, so it starts a new assistant message rather than extending one. */
+function appendFunctionCall(messages: ChatMessage[], item: JsonObject, path: string, ownTurn: boolean): void {
   const name = requireString(item.name, `${path}.name`);
   const args = isString(item.arguments) && item.arguments !== "" ? item.arguments : "{}";
   const call = {
@@ -117,7 +144,7 @@ function appendFunctionCall(messages: ChatMessage[], item: JsonObject, path: str
     function: { name: isString(item.namespace) ? flattenToolName(item.namespace, name) : name, arguments: args },
   };
   const last = messages[messages.length - 1];
-  if (last !== undefined && last.role === "assistant") {
+  if (last !== undefined && last.role === "assistant" && !(ownTurn && (last.tool_calls?.length ?? 0) > 0)) {
     last.tool_calls = [...(last.tool_calls ?? []), call];
     return;
   }

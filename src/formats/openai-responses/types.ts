@@ -130,7 +130,21 @@ export interface ResponsesOutputFunctionCall {
   namespace?: string;
 }
 
-export type ResponsesOutputItem = ResponsesOutputMessage | ResponsesOutputFunctionCall;
+export interface ResponsesSummaryText {
+  type: "summary_text";
+  text: string;
+}
+
+/** Anthropic thinking as a reasoning item: its text as the summary, its signed blocks in encrypted_content. */
+export interface ResponsesOutputReasoning {
+  type: "reasoning";
+  id: string;
+  summary: ResponsesSummaryText[];
+  encrypted_content?: string | null;
+  status?: "in_progress" | "completed" | "incomplete";
+}
+
+export type ResponsesOutputItem = ResponsesOutputMessage | ResponsesOutputFunctionCall | ResponsesOutputReasoning;
 
 export interface ResponsesUsage {
   input_tokens: number;
@@ -190,6 +204,15 @@ export type ResponsesStreamEvent = Seq &
     | { type: "response.refusal.done"; item_id: string; output_index: number; content_index: number; refusal: string }
     | { type: "response.function_call_arguments.delta"; item_id: string; output_index: number; delta: string }
     | { type: "response.function_call_arguments.done"; item_id: string; output_index: number; name: string; arguments: string }
+    | {
+        type: "response.reasoning_summary_part.added" | "response.reasoning_summary_part.done";
+        item_id: string;
+        output_index: number;
+        summary_index: number;
+        part: ResponsesSummaryText;
+      }
+    | { type: "response.reasoning_summary_text.delta"; item_id: string; output_index: number; summary_index: number; delta: string }
+    | { type: "response.reasoning_summary_text.done"; item_id: string; output_index: number; summary_index: number; text: string }
   );
 
 /** A stream event before its sequence number is assigned. */

@@ -24,6 +24,8 @@ export interface ChatFunctionTool {
   name: string;
   description?: string;
   parameters: unknown;
+  /** The tool's own cache_control marker, unvalidated (LiteLLM's place for it: beside `function`). */
+  cacheControl?: unknown;
 }
 
 /**
@@ -43,7 +45,13 @@ export function readChatFunctionTools(body: Record<string, unknown>, warnings: W
     }
     const fn = tool.function;
     if (!isRecord(fn) || !isString(fn.name)) throw invalidRequest(`${at}.function.name`, `${at}.function.name is required.`);
-    tools.push({ at, name: fn.name, ...(isString(fn.description) ? { description: fn.description } : {}), parameters: fn.parameters });
+    tools.push({
+      at,
+      name: fn.name,
+      ...(isString(fn.description) ? { description: fn.description } : {}),
+      parameters: fn.parameters,
+      ...(tool.cache_control !== undefined ? { cacheControl: tool.cache_control } : {}),
+    });
   });
   if (tools.length === 0 && body.tool_choice !== undefined && body.tool_choice !== null) warnings.add("tool_choice: dropped because no tools are sent");
   return tools;

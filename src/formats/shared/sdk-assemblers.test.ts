@@ -7,9 +7,24 @@ import { ChatStreamToMessagesEvents } from "../anthropic-messages/chat-stream-to
 import { assembleChatStream } from "../openai-chat/assemble-chat-stream.js";
 import type { ChatCompletionChunk } from "../openai-chat/types.js";
 import { ChatStreamToResponsesEvents } from "../openai-responses/chat-stream-to-responses-events.js";
+import { convertResponsesInputToChat } from "../openai-responses/convert-responses-input-to-chat.js";
+import { WarningList } from "./narrow.js";
 import { readFixture } from "./read-fixture.test-kit.js";
 
-const FIXTURES = ["stream-text", "stream-tool-call", "stream-multi-tool", "stream-max-tokens", "azure-stream-tool-call", "azure-stream-content-filter"] as const;
+const FIXTURES = [
+  "stream-text",
+  "stream-tool-call",
+  "stream-multi-tool",
+  "stream-max-tokens",
+  "azure-stream-tool-call",
+  "azure-stream-content-filter",
+  "stream-reasoning-tool-call",
+] as const;
+
+/** The signed thinking blocks a fixture carries, in order. */
+function thinkingBlocksOf(chunks: readonly ChatCompletionChunk[]): unknown[] {
+  return chunks.flatMap((c) => c.choices.flatMap((choice) => choice.delta.thinking_blocks ?? []));
+}
 
 /** The SDKs' fromReadableStream reads newline-delimited JSON events. */
 function ndjson(events: readonly unknown[]): ReadableStream<Uint8Array> {
@@ -34,6 +49,8 @@ describe.each(FIXTURES)("SDK accumulators agree on %s", (name) => {
     const text = message.content.flatMap((b) => (b.type === "text" ? [b.text] : [])).join("");
     expect(text).toBe(expected.content ?? "");
     expect(message.content.flatMap((b) => (b.type === "tool_use" ? [{ id: b.id, name: b.name, input: b.input }] : []))).toEqual(expectedCalls);
+    // Thinking assembles into the same signed blocks, ready to be sent back.
+    expect(message.content.filter((b) => b.type === "thinking" || b.type === "redacted_thinking")).toEqual(thinkingBlocksOf(chunks));
   });
 
   it("openai ResponseStream", async () => {
@@ -49,5 +66,10 @@ describe.each(FIXTURES)("SDK accumulators agree on %s", (name) => {
     expect(response.output_text).toBe(expected.content ?? "");
     const calls = response.output.flatMap((item) => (item.type === "function_call" ? [{ id: item.call_id, name: item.name, input: JSON.parse(item.arguments) as unknown }] : []));
     expect(calls).toEqual(expectedCalls);
+    const reasoning = response.output.filter((item) => item.type === "reasoning");
+    expect(reasoning.flatMap((item) => item.summary.map((part) => part.text)).join("")).toBe(expected.reasoning_content ?? "");
+    // encrypted_content carries the signed blocks back into the next request.
+    const next = convertResponsesInputToChat([...reasoning, ...response.output.filter((item) => item.type === "function_call")], "system", new WarningList());
+    expect(next.flatMap((m) => (m.role === "assistant" ? (m.thinking_blocks ?? []) : []))).toEqual(thinkingBlocksOf(chunks));
   });
 });

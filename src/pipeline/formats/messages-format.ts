@@ -26,7 +26,8 @@ export const messagesFormat: ClientFormat = {
   },
   limitOutput: (body, outputTokens) => withOutputLimit(body, ["max_tokens"], "max_tokens", outputTokens),
   plan(body, model) {
-    const native = upstreamOf(model.provider).nativePlans.messages;
-    return native ? native(body, model) : messagesOverChat(body, model, chatPlanOf(model.provider));
+    const upstream = upstreamOf(model.provider);
+    const native = upstream.nativePlans.messages;
+    return native ? native(body, model) : messagesOverChat(body, model, chatPlanOf(model.provider), upstream.capabilities.chatReasoningEffort);
   },
 };

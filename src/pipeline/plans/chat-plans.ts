@@ -173,7 +173,11 @@ export function chatToOpenAiChat(body: Json, model: ModelConfig): UpstreamPlan {
 export function chatToAnthropic(body: Json, model: ModelConfig): UpstreamPlan {
   const stream = body.stream === true;
   const wantsUsage = clientAskedForUsage(body);
-  const { request, warnings } = convertChatRequestToMessages(body, { defaultMaxTokens: model.defaultOutputTokens });
+  const { request, warnings } = convertChatRequestToMessages(body, {
+    defaultMaxTokens: model.defaultOutputTokens,
+    maxOutputTokens: model.maxOutputTokens,
+    cacheBreakpoints: (model.promptCaching ?? "auto") === "auto" ? "auto" : "off",
+  });
   return {
     path: "/v1/messages",
     body: { ...request, model: model.upstreamModel, stream },

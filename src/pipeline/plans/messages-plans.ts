@@ -89,9 +89,9 @@ export function messagesToAnthropic(body: Json, model: ModelConfig): UpstreamPla
   };
 }
 
-/** Messages over the upstream's Chat plan (the translated request is a Chat request). */
-export function messagesOverChat(body: Json, model: ModelConfig, chatPlan: (body: Json, model: ModelConfig) => UpstreamPlan): UpstreamPlan {
-  const { request, warnings } = convertMessagesRequestToChat(body);
+/** Messages over the upstream's Chat plan (the translated request is a Chat request); `reasoningEffort`: that plan carries reasoning_effort. */
+export function messagesOverChat(body: Json, model: ModelConfig, chatPlan: (body: Json, model: ModelConfig) => UpstreamPlan, reasoningEffort = false): UpstreamPlan {
+  const { request, warnings } = convertMessagesRequestToChat(body, { reasoningEffort, keepCacheControl: model.promptCaching === "forward" });
   if (request.stream) request.stream_options = { include_usage: true };
   const bridge: ChatBridge = {
     fromChatCompletion: (completion) => convertChatResponseToMessages(completion, { model: model.id }),

@@ -19,7 +19,8 @@ export const anthropicUpstream: UpstreamDescriptor = {
     // `apis` names OpenAI APIs; an Anthropic upstream speaks none of them.
     apis: [],
     defaultApis: [],
-    chatReasoningEffort: false,
+    // The Chat plan turns reasoning_effort into extended thinking (a budget by effort).
+    chatReasoningEffort: true,
     honorsOutputLimit: true,
     providerSettings: [],
   },
