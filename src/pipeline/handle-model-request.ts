@@ -64,7 +64,7 @@ export async function handleModelRequest(services: PipelineServices, format: Cli
       model,
       route: format.route,
       projectedInputTokens: info.promptTokens,
-      projectedOutputTokens: info.maxOutputTokens ?? model.defaultOutputTokens,
+      projectedOutputTokens: Math.max(info.maxOutputTokens ?? model.defaultOutputTokens, plan.outputLimit ?? 0),
     },
     ...requestFor(body, plan),
     awaitFirstChunk: plan.stream,

@@ -55,6 +55,12 @@ export interface UpstreamPlan {
   streamTranslator(): StreamTranslator;
   /** What the request path returns to the client alongside (e.g. x-gateway-warnings). */
   warnings: string[];
+  /**
+   * The output limit the plan sends upstream when it raised it above the client's (Anthropic thinking
+   * added to a request without a limit): admission holds that much output, so the hold still bounds
+   * what the answer can cost.
+   */
+  outputLimit?: number;
   /** Runs once the whole answer is known, before its last bytes go out (e.g. storing a response). */
   complete?(): Promise<void>;
 }

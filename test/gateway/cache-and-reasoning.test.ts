@@ -163,6 +163,21 @@ describe("prompt caching and reasoning across bridges", () => {
     expect(second.usage?.output_tokens_details.reasoning_tokens).toBeGreaterThan(0);
   });
 
+  it("holds the output the thinking budget adds when the client set no limit, so the hold bounds the cost", async () => {
+    let heldTokens: bigint | undefined;
+    mock.handler = async (req, res) => {
+      // The request is in flight: its hold is in the table.
+      const holds = await gateway.app.ctx.store.db.selectFrom("holds").select("tokens").execute();
+      heldTokens = holds.reduce((sum, h) => sum + BigInt(h.tokens), 0n);
+      await strict.handler(req, res);
+    };
+    await openai.chat.completions.create({ model: "claude-mock", messages: firstTurn, reasoning_effort: "high", tools: [TOOL] });
+    const sent = mock.requests.at(-1)!.body as { max_tokens: number; thinking?: { budget_tokens: number } };
+    expect(sent.thinking?.budget_tokens).toBeGreaterThan(0);
+    // The hold's tokens are the prompt estimate plus the projected output: at least what was sent as max_tokens.
+    expect(heldTokens).toBeGreaterThanOrEqual(BigInt(sent.max_tokens));
+  });
+
   it("prompt_caching: off places no breakpoint", async () => {
     await openai.chat.completions.create({ model: "claude-nocache", messages: firstTurn, tools: [TOOL] });
     expect(JSON.stringify(mock.requests[0]!.body)).not.toContain("cache_control");

@@ -21,6 +21,7 @@ export function bridgeOverChat(inner: UpstreamPlan, bridge: ChatBridge, warnings
     body: inner.body,
     stream: inner.stream,
     warnings: [...warnings, ...inner.warnings],
+    ...(inner.outputLimit !== undefined && { outputLimit: inner.outputLimit }),
     fromUpstream(json) {
       const chat = inner.fromUpstream(json);
       return { body: bridge.fromChatCompletion(chat.body as ChatCompletion), usage: chat.usage };

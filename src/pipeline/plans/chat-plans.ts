@@ -183,6 +183,7 @@ export function chatToAnthropic(body: Json, model: ModelConfig): UpstreamPlan {
     body: { ...request, model: model.upstreamModel, stream },
     stream,
     warnings,
+    outputLimit: request.max_tokens,
     fromUpstream(json) {
       const completion = convertMessagesResponseToChat(json as AnthropicMessage, { model: model.id });
       return { body: completion, usage: usageFromChat(completion.usage) };
