@@ -184,7 +184,7 @@ describe("azure-openai upstream", () => {
       mock.handler = (req, res) => answerChat(req, res, { text: "Checking Oslo. ", toolCalls: [TOOL_CALL] });
       const message = await anthropic.messages.stream({ model: "az-gpt", max_tokens: 200, messages: [{ role: "user", content: "Weather in Oslo?" }] }).finalMessage();
       expect(message.content).toEqual([
-        { type: "text", text: "Checking Oslo. ", citations: null },
+        { type: "text", text: "Checking Oslo. " },
         { type: "tool_use", id: "call_az9", name: "get_weather", input: { city: "Oslo" } },
       ]);
       expect(message.id).toBe("msg_AZmock1");

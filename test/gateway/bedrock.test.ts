@@ -179,7 +179,7 @@ describe("bedrock upstream (Converse, SigV4, AWS event stream)", () => {
     expect(mock.requests[0]!.body.system).toEqual([{ text: "Be terse." }]);
 
     const final = await anthropic.messages.stream({ model: "claude-bedrock", max_tokens: 100, messages: [{ role: "user", content: "Hi" }] }).finalMessage();
-    expect(final.content).toEqual([{ type: "text", text: "Hi there", citations: null }]);
+    expect(final.content).toEqual([{ type: "text", text: "Hi there" }]);
     expect(final.stop_reason).toBe("end_turn");
     expect(final.usage).toMatchObject({ input_tokens: 12, output_tokens: 3 });
   });

@@ -77,7 +77,7 @@ describe("format bridges", () => {
         );
       const final = await anthropic.messages.stream({ model: "gpt-mock", max_tokens: 300, tools: [weatherTool], messages: [{ role: "user", content: "Rome?" }] }).finalMessage();
       expect(final.content).toEqual([
-        { type: "text", text: "Let me check.", citations: null },
+        { type: "text", text: "Let me check." },
         { type: "tool_use", id: "call_5", name: "get_weather", input: { city: "Rome" } },
       ]);
       expect(final.stop_reason).toBe("tool_use");

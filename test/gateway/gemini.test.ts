@@ -254,7 +254,7 @@ for (const kind of DATABASE_KINDS) {
       });
       expect(message.stop_reason).toBe("tool_use");
       expect(message.content).toEqual([
-        { type: "text", text: "Checking.", citations: null },
+        { type: "text", text: "Checking." },
         { type: "tool_use", id: expect.stringMatching(/^call_[0-9a-f]{24}$/), name: "get_weather", input: { city: "Lima" } },
       ]);
       const sent = mock.requests[0]!.body;
@@ -269,7 +269,7 @@ for (const kind of DATABASE_KINDS) {
         });
       const final = await anthropic.messages.stream({ model: "gemini-mock", max_tokens: 300, messages: [{ role: "user", content: "Lima?" }] }).finalMessage();
       expect(final.content).toEqual([
-        { type: "text", text: "It is sunny.", citations: null },
+        { type: "text", text: "It is sunny." },
         { type: "tool_use", id: expect.stringMatching(/^call_/), name: "get_weather", input: { city: "Lima" } },
       ]);
       expect(final.usage).toMatchObject({ input_tokens: 30, output_tokens: 9 });

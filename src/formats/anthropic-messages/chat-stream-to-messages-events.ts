@@ -134,7 +134,7 @@ export class ChatStreamToMessagesEvents {
     const events = [...this.closeThinking(), ...this.applyToolOps(this.tools.closeOpen())];
     if (this.textBlockIndex === undefined) {
       this.textBlockIndex = this.nextBlockIndex++;
-      events.push({ type: "content_block_start", index: this.textBlockIndex, content_block: { type: "text", text: "", citations: null } });
+      events.push({ type: "content_block_start", index: this.textBlockIndex, content_block: { type: "text", text: "" } });
     }
     events.push({ type: "content_block_delta", index: this.textBlockIndex, delta: { type: "text_delta", text } });
     return events;

@@ -24,10 +24,10 @@ export function convertChatResponseToMessages(response: ChatCompletion, options:
     content.push({ type: "thinking", thinking: message.reasoning_content, signature: "" });
   }
   const text = typeof message?.content === "string" ? message.content : "";
-  if (text !== "") content.push({ type: "text", text, citations: null });
+  if (text !== "") content.push({ type: "text", text });
   // Anthropic has no refusal text field; the refusal is what the model said, so it is text.
   if (typeof message?.refusal === "string" && message.refusal !== "") {
-    content.push({ type: "text", text: message.refusal, citations: null });
+    content.push({ type: "text", text: message.refusal });
   }
   for (const call of message?.tool_calls ?? []) {
     // Invalid JSON arguments become {}: the client's tool then reports the missing input itself.

@@ -36,7 +36,7 @@ describe("convertChatResponseToMessages", () => {
       role: "assistant",
       model: "claude-alias",
       content: [
-        { type: "text", text: "Checking.", citations: null },
+        { type: "text", text: "Checking." },
         { type: "tool_use", id: "call_a1", name: "get_weather", input: { city: "Oslo" } },
         { type: "tool_use", id: "call_b2", name: "broken", input: {} },
       ],
@@ -64,7 +64,7 @@ describe("convertMessagesResponseToChat", () => {
     model: "claude-sonnet-4-5",
     content: [
       { type: "thinking", thinking: "hmm", signature: "s" },
-      { type: "text", text: "Let me check.", citations: null },
+      { type: "text", text: "Let me check." },
       { type: "tool_use", id: "toolu_01", name: "get_weather", input: { city: "Oslo" } },
     ],
     stop_reason: "tool_use",
@@ -133,7 +133,7 @@ describe("convertMessagesResponseToChat", () => {
     const reasoning: ChatCompletion = { ...CHAT, choices: [{ index: 0, finish_reason: "stop", message: { role: "assistant", content: "42", reasoning_content: "Think." } }] };
     expect(convertChatResponseToMessages(reasoning).content).toEqual([
       { type: "thinking", thinking: "Think.", signature: "" },
-      { type: "text", text: "42", citations: null },
+      { type: "text", text: "42" },
     ]);
   });
 

@@ -104,7 +104,8 @@ export interface AnthropicMessagesRequest {
 export interface AnthropicTextBlock {
   type: "text";
   text: string;
-  citations: unknown[] | null;
+  /** Left out by the gateway (no citations): some clients (the AI SDK) refuse null there. */
+  citations?: unknown[];
 }
 
 export interface AnthropicToolUseBlock {
