@@ -233,7 +233,10 @@ describe("Claude Code through the gateway", () => {
         expect(existsSync(cacheFile), `Claude Code wrote no ${cacheFile}\n${context}`).toBe(true);
         const cached = JSON.parse(readFileSync(cacheFile, "utf8")) as { baseUrl: string; models: Array<{ id: string; display_name?: string }> };
         expect(cached.baseUrl).toBe(gateway.url);
-        expect(cached.models).toEqual([{ id: "claude-mock", display_name: "claude-mock" }]);
+        const claudeModels = [...gateway.app.ctx.config.models.keys()].filter((id) => id.startsWith("claude")).sort();
+        expect(claudeModels).toContain("claude-mock");
+        expect(cached.models.map((m) => m.id).sort()).toEqual(claudeModels);
+        expect(cached.models.every((m) => m.display_name === m.id)).toBe(true);
 
         const post = messagesPosts()[0];
         const sessionId = post?.headers["x-claude-code-session-id"];
