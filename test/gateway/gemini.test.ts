@@ -96,7 +96,8 @@ for (const kind of DATABASE_KINDS) {
       const { data, response } = await openai.chat.completions.create({ model: "gemini-mock", messages: [{ role: "user", content: "Summarise the document." }] }).withResponse();
       expect(data.choices[0]!.message.content).toBe("The answer.");
       // The thought summary is the answer's reasoning, never its content.
-      expect((data.choices[0]!.message as { reasoning_content?: string }).reasoning_content).toBe("Plan.");
+      const message: OpenAI.Chat.ChatCompletionMessage & { reasoning_content?: string } = data.choices[0]!.message;
+      expect(message.reasoning_content).toBe("Plan.");
       expect(data.usage).toMatchObject({ prompt_tokens: 696219, completion_tokens: 1238, prompt_tokens_details: { cached_tokens: 696190 } });
       expect(response.headers.get("x-gateway-cost-usd")).toBe("0.05531795");
 
@@ -105,9 +106,9 @@ for (const kind of DATABASE_KINDS) {
       let reasoning = "";
       let content = "";
       for await (const chunk of stream) {
-        const delta = chunk.choices[0]?.delta as { content?: string | null; reasoning_content?: string } | undefined;
-        reasoning += delta?.reasoning_content ?? "";
-        content += delta?.content ?? "";
+        const delta: OpenAI.Chat.ChatCompletionChunk.Choice.Delta & { reasoning_content?: string } = chunk.choices[0]!.delta;
+        reasoning += delta.reasoning_content ?? "";
+        content += delta.content ?? "";
       }
       expect([reasoning, content]).toEqual(["Plan.", "The answer."]);
       expect(mock.requests.at(-1)!.body.generationConfig).toEqual({ thinkingConfig: { thinkingBudget: 1024, includeThoughts: true } });
