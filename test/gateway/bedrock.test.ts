@@ -3,7 +3,7 @@
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { awsError, converseEvents, converseJson, converseStream, exceptionMessage, REQUEST_ID, startMockBedrock, type MockBedrock } from "../support/mock-bedrock.js";
+import { awsError, converseEvents, converseJson, converseStream, eventMessage, exceptionMessage, REQUEST_ID, startMockBedrock, type MockBedrock } from "../support/mock-bedrock.js";
 import { startGateway, type TestGateway } from "../support/gateway.js";
 
 const KEY_A = { accessKeyId: "AKIAMOCKKEYA00000001", secretAccessKey: "mockSecretA/CANARYsecretAAAA0123456789abcd", sessionToken: "IQoJmockSessionTokenCANARY+tokenA0123456789==" };
@@ -241,6 +241,55 @@ describe("bedrock upstream (Converse, SigV4, AWS event stream)", () => {
     expect(text).toContain('"content":"partial"');
     expect(text).toMatch(/"error":\{"message":"The upstream stream failed\."/);
     expect(text).not.toContain(REQUEST_ID);
+  });
+
+  it("reasoning on a Claude model: thinking sent as additionalModelRequestFields, reasoningContent back as thinking (Messages) and reasoning_content (Chat stream)", async () => {
+    mock.handler = (_req, res) =>
+      converseJson(res, {
+        output: {
+          message: {
+            role: "assistant",
+            content: [{ reasoningContent: { reasoningText: { text: "Plan the answer.", signature: "c2lnLWJlZHJvY2s=" } } }, { text: "Answer." }],
+          },
+        },
+        stopReason: "end_turn",
+        usage: { inputTokens: 50, outputTokens: 40, totalTokens: 90 },
+      });
+    const message = await anthropic.messages.create({
+      model: "claude-bedrock",
+      max_tokens: 8000,
+      thinking: { type: "enabled", budget_tokens: 4096 },
+      messages: [{ role: "user", content: "Think first." }],
+    });
+    // budget 4,096 is the low effort; its table budget is capped at half the client's limit.
+    expect(mock.requests[0]!.body.additionalModelRequestFields).toEqual({ thinking: { type: "enabled", budget_tokens: 4000 } });
+    expect(message.content).toEqual([
+      { type: "thinking", thinking: "Plan the answer.", signature: "c2lnLWJlZHJvY2s=" },
+      { type: "text", text: "Answer." },
+    ]);
+
+    mock.handler = (_req, res) =>
+      converseStream(res, [
+        eventMessage("messageStart", { role: "assistant" }),
+        eventMessage("contentBlockDelta", { contentBlockIndex: 0, delta: { reasoningContent: { text: "Plan " } } }),
+        eventMessage("contentBlockDelta", { contentBlockIndex: 0, delta: { reasoningContent: { text: "it." } } }),
+        eventMessage("contentBlockDelta", { contentBlockIndex: 0, delta: { reasoningContent: { signature: "c2lnLXN0cmVhbQ==" } } }),
+        eventMessage("contentBlockStop", { contentBlockIndex: 0 }),
+        ...converseEvents({ text: ["Answer."], stopReason: "end_turn", usage: { inputTokens: 50, outputTokens: 40, totalTokens: 90 } }).slice(1),
+      ]);
+    const stream = await openai.chat.completions.create({ model: "claude-bedrock", stream: true, reasoning_effort: "low", messages: [{ role: "user", content: "Again." }] });
+    let reasoning = "";
+    const blocks: unknown[] = [];
+    for await (const chunk of stream) {
+      const delta: OpenAI.Chat.ChatCompletionChunk.Choice.Delta & { reasoning_content?: string; thinking_blocks?: unknown[] } = chunk.choices[0]!.delta;
+      reasoning += delta.reasoning_content ?? "";
+      blocks.push(...(delta.thinking_blocks ?? []));
+    }
+    expect(reasoning).toBe("Plan it.");
+    expect(blocks).toEqual([{ type: "thinking", thinking: "Plan it.", signature: "c2lnLXN0cmVhbQ==" }]);
+    // No client limit: the budget is added to the model's default output (1,000 + 4,096, within 8,192).
+    expect(mock.requests[1]!.body.additionalModelRequestFields).toEqual({ thinking: { type: "enabled", budget_tokens: 4096 } });
+    expect(mock.requests[1]!.body.inferenceConfig).toEqual({ maxTokens: 5096 });
   });
 });
 

@@ -95,12 +95,23 @@ for (const kind of DATABASE_KINDS) {
       const before = (await usageRows()).length;
       const { data, response } = await openai.chat.completions.create({ model: "gemini-mock", messages: [{ role: "user", content: "Summarise the document." }] }).withResponse();
       expect(data.choices[0]!.message.content).toBe("The answer.");
+      // The thought summary is the answer's reasoning, never its content.
+      const message: OpenAI.Chat.ChatCompletionMessage & { reasoning_content?: string } = data.choices[0]!.message;
+      expect(message.reasoning_content).toBe("Plan.");
       expect(data.usage).toMatchObject({ prompt_tokens: 696219, completion_tokens: 1238, prompt_tokens_details: { cached_tokens: 696190 } });
       expect(response.headers.get("x-gateway-cost-usd")).toBe("0.05531795");
 
       mock.answer = (_req, res) => geminiStream(res, [[{ text: "Plan.", thought: true }], [{ text: "The " }], [{ text: "answer." }]], CACHED_THINKING_USAGE);
-      const stream = await openai.chat.completions.create({ model: "gemini-mock", stream: true, messages: [{ role: "user", content: "Again." }] });
-      for await (const chunk of stream) void chunk;
+      const stream = await openai.chat.completions.create({ model: "gemini-mock", stream: true, reasoning_effort: "low", messages: [{ role: "user", content: "Again." }] });
+      let reasoning = "";
+      let content = "";
+      for await (const chunk of stream) {
+        const delta: OpenAI.Chat.ChatCompletionChunk.Choice.Delta & { reasoning_content?: string } = chunk.choices[0]!.delta;
+        reasoning += delta.reasoning_content ?? "";
+        content += delta.content ?? "";
+      }
+      expect([reasoning, content]).toEqual(["Plan.", "The answer."]);
+      expect(mock.requests.at(-1)!.body.generationConfig).toEqual({ thinkingConfig: { thinkingBudget: 1024, includeThoughts: true } });
 
       const rows = (await usageRows()).slice(before);
       expect(rows).toHaveLength(2);

@@ -89,9 +89,15 @@ function maxTokens(body: Record<string, unknown>): number | undefined {
  * reasoning_effort -> Anthropic extended thinking (docs/clients.md, "Reasoning"): the table's budget.
  * A client that set a limit keeps it, thinking included, and thinking gets at most half of it; one
  * that set none gets the budget added to the default limit (within the model's own).
- * Thinking stays off, with a warning, where Anthropic would refuse it.
+ * Thinking stays off, with a warning, where Anthropic would refuse it. Also used for Claude models
+ * on Bedrock Converse, which take the same thinking object and rules.
  */
-function applyThinking(effort: unknown, request: AnthropicMessagesRequest, defaults: ChatToMessagesRequestOptions | undefined, warnings: WarningList): void {
+export function applyThinking(
+  effort: unknown,
+  request: AnthropicMessagesRequest,
+  defaults: Pick<ChatToMessagesRequestOptions, "defaultMaxTokens" | "maxOutputTokens"> | undefined,
+  warnings: WarningList,
+): void {
   if (effort === undefined || effort === null) return dropThinkingBlocks(request);
   if (!isReasoningEffort(effort)) throw invalidRequest("reasoning_effort", "reasoning_effort must be one of none, minimal, low, medium, high, xhigh, max.");
   if (effort === "none") return dropThinkingBlocks(request);

@@ -2,8 +2,10 @@
 // announces its id and name on contentBlockStart and streams its input as partial JSON. The stop
 // reason (messageStop) comes before the usage (metadata), so the finish and usage chunks are sent
 // when the stream ends; the caller forwards the usage chunk only when the client asked for it.
+// Reasoning streams as delta.reasoning_content; a signed (or redacted) reasoning block is sent whole
+// in delta.thinking_blocks when it stops, since its signature comes last.
 import type { ChatStreamItem } from "../anthropic-messages/messages-events-to-chat-stream.js";
-import type { ChatChunkDelta, ChatCompletionChunk, ChatFinishReason } from "../openai-chat/types.js";
+import type { ChatChunkDelta, ChatCompletionChunk, ChatFinishReason, ChatThinkingBlock } from "../openai-chat/types.js";
 import { deriveId, nowSeconds } from "../shared/ids.js";
 import { isNumber, isString } from "../shared/narrow.js";
 import { convertConverseUsageToChat, mapConverseStopReason } from "./convert-usage.js";
@@ -25,6 +27,9 @@ export class ConverseEventsToChatStream {
   private readonly toolBlocks = new Map<number, number>();
   private stopReason: string | null = null;
   private usage: ConverseUsage | null = null;
+  /** contentBlockIndex -> the reasoning block being streamed. */
+  private readonly reasoningBlocks = new Map<number, { text: string; signature: string; redacted: string }>();
+  private reasoningText = "";
 
   constructor(private readonly options: ConverseToChatStreamOptions) {
     this.id = options.id ?? deriveId(undefined, [], "chatcmpl-");
@@ -51,10 +56,36 @@ export class ConverseEventsToChatStream {
         const out = this.start();
         const delta = event.payload.delta;
         if (isString(delta?.text) && delta.text !== "") out.push(this.chunk({ content: delta.text }));
+        const reasoning = delta?.reasoningContent;
+        if (reasoning !== undefined && reasoning !== null) {
+          const index = event.payload.contentBlockIndex ?? 0;
+          const block = this.reasoningBlocks.get(index) ?? { text: "", signature: "", redacted: "" };
+          this.reasoningBlocks.set(index, block);
+          if (isString(reasoning.text) && reasoning.text !== "") {
+            block.text += reasoning.text;
+            this.reasoningText += reasoning.text;
+            out.push(this.chunk({ reasoning_content: reasoning.text }));
+          }
+          if (isString(reasoning.signature)) block.signature += reasoning.signature;
+          if (isString(reasoning.redactedContent)) block.redacted += reasoning.redactedContent;
+        }
         const input = delta?.toolUse?.input;
         const toolIndex = this.toolBlocks.get(event.payload.contentBlockIndex ?? 0);
         if (isString(input) && input !== "" && toolIndex !== undefined) out.push(this.chunk({ tool_calls: [{ index: toolIndex, function: { arguments: input } }] }));
         return out;
+      }
+      case "contentBlockStop": {
+        const index = event.payload.contentBlockIndex ?? 0;
+        const block = this.reasoningBlocks.get(index);
+        if (block === undefined) return [];
+        this.reasoningBlocks.delete(index);
+        const whole: ChatThinkingBlock | null =
+          block.redacted !== ""
+            ? { type: "redacted_thinking", data: block.redacted }
+            : block.signature !== ""
+              ? { type: "thinking", thinking: block.text, signature: block.signature }
+              : null;
+        return whole === null ? [] : [...this.start(), this.chunk({ thinking_blocks: [whole] })];
       }
       case "messageStop":
         if (isString(event.payload.stopReason)) this.stopReason = event.payload.stopReason;
@@ -63,7 +94,7 @@ export class ConverseEventsToChatStream {
         if (event.payload.usage !== undefined && Object.values(event.payload.usage).some(isNumber)) this.usage = event.payload.usage;
         return [];
       default:
-        // contentBlockStop, and event types added after this was written.
+        // Event types added after this was written.
         return [];
     }
   }
@@ -80,7 +111,7 @@ export class ConverseEventsToChatStream {
     this.done = true;
     const finishReason: ChatFinishReason = this.stopReason === null && this.toolBlocks.size > 0 ? "tool_calls" : mapConverseStopReason(this.stopReason);
     out.push({ ...this.chunk({}), choices: [{ index: 0, delta: {}, finish_reason: finishReason, logprobs: null }] });
-    out.push({ ...this.chunk({}), choices: [], usage: convertConverseUsageToChat(this.usage) });
+    out.push({ ...this.chunk({}), choices: [], usage: convertConverseUsageToChat(this.usage, this.reasoningText) });
     return out;
   }
 

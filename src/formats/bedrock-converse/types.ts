@@ -8,7 +8,11 @@ export type ConverseContentBlock =
   | { image: { format: ConverseImageFormat; source: { bytes: string } } }
   | { document: { format: "pdf"; name: string; source: { bytes: string } } }
   | { toolUse: { toolUseId: string; name: string; input: unknown } }
-  | { toolResult: { toolUseId: string; content: Array<{ text: string }>; status?: "success" | "error" } };
+  | { toolResult: { toolUseId: string; content: Array<{ text: string }>; status?: "success" | "error" } }
+  | { reasoningContent: ConverseReasoningContent };
+
+/** A reasoning block: readable text with its signature, or the provider's encrypted (redacted) reasoning. */
+export type ConverseReasoningContent = { reasoningText: { text: string; signature?: string } } | { redactedContent: string };
 
 export interface ConverseMessage {
   role: "user" | "assistant";
@@ -26,6 +30,8 @@ export interface ConverseRequest {
   system?: Array<{ text: string }>;
   inferenceConfig?: { maxTokens?: number; temperature?: number; topP?: number; stopSequences?: string[] };
   toolConfig?: { tools: ConverseToolSpec[]; toolChoice?: ConverseToolChoice };
+  /** Fields passed to the model as they are: the thinking object of Claude models. */
+  additionalModelRequestFields?: { thinking?: { type: "enabled"; budget_tokens: number } };
 }
 
 export type ConverseStopReason = "end_turn" | "tool_use" | "max_tokens" | "stop_sequence" | "guardrail_intervened" | "content_filtered" | (string & {});
@@ -51,7 +57,13 @@ export interface ConverseResponse {
 export type ConverseStreamEvent =
   | { type: "messageStart"; payload: { role?: string } }
   | { type: "contentBlockStart"; payload: { contentBlockIndex?: number; start?: { toolUse?: { toolUseId?: string; name?: string } } } }
-  | { type: "contentBlockDelta"; payload: { contentBlockIndex?: number; delta?: { text?: string; toolUse?: { input?: string } } } }
+  | {
+      type: "contentBlockDelta";
+      payload: {
+        contentBlockIndex?: number;
+        delta?: { text?: string; toolUse?: { input?: string }; reasoningContent?: { text?: string; signature?: string; redactedContent?: string } };
+      };
+    }
   | { type: "contentBlockStop"; payload: { contentBlockIndex?: number } }
   | { type: "messageStop"; payload: { stopReason?: ConverseStopReason } }
   | { type: "metadata"; payload: { usage?: ConverseUsage; metrics?: { latencyMs?: number } } };

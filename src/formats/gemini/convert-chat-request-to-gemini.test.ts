@@ -79,12 +79,19 @@ describe("convertChatRequestToGemini", () => {
   });
 
   it.each([
-    ["none", 0],
+    ["minimal", 1024],
     ["low", 1024],
     ["medium", 8192],
     ["high", 24576],
-  ])("maps reasoning_effort %s to thinkingBudget %d", (effort, budget) => {
-    expect(convertChatRequestToGemini({ messages: [user("x")], reasoning_effort: effort }).request.generationConfig).toEqual({ thinkingConfig: { thinkingBudget: budget } });
+    ["xhigh", 24576],
+  ])("maps reasoning_effort %s to thinkingBudget %d and asks for the thought summaries", (effort, budget) => {
+    expect(convertChatRequestToGemini({ messages: [user("x")], reasoning_effort: effort }).request.generationConfig).toEqual({
+      thinkingConfig: { thinkingBudget: budget, includeThoughts: true },
+    });
+  });
+
+  it("turns thinking off for reasoning_effort none, without asking for thoughts", () => {
+    expect(convertChatRequestToGemini({ messages: [user("x")], reasoning_effort: "none" }).request.generationConfig).toEqual({ thinkingConfig: { thinkingBudget: 0 } });
   });
 
   it("refuses what Gemini cannot take, naming the field", () => {

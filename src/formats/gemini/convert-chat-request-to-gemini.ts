@@ -80,7 +80,8 @@ function convertGenerationConfig(body: JsonObject, warnings: WarningList): Gemin
   if (body.reasoning_effort !== undefined && body.reasoning_effort !== null) {
     const budget = isString(body.reasoning_effort) ? THINKING_BUDGETS[body.reasoning_effort] : undefined;
     if (budget === undefined) throw invalidRequest("reasoning_effort", "reasoning_effort must be one of none, minimal, low, medium, high, xhigh, max.");
-    config.thinkingConfig = { thinkingBudget: budget };
+    // Thought summaries come back only when asked for; they become the answer's reasoning_content.
+    config.thinkingConfig = budget > 0 ? { thinkingBudget: budget, includeThoughts: true } : { thinkingBudget: budget };
   }
   return config;
 }

@@ -12,9 +12,10 @@ describe("convertGeminiResponseToChat", () => {
     await expect(toGolden(convertGeminiResponseToChat(response, options))).toMatchFileSnapshot("./__fixtures__/response-text-and-tools.chat.golden.json");
   });
 
-  it("leaves thought parts out, sends arguments as JSON text and gives each call its own id", () => {
+  it("sends thought parts as reasoning_content, not content; arguments as JSON text; each call its own id", () => {
     const message = convertGeminiResponseToChat(response, options).choices[0]!.message;
     expect(message.content).toBe("Checking both cities.");
+    expect(message.reasoning_content).toBe("Considering which tools to call.");
     expect(message.tool_calls!.map((c) => [c.function.name, JSON.parse(c.function.arguments) as unknown])).toEqual([
       ["get_weather", { city: "Oslo" }],
       ["get_weather", { city: "Rome" }],

@@ -41,14 +41,20 @@ export class ToolCallIds {
 
 export interface CandidateOutput {
   text: string;
+  /** The thought summaries' text (parts with `thought: true`): reasoning, never content. */
+  reasoning: string;
   calls: Array<{ name: string; arguments: string }>;
 }
 
-/** A candidate's visible text (thought parts excluded) and its function calls, arguments as JSON text. */
+/** A candidate's visible text, its thought summaries and its function calls, arguments as JSON text. */
 export function readCandidate(candidate: GeminiCandidate | undefined): CandidateOutput {
-  const out: CandidateOutput = { text: "", calls: [] };
+  const out: CandidateOutput = { text: "", reasoning: "", calls: [] };
   for (const part of candidate?.content?.parts ?? []) {
-    if (!isRecord(part) || part.thought === true) continue;
+    if (!isRecord(part)) continue;
+    if (part.thought === true) {
+      if (isString(part.text)) out.reasoning += part.text;
+      continue;
+    }
     if (isString(part.text)) out.text += part.text;
     const call = part.functionCall;
     if (isRecord(call) && isString(call.name)) out.calls.push({ name: call.name, arguments: JSON.stringify(isRecord(call.args) ? call.args : {}) });
@@ -63,10 +69,11 @@ export function blockedPrompt(response: GeminiResponse): boolean {
 
 export function convertGeminiResponseToChat(response: GeminiResponse, options: GeminiToChatOptions): ChatCompletion {
   const candidate = response.candidates?.[0];
-  const { text, calls } = readCandidate(candidate);
+  const { text, reasoning, calls } = readCandidate(candidate);
   const ids = new ToolCallIds(options.callIdSeed);
   const toolCalls: ChatToolCall[] = calls.map((call, i) => ({ id: ids.idFor(i, call.name), type: "function", function: call }));
   const message: ChatResponseMessage = { role: "assistant", content: text !== "" ? text : toolCalls.length > 0 ? null : "", refusal: null };
+  if (reasoning !== "") message.reasoning_content = reasoning;
   if (toolCalls.length > 0) message.tool_calls = toolCalls;
   const finishReason = blockedPrompt(response) ? "content_filter" : mapFinishReason(candidate?.finishReason, toolCalls.length > 0);
   return {

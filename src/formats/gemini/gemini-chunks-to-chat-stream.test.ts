@@ -37,6 +37,8 @@ describe("GeminiChunksToChatStream", () => {
     };
     const buffered = convertGeminiResponseToChat(merged, options).choices[0]!;
     expect(assembled.message.content).toBe(buffered.message.content);
+    expect(assembled.message.reasoning_content).toBe("Thinking about cities.");
+    expect(assembled.message.reasoning_content).toBe(buffered.message.reasoning_content);
     expect(assembled.message.tool_calls).toEqual(buffered.message.tool_calls);
     expect(assembled.finish_reason).toBe("tool_calls");
   });

@@ -1,7 +1,8 @@
 // Gemini streamGenerateContent (alt=sse) -> Chat chunks. Each event is a whole GenerateContentResponse
-// holding the new text since the previous one, whole function calls, and usage so far (the last
-// event's is final). The stream ends with a finish_reason chunk and a usage chunk (choices: []) that
-// the caller forwards only when the client asked for include_usage.
+// holding the new text since the previous one (thought summaries become delta.reasoning_content),
+// whole function calls, and usage so far (the last event's is final). The stream ends with a
+// finish_reason chunk and a usage chunk (choices: []) that the caller forwards only when the client
+// asked for include_usage.
 import type { ChatChunkDelta, ChatCompletionChunk, ChatStreamError, ChatUsage } from "../openai-chat/types.js";
 import { deriveId, nowSeconds } from "../shared/ids.js";
 import { isRecord, isString } from "../shared/narrow.js";
@@ -53,8 +54,9 @@ export class GeminiChunksToChatStream {
     if (blockedPrompt(response)) this.blocked = true;
     const candidate = response.candidates?.[0];
     if (isString(candidate?.finishReason)) this.finishReason = candidate.finishReason;
-    const { text, calls } = readCandidate(candidate);
+    const { text, reasoning, calls } = readCandidate(candidate);
     const out = this.start();
+    if (reasoning !== "") out.push(this.chunk({ reasoning_content: reasoning }));
     if (text !== "") out.push(this.chunk({ content: text }));
     for (const call of calls) {
       const index = this.toolCalls++;

@@ -48,7 +48,10 @@ export interface GeminiToolConfig {
 }
 
 export interface GeminiThinkingConfig {
+  /** Tokens the model may think; 0 turns thinking off where the model allows it. */
   thinkingBudget: number;
+  /** Send thought summaries back as parts with `thought: true`. */
+  includeThoughts?: boolean;
 }
 
 export interface GeminiGenerationConfig {

@@ -27,13 +27,18 @@ export function chatToBedrockConverse(body: Json, model: ModelConfig): UpstreamP
   const stream = body.stream === true;
   const options = body.stream_options;
   const wantsUsage = !!options && typeof options === "object" && (options as Json).include_usage === true;
-  const { request, warnings } = convertChatRequestToConverse(body, { defaultMaxTokens: model.defaultOutputTokens });
+  const { request, warnings } = convertChatRequestToConverse(body, {
+    defaultMaxTokens: model.defaultOutputTokens,
+    maxOutputTokens: model.maxOutputTokens,
+    upstreamModel: model.upstreamModel,
+  });
   const modelPath = `/model/${encodeURIComponent(model.upstreamModel)}`;
   return {
     path: `${modelPath}/${stream ? "converse-stream" : "converse"}`,
     body: request,
     stream,
     warnings,
+    outputLimit: request.inferenceConfig?.maxTokens,
     fromUpstream(json) {
       const response = json as ConverseResponse;
       const completion = convertConverseResponseToChat(response, { model: model.id });

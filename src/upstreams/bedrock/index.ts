@@ -20,7 +20,8 @@ export const bedrockUpstream: UpstreamDescriptor = {
     // `apis` names OpenAI APIs; Bedrock speaks none of them.
     apis: [],
     defaultApis: [],
-    chatReasoningEffort: false,
+    // Claude models take it as thinking (additionalModelRequestFields); for others it is dropped with a warning.
+    chatReasoningEffort: true,
     honorsOutputLimit: true,
     providerSettings: ["region"],
   },
