@@ -18,7 +18,7 @@ export function scrubToJson(scrubber: Scrubber, value: unknown): string {
   return JSON.stringify(scrubValue(scrubber, value));
 }
 
-/** Scrubs one JSON value; any failure in the scrubber becomes a generic internal_error, as in scrubToJson. */
+/** Scrubs one JSON value; a failure in the scrubber becomes a generic internal_error, as in scrubToJson. */
 export function scrubValue(scrubber: Scrubber, value: unknown): unknown {
   try {
     return scrubber.scrubJson(value);

@@ -6,7 +6,7 @@ import { sql, type Kysely } from "kysely";
 import type { Dialect } from "../dialect.js";
 import { applyLedgerChainTriggers } from "./ledger-chain-triggers.js";
 
-/** Far above any failover configuration; a bound so that a bug cannot store nonsense. */
+/** Far above every failover configuration; a bound so that a bug cannot store nonsense. */
 export const MAX_LEDGER_ATTEMPTS = 1000;
 
 export async function up(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
