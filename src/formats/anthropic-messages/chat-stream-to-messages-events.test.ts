@@ -1,19 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { assembleChatStream } from "../openai-chat/assemble-chat-stream.js";
 import type { ChatCompletionChunk } from "../openai-chat/types.js";
-import { readFixture, toGolden } from "../shared/read-fixture.test-kit.js";
+import { CHAT_STREAM_FIXTURES, readFixture, toGolden } from "../shared/read-fixture.test-kit.js";
 import { ChatStreamToMessagesEvents } from "./chat-stream-to-messages-events.js";
 import type { AnthropicStreamEvent } from "./types.js";
 
-const FIXTURES = [
-  "stream-text",
-  "stream-tool-call",
-  "stream-multi-tool",
-  "stream-max-tokens",
-  "azure-stream-tool-call",
-  "azure-stream-content-filter",
-  "stream-reasoning-tool-call",
-] as const;
+const FIXTURES = CHAT_STREAM_FIXTURES;
 
 function chunksOf(name: string): ChatCompletionChunk[] {
   return readFixture<ChatCompletionChunk[]>(import.meta.url, `../openai-chat/__fixtures__/${name}.json`);

@@ -1,19 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { assembleChatStream } from "../openai-chat/assemble-chat-stream.js";
 import type { ChatCompletionChunk } from "../openai-chat/types.js";
-import { readFixture, toGolden } from "../shared/read-fixture.test-kit.js";
+import { CHAT_STREAM_FIXTURES, readFixture, toGolden } from "../shared/read-fixture.test-kit.js";
 import { ChatStreamToResponsesEvents } from "./chat-stream-to-responses-events.js";
 import type { ResponsesRequest, ResponsesStreamEvent } from "./types.js";
 
-const FIXTURES = [
-  "stream-text",
-  "stream-tool-call",
-  "stream-multi-tool",
-  "stream-max-tokens",
-  "azure-stream-tool-call",
-  "azure-stream-content-filter",
-  "stream-reasoning-tool-call",
-] as const;
+const FIXTURES = CHAT_STREAM_FIXTURES;
 const REQUEST: ResponsesRequest = { model: "gpt-via-gateway", input: "hi", instructions: "Be brief." };
 
 function chunksOf(name: string): ChatCompletionChunk[] {

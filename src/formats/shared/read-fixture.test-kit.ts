@@ -9,3 +9,14 @@ export function readFixture<T>(baseUrl: string, relativePath: string): T {
 export function toGolden(value: unknown): string {
   return `${JSON.stringify(value, null, 2)}\n`;
 }
+
+/** The Chat stream fixtures (src/formats/openai-chat/__fixtures__) every stream translator is checked against. */
+export const CHAT_STREAM_FIXTURES = [
+  "stream-text",
+  "stream-tool-call",
+  "stream-multi-tool",
+  "stream-max-tokens",
+  "azure-stream-tool-call",
+  "azure-stream-content-filter",
+  "stream-reasoning-tool-call",
+] as const;

@@ -9,17 +9,9 @@ import type { ChatCompletionChunk } from "../openai-chat/types.js";
 import { ChatStreamToResponsesEvents } from "../openai-responses/chat-stream-to-responses-events.js";
 import { convertResponsesInputToChat } from "../openai-responses/convert-responses-input-to-chat.js";
 import { WarningList } from "./narrow.js";
-import { readFixture } from "./read-fixture.test-kit.js";
+import { CHAT_STREAM_FIXTURES, readFixture } from "./read-fixture.test-kit.js";
 
-const FIXTURES = [
-  "stream-text",
-  "stream-tool-call",
-  "stream-multi-tool",
-  "stream-max-tokens",
-  "azure-stream-tool-call",
-  "azure-stream-content-filter",
-  "stream-reasoning-tool-call",
-] as const;
+const FIXTURES = CHAT_STREAM_FIXTURES;
 
 /** The signed thinking blocks a fixture carries, in order. */
 function thinkingBlocksOf(chunks: readonly ChatCompletionChunk[]): unknown[] {
