@@ -93,12 +93,19 @@ export function tokenPricesFor(pricing: ModelPricing, allInputTokens: bigint): {
 export function priceBreakdown(model: ModelConfig, usage: Usage, imageVariant?: string): PriceBreakdown {
   const counts = dimensionCounts(usage);
   const { prices, longContext } = tokenPricesFor(model.pricing, count(usage.inputTokens, "inputTokens"));
-  const tokenCosts = allocateTokenCost(TOKEN_DIMENSIONS.map((d) => [d.name, counts[d.name] * prices[d.priceField]] as const));
+  const scaled = new Array<bigint>(TOKEN_DIMENSIONS.length);
+  for (let i = 0; i < scaled.length; i++) {
+    const d = TOKEN_DIMENSIONS[i]!;
+    scaled[i] = counts[d.name] * prices[d.priceField];
+  }
+  // The token part: ONE ceiling division of the exact sum (nano-USD x 1e6), shared out to the token dimensions.
+  const tokenCosts = shareOut(scaled, PER_MILLION);
   const costs = {} as Record<DimensionName, Nano>;
   let cost = 0n;
+  let token = 0;
   for (const d of DIMENSIONS) {
-    const unitPrice = d.unit === "token" ? 0n : d.priceField === null ? imagePrice(model, imageVariant) : model.pricing[d.priceField];
-    costs[d.name] = d.unit === "token" ? (tokenCosts[d.name] ?? 0n) : counts[d.name] * unitPrice;
+    if (d.unit === "token") costs[d.name] = tokenCosts[token++]!;
+    else costs[d.name] = counts[d.name] * (d.priceField === null ? imagePrice(model, imageVariant) : model.pricing[d.priceField]);
     cost += costs[d.name];
   }
   const input = prices.inputPerMtok;
@@ -111,34 +118,28 @@ export function priceBreakdown(model: ModelConfig, usage: Usage, imageVariant?: 
 }
 
 /**
- * The token part: ONE ceiling division of the exact sum (nano-USD x 1e6), then that amount shared out
- * to the dimensions so that the shares sum to it exactly (see shareOut).
+ * ceil(Σ amounts / divisor) shared out in the amounts' order: each gets its exact share rounded down,
+ * and the units left over (fewer than the number of amounts) go one each to the largest remainders,
+ * ties to the earlier one. Runs on every settlement, hence arrays and no sort (n is at most 9).
  */
-function allocateTokenCost(scaled: ReadonlyArray<readonly [DimensionName, bigint]>): Partial<Record<DimensionName, Nano>> {
-  return shareOut(scaled, PER_MILLION);
-}
-
-/**
- * ceil(Σ amounts / divisor) shared out to the names: each gets its exact share rounded down, and the
- * units left over (fewer than the number of names) go one each to the largest remainders, ties to
- * the earlier name in the list.
- */
-function shareOut(scaled: ReadonlyArray<readonly [DimensionName, bigint]>, divisor: bigint): Partial<Record<DimensionName, Nano>> {
+function shareOut(amounts: readonly bigint[], divisor: bigint): bigint[] {
+  const n = amounts.length;
+  const shares = new Array<bigint>(n);
+  const remainders = new Array<bigint>(n);
   let sum = 0n;
-  for (const [, amount] of scaled) sum += amount;
-  const total = ceilDiv(sum, divisor);
-  const shares: Partial<Record<DimensionName, Nano>> = {};
   let given = 0n;
-  for (const [name, amount] of scaled) {
-    shares[name] = amount / divisor;
-    given += amount / divisor;
+  for (let i = 0; i < n; i++) {
+    const amount = amounts[i]!;
+    sum += amount;
+    shares[i] = amount / divisor;
+    remainders[i] = amount % divisor;
+    given += shares[i]!;
   }
-  const byRemainder = scaled.map(([name, amount], index) => ({ name, remainder: amount % divisor, index }));
-  byRemainder.sort((a, b) => (a.remainder === b.remainder ? a.index - b.index : a.remainder > b.remainder ? -1 : 1));
-  for (let i = 0; given < total; i++) {
-    const { name } = byRemainder[i]!;
-    shares[name] = shares[name]! + 1n;
-    given += 1n;
+  for (const total = ceilDiv(sum, divisor); given < total; given += 1n) {
+    let largest = 0;
+    for (let i = 1; i < n; i++) if (remainders[i]! > remainders[largest]!) largest = i;
+    shares[largest]! += 1n;
+    remainders[largest] = -1n; // a remainder gets at most one unit
   }
   return shares;
 }
@@ -151,11 +152,11 @@ function shareOut(scaled: ReadonlyArray<readonly [DimensionName, bigint]>, divis
 export function capBreakdown(breakdown: PriceBreakdown, cap: Nano): PriceBreakdown {
   if (breakdown.cost <= cap) return breakdown;
   const shares = shareOut(
-    DIMENSIONS.map((d) => [d.name, breakdown.costs[d.name] * cap] as const),
+    DIMENSIONS.map((d) => breakdown.costs[d.name] * cap),
     breakdown.cost,
   );
   const costs = {} as Record<DimensionName, Nano>;
-  for (const d of DIMENSIONS) costs[d.name] = shares[d.name] ?? 0n;
+  DIMENSIONS.forEach((d, i) => (costs[d.name] = shares[i]!));
   return { ...breakdown, cost: cap, costs };
 }
 

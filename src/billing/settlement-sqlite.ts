@@ -18,9 +18,8 @@
 // it wrote nothing; when step 1 did delete a hold it throws, so the batcher rolls it back. A failure
 // (a trigger, a CHECK, no such account) throws: nothing of it remains, 502 ledger_write_failed.
 import { dbErrorKind, dbErrorMessage } from "../store/db-errors.js";
-import { LEDGER_GENESIS_HASH, ledgerRowHash } from "../store/ledger-chain.js";
+import { LEDGER_CHAIN_COLUMNS, ledgerRowHashFromValues } from "../store/ledger-chain.js";
 import { LEDGER_ROW_EXISTS } from "../store/migrations/0005-ledger-append-only-gaps.js";
-import { LEDGER_DIMENSION_COLUMNS } from "./dimensions.js";
 import { AlreadySettled, settlementValues, type SettlementInput } from "./settlement.js";
 import { Statement, type SqlExec } from "./sqlite-writer.js";
 
@@ -28,36 +27,10 @@ const DELETE_HOLD = new Statement<{ amount_nano: bigint; tokens: bigint }>(`dele
 
 const ACCOUNT_FOR_LEDGER = new Statement<{ balance_nano: bigint; ledger_head: string | null }>(`select balance_nano, ledger_head from accounts where id = ?`);
 
-/** The ledger row of a settlement, by column: what is inserted and what its hash covers. */
-type UsageLedgerRow = {
-  created_at: bigint;
-  account_id: string;
-  key_id: string;
-  request_id: string;
-  kind: "usage";
-  model: string;
-  provider: string;
-  route: string;
-  input_tokens: bigint;
-  cached_tokens: bigint;
-  output_tokens: bigint;
-  reasoning_tokens: bigint;
-  cost_nano: bigint;
-  estimated: bigint;
-  note: string | null;
-  deployment: string | null;
-  /** The columns of LEDGER_DIMENSION_COLUMNS (dimensions.ts): counts and costs per dimension, cache saving. */
-  dimensions: readonly bigint[];
-  attempts: bigint | null;
-};
-
-// Parameters: the columns of UsageLedgerRow in this order (its dimensions as LEDGER_DIMENSION_COLUMNS),
-// then the hash.
+// Parameters: the row's values in LEDGER_CHAIN_COLUMNS order (what its hash covers), then the hash.
 const INSERT_LEDGER = new Statement<{ id: bigint }>(`
-  insert into ledger (created_at, account_id, key_id, request_id, kind, model, provider, route,
-    input_tokens, cached_tokens, output_tokens, reasoning_tokens, cost_nano, estimated, note, deployment,
-    ${LEDGER_DIMENSION_COLUMNS.join(", ")}, attempts, hash)
-  values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ${LEDGER_DIMENSION_COLUMNS.map(() => "?").join(", ")}, ?, ?)
+  insert into ledger (${LEDGER_CHAIN_COLUMNS.map((column) => column.name).join(", ")}, hash)
+  values (${LEDGER_CHAIN_COLUMNS.map(() => "?").join(", ")}, ?)
   on conflict (request_id) do nothing
   returning id`);
 
@@ -91,35 +64,10 @@ const ADD_MONTHLY_USAGE = new Statement<never>(`
     tokens = monthly_usage.tokens + excluded.tokens,
     requests = monthly_usage.requests + excluded.requests`);
 
-/** The dimension values by column name, as the chain encoding reads a row. */
-function ledgerDimensionColumns(values: readonly bigint[]): Record<string, bigint> {
-  return Object.fromEntries(LEDGER_DIMENSION_COLUMNS.map((column, i) => [column, values[i]!]));
-}
-
 /** The new row's id; undefined when the request id is already recorded (or the account is missing). */
-function insertLedgerRow(exec: SqlExec, row: UsageLedgerRow, hash: string): { id: bigint } | undefined {
+function insertLedgerRow(exec: SqlExec, rowAndHash: readonly unknown[]): { id: bigint } | undefined {
   try {
-    return INSERT_LEDGER.first(exec, [
-      row.created_at,
-      row.account_id,
-      row.key_id,
-      row.request_id,
-      row.kind,
-      row.model,
-      row.provider,
-      row.route,
-      row.input_tokens,
-      row.cached_tokens,
-      row.output_tokens,
-      row.reasoning_tokens,
-      row.cost_nano,
-      row.estimated,
-      row.note,
-      row.deployment,
-      ...row.dimensions,
-      row.attempts,
-      hash,
-    ]);
+    return INSERT_LEDGER.first(exec, rowAndHash);
   } catch (error) {
     if (dbErrorKind(error) === "trigger" && dbErrorMessage(error) === LEDGER_ROW_EXISTS) return undefined;
     throw error;
@@ -136,28 +84,30 @@ export function applySettlementSqlite(exec: SqlExec, input: SettlementInput): Al
   let hash: string | undefined;
   let inserted: { id: bigint } | undefined;
   if (account) {
-    const row: UsageLedgerRow = {
-      created_at: v.now,
-      account_id: hold.accountId,
-      key_id: hold.keyId,
-      request_id: hold.requestId,
-      kind: "usage",
-      model: hold.model.id,
-      provider: input.provider,
-      route: hold.route,
-      input_tokens: v.inputTokens,
-      cached_tokens: v.cachedTokens,
-      output_tokens: v.outputTokens,
-      reasoning_tokens: v.reasoningTokens,
-      cost_nano: cost,
-      estimated: v.estimated,
-      note: account.balance_nano < cost ? `shortfall_nano=${cost - account.balance_nano}` : null,
-      deployment: hold.model.deployment ?? null,
-      dimensions: v.dimensionValues,
-      attempts: v.attempts,
-    };
-    hash = ledgerRowHash(account.ledger_head ?? LEDGER_GENESIS_HASH, { ...row, ...ledgerDimensionColumns(row.dimensions) });
-    inserted = insertLedgerRow(exec, row, hash);
+    // The row in LEDGER_CHAIN_COLUMNS order (ledger-chain.ts): 16 base columns, the dimension columns, attempts.
+    const row: unknown[] = [
+      v.now,
+      hold.accountId,
+      hold.keyId,
+      hold.requestId,
+      "usage",
+      hold.model.id,
+      input.provider,
+      hold.route,
+      v.inputTokens,
+      v.cachedTokens,
+      v.outputTokens,
+      v.reasoningTokens,
+      cost,
+      v.estimated,
+      account.balance_nano < cost ? `shortfall_nano=${cost - account.balance_nano}` : null,
+      hold.model.deployment ?? null,
+      ...v.dimensionValues,
+      v.attempts,
+    ];
+    hash = ledgerRowHashFromValues(account.ledger_head, row);
+    row.push(hash);
+    inserted = insertLedgerRow(exec, row);
   }
   if (!inserted) {
     const recorded = RECORDED_COST.first(exec, [hold.requestId]);

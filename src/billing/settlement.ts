@@ -75,18 +75,21 @@ export interface SettlementValues {
   attempts: bigint | null;
 }
 
+/** How to read each column of LEDGER_DIMENSION_COLUMNS from a priced usage, in that order; resolved once. */
+const DIMENSION_COLUMN_READERS: ReadonlyArray<(breakdown: PriceBreakdown) => bigint> = LEDGER_DIMENSION_COLUMNS.map((column) => {
+  if (column === CACHE_SAVING_COLUMN) return (breakdown) => breakdown.cacheSaving;
+  const costOf = DIMENSIONS.find((d) => d.costColumn === column);
+  if (costOf) return (breakdown) => breakdown.costs[costOf.name];
+  const countOf = DIMENSIONS.find((d) => d.countColumn === column);
+  if (countOf) return (breakdown) => breakdown.counts[countOf.name];
+  throw new Error(`no value for the ledger column ${column}`);
+});
+
 /** The value of each column of LEDGER_DIMENSION_COLUMNS for a priced usage, in that order. */
-export function ledgerDimensionValues(breakdown: PriceBreakdown): bigint[] {
-  const byColumn = new Map<string, bigint>([[CACHE_SAVING_COLUMN, breakdown.cacheSaving]]);
-  for (const d of DIMENSIONS) {
-    byColumn.set(d.costColumn, breakdown.costs[d.name]);
-    if (d.countColumn !== null) byColumn.set(d.countColumn, breakdown.counts[d.name]);
-  }
-  return LEDGER_DIMENSION_COLUMNS.map((column) => {
-    const value = byColumn.get(column);
-    if (value === undefined) throw new Error(`no value for the ledger column ${column}`);
-    return value;
-  });
+function ledgerDimensionValues(breakdown: PriceBreakdown): bigint[] {
+  const values: bigint[] = new Array<bigint>(DIMENSION_COLUMN_READERS.length);
+  for (let i = 0; i < values.length; i++) values[i] = DIMENSION_COLUMN_READERS[i]!(breakdown);
+  return values;
 }
 
 export function settlementValues(input: SettlementInput): SettlementValues {

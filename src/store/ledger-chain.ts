@@ -6,7 +6,7 @@
 // registered SQL function (database.ts), the PostgreSQL trigger computes the same bytes in SQL
 // generated from LEDGER_CHAIN_COLUMNS (migrations/ledger-chain-triggers.ts), and the verifier and
 // the migration that chains existing rows call ledgerRowHash directly.
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import { LEDGER_DIMENSION_COLUMNS } from "../billing/dimensions.js";
 
 export type LedgerChainColumnType = "integer" | "text";
@@ -54,35 +54,51 @@ export const LEDGER_ENCODING_TAG = "gateway-ledger-v1";
 /** The SQLite function the chain trigger calls: gw_ledger_hash(prev, then the columns in order). */
 export const SQLITE_LEDGER_HASH_FUNCTION = "gw_ledger_hash";
 
+/** Each column's `name=` prefix in the encoding, in LEDGER_CHAIN_COLUMNS order. */
+const COLUMN_PREFIXES = LEDGER_CHAIN_COLUMNS.map((column) => `${column.name}=`);
+
 /**
  * The bytes hashed for one row: the tag, a newline, the previous hash, a newline, then for each
  * column in LEDGER_CHAIN_COLUMNS order that has a value: `name=LENGTH:VALUE` and a newline, where
  * VALUE is the decimal integer or the text and LENGTH its UTF-8 byte length.
  */
 export function ledgerChainEncoding(previousHash: string, row: Readonly<Record<string, unknown>>): string {
-  let text = `${LEDGER_ENCODING_TAG}\n${previousHash}\n`;
-  for (const column of LEDGER_CHAIN_COLUMNS) {
-    const value = encodedValue(column.type, row[column.name]);
-    if (value !== null) text += `${column.name}=${Buffer.byteLength(value, "utf8")}:${value}\n`;
-  }
-  return text;
+  return ledgerChainEncodingOfValues(
+    previousHash,
+    LEDGER_CHAIN_COLUMNS.map((column) => row[column.name]),
+  );
 }
 
 export function ledgerRowHash(previousHash: string, row: Readonly<Record<string, unknown>>): string {
-  return createHash("sha256").update(ledgerChainEncoding(previousHash, row), "utf8").digest("hex");
+  return hash("sha256", ledgerChainEncoding(previousHash, row), "hex");
 }
 
-/** The same hash from positional values, as the SQLite trigger passes them. */
+/**
+ * The same hash from the row's values in LEDGER_CHAIN_COLUMNS order, as the SQLite trigger passes them
+ * and as SQLite settlement binds them (a null or absent previous hash is the genesis). Settlement calls
+ * this once per request, so it builds no object per row (bench/README, "settlement on SQLite").
+ */
 export function ledgerRowHashFromValues(previousHash: unknown, values: readonly unknown[]): string {
-  const row: Record<string, unknown> = {};
-  LEDGER_CHAIN_COLUMNS.forEach((column, i) => (row[column.name] = values[i]));
-  return ledgerRowHash(typeof previousHash === "string" ? previousHash : LEDGER_GENESIS_HASH, row);
+  return hash("sha256", ledgerChainEncodingOfValues(typeof previousHash === "string" ? previousHash : LEDGER_GENESIS_HASH, values), "hex");
+}
+
+function ledgerChainEncodingOfValues(previousHash: string, values: readonly unknown[]): string {
+  let text = `${LEDGER_ENCODING_TAG}\n${previousHash}\n`;
+  for (let i = 0; i < COLUMN_PREFIXES.length; i++) {
+    const value = encodedValue(LEDGER_CHAIN_COLUMNS[i]!.type, values[i]);
+    if (value === null) continue;
+    // A decimal integer is ASCII: its length is its byte length.
+    const bytes = typeof values[i] === "bigint" ? value.length : Buffer.byteLength(value, "utf8");
+    text += `${COLUMN_PREFIXES[i]}${bytes}:${value}\n`;
+  }
+  return text;
 }
 
 function encodedValue(type: LedgerChainColumnType, value: unknown): string | null {
   if (value === null || value === undefined) return null;
   if (type === "integer") {
-    if (typeof value === "bigint" || (typeof value === "number" && Number.isInteger(value))) return BigInt(value) === 0n ? null : BigInt(value).toString();
+    if (typeof value === "bigint") return value === 0n ? null : value.toString();
+    if (typeof value === "number" && Number.isInteger(value)) return value === 0 ? null : BigInt(value).toString();
     return String(value);
   }
   if (value instanceof Uint8Array) return Buffer.from(value).toString("utf8");
