@@ -1,8 +1,9 @@
-// `node --import tsx bench/billing-pair.ts [--pairs 20000] [--database postgres://…]`
+// `node --import tsx bench/billing-pair.ts [--pairs 20000] [--concurrency 1] [--database postgres://…]`
 // What the billing store costs per request on its own, without HTTP: sequential admission + settlement
 // pairs for one account and key, each awaited before the next, so every group-commit batch holds one
 // operation (as at 1,000 req/s in the gateway). Prints wall time and this process's CPU (user, system)
-// per pair. SQLite by default (a fresh file with background checkpoints, as `gateway serve` opens it);
+// per pair. `--concurrency N` keeps N pairs in flight instead (batches of up to N operations, as under
+// wrk's 50 connections). SQLite by default (a fresh file with background checkpoints, as `gateway serve` opens it);
 // with --database, a fresh PostgreSQL database created and dropped here.
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -20,6 +21,7 @@ const valueOf = (flag: string, fallback: string) => {
 };
 const pairs = Number(valueOf("--pairs", "20000"));
 const adminUrl = valueOf("--database", "");
+const concurrency = Number(valueOf("--concurrency", "1"));
 const WARM_UP_PAIRS = 2000;
 
 const dir = mkdtempSync(join(tmpdir(), "gw-billing-pair-"));
@@ -60,18 +62,27 @@ try {
     const hold = await billing.admit({ requestId: newId("req"), accountId: account.id, keyId: key.id, model, route: "chat", projectedInputTokens: 20, projectedOutputTokens: 256 });
     await billing.settle(hold, usage, "mockai");
   };
-  for (let i = 0; i < WARM_UP_PAIRS; i++) await onePair();
+  // `count` pairs, `concurrency` at a time.
+  const runPairs = async (count: number, progress: boolean) => {
+    let next = 0;
+    const lane = async () => {
+      while (next < count) {
+        next += 1;
+        if (progress && next % 5000 === 0) process.stderr.write(`  ${next}/${count} pairs\n`);
+        await onePair();
+      }
+    };
+    await Promise.all(Array.from({ length: concurrency }, lane));
+  };
+  await runPairs(WARM_UP_PAIRS, false);
   const cpuBefore = process.cpuUsage();
   const started = process.hrtime.bigint();
-  for (let i = 1; i <= pairs; i++) {
-    await onePair();
-    if (i % 5000 === 0) process.stderr.write(`  ${i}/${pairs} pairs\n`);
-  }
+  await runPairs(pairs, true);
   const wallUs = Number(process.hrtime.bigint() - started) / 1000;
   const cpu = process.cpuUsage(cpuBefore);
   const database = databaseUrl ? "PostgreSQL" : "SQLite";
   console.log(
-    `${database}, ${pairs} admission+settlement pairs: wall ${(wallUs / pairs).toFixed(1)} µs/pair, CPU user ${(cpu.user / pairs).toFixed(1)} + system ${(cpu.system / pairs).toFixed(1)} µs/pair`,
+    `${database}, ${pairs} admission+settlement pairs, ${concurrency} in flight: wall ${(wallUs / pairs).toFixed(1)} µs/pair, CPU user ${(cpu.user / pairs).toFixed(1)} + system ${(cpu.system / pairs).toFixed(1)} µs/pair`,
   );
 } finally {
   await store.close();

@@ -35,6 +35,17 @@ describe("circuit breaker", () => {
     expect(breaker.stats(30_001)).toEqual({ requests: 1, failures: 1, p50Ms: 5 });
   });
 
+  it("keeps the latest 2,000 outcomes under a flood, counting the failures among them", () => {
+    const breaker = new CircuitBreaker({ ...SETTINGS, minRequests: 100_000 });
+    // 2,500 outcomes in one window, every fifth a failure; then 1,000 more successes.
+    for (let i = 0; i < 2_500; i++) run(breaker, i % 5 === 0, 1_000 + i);
+    expect(breaker.stats(3_500)).toMatchObject({ requests: 2_000, failures: 400 });
+    for (let i = 0; i < 1_000; i++) run(breaker, false, 3_500 + i);
+    expect(breaker.stats(4_500)).toMatchObject({ requests: 2_000, failures: 200 });
+    // Past the window only the outcomes after its start remain.
+    expect(breaker.stats(1_000 + 2_500 + 30_000)).toMatchObject({ requests: 999, failures: 0 });
+  });
+
   it("turns half-open after the open period and admits one trial; a success closes it", () => {
     const breaker = new CircuitBreaker(SETTINGS);
     for (let i = 0; i < 10; i++) run(breaker, true, 0);
