@@ -44,6 +44,9 @@ export function totalTokens(usage: Usage): number {
   return usage.inputTokens + usage.outputTokens;
 }
 
+/** The Usage fields the dimensions count, resolved once: plausibleUsage runs on every answer. */
+const DIMENSION_USAGE_FIELDS = DIMENSIONS.flatMap((d) => (d.usageField === null ? [] : [d.usageField]));
+
 function plausibleCount(value: number | undefined): boolean {
   return value === undefined || (typeof value === "number" && Number.isFinite(value) && value >= 0 && value <= MAX_USAGE_COUNT);
 }
@@ -55,6 +58,7 @@ function plausibleCount(value: number | undefined): boolean {
  */
 export function plausibleUsage(usage: Usage | null): Usage | null {
   if (usage === null) return null;
-  const counts = [usage.inputTokens, usage.reasoningTokens, ...DIMENSIONS.map((d) => (d.usageField === null ? undefined : usage[d.usageField]))];
-  return counts.every(plausibleCount) ? usage : null;
+  if (!plausibleCount(usage.inputTokens) || !plausibleCount(usage.reasoningTokens)) return null;
+  for (const field of DIMENSION_USAGE_FIELDS) if (!plausibleCount(usage[field])) return null;
+  return usage;
 }
