@@ -7,6 +7,8 @@ import { z } from "zod";
 import type { RouteContext } from "../../http/route-context.js";
 import { GatewayError } from "../../errors/catalogue.js";
 import type { ApiKey } from "../../store/keys-store.js";
+import { createKey } from "../../admin/operations.js";
+import { dashboardActor } from "./admin-routes.js";
 import { idParam, parseWith, requireConfirm, tokenCount, usdAmount } from "../validate.js";
 import { iso, keyView } from "../views.js";
 
@@ -61,7 +63,7 @@ export function registerKeyRoutes(app: FastifyInstance, ctx: RouteContext): void
       const role = await ctx.store.workspaces.roleOf(body.workspace_id, accountId);
       if (!role) throw new GatewayError("not_found", `No workspace ${body.workspace_id}.`, { param: "workspace_id" });
     }
-    const { key, raw } = await ctx.store.keys.create({
+    const input = {
       accountId,
       name: body.name ?? "",
       workspaceId: body.workspace_id ?? null,
@@ -69,7 +71,9 @@ export function registerKeyRoutes(app: FastifyInstance, ctx: RouteContext): void
       tokenCap: body.token_cap ?? null,
       ...(body.clamp_output !== undefined && { clampOutput: body.clamp_output }),
       actorAccountId: me.id,
-    });
+    };
+    // An administrator minting a key under another account is an administrative change: audited.
+    const { key, raw } = accountId === me.id ? await ctx.store.keys.create(input) : await ctx.store.audited(dashboardActor(request), (tx) => createKey(tx, input));
     // Bound to the account that saw the raw key (the signed-in one) and to this key.
     const again = await ctx.store.showAgain.put({ accountId: me.id, keyId: key.id, raw });
     reply.code(201);
