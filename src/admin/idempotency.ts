@@ -45,7 +45,9 @@ function canonical(value: unknown): string {
 }
 
 export function requestHash(method: string, path: string, body: unknown): string {
-  return createHash("sha256").update(`${method} ${path}\n${canonical(body ?? null)}`).digest("hex");
+  return createHash("sha256")
+    .update(`${method} ${path}\n${canonical(body ?? null)}`)
+    .digest("hex");
 }
 
 function reused(): GatewayError {
@@ -70,7 +72,10 @@ export async function once(
   store: Store,
   key: string | null,
   hash: string,
-  change: (claim: (trx: Transaction<Database>) => Promise<void>, save: (trx: Transaction<Database>, status: number, body: unknown) => Promise<void>) => Promise<{ status: number; body: unknown }>,
+  change: (
+    claim: (trx: Transaction<Database>) => Promise<void>,
+    save: (trx: Transaction<Database>, status: number, body: unknown) => Promise<void>,
+  ) => Promise<{ status: number; body: unknown }>,
 ): Promise<StoredResponse> {
   const noop = async () => undefined;
   if (key === null) return { ...(await change(noop, noop)), replayed: false };
@@ -85,7 +90,11 @@ export async function once(
     }
   };
   const save = async (trx: Transaction<Database>, status: number, body: unknown) => {
-    await trx.updateTable("admin_idempotency").set({ status: BigInt(status), response: JSON.stringify(body) }).where("key", "=", key).execute();
+    await trx
+      .updateTable("admin_idempotency")
+      .set({ status: BigInt(status), response: JSON.stringify(body) })
+      .where("key", "=", key)
+      .execute();
   };
   try {
     return { ...(await change(claim, save)), replayed: false };

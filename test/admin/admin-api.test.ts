@@ -108,7 +108,14 @@ describe.each(DATABASE_KINDS)("admin API on %s", (kind) => {
 
   it("enforces the scope of every route: 403 forbidden, code missing_scope, the scope named", async () => {
     const tokens = new Map<AdminScope, string>();
-    for (const scope of ADMIN_SCOPES) tokens.set(scope, await tokenWith(ADMIN_SCOPES.filter((s) => s !== scope), `without-${scope}`));
+    for (const scope of ADMIN_SCOPES)
+      tokens.set(
+        scope,
+        await tokenWith(
+          ADMIN_SCOPES.filter((s) => s !== scope),
+          `without-${scope}`,
+        ),
+      );
     expect(ADMIN_API_ROUTES.length).toBeGreaterThanOrEqual(15);
     for (const route of ADMIN_API_ROUTES) {
       const path = route.url.replace(":id", "acct_missing").replace(":keyId", "upk_missing");
@@ -356,9 +363,9 @@ describe.each(DATABASE_KINDS)("admin API on %s", (kind) => {
     await expect(db.updateTable("audit_log").set({ action: "tampered" }).where("id", "=", first.id).execute()).rejects.toThrow(/append-only/);
     await expect(db.deleteFrom("audit_log").where("id", "=", first.id).execute()).rejects.toThrow(/append-only/);
     if (kind === "sqlite") {
-      await expect(sql`insert or replace into audit_log (id, created_at, actor_type, action, target_type, target_id) values (${first.id}, 0, 'cli', 'x', 'x', 'x')`.execute(db)).rejects.toThrow(
-        /append-only/,
-      );
+      await expect(
+        sql`insert or replace into audit_log (id, created_at, actor_type, action, target_type, target_id) values (${first.id}, 0, 'cli', 'x', 'x', 'x')`.execute(db),
+      ).rejects.toThrow(/append-only/);
     } else {
       await expect(sql`truncate audit_log`.execute(db)).rejects.toThrow(/append-only/);
     }

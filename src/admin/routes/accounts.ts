@@ -48,7 +48,8 @@ export const accountSchemas = {
 };
 
 function knownTier(ctx: RouteContext, name: string): string {
-  if (!ctx.config.tiers.has(name)) throw new GatewayError("invalid_request", `tier: unknown tier "${name}" (configured: ${[...ctx.config.tiers.keys()].join(", ")})`, { param: "tier" });
+  if (!ctx.config.tiers.has(name))
+    throw new GatewayError("invalid_request", `tier: unknown tier "${name}" (configured: ${[...ctx.config.tiers.keys()].join(", ")})`, { param: "tier" });
   return name;
 }
 

@@ -50,14 +50,14 @@ export async function accountsCommand(sub: string | undefined, args: string[], i
       if (!config.tiers.has(tier)) throw new UsageError(`--tier: unknown tier "${tier}" (configured: ${[...config.tiers.keys()].join(", ")})`);
       const account = await store.audited(cliActor(), (tx) =>
         createAccount(tx, {
-        email,
-        tier,
-        balance: parseMoneyOption(values, "balance") ?? 0n,
-        monthlyBudget: parseMoneyOption(values, "monthly-budget"),
-        monthlyTokenBudget: parseCountOption(values, "monthly-token-budget"),
-        defaultModel: typeof values["default-model"] === "string" ? values["default-model"] : null,
-        isAdmin: values.admin === true,
-        clampOutput: parseOnOff(values.clamping, "--clamping") ?? true,
+          email,
+          tier,
+          balance: parseMoneyOption(values, "balance") ?? 0n,
+          monthlyBudget: parseMoneyOption(values, "monthly-budget"),
+          monthlyTokenBudget: parseCountOption(values, "monthly-token-budget"),
+          defaultModel: typeof values["default-model"] === "string" ? values["default-model"] : null,
+          isAdmin: values.admin === true,
+          clampOutput: parseOnOff(values.clamping, "--clamping") ?? true,
         }),
       );
       return emit(io, json, accountJson(account), () => `created account ${account.id} (${account.email}), balance ${usd(account.balance)} USD, tier ${account.tier}`);

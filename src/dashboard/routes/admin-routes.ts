@@ -17,7 +17,10 @@ import { accountView } from "../views.js";
 
 const auditQuery = z.object({
   limit: z.coerce.number().int().min(1).max(500).default(100),
-  before: z.string().regex(/^\d{1,19}$/).optional(),
+  before: z
+    .string()
+    .regex(/^\d{1,19}$/)
+    .optional(),
   target_id: idParam.optional(),
   actor_id: idParam.optional(),
   action: z.string().min(1).max(100).optional(),
