@@ -12,6 +12,8 @@ import { changedFields } from "../store/audit-store.js";
 import type { AuditedTransaction } from "../store/index.js";
 import type { ApiKey, KeysStore } from "../store/keys-store.js";
 import type { UpstreamKeyInfo } from "../store/upstream-keys-store.js";
+import type { Invite, Member } from "../store/workspaces-store.js";
+import type { Role } from "../store/tables.js";
 import { accountAuditFields, adminTokenAuditFields, keyAuditFields, providerKeyAuditFields } from "./audit-fields.js";
 
 export type AccountChanges = Parameters<AccountsStore["update"]>[1];
@@ -121,4 +123,38 @@ export async function revokeAdminToken(tx: AuditedTransaction, id: string): Prom
     await tx.record({ action: "admin_token.revoke", targetType: "admin_token", targetId: id, before: adminTokenAuditFields(before), after: adminTokenAuditFields(after) });
   }
   return after;
+}
+
+// Workspace owner and admin actions (docs/dashboard.md has the roles); target: the workspace.
+
+export async function setMemberRole(tx: AuditedTransaction, workspaceId: string, accountId: string, role: Exclude<Role, "owner">): Promise<Member> {
+  const before = await tx.workspaces.roleOf(workspaceId, accountId);
+  const member = await tx.workspaces.setRole(workspaceId, accountId, role);
+  if (before !== role) {
+    await tx.record({ action: "workspace.member_role", targetType: "workspace", targetId: workspaceId, before: { account_id: accountId, role: before }, after: { account_id: accountId, role } });
+  }
+  return member;
+}
+
+export async function removeMember(tx: AuditedTransaction, workspaceId: string, accountId: string): Promise<void> {
+  const before = await tx.workspaces.roleOf(workspaceId, accountId);
+  await tx.workspaces.removeMember(workspaceId, accountId);
+  await tx.record({ action: "workspace.member_remove", targetType: "workspace", targetId: workspaceId, before: { account_id: accountId, role: before }, after: null });
+}
+
+export async function createInvite(tx: AuditedTransaction, input: Parameters<AuditedTransaction["workspaces"]["createInvite"]>[0]): Promise<{ invite: Invite; token: string }> {
+  const created = await tx.workspaces.createInvite(input);
+  await tx.record({
+    action: "workspace.invite_create",
+    targetType: "workspace",
+    targetId: input.workspaceId,
+    before: null,
+    after: { invite_id: created.invite.id, role: created.invite.role, expires_at: new Date(created.invite.expiresAt).toISOString() },
+  });
+  return created;
+}
+
+export async function revokeInvite(tx: AuditedTransaction, workspaceId: string, inviteId: string): Promise<void> {
+  await tx.workspaces.revokeInvite(workspaceId, inviteId);
+  await tx.record({ action: "workspace.invite_revoke", targetType: "workspace", targetId: workspaceId, before: { invite_id: inviteId }, after: null });
 }

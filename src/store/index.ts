@@ -76,7 +76,8 @@ export class Store {
         keys: new KeysStore(trx),
         upstreamKeys: new UpstreamKeysStore(trx, this.box),
         adminTokens: new AdminTokensStore(trx),
-        workspaces: new WorkspacesStore(trx),
+        // The same injected failure point as this store's, for the fault tests of workspace writes.
+        workspaces: new WorkspacesStore(trx, { failAfter: this.workspaces.failAfter }),
         record: (change) => appendAudit(trx, actor, change),
       }),
     );

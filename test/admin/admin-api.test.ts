@@ -341,6 +341,36 @@ describe.each(DATABASE_KINDS)("admin API on %s", (kind) => {
     expectError(await user.client.get("/admin/audit"), 403, "forbidden");
   });
 
+  it("records workspace owner and admin actions: invites, role changes, removals, revoking a member's key", async () => {
+    const owner = await signedInAccount(gateway);
+    const guest = await signedInAccount(gateway);
+    const ws = (await owner.client.post("/workspaces", { name: "audited" })).body.workspace.id as string;
+    const invite = await owner.client.post(`/workspaces/${ws}/invites`, { role: "member" });
+    expect(invite.status, invite.text).toBe(201);
+    expect((await guest.client.post("/invites/accept", { token: invite.body.token })).status).toBe(200);
+    const withdrawn = (await owner.client.post(`/workspaces/${ws}/invites`, { role: "admin" })).body.invite.id as string;
+    expect((await owner.client.delete(`/workspaces/${ws}/invites/${withdrawn}`)).status).toBe(204);
+    expect((await owner.client.patch(`/workspaces/${ws}/members/${guest.account.id}`, { role: "admin" })).status).toBe(200);
+    const shared = (await guest.client.post("/keys", { name: "shared", workspace_id: ws })).body.key.id as string;
+    expect((await owner.client.delete(`/workspaces/${ws}/keys/${shared}?confirm=true`)).status).toBe(200);
+    expect((await owner.client.delete(`/workspaces/${ws}/members/${guest.account.id}`)).status).toBe(204);
+
+    const rows = await auditOf(ws);
+    expect(rows.map((r) => r.action)).toEqual([
+      "workspace.member_remove",
+      "workspace.member_role",
+      "workspace.invite_revoke",
+      "workspace.invite_create",
+      "workspace.invite_create",
+    ]);
+    expect(rows.every((r) => r.actor.id === owner.account.id && r.actor.type === "dashboard")).toBe(true);
+    expect(rows[0].before).toEqual({ account_id: guest.account.id, role: "admin" });
+    expect(rows[1]).toMatchObject({ before: { role: "member" }, after: { role: "admin" } });
+    expect(JSON.stringify(rows)).not.toContain(invite.body.token);
+    const keyRows = await auditOf(shared);
+    expect(keyRows.map((r) => [r.action, r.actor.id])).toEqual([["key.revoke", owner.account.id]]);
+  });
+
   it("pages through the audit log newest first", async () => {
     const all = await admin("GET", "/audit?limit=500");
     const total = all.body.data.length as number;

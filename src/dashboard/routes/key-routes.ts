@@ -7,7 +7,8 @@ import { z } from "zod";
 import type { RouteContext } from "../../http/route-context.js";
 import { GatewayError } from "../../errors/catalogue.js";
 import type { ApiKey } from "../../store/keys-store.js";
-import { createKey } from "../../admin/operations.js";
+import { createKey, revokeKey as auditedRevoke } from "../../admin/operations.js";
+import type { AuditActor } from "../../store/audit-store.js";
 import { dashboardActor } from "./admin-routes.js";
 import { idParam, parseWith, requireConfirm, tokenCount, usdAmount } from "../validate.js";
 import { iso, keyView } from "../views.js";
@@ -37,9 +38,12 @@ export async function ownKey(ctx: RouteContext, accountId: string, id: string): 
   return key;
 }
 
-/** Revokes a key and makes the gateway refuse it now, in this process and (via auth_events) others. */
-export async function revokeKey(ctx: RouteContext, key: ApiKey): Promise<ApiKey> {
-  const revoked = await ctx.store.keys.revoke(key.id);
+/**
+ * Revokes a key and makes the gateway refuse it now, in this process and (via auth_events) others.
+ * With an actor (someone else's key), the revocation is audited.
+ */
+export async function revokeKey(ctx: RouteContext, key: ApiKey, actor: AuditActor | null = null): Promise<ApiKey> {
+  const revoked = actor === null ? await ctx.store.keys.revoke(key.id) : await ctx.store.audited(actor, (tx) => auditedRevoke(tx, key.id));
   ctx.pipeline.authCache.invalidateKey(key.hash);
   await ctx.store.showAgain.forgetKey(key.id);
   return revoked;
