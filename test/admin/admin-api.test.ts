@@ -24,6 +24,12 @@ describe.each(DATABASE_KINDS)("admin API on %s", (kind) => {
 
   /** Runs the real CLI against the gateway's database; returns the parsed --json output. */
   async function cli(argv: string[]): Promise<any> {
+    const { code, stdout, stderr } = await cliRun(argv);
+    if (code !== 0) throw new Error(`gateway ${argv.join(" ")} exited ${code}: ${stderr}`);
+    return JSON.parse(stdout);
+  }
+
+  async function cliRun(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
     let stdout = "";
     let stderr = "";
     const code = await runCli([...argv, "--json"], {
@@ -36,8 +42,7 @@ describe.each(DATABASE_KINDS)("admin API on %s", (kind) => {
       env: { ...gateway.database.env, GATEWAY_CONFIG: join(configDir, "gateway.config.yaml") },
       cwd: configDir,
     });
-    if (code !== 0) throw new Error(`gateway ${argv.join(" ")} exited ${code}: ${stderr}`);
-    return JSON.parse(stdout);
+    return { code, stdout, stderr };
   }
 
   async function tokenWith(scopes: readonly string[], name = "test"): Promise<string> {
@@ -90,6 +95,13 @@ describe.each(DATABASE_KINDS)("admin API on %s", (kind) => {
     expectError(await call(null, "GET", "/accounts"), 401, "auth_error");
     expectError(await call("nonsense", "GET", "/accounts"), 401, "auth_error");
     expectError(await call(`mgwadm_${"A".repeat(43)}`, "GET", "/accounts"), 401, "auth_error");
+    // The CLI refuses unknown scopes and a token without scopes (usage errors, exit 2), creating nothing.
+    const tokensBefore = (await cli(["admin", "token", "list"])).length as number;
+    const unknown = await cliRun(["admin", "token", "create", "--name", "x", "--scope", "everything"]);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('unknown scope "everything"');
+    expect((await cliRun(["admin", "token", "create", "--name", "x"])).code).toBe(2);
+    expect((await cli(["admin", "token", "list"])).length).toBe(tokensBefore);
     const token = await tokenWith(["accounts:read"], "short-lived");
     expect((await call(token, "GET", "/accounts")).status).toBe(200);
     const listed: any[] = await cli(["admin", "token", "list"]);
