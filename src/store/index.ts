@@ -28,6 +28,7 @@ export interface AuditedTransaction {
   upstreamKeys: UpstreamKeysStore;
   adminTokens: AdminTokensStore;
   workspaces: WorkspacesStore;
+  ledger: LedgerStore;
   record(change: AuditChange): Promise<void>;
 }
 
@@ -78,6 +79,7 @@ export class Store {
         adminTokens: new AdminTokensStore(trx),
         // The same injected failure point as this store's, for the fault tests of workspace writes.
         workspaces: new WorkspacesStore(trx, { failAfter: this.workspaces.failAfter }),
+        ledger: new LedgerStore(trx),
         record: (change) => appendAudit(trx, actor, change),
       }),
     );
