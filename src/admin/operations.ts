@@ -131,7 +131,13 @@ export async function setMemberRole(tx: AuditedTransaction, workspaceId: string,
   const before = await tx.workspaces.roleOf(workspaceId, accountId);
   const member = await tx.workspaces.setRole(workspaceId, accountId, role);
   if (before !== role) {
-    await tx.record({ action: "workspace.member_role", targetType: "workspace", targetId: workspaceId, before: { account_id: accountId, role: before }, after: { account_id: accountId, role } });
+    await tx.record({
+      action: "workspace.member_role",
+      targetType: "workspace",
+      targetId: workspaceId,
+      before: { account_id: accountId, role: before },
+      after: { account_id: accountId, role },
+    });
   }
   return member;
 }
