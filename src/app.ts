@@ -2,6 +2,7 @@
 // built here once; the request path reads no config and parses nothing but its own body.
 import pino, { type Logger } from "pino";
 import type { FastifyInstance } from "fastify";
+import { registerAdminApiRoutes } from "./admin/index.js";
 import { StoreBilling } from "./billing/billing-store.js";
 import type { GatewayConfig } from "./config/load.js";
 import { registerDashboardRoutes } from "./dashboard/index.js";
@@ -38,6 +39,7 @@ export const ROUTES: readonly RouteRegistrar[] = [
   registerGatewayRoutes,
   registerMediaRoutes,
   registerDashboardRoutes,
+  registerAdminApiRoutes,
 ];
 
 /**

@@ -7,6 +7,7 @@ import type { Nano } from "../core/money.js";
 import { GatewayError } from "../errors/catalogue.js";
 import { recordAllocation, toApiKey, type ApiKey } from "../store/keys-store.js";
 import type { Database, KeyStatus } from "../store/tables.js";
+import { transact } from "../store/transact.js";
 
 export interface KeyCapsChange {
   /** New spend cap; null removes it; undefined leaves it unchanged. */
@@ -20,7 +21,7 @@ export async function setKeyCaps(db: Kysely<Database>, keyId: string, caps: KeyC
   if (caps.tokenCap != null && (!Number.isSafeInteger(caps.tokenCap) || caps.tokenCap < 0)) {
     throw new GatewayError("invalid_request", "token_cap must be a non-negative integer", { param: "token_cap" });
   }
-  return db.transaction().execute(async (trx) => {
+  return transact(db, async (trx) => {
     const current = await trx.selectFrom("keys").select(["status", "budget_cap_nano", "token_cap"]).where("id", "=", keyId).executeTakeFirst();
     if (!current) throw new GatewayError("not_found", `no key ${keyId}`);
     if (current.status === "revoked") throw new GatewayError("invalid_state", "a revoked key's caps cannot be changed");

@@ -9,6 +9,7 @@ import { openDatabase } from "../store/database.js";
 import { openStore, type Store } from "../store/index.js";
 import { migrate } from "../store/migrate.js";
 import { accountsCommand } from "./commands/accounts.js";
+import { adminTokensCommand } from "./commands/admin-tokens.js";
 import { keysCommand } from "./commands/keys.js";
 import { ledgerCommand } from "./commands/ledger.js";
 import { providerKeysCommand } from "./commands/provider-keys.js";
@@ -34,6 +35,9 @@ const USAGE = `usage: gateway <command>
   admin ledger prune --older-than-days N
   admin ledger verify [--account ID]      walks the ledger's hash chains; exit 1 names the first broken link
   admin upstreams status                  every upstream key's circuit breaker, error rate and latency
+  admin token create --name N --scope S [--scope S ...]   an admin API token (shown once); scopes in docs/operations.md
+  admin token list
+  admin token revoke ID
 Every command accepts --json. Environment: DATABASE_URL, GATEWAY_CONFIG, GATEWAY_SECRET, PORT, HOST.`;
 
 export async function runCli(argv: string[], io: CliIo): Promise<number> {
@@ -88,8 +92,11 @@ async function admin(args: string[], io: CliIo, store: Store, config: GatewayCon
     case "upstreams":
       await upstreamsCommand(sub, rest, io, store, config);
       break;
+    case "token":
+      await adminTokensCommand(sub, rest, io, store);
+      break;
     default:
-      throw new UsageError("usage: gateway admin accounts|keys|provider-keys|ledger|upstreams ...");
+      throw new UsageError("usage: gateway admin accounts|keys|provider-keys|ledger|upstreams|token ...");
   }
   return 0;
 }

@@ -6,6 +6,7 @@ import { MAX_BALANCE, type Nano } from "../core/money.js";
 import { recordAuthChange } from "./auth-events.js";
 import { dbErrorKind } from "./db-errors.js";
 import type { AccountsTable, Database } from "./tables.js";
+import { transact } from "./transact.js";
 
 export type AccountStatus = AccountsTable["status"];
 export const ACCOUNT_STATUSES: readonly AccountStatus[] = ["active", "suspended", "closed"];
@@ -71,7 +72,7 @@ export class AccountsStore {
     if (balance < 0n || balance > MAX_BALANCE) throw new GatewayError("balance_invariant");
     const now = nowMs();
     try {
-      return await this.db.transaction().execute(async (trx) => {
+      return await transact(this.db, async (trx) => {
         const row = await trx
           .insertInto("accounts")
           .values({
@@ -160,7 +161,7 @@ export class AccountsStore {
       clampOutput?: boolean;
     },
   ): Promise<Account> {
-    return this.db.transaction().execute(async (trx) => {
+    return transact(this.db, async (trx) => {
       const row = await trx
         .updateTable("accounts")
         .set({
@@ -190,7 +191,7 @@ export class AccountsStore {
    */
   async adjustBalance(id: string, delta: Nano, note: string | null = null): Promise<Account> {
     if (delta === 0n) throw new GatewayError("invalid_request", "the amount must not be zero", { param: "amount" });
-    return this.db.transaction().execute(async (trx) => {
+    return transact(this.db, async (trx) => {
       const row = await trx
         .updateTable("accounts")
         .set((eb) => ({ balance_nano: eb("balance_nano", "+", delta), updated_at: nowMs() }))

@@ -1,6 +1,9 @@
 // The storage port: one set of repositories over Kysely, the same code on SQLite and PostgreSQL.
 import { SecretBox } from "../core/secret-box.js";
+import type { Transaction } from "kysely";
 import { AccountsStore } from "./accounts-store.js";
+import { AdminTokensStore } from "./admin-tokens-store.js";
+import { appendAudit, AuditStore, type AuditActor, type AuditChange } from "./audit-store.js";
 import { openDatabase, type DatabaseHandle, type DatabaseOptions } from "./database.js";
 import { KeysStore } from "./keys-store.js";
 import { LedgerStore } from "./ledger-store.js";
@@ -11,7 +14,23 @@ import { ResponsesStore } from "./responses-store.js";
 import { UpstreamHealthStore } from "./upstream-health-store.js";
 import { UpstreamKeysStore } from "./upstream-keys-store.js";
 import { VideoTasksStore } from "./video-tasks-store.js";
+import type { Database } from "./tables.js";
 import { WorkspacesStore } from "./workspaces-store.js";
+
+/**
+ * The stores bound to one transaction, for an audited change: every write made through them and the
+ * audit rows appended with record() commit together or not at all.
+ */
+export interface AuditedTransaction {
+  trx: Transaction<Database>;
+  accounts: AccountsStore;
+  keys: KeysStore;
+  upstreamKeys: UpstreamKeysStore;
+  adminTokens: AdminTokensStore;
+  workspaces: WorkspacesStore;
+  ledger: LedgerStore;
+  record(change: AuditChange): Promise<void>;
+}
 
 export class Store {
   readonly accounts: AccountsStore;
@@ -24,6 +43,8 @@ export class Store {
   readonly workspaces: WorkspacesStore;
   readonly responses: ResponsesStore;
   readonly videoTasks: VideoTasksStore;
+  readonly adminTokens: AdminTokensStore;
+  readonly audit: AuditStore;
 
   constructor(
     readonly handle: DatabaseHandle,
@@ -39,6 +60,29 @@ export class Store {
     this.workspaces = new WorkspacesStore(handle.db);
     this.responses = new ResponsesStore(handle.db);
     this.videoTasks = new VideoTasksStore(handle.db);
+    this.adminTokens = new AdminTokensStore(handle.db);
+    this.audit = new AuditStore(handle.db);
+  }
+
+  /**
+   * An administrative change and its audit rows in one transaction (docs/operations.md, "Audit
+   * log"): `work` makes the change through the stores it is given and records it; when anything in
+   * it fails, neither the change nor an audit row remains.
+   */
+  audited<T>(actor: AuditActor, work: (tx: AuditedTransaction) => Promise<T>): Promise<T> {
+    return this.db.transaction().execute((trx) =>
+      work({
+        trx,
+        accounts: new AccountsStore(trx),
+        keys: new KeysStore(trx),
+        upstreamKeys: new UpstreamKeysStore(trx, this.box),
+        adminTokens: new AdminTokensStore(trx),
+        // The same injected failure point as this store's, for the fault tests of workspace writes.
+        workspaces: new WorkspacesStore(trx, { failAfter: this.workspaces.failAfter }),
+        ledger: new LedgerStore(trx),
+        record: (change) => appendAudit(trx, actor, change),
+      }),
+    );
   }
 
   get db() {

@@ -7,6 +7,7 @@ import type { Nano } from "../core/money.js";
 import { toAccount, type Account } from "./accounts-store.js";
 import { recordAuthChange } from "./auth-events.js";
 import type { Database, KeyStatus, KeysTable } from "./tables.js";
+import { transact } from "./transact.js";
 
 export const MAX_ENABLED_KEYS_PER_ACCOUNT = 50;
 
@@ -93,7 +94,7 @@ export class KeysStore {
   ): Promise<{ key: ApiKey; raw: string }> {
     const minted = mintApiKey();
     const now = nowMs();
-    const key = await this.db.transaction().execute(async (trx) => {
+    const key = await transact(this.db, async (trx) => {
       if (!(await lockAccount(trx, input.accountId))) throw new GatewayError("account_not_found", `no account ${input.accountId}`);
       const enabled = await trx
         .selectFrom("keys")
@@ -153,7 +154,7 @@ export class KeysStore {
 
   /** enabled or exhausted -> revoked; revoking a revoked key changes nothing. */
   async revoke(id: string): Promise<ApiKey> {
-    return this.db.transaction().execute(async (trx) => {
+    return transact(this.db, async (trx) => {
       const now = nowMs();
       const row = await trx
         .updateTable("keys")
@@ -188,7 +189,7 @@ export class KeysStore {
 
   /** Turns output clamping on or off for one key (docs/billing.md, "Clamping"); a revoked key keeps its setting. */
   async setClampOutput(id: string, clampOutput: boolean): Promise<ApiKey> {
-    return this.db.transaction().execute(async (trx) => {
+    return transact(this.db, async (trx) => {
       const row = await trx
         .updateTable("keys")
         .set({ clamp_output: clampOutput ? 1n : 0n, updated_at: nowMs() })
@@ -213,7 +214,7 @@ export class KeysStore {
    * nothing changes: the status guard sits in the DELETE itself, so a concurrent change cannot slip in.
    */
   async deletePermanently(id: string): Promise<ApiKey> {
-    return this.db.transaction().execute(async (trx) => {
+    return transact(this.db, async (trx) => {
       const current = await trx.selectFrom("keys").selectAll().where("id", "=", id).executeTakeFirst();
       if (!current) throw new GatewayError("not_found", `no key ${id}`);
       if (current.status !== "revoked") {

@@ -5,6 +5,7 @@ import { sql, type Kysely, type RawBuilder, type Selectable, type Transaction } 
 import { GatewayError } from "../errors/catalogue.js";
 import { dbErrorKind, dbErrorMessage } from "./db-errors.js";
 import { LEDGER_RETENTION_MS } from "./migrations/0001-initial.js";
+import { transact } from "./transact.js";
 import { verifyLedger, type LedgerVerifyOptions, type LedgerVerifyResult } from "./ledger-verify.js";
 import type { Database, LedgerTable } from "./tables.js";
 
@@ -26,7 +27,7 @@ export class LedgerStore {
       throw new GatewayError("ledger_retention_violation", "ledger rows are kept 365 days after created_at; use --older-than-days 365 or more");
     }
     try {
-      return await this.db.transaction().execute((trx) => pruneChains(trx, cutoff));
+      return await transact(this.db, (trx) => pruneChains(trx, cutoff));
     } catch (error) {
       throw asRetentionError(error);
     }

@@ -223,6 +223,45 @@ export interface UpstreamHealthTable {
   stats_at: Generated<Stamp>;
 }
 
+export interface AdminTokensTable {
+  id: string;
+  name: string;
+  prefix: string;
+  hash: string;
+  /** Space-separated scopes (src/admin/scopes.ts). */
+  scopes: string;
+  created_at: Stamp;
+  revoked_at: Stamp | null;
+}
+
+export type AuditActorType = "admin_token" | "dashboard" | "cli";
+
+/** Append-only (migration 0014): the database refuses updates and deletes. */
+export interface AuditLogTable {
+  id: Generated<Int>;
+  created_at: Stamp;
+  actor_type: AuditActorType;
+  actor_id: string | null;
+  actor_name: string | null;
+  action: string;
+  target_type: string;
+  target_id: string;
+  /** JSON of the changed fields before the change; null for a creation. */
+  before: string | null;
+  /** JSON of the changed fields after the change; null for a removal. */
+  after: string | null;
+  client_address: string | null;
+  request_id: string | null;
+}
+
+export interface AdminIdempotencyTable {
+  key: string;
+  request_hash: string;
+  status: Int | null;
+  response: string | null;
+  created_at: Stamp;
+}
+
 export interface Database {
   accounts: AccountsTable;
   keys: KeysTable;
@@ -240,4 +279,7 @@ export interface Database {
   stored_responses: StoredResponsesTable;
   auth_events: AuthEventsTable;
   upstream_health: UpstreamHealthTable;
+  admin_tokens: AdminTokensTable;
+  audit_log: AuditLogTable;
+  admin_idempotency: AdminIdempotencyTable;
 }

@@ -8,6 +8,7 @@ import { newId, nowMs } from "../core/ids.js";
 import { GatewayError } from "../errors/catalogue.js";
 import { dbErrorKind } from "./db-errors.js";
 import type { Database, Role } from "./tables.js";
+import { transact } from "./transact.js";
 
 export const DEFAULT_INVITE_TTL_MS = 7 * 24 * 60 * 60_000;
 export type InviteRole = Exclude<Role, "owner">;
@@ -271,7 +272,7 @@ export class WorkspacesStore {
       if (this.failAfter === point) throw new Error(`injected failure after ${point}`);
     };
     try {
-      return await this.db.transaction().execute((trx) => run(trx, step));
+      return await transact(this.db, (trx) => run(trx, step));
     } catch (error) {
       if (error instanceof GatewayError) throw error;
       const failure = new GatewayError("workspace_write_failed");

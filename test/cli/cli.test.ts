@@ -202,6 +202,9 @@ for (const kind of DATABASE_KINDS) {
         const rows = await handle.db.selectFrom("ledger").select(["request_id", "kind"]).where("account_id", "=", account.id).orderBy("id").execute();
         expect(rows.map((r) => r.request_id)).toEqual([expect.stringMatching(/^credit/), `req-old-late-${kind}`]);
         expect((await cli.json<{ deleted: number }>(["admin", "ledger", "prune", "--older-than-days", "365"])).deleted).toBe(0);
+        // The prune that deleted rows is in the audit log, by the CLI; the one that deleted none is not.
+        const audited = await handle.db.selectFrom("audit_log").select(["actor_type", "after"]).where("action", "=", "ledger.prune").execute();
+        expect(audited.map((r) => [r.actor_type, JSON.parse(r.after!)])).toEqual([["cli", { older_than_days: 365, deleted: 1 }]]);
         // The remaining rows chain to the pruned row's hash, kept as the account's anchor.
         const verified = await cli.json<{ ok: boolean; rows: number }>(["admin", "ledger", "verify", "--account", account.id]);
         expect(verified).toMatchObject({ ok: true, rows: 2 });

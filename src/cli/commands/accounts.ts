@@ -2,6 +2,8 @@ import { ACCOUNT_STATUSES, type Account, type AccountStatus } from "../../store/
 import type { Store } from "../../store/index.js";
 import type { GatewayConfig } from "../../config/load.js";
 import { emit, parseCommand, requireOption, table, usd, UsageError, type CliIo } from "../io.js";
+import { adjustBalance, createAccount, updateAccount } from "../../admin/operations.js";
+import { cliActor } from "./cli-actor.js";
 import { parseMoneyOption, parseCountOption, parseOnOff } from "./parse.js";
 
 export function accountJson(a: Account) {
@@ -46,16 +48,18 @@ export async function accountsCommand(sub: string | undefined, args: string[], i
       if (!/^[^@\s]+@[^@\s]+$/.test(email)) throw new UsageError(`--email: "${email}" is not an email address`);
       const tier = typeof values.tier === "string" ? values.tier : config.defaultTier;
       if (!config.tiers.has(tier)) throw new UsageError(`--tier: unknown tier "${tier}" (configured: ${[...config.tiers.keys()].join(", ")})`);
-      const account = await store.accounts.create({
-        email,
-        tier,
-        balance: parseMoneyOption(values, "balance") ?? 0n,
-        monthlyBudget: parseMoneyOption(values, "monthly-budget"),
-        monthlyTokenBudget: parseCountOption(values, "monthly-token-budget"),
-        defaultModel: typeof values["default-model"] === "string" ? values["default-model"] : null,
-        isAdmin: values.admin === true,
-        clampOutput: parseOnOff(values.clamping, "--clamping") ?? true,
-      });
+      const account = await store.audited(cliActor(), (tx) =>
+        createAccount(tx, {
+          email,
+          tier,
+          balance: parseMoneyOption(values, "balance") ?? 0n,
+          monthlyBudget: parseMoneyOption(values, "monthly-budget"),
+          monthlyTokenBudget: parseCountOption(values, "monthly-token-budget"),
+          defaultModel: typeof values["default-model"] === "string" ? values["default-model"] : null,
+          isAdmin: values.admin === true,
+          clampOutput: parseOnOff(values.clamping, "--clamping") ?? true,
+        }),
+      );
       return emit(io, json, accountJson(account), () => `created account ${account.id} (${account.email}), balance ${usd(account.balance)} USD, tier ${account.tier}`);
     }
     case "list": {
@@ -67,13 +71,14 @@ export async function accountsCommand(sub: string | undefined, args: string[], i
       const { positionals, json } = parseCommand(args, {}, ["ID", "STATUS"]);
       const [id, status] = positionals as [string, string];
       if (!ACCOUNT_STATUSES.includes(status as AccountStatus)) throw new UsageError(`STATUS must be one of ${ACCOUNT_STATUSES.join(", ")}, not "${status}"`);
-      const account = await store.accounts.setStatus(id, status as AccountStatus);
+      const account = await store.audited(cliActor(), (tx) => updateAccount(tx, id, { status: status as AccountStatus }));
       return emit(io, json, accountJson(account), () => `account ${account.id} is now ${account.status}`);
     }
     case "set-clamping": {
       const { positionals, json } = parseCommand(args, {}, ["ID", "on|off"]);
       const [id, setting] = positionals as [string, string];
-      const account = await store.accounts.update(id, { clampOutput: parseOnOff(setting, "the setting") });
+      const clampOutput = parseOnOff(setting, "the setting");
+      const account = await store.audited(cliActor(), (tx) => updateAccount(tx, id, { ...(clampOutput !== undefined && { clampOutput }) }));
       return emit(io, json, accountJson(account), () => `account ${account.id}: clamping ${account.clampOutput ? "on" : "off"}`);
     }
     case "credit":
@@ -82,7 +87,8 @@ export async function accountsCommand(sub: string | undefined, args: string[], i
       const [id, amountText] = positionals as [string, string];
       const amount = parseMoneyOption({ amount: amountText }, "amount", "USD");
       if (amount === null || amount <= 0n) throw new UsageError(`USD must be a positive amount, not "${amountText}"`);
-      const account = await store.accounts.adjustBalance(id, sub === "credit" ? amount : -amount, typeof values.note === "string" ? values.note : null);
+      const note = typeof values.note === "string" ? values.note : null;
+      const account = await store.audited(cliActor(), (tx) => adjustBalance(tx, id, sub === "credit" ? amount : -amount, note));
       return emit(io, json, accountJson(account), () => `account ${account.id} balance is now ${usd(account.balance)} USD`);
     }
     default:

@@ -1,6 +1,8 @@
 import type { ApiKey } from "../../store/keys-store.js";
 import type { Store } from "../../store/index.js";
 import { emit, parseCommand, requireOption, table, usd, UsageError, type CliIo } from "../io.js";
+import { createKey, revokeKey, updateKey } from "../../admin/operations.js";
+import { cliActor } from "./cli-actor.js";
 import { parseCountOption, parseMoneyOption, parseOnOff, requireAccount } from "./parse.js";
 
 export function keyJson(k: ApiKey) {
@@ -29,13 +31,14 @@ export async function keysCommand(sub: string | undefined, args: string[], io: C
         { account: { type: "string" }, name: { type: "string" }, "budget-cap": { type: "string" }, "token-cap": { type: "string" }, clamping: { type: "string" } },
         [],
       );
-      const { key, raw } = await store.keys.create({
+      const input = {
         accountId: requireOption(values, "account"),
         name: typeof values.name === "string" ? values.name : "",
         budgetCap: parseMoneyOption(values, "budget-cap"),
         tokenCap: parseCountOption(values, "token-cap"),
         clampOutput: parseOnOff(values.clamping, "--clamping") ?? true,
-      });
+      };
+      const { key, raw } = await store.audited(cliActor(), (tx) => createKey(tx, input));
       return emit(
         io,
         json,
@@ -66,12 +69,13 @@ export async function keysCommand(sub: string | undefined, args: string[], io: C
     case "set-clamping": {
       const { positionals, json } = parseCommand(args, {}, ["KEY_ID", "on|off"]);
       const [id, setting] = positionals as [string, string];
-      const key = await store.keys.setClampOutput(id, parseOnOff(setting, "the setting") === true);
+      const clampOutput = parseOnOff(setting, "the setting") === true;
+      const key = await store.audited(cliActor(), (tx) => updateKey(tx, id, { clampOutput }, null));
       return emit(io, json, keyJson(key), () => `key ${key.id}: clamping ${key.clampOutput ? "on" : "off"}`);
     }
     case "revoke": {
       const { positionals, json } = parseCommand(args, {}, ["KEY_ID"]);
-      const key = await store.keys.revoke(positionals[0]!);
+      const key = await store.audited(cliActor(), (tx) => revokeKey(tx, positionals[0]!));
       return emit(io, json, keyJson(key), () => `key ${key.id} is revoked`);
     }
     default:

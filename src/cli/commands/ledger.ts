@@ -1,5 +1,6 @@
 import type { LedgerVerifyProgress, LedgerVerifyResult } from "../../store/ledger-verify.js";
 import type { Store } from "../../store/index.js";
+import { cliActor } from "./cli-actor.js";
 import { emit, parseCommand, requireOption, UsageError, type CliIo } from "../io.js";
 
 const USAGE = "usage: gateway admin ledger prune --older-than-days N | verify [--account ID]";
@@ -15,7 +16,12 @@ async function prune(args: string[], io: CliIo, store: Store): Promise<number> {
   const { values, json } = parseCommand(args, { "older-than-days": { type: "string" } }, []);
   const text = requireOption(values, "older-than-days");
   if (!/^\d{1,6}$/.test(text)) throw new UsageError(`--older-than-days: "${text}" is not a whole number of days`);
-  const deleted = await store.ledger.prune(Number(text));
+  const days = Number(text);
+  const deleted = await store.audited(cliActor(), async (tx) => {
+    const count = await tx.ledger.prune(days);
+    if (count > 0) await tx.record({ action: "ledger.prune", targetType: "ledger", targetId: "ledger", before: null, after: { older_than_days: days, deleted: count } });
+    return count;
+  });
   emit(io, json, { deleted }, () => `deleted ${deleted} ledger rows older than ${text} days`);
   return 0;
 }

@@ -1,6 +1,8 @@
 import type { GatewayConfig } from "../../config/load.js";
 import type { Store } from "../../store/index.js";
 import { emit, parseCommand, requireOption, table, UsageError, type CliIo } from "../io.js";
+import { addProviderKey, removeProviderKey } from "../../admin/operations.js";
+import { cliActor } from "./cli-actor.js";
 import { requireAccount } from "./parse.js";
 
 export async function providerKeysCommand(sub: string | undefined, args: string[], io: CliIo, store: Store, config: GatewayConfig): Promise<void> {
@@ -14,12 +16,8 @@ export async function providerKeysCommand(sub: string | undefined, args: string[
       // "--key -" reads the key from standard input, keeping it out of shell history.
       let secret = requireOption(values, "key");
       if (secret === "-") secret = ((await io.readStdin?.()) ?? "").trim();
-      const info = await store.upstreamKeys.add({
-        accountId: requireOption(values, "account"),
-        provider,
-        key: secret,
-        label: typeof values.label === "string" ? values.label : "",
-      });
+      const input = { accountId: requireOption(values, "account"), provider, key: secret, label: typeof values.label === "string" ? values.label : "" };
+      const info = await store.audited(cliActor(), (tx) => addProviderKey(tx, input));
       return emit(io, json, toJson(info), () => `added ${provider} key …${info.last4} (${info.id}) for account ${info.accountId}`);
     }
     case "list": {
@@ -31,7 +29,7 @@ export async function providerKeysCommand(sub: string | undefined, args: string[
     }
     case "remove": {
       const { positionals, json } = parseCommand(args, {}, ["ID"]);
-      await store.upstreamKeys.remove(positionals[0]!);
+      await store.audited(cliActor(), (tx) => removeProviderKey(tx, positionals[0]!));
       return emit(io, json, { id: positionals[0], removed: true }, () => `removed upstream key ${positionals[0]}`);
     }
     default:

@@ -7,15 +7,34 @@ import { z } from "zod";
 import type { RouteContext } from "../../http/route-context.js";
 import { GatewayError } from "../../errors/catalogue.js";
 import { ACCOUNT_STATUSES, type Account, type AccountStatus } from "../../store/accounts-store.js";
+import { updateAccount } from "../../admin/operations.js";
+import { auditView } from "../../admin/views.js";
+import type { AuditActor } from "../../store/audit-store.js";
 import { upstreamStatuses } from "../../upstreams/health/upstream-status.js";
 import { requireActive } from "../session-auth.js";
 import { idParam, parseWith } from "../validate.js";
 import { accountView } from "../views.js";
 
+const auditQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(500).default(100),
+  before: z
+    .string()
+    .regex(/^\d{1,19}$/)
+    .optional(),
+  target_id: idParam.optional(),
+  actor_id: idParam.optional(),
+  action: z.string().min(1).max(100).optional(),
+});
 const listQuery = z.object({ limit: z.coerce.number().int().min(1).max(500).default(100), offset: z.coerce.number().int().min(0).default(0) });
 const changeBody = z
   .object({ status: z.enum(ACCOUNT_STATUSES as [AccountStatus, ...AccountStatus[]]).optional(), is_admin: z.boolean().optional(), clamp_output: z.boolean().optional() })
   .refine((b) => b.status !== undefined || b.is_admin !== undefined || b.clamp_output !== undefined, { message: "give status, is_admin or clamp_output" });
+
+/** The audit log's actor of a dashboard administrator's change. */
+export function dashboardActor(request: FastifyRequest): AuditActor {
+  const me = request.dashboard.account;
+  return { type: "dashboard", id: me.id, name: me.email, clientAddress: request.ip, requestId: request.id };
+}
 
 /** Administrator powers, reads included, need an active account: suspension takes them away too. */
 function requireAdmin(request: FastifyRequest): Account {
@@ -39,6 +58,20 @@ export function registerAdminRoutes(app: FastifyInstance, ctx: RouteContext): vo
     return upstreamStatuses(ctx.store, ctx.config);
   });
 
+  // The audit log (docs/operations.md, "Audit log"), newest first; `before` continues a page.
+  app.get("/admin/audit", async (request) => {
+    requireAdmin(request);
+    const q = parseWith(auditQuery, request.query, "query");
+    const entries = await ctx.store.audit.list({
+      limit: q.limit,
+      ...(q.before !== undefined && { beforeId: BigInt(q.before) }),
+      ...(q.target_id !== undefined && { targetId: q.target_id }),
+      ...(q.actor_id !== undefined && { actorId: q.actor_id }),
+      ...(q.action !== undefined && { action: q.action }),
+    });
+    return { data: entries.map(auditView) };
+  });
+
   app.patch("/admin/accounts/:id", async (request) => {
     const me = requireAdmin(request);
     const { id } = parseWith(z.object({ id: idParam }), request.params, "id");
@@ -47,11 +80,14 @@ export function registerAdminRoutes(app: FastifyInstance, ctx: RouteContext): vo
     if (id === me.id && (body.status !== undefined || body.is_admin !== undefined)) {
       throw new GatewayError("invalid_request", "You cannot change your own account's status or admin flag.", { param: "id" });
     }
-    let account = await ctx.store.accounts.get(id);
-    if (!account) throw new GatewayError("not_found", `No account ${id}.`);
-    if (body.status !== undefined && body.status !== account.status) account = await ctx.store.accounts.setStatus(id, body.status);
-    if (body.is_admin !== undefined && body.is_admin !== account.isAdmin) account = await ctx.store.accounts.update(id, { isAdmin: body.is_admin });
-    if (body.clamp_output !== undefined && body.clamp_output !== account.clampOutput) account = await ctx.store.accounts.update(id, { clampOutput: body.clamp_output });
+    const current = await ctx.store.accounts.get(id);
+    if (!current) throw new GatewayError("not_found", `No account ${id}.`);
+    const changes = {
+      ...(body.status !== undefined && body.status !== current.status && { status: body.status }),
+      ...(body.is_admin !== undefined && body.is_admin !== current.isAdmin && { isAdmin: body.is_admin }),
+      ...(body.clamp_output !== undefined && body.clamp_output !== current.clampOutput && { clampOutput: body.clamp_output }),
+    };
+    const account = Object.keys(changes).length === 0 ? current : await ctx.store.audited(dashboardActor(request), (tx) => updateAccount(tx, id, changes));
     ctx.pipeline.authCache.invalidateAccount(id);
     return { account: accountView(account) };
   });

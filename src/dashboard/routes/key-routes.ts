@@ -7,6 +7,9 @@ import { z } from "zod";
 import type { RouteContext } from "../../http/route-context.js";
 import { GatewayError } from "../../errors/catalogue.js";
 import type { ApiKey } from "../../store/keys-store.js";
+import { createKey, revokeKey as auditedRevoke } from "../../admin/operations.js";
+import type { AuditActor } from "../../store/audit-store.js";
+import { dashboardActor } from "./admin-routes.js";
 import { idParam, parseWith, requireConfirm, tokenCount, usdAmount } from "../validate.js";
 import { iso, keyView } from "../views.js";
 
@@ -35,9 +38,12 @@ export async function ownKey(ctx: RouteContext, accountId: string, id: string): 
   return key;
 }
 
-/** Revokes a key and makes the gateway refuse it now, in this process and (via auth_events) others. */
-export async function revokeKey(ctx: RouteContext, key: ApiKey): Promise<ApiKey> {
-  const revoked = await ctx.store.keys.revoke(key.id);
+/**
+ * Revokes a key and makes the gateway refuse it now, in this process and (via auth_events) others.
+ * With an actor (someone else's key), the revocation is audited.
+ */
+export async function revokeKey(ctx: RouteContext, key: ApiKey, actor: AuditActor | null = null): Promise<ApiKey> {
+  const revoked = actor === null ? await ctx.store.keys.revoke(key.id) : await ctx.store.audited(actor, (tx) => auditedRevoke(tx, key.id));
   ctx.pipeline.authCache.invalidateKey(key.hash);
   await ctx.store.showAgain.forgetKey(key.id);
   return revoked;
@@ -61,7 +67,7 @@ export function registerKeyRoutes(app: FastifyInstance, ctx: RouteContext): void
       const role = await ctx.store.workspaces.roleOf(body.workspace_id, accountId);
       if (!role) throw new GatewayError("not_found", `No workspace ${body.workspace_id}.`, { param: "workspace_id" });
     }
-    const { key, raw } = await ctx.store.keys.create({
+    const input = {
       accountId,
       name: body.name ?? "",
       workspaceId: body.workspace_id ?? null,
@@ -69,7 +75,9 @@ export function registerKeyRoutes(app: FastifyInstance, ctx: RouteContext): void
       tokenCap: body.token_cap ?? null,
       ...(body.clamp_output !== undefined && { clampOutput: body.clamp_output }),
       actorAccountId: me.id,
-    });
+    };
+    // An administrator minting a key under another account is an administrative change: audited.
+    const { key, raw } = accountId === me.id ? await ctx.store.keys.create(input) : await ctx.store.audited(dashboardActor(request), (tx) => createKey(tx, input));
     // Bound to the account that saw the raw key (the signed-in one) and to this key.
     const again = await ctx.store.showAgain.put({ accountId: me.id, keyId: key.id, raw });
     reply.code(201);

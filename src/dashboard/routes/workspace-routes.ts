@@ -13,6 +13,8 @@ import type { Workspace } from "../../store/workspaces-store.js";
 import { usageSummary } from "../usage-queries.js";
 import { idParam, parseWith, requireConfirm } from "../validate.js";
 import { inviteView, iso, keyView } from "../views.js";
+import { createInvite, removeMember, revokeInvite, setMemberRole } from "../../admin/operations.js";
+import { dashboardActor } from "./admin-routes.js";
 import { revokeKey } from "./key-routes.js";
 
 const RANK: Record<Role, number> = { member: 0, admin: 1, owner: 2 };
@@ -74,7 +76,7 @@ export function registerWorkspaceRoutes(app: FastifyInstance, ctx: RouteContext)
     const { role: newRole } = parseWith(roleBody, request.body);
     const { role } = await membershipOf(ctx, id, request.dashboard.account.id);
     requireRole(role, "owner", "change roles");
-    const member = await ws.setRole(id, accountId, newRole);
+    const member = await ctx.store.audited(dashboardActor(request), (tx) => setMemberRole(tx, id, accountId, newRole));
     return { member: { account_id: member.accountId, email: member.email, role: member.role, joined_at: iso(member.joinedAt) } };
   });
 
@@ -88,7 +90,9 @@ export function registerWorkspaceRoutes(app: FastifyInstance, ctx: RouteContext)
       // Admins manage members; only the owner removes admins.
       requireRole(role, target === "member" ? "admin" : "owner", target === "member" ? "remove members" : "remove admins");
     }
-    await ws.removeMember(id, accountId);
+    // Leaving is the member's own business; removing someone else is an administrative change.
+    if (accountId === me) await ws.removeMember(id, accountId);
+    else await ctx.store.audited(dashboardActor(request), (tx) => removeMember(tx, id, accountId));
     return reply.code(204).send();
   });
 
@@ -105,7 +109,8 @@ export function registerWorkspaceRoutes(app: FastifyInstance, ctx: RouteContext)
     const body = parseWith(inviteBody, request.body);
     const { role } = await membershipOf(ctx, id, request.dashboard.account.id);
     requireRole(role, body.role === "admin" ? "owner" : "admin", body.role === "admin" ? "invite admins" : "invite members");
-    const { invite, token } = await ws.createInvite({ workspaceId: id, role: body.role, createdBy: request.dashboard.account.id, ttlMs: body.expires_in_hours * 3_600_000 });
+    const input = { workspaceId: id, role: body.role, createdBy: request.dashboard.account.id, ttlMs: body.expires_in_hours * 3_600_000 };
+    const { invite, token } = await ctx.store.audited(dashboardActor(request), (tx) => createInvite(tx, input));
     reply.code(201);
     // The token travels in the URL fragment, which browsers never send to a server or a Referer.
     return { invite: inviteView(invite), token, url: `/dashboard/invite#${token}` };
@@ -115,7 +120,7 @@ export function registerWorkspaceRoutes(app: FastifyInstance, ctx: RouteContext)
     const { id, inviteId } = parseWith(inviteParams, request.params, "id");
     const { role } = await membershipOf(ctx, id, request.dashboard.account.id);
     requireRole(role, "admin", "withdraw invites");
-    await ws.revokeInvite(id, inviteId);
+    await ctx.store.audited(dashboardActor(request), (tx) => revokeInvite(tx, id, inviteId));
     return reply.code(204).send();
   });
 
@@ -142,7 +147,9 @@ export function registerWorkspaceRoutes(app: FastifyInstance, ctx: RouteContext)
     if (key.accountId !== request.dashboard.account.id) requireRole(role, "admin", "revoke other members' keys");
     // Permanent deletion stays with the key's owner, on /dashboard/api/keys/:id.
     if (permanent) throw new GatewayError("invalid_request", "Workspace routes only revoke; the key's owner deletes it permanently.", { param: "permanent" });
-    return { key: keyView(await revokeKey(ctx, key)) };
+    // Revoking another member's key is an administrative change: audited.
+    const actor = key.accountId === request.dashboard.account.id ? null : dashboardActor(request);
+    return { key: keyView(await revokeKey(ctx, key, actor)) };
   });
 
   app.get("/workspaces/:id/usage", async (request) => {

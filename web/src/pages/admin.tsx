@@ -4,9 +4,27 @@
 import { api, type Account } from "../api";
 import { ErrorText, formatDate, Notice, useAction, useLoad } from "../components";
 
+/** One audit log row as GET /dashboard/api/admin/audit returns it. */
+interface AuditRow {
+  id: string;
+  created_at: string;
+  actor: { type: string; id: string | null; name: string | null };
+  action: string;
+  target: { type: string; id: string };
+  before: Record<string, unknown> | null;
+  after: Record<string, unknown> | null;
+  client_address: string | null;
+}
+
+const fields = (value: Record<string, unknown> | null) => (value === null ? "—" : JSON.stringify(value));
+
 export function AdminPage(props: { me: Account }) {
   const list = useLoad(() => api<{ data: Account[]; total: number }>("GET", "/admin/accounts?limit=500"), []);
-  const { error, status, run } = useAction(() => list.reload());
+  const audit = useLoad(() => api<{ data: AuditRow[] }>("GET", "/admin/audit?limit=100"), []);
+  const { error, status, run } = useAction(() => {
+    list.reload();
+    audit.reload();
+  });
   const change = (account: Account, body: { status?: string; is_admin?: boolean; clamp_output?: boolean }, done: string) =>
     run(() => api("PATCH", `/admin/accounts/${encodeURIComponent(account.id)}`, body), done);
 
@@ -78,6 +96,43 @@ export function AdminPage(props: { me: Account }) {
               </tr>
             );
           })}
+        </tbody>
+      </table>
+      <h2 id="audit-title">Audit log</h2>
+      <ErrorText error={audit.error} />
+      <table aria-labelledby="audit-title">
+        <caption>The latest 100 administrative changes (admin API, dashboard, CLI)</caption>
+        <thead>
+          <tr>
+            <th scope="col">When</th>
+            <th scope="col">Actor</th>
+            <th scope="col">Action</th>
+            <th scope="col">Target</th>
+            <th scope="col">Before</th>
+            <th scope="col">After</th>
+            <th scope="col">From</th>
+          </tr>
+        </thead>
+        <tbody>
+          {audit.data?.data.map((row) => (
+            <tr key={row.id}>
+              <td>{formatDate(row.created_at)}</td>
+              <td>
+                {row.actor.type}: {row.actor.name ?? row.actor.id ?? "—"}
+              </td>
+              <td>{row.action}</td>
+              <td>
+                {row.target.type} {row.target.id}
+              </td>
+              <td>
+                <code>{fields(row.before)}</code>
+              </td>
+              <td>
+                <code>{fields(row.after)}</code>
+              </td>
+              <td>{row.client_address ?? "—"}</td>
+            </tr>
+          ))}
         </tbody>
       </table>
     </section>

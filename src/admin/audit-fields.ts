@@ -1,0 +1,44 @@
+// What the audit log records of each kind of target: the administrable fields, money as decimal
+// strings. An audit row keeps the ones a change altered (changedFields), before and after.
+import { formatUsd } from "../core/money.js";
+import type { Account } from "../store/accounts-store.js";
+import type { AdminToken } from "../store/admin-tokens-store.js";
+import type { ApiKey } from "../store/keys-store.js";
+import type { UpstreamKeyInfo } from "../store/upstream-keys-store.js";
+
+const usdOrNull = (nano: bigint | null) => (nano === null ? null : formatUsd(nano));
+
+export function accountAuditFields(a: Account) {
+  return {
+    email: a.email,
+    status: a.status,
+    tier: a.tier,
+    is_admin: a.isAdmin,
+    balance_usd: formatUsd(a.balance),
+    monthly_budget_usd: usdOrNull(a.monthlyBudget),
+    monthly_token_budget: a.monthlyTokenBudget,
+    default_model: a.defaultModel,
+    clamp_output: a.clampOutput,
+  };
+}
+
+export function keyAuditFields(k: ApiKey) {
+  return {
+    account_id: k.accountId,
+    workspace_id: k.workspaceId,
+    name: k.name,
+    prefix: k.prefix,
+    status: k.status,
+    budget_cap_usd: usdOrNull(k.budgetCap),
+    token_cap: k.tokenCap,
+    clamp_output: k.clampOutput,
+  };
+}
+
+export function providerKeyAuditFields(k: UpstreamKeyInfo) {
+  return { account_id: k.accountId, provider: k.provider, label: k.label, last4: k.last4 };
+}
+
+export function adminTokenAuditFields(t: AdminToken) {
+  return { name: t.name, prefix: t.prefix, scopes: t.scopes, revoked: t.revokedAt !== null };
+}

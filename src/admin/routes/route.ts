@@ -1,0 +1,32 @@
+// One /admin/v1 route: its method, path, the scope it needs, and its handler. The route table
+// (src/admin/index.ts) is what the server registers and what the tests walk to check every scope.
+import type { FastifyReply, FastifyRequest } from "fastify";
+import { z } from "zod";
+import { MAX_BALANCE, parseUsd, type Nano } from "../../core/money.js";
+import type { RouteContext } from "../../http/route-context.js";
+import type { AdminScope } from "../scopes.js";
+
+export interface AdminRoute {
+  method: "GET" | "POST" | "PATCH" | "DELETE";
+  /** Relative to /admin/v1. */
+  url: string;
+  scope: AdminScope;
+  handler(request: FastifyRequest, reply: FastifyReply, ctx: RouteContext): Promise<unknown>;
+}
+
+/** A USD amount ("12.50" or 12.5) from 0 up to `max`, as exact nano-USD. */
+export function usd(max: Nano = MAX_BALANCE) {
+  return z.union([z.string().max(40), z.number()]).transform((value, ctx): Nano => {
+    const nano = parseUsd(value);
+    if (nano === null || nano < 0n || nano > max) {
+      ctx.addIssue({ code: "custom", message: `must be a decimal amount in USD from 0 to ${Number(max / 1_000_000_000n)}, e.g. "10.00"` });
+      return z.NEVER;
+    }
+    return nano;
+  });
+}
+
+export const id = z.string().min(1).max(100);
+export const tokenCount = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+export const pageLimit = z.coerce.number().int().min(1).max(500).default(100);
+export const cursor = z.string().min(1).max(400).optional();

@@ -1,0 +1,18 @@
+// The scopes an admin token may hold (docs/operations.md, "Admin API"); each /admin/v1 route needs one.
+export const ADMIN_SCOPES = [
+  "accounts:read",
+  "accounts:write",
+  "keys:read",
+  "keys:write",
+  "credits:write",
+  "usage:read",
+  "audit:read",
+  "provider_keys:read",
+  "provider_keys:write",
+] as const;
+
+export type AdminScope = (typeof ADMIN_SCOPES)[number];
+
+export function isAdminScope(value: string): value is AdminScope {
+  return (ADMIN_SCOPES as readonly string[]).includes(value);
+}
