@@ -3,7 +3,8 @@
 // GET /v1/models (listing) and admission (the periodic budget, admission.ts).
 import { BlockList, isIP } from "node:net";
 import type { GatewayConfig } from "../config/load.js";
-import { MAX_BALANCE, type Nano } from "../core/money.js";
+import { currentPeriodUse, nextPeriodStart, periodStart } from "../billing/key-period.js";
+import { formatUsd, MAX_BALANCE, type Nano } from "../core/money.js";
 import { GatewayError } from "../errors/catalogue.js";
 import { parseProxyRange } from "../http/trusted-proxies.js";
 import type { KeyPeriod } from "../store/tables.js";
@@ -113,4 +114,46 @@ export function networkAllowed(allowedNetworks: readonly string[] | null, addres
 /** True once the key's expiry time has come. */
 export function keyExpired(expiresAt: number | null, now: number): boolean {
   return expiresAt !== null && now >= expiresAt;
+}
+
+/** What listings show for a key: "expired" once its expiry has come (unless revoked), else the stored status. */
+export function effectiveStatus(key: { status: string; expiresAt: number | null }, now: number): string {
+  return key.status !== "revoked" && keyExpired(key.expiresAt, now) ? "expired" : key.status;
+}
+
+interface PolicyView {
+  status: string;
+  expiresAt: number | null;
+  allowedModels: string[] | null;
+  allowedNetworks: string[] | null;
+  period: KeyPeriod | null;
+  periodBudget: Nano | null;
+  periodTokenCap: number | null;
+  periodStartedAt: number;
+  periodSpent: Nano;
+  periodTokensUsed: number;
+}
+
+/** The policy as the dashboard API, the CLI (--json) and GET /v1/me show it: money as USD text, times as ISO. */
+export function keyPolicyJson(key: PolicyView, now: number) {
+  let periodic = null;
+  if (key.period !== null) {
+    const use = currentPeriodUse(key.period, key.periodStartedAt, key.periodSpent, key.periodTokensUsed, now);
+    periodic = {
+      period: key.period,
+      budget_usd: key.periodBudget === null ? null : formatUsd(key.periodBudget),
+      token_cap: key.periodTokenCap,
+      spent_usd: formatUsd(use.spent),
+      tokens_used: use.tokens,
+      period_start: new Date(periodStart(key.period, now)).toISOString(),
+      resets_at: new Date(nextPeriodStart(key.period, now)).toISOString(),
+    };
+  }
+  return {
+    allowed_models: key.allowedModels,
+    allowed_networks: key.allowedNetworks,
+    expires_at: key.expiresAt === null ? null : new Date(key.expiresAt).toISOString(),
+    expired: keyExpired(key.expiresAt, now),
+    periodic_budget: periodic,
+  };
 }
