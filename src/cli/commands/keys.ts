@@ -106,7 +106,7 @@ export async function keysCommand(sub: string | undefined, args: string[], io: C
       const accountId = requireOption(values, "account");
       await requireAccount(store, accountId);
       const keys = await store.keys.listByAccount(accountId);
-      return emit(io, json, keys.map(keyJson), () =>
+      return emit(io, json, keys.map((k) => keyJson(k)), () =>
         table(
           keys.map((k) => ({
             id: k.id,
