@@ -9,7 +9,7 @@ import type { GatewayError } from "../errors/catalogue.js";
 import { CLAMPABLE_REFUSALS, holdOf, refusalError, type Headroom, type Refusal, type Reservation } from "./admission.js";
 import type { PeriodStarts } from "./key-period.js";
 import { Statement, type SqlExec } from "./sqlite-writer.js";
-import type { AdmissionRequest, Hold } from "./types.js";
+import type { Hold } from "./types.js";
 
 interface AccountReserved {
   held_nano: bigint;

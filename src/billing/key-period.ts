@@ -45,7 +45,7 @@ export interface PeriodStarts {
 }
 
 // Asked by every admission and settlement: the last answer is kept for the day it holds for.
-let cached = { from: 0, until: -1, starts: { day: 0n, week: 0n, month: 0n } as PeriodStarts };
+let cached = { from: 0, until: -1, starts: { day: 0n, week: 0n, month: 0n } };
 
 /** The start of the current day, ISO week and month at `now`, as the database columns hold them. */
 export function periodStarts(now: number): PeriodStarts {

@@ -7,7 +7,7 @@ import type { Nano } from "../core/money.js";
 import { toAccount, type Account } from "./accounts-store.js";
 import { recordAuthChange } from "./auth-events.js";
 import type { KeyPolicy, KeyPolicyChange } from "../accounts/key-policy.js";
-import type { Database, KeyPeriod, KeyStatus, KeysTable } from "./tables.js";
+import type { Database, KeyStatus, KeysTable } from "./tables.js";
 
 export const MAX_ENABLED_KEYS_PER_ACCOUNT = 50;
 
@@ -60,7 +60,7 @@ export function toApiKey(row: Selectable<KeysTable>): ApiKey {
     allowedModels: jsonList(row.allowed_models),
     allowedNetworks: jsonList(row.allowed_networks),
     expiresAt: row.expires_at == null ? null : Number(row.expires_at),
-    period: (row.period ?? null) as KeyPeriod | null,
+    period: row.period ?? null,
     periodBudget: row.period_budget_nano == null ? null : BigInt(row.period_budget_nano),
     periodTokenCap: row.period_token_cap == null ? null : Number(row.period_token_cap),
     periodStartedAt: Number(row.period_started_at ?? 0),

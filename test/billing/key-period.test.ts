@@ -43,7 +43,11 @@ for (const kind of DATABASE_KINDS) {
       // Two default projections (7.5M nano each) fit a 16M budget; a third does not.
       await store.keys.setPolicy(keyId, { period: "day", periodBudget: 16_000_000n });
       for (let i = 0; i < 2; i++) await billing.settle(await billing.admit(admission(accountId, keyId)), usage(1000, 500), "mock");
-      expect(await periodCounters(store, keyId)).toMatchObject({ period_spent_nano: 15_000_000n, period_tokens_used: 3000n, period_started_at: BigInt(Date.parse("2026-03-08T00:00:00Z")) });
+      expect(await periodCounters(store, keyId)).toMatchObject({
+        period_spent_nano: 15_000_000n,
+        period_tokens_used: 3000n,
+        period_started_at: BigInt(Date.parse("2026-03-08T00:00:00Z")),
+      });
 
       const before = await counters(store, accountId, keyId);
       const refused = await refusal(billing.admit(admission(accountId, keyId)));

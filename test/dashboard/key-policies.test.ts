@@ -53,7 +53,15 @@ describe.each(DATABASE_KINDS)("dashboard key policies on %s", (kind) => {
         allowed_networks: ["10.0.0.0/8", "127.0.0.1/32"],
         expires_at: "2026-04-01T00:00:00.000Z",
         expired: false,
-        periodic_budget: { period: "week", budget_usd: "5.00", token_cap: 100000, spent_usd: "0.00", tokens_used: 0, period_start: "2026-03-09T00:00:00.000Z", resets_at: "2026-03-16T00:00:00.000Z" },
+        periodic_budget: {
+          period: "week",
+          budget_usd: "5.00",
+          token_cap: 100000,
+          spent_usd: "0.00",
+          tokens_used: 0,
+          period_start: "2026-03-09T00:00:00.000Z",
+          resets_at: "2026-03-16T00:00:00.000Z",
+        },
       },
     });
     expect((await chat(created.body.raw_key)).status).toBe(200);

@@ -22,7 +22,14 @@ function call(gateway: TestGateway, method: string, path: string, headers: Recor
   const payload = body === undefined ? undefined : JSON.stringify(body);
   return new Promise((resolve, reject) => {
     const req = httpRequest(
-      { host: url.hostname, port: url.port, path: url.pathname + url.search, method, localAddress: from, headers: { ...headers, ...(payload && { "content-type": "application/json" }) } },
+      {
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname + url.search,
+        method,
+        localAddress: from,
+        headers: { ...headers, ...(payload && { "content-type": "application/json" }) },
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on("data", (c: Buffer) => chunks.push(c));

@@ -81,7 +81,14 @@ export async function keysCommand(sub: string | undefined, args: string[], io: C
     case "create": {
       const { values, json } = parseCommand(
         args,
-        { account: { type: "string" }, name: { type: "string" }, "budget-cap": { type: "string" }, "token-cap": { type: "string" }, clamping: { type: "string" }, ...POLICY_OPTIONS },
+        {
+          account: { type: "string" },
+          name: { type: "string" },
+          "budget-cap": { type: "string" },
+          "token-cap": { type: "string" },
+          clamping: { type: "string" },
+          ...POLICY_OPTIONS,
+        },
         [],
       );
       const accountId = requireOption(values, "account");
@@ -106,19 +113,23 @@ export async function keysCommand(sub: string | undefined, args: string[], io: C
       const accountId = requireOption(values, "account");
       await requireAccount(store, accountId);
       const keys = await store.keys.listByAccount(accountId);
-      return emit(io, json, keys.map((k) => keyJson(k)), () =>
-        table(
-          keys.map((k) => ({
-            id: k.id,
-            name: k.name,
-            prefix: k.prefix,
-            status: effectiveStatus(k, Date.now()),
-            spent_usd: usd(k.spent),
-            budget_cap_usd: usd(k.budgetCap),
-            tokens_used: k.tokensUsed,
-            token_cap: k.tokenCap,
-          })),
-        ),
+      return emit(
+        io,
+        json,
+        keys.map((k) => keyJson(k)),
+        () =>
+          table(
+            keys.map((k) => ({
+              id: k.id,
+              name: k.name,
+              prefix: k.prefix,
+              status: effectiveStatus(k, Date.now()),
+              spent_usd: usd(k.spent),
+              budget_cap_usd: usd(k.budgetCap),
+              tokens_used: k.tokensUsed,
+              token_cap: k.tokenCap,
+            })),
+          ),
       );
     }
     case "set-clamping": {
@@ -131,7 +142,12 @@ export async function keysCommand(sub: string | undefined, args: string[], io: C
       const { values, positionals, json } = parseCommand(args, POLICY_OPTIONS, ["KEY_ID"]);
       const id = positionals[0]!;
       const change = policyOptions(values);
-      if (Object.keys(change).length === 0) throw new UsageError(`give at least one of ${Object.keys(POLICY_OPTIONS).map((o) => `--${o}`).join(", ")}`);
+      if (Object.keys(change).length === 0)
+        throw new UsageError(
+          `give at least one of ${Object.keys(POLICY_OPTIONS)
+            .map((o) => `--${o}`)
+            .join(", ")}`,
+        );
       const current = await store.keys.get(id);
       if (!current) throw new GatewayError("not_found", `no key ${id}`);
       const key = await store.keys.setPolicy(id, await checkedPolicy(store, config, current.accountId, change, current));
