@@ -57,7 +57,15 @@ describe.each(DATABASE_KINDS)("key policies through the gateway on %s", (kind) =
   beforeAll(async () => {
     mock = await startMockUpstream();
     // 127.0.0.2 is the trusted proxy; every other loopback peer speaks for itself only.
-    const config = mockConfig({ openaiUrl: mock.url }).replace("server:\n", 'server:\n  trusted_proxies: ["127.0.0.2"]\n');
+    const group = `
+  - id: team-gpt
+    kind: chat
+    context_window: 128000
+    pricing: { input_per_mtok: "1.00", output_per_mtok: "2.00" }
+    deployments:
+      - { name: only, provider: mockai, upstream_model: upstream-gpt }
+`;
+    const config = mockConfig({ openaiUrl: mock.url, extra: group }).replace("server:\n", 'server:\n  trusted_proxies: ["127.0.0.2"]\n');
     gateway = await startGateway(config, { kind, now: () => clock.ms });
   });
   afterAll(async () => {
@@ -104,6 +112,16 @@ describe.each(DATABASE_KINDS)("key policies through the gateway on %s", (kind) =
     expect(anthropic.body).toMatchObject({ data: [{ type: "model", id: "claude-mock" }], has_more: false, first_id: "claude-mock", last_id: "claude-mock" });
     expect((await call(gateway, "GET", "/v1/models/gpt-mock", auth(raw))).status).toBe(404);
     expect((await call(gateway, "GET", "/v1/models/claude-mock", auth(raw))).status).toBe(200);
+  });
+
+  it("allowed models: a routing group counts as its own id, not as the models its deployments serve", async () => {
+    const { raw, key } = await gateway.createAccount({ tier: "premium" });
+    await store().keys.setPolicy(key.id, { allowedModels: ["team-gpt"] });
+    const served = await call(gateway, "POST", "/v1/chat/completions", auth(raw), CHAT("team-gpt"));
+    expect(served.status, JSON.stringify(served.body)).toBe(200);
+    expect(served.headers["x-gateway-deployment"]).toBe("only");
+    expectRefusal(await call(gateway, "POST", "/v1/chat/completions", auth(raw), CHAT("gpt-mock")), 403, "forbidden", "model_not_allowed_for_key");
+    expect((await call(gateway, "GET", "/v1/models", auth(raw))).body.data!.map((m) => m.id)).toEqual(["team-gpt"]);
   });
 
   it("expiry: served before, 401 key_expired after (also from the auth cache), the stored status unchanged", async () => {
