@@ -51,7 +51,7 @@ export function createLogger(level: string, destination: BlockLogDestination): L
   return pino({ level, base: undefined, timestamp: pino.stdTimeFunctions.isoTime }, destination);
 }
 
-export async function createApp(config: GatewayConfig, options: { logger?: Logger } = {}): Promise<App> {
+export async function createApp(config: GatewayConfig, options: { logger?: Logger; now?: () => number } = {}): Promise<App> {
   const logDestination = options.logger ? null : new BlockLogDestination(process.stdout.fd);
   const logger = options.logger ?? createLogger(config.logLevel, logDestination!);
   const store = await openStore({
@@ -60,8 +60,10 @@ export async function createApp(config: GatewayConfig, options: { logger?: Logge
     secret: resolveServerSecret(config),
     backgroundCheckpoints: { onError: (message) => logger.warn({ err: message }, "SQLite background checkpoint failed") },
   });
-  const billing = new StoreBilling(store.handle, { onSweepError: (err) => logger.warn({ err }, "hold sweep failed") });
-  const authCache = new AuthCache(store);
+  // The gateway's clock (epoch ms): billing's months, holds and periodic budgets, and key expiry; tests inject one.
+  const now = options.now ?? Date.now;
+  const billing = new StoreBilling(store.handle, { now, onSweepError: (err) => logger.warn({ err }, "hold sweep failed") });
+  const authCache = new AuthCache(store, now);
   await authCache.start();
   const health = new UpstreamHealth(store.upstreamHealth, config.upstreamHealth, logger);
   await health.start();

@@ -32,6 +32,12 @@ export function keyAuditFields(k: ApiKey) {
     budget_cap_usd: usdOrNull(k.budgetCap),
     token_cap: k.tokenCap,
     clamp_output: k.clampOutput,
+    allowed_models: k.allowedModels,
+    allowed_networks: k.allowedNetworks,
+    expires_at: k.expiresAt === null ? null : new Date(k.expiresAt).toISOString(),
+    period: k.period,
+    period_budget_usd: usdOrNull(k.periodBudget),
+    period_token_cap: k.periodTokenCap,
   };
 }
 

@@ -2,6 +2,7 @@
 // administrator routes and the CLI: each runs the existing store method (its rules, transitions and
 // balance invariants) inside the audited transaction (Store.audited) and records what changed.
 // Cache invalidation after the commit stays with the caller (it knows its process's caches).
+import type { KeyPolicyChange } from "../accounts/key-policy.js";
 import type { Nano } from "../core/money.js";
 import { formatUsd } from "../core/money.js";
 import { GatewayError } from "../errors/catalogue.js";
@@ -81,14 +82,20 @@ export async function deleteKeyPermanently(tx: AuditedTransaction, id: string): 
   return deleted;
 }
 
-/** Caps (key-caps.ts) and the clamping flag of one key. */
-export async function updateKey(tx: AuditedTransaction, id: string, changes: KeyCapsChange & { clampOutput?: boolean }, actorAccountId: string | null): Promise<ApiKey> {
+/** Caps (key-caps.ts), the clamping flag and the policy (validated by the caller: validateKeyPolicy) of one key. */
+export async function updateKey(
+  tx: AuditedTransaction,
+  id: string,
+  changes: KeyCapsChange & { clampOutput?: boolean; policy?: KeyPolicyChange },
+  actorAccountId: string | null,
+): Promise<ApiKey> {
   const before = await existingKey(tx, id);
   let after = before;
   if (changes.budgetCap !== undefined || changes.tokenCap !== undefined) {
     after = await setKeyCaps(tx.trx, id, { budgetCap: changes.budgetCap, tokenCap: changes.tokenCap }, actorAccountId, Date.now());
   }
   if (changes.clampOutput !== undefined) after = await tx.keys.setClampOutput(id, changes.clampOutput);
+  if (changes.policy !== undefined) after = await tx.keys.setPolicy(id, changes.policy);
   const diff = changedFields(keyAuditFields(before), keyAuditFields(after));
   if (Object.keys(diff.after).length > 0) await tx.record({ action: "key.update", targetType: "key", targetId: id, ...diff });
   return after;

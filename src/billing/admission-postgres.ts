@@ -12,14 +12,27 @@ export async function reservePostgres(batcher: PostgresBatcher, r: Reservation):
   const { request, amount, month } = r;
   const row = await batcher.call(
     "admit",
-    [request.accountId, request.keyId, request.requestId, r.holdId, amount, BigInt(r.tokens), month, BigInt(r.now), BigInt(r.now + r.ttlMs)],
+    [
+      request.accountId,
+      request.keyId,
+      request.requestId,
+      r.holdId,
+      amount,
+      BigInt(r.tokens),
+      month,
+      BigInt(r.now),
+      BigInt(r.now + r.ttlMs),
+      r.periods.day,
+      r.periods.week,
+      r.periods.month,
+    ],
     request.accountId,
     request.keyId,
   );
   const { outcome, detail } = row;
   if (outcome === "ok") return holdOf(r);
   if (typeof outcome === "string" && isRefusalCode(outcome)) {
-    throw refusalError({ code: outcome, detail: typeof detail === "string" ? detail : null, headroom: headroomOf(row.headroom) }, month, amount);
+    throw refusalError({ code: outcome, detail: typeof detail === "string" ? detail : null, headroom: headroomOf(row.headroom) }, month, amount, r.now);
   }
   throw new Error(`gw_admit answered ${JSON.stringify(outcome)}`);
 }
@@ -36,5 +49,13 @@ function headroomOf(value: unknown): Headroom | null {
   };
   const balance = figure("balance");
   if (balance === null) throw new Error("gw_admit answered a headroom without the balance");
-  return { balance, monthCost: figure("month_cost"), monthTokens: figure("month_tokens"), keyCost: figure("key_cost"), keyTokens: figure("key_tokens") };
+  return {
+    balance,
+    monthCost: figure("month_cost"),
+    monthTokens: figure("month_tokens"),
+    keyCost: figure("key_cost"),
+    keyTokens: figure("key_tokens"),
+    periodCost: figure("period_cost"),
+    periodTokens: figure("period_tokens"),
+  };
 }

@@ -7,8 +7,9 @@
 import type { Nano } from "../core/money.js";
 import type { GatewayError } from "../errors/catalogue.js";
 import { CLAMPABLE_REFUSALS, holdOf, refusalError, type Headroom, type Refusal, type Reservation } from "./admission.js";
+import type { PeriodStarts } from "./key-period.js";
 import { Statement, type SqlExec } from "./sqlite-writer.js";
-import type { AdmissionRequest, Hold } from "./types.js";
+import type { Hold } from "./types.js";
 
 interface AccountReserved {
   held_nano: bigint;
@@ -24,6 +25,12 @@ interface AccountRow extends AccountReserved {
 }
 
 interface KeyRow {
+  period: string | null;
+  period_budget_nano: bigint | null;
+  period_token_cap: bigint | null;
+  period_started_at: bigint;
+  period_spent_nano: bigint;
+  period_tokens_used: bigint;
   account_id: string;
   status: string;
   budget_cap_nano: bigint | null;
@@ -46,12 +53,22 @@ const UNRESERVE_ACCOUNT = new Statement<never>(`update accounts set held_nano = 
 
 const MONTH_USAGE = new Statement<{ cost_nano: bigint; tokens: bigint }>(`select cost_nano, tokens from monthly_usage where account_id = ? and month = ?`);
 
-// Parameters: amount, tokens, key id, account id, amount, tokens.
+// The start of the key's current period, from the three starts passed (day, week, month).
+const CURRENT_PERIOD_START = `(case period when 'day' then ? when 'week' then ? else ? end)`;
+
+// Parameters: amount, tokens, key id, account id, amount, tokens, then the period starts (day, week,
+// month), amount, the period starts again, tokens. The period's counters count only when they belong
+// to the current period (period_started_at at or after its start).
 const RESERVE_KEY = new Statement<{ id: string }>(`
   update keys set held_nano = held_nano + ?, held_tokens = held_tokens + ?
   where id = ? and account_id = ? and status = 'enabled'
     and (budget_cap_nano is null or spent_nano + held_nano + ? <= budget_cap_nano)
     and (token_cap is null or tokens_used + held_tokens + ? <= token_cap)
+    and (period is null or (
+      (period_budget_nano is null or
+        (case when period_started_at >= ${CURRENT_PERIOD_START} then period_spent_nano else 0 end) + held_nano + ? <= period_budget_nano)
+      and (period_token_cap is null or
+        (case when period_started_at >= ${CURRENT_PERIOD_START} then period_tokens_used else 0 end) + held_tokens + ? <= period_token_cap)))
   returning id`);
 
 const INSERT_HOLD = new Statement<never>(`
@@ -63,7 +80,8 @@ const ACCOUNT_ROW = new Statement<AccountRow>(
 );
 
 const KEY_ROW = new Statement<KeyRow>(
-  `select account_id, status, budget_cap_nano, spent_nano, held_nano, token_cap, tokens_used, held_tokens, clamp_output from keys where id = ?`,
+  `select account_id, status, budget_cap_nano, spent_nano, held_nano, token_cap, tokens_used, held_tokens, clamp_output,
+    period, period_budget_nano, period_token_cap, period_started_at, period_spent_nano, period_tokens_used from keys where id = ?`,
 );
 
 /** The hold, or the refusal (returned, not thrown) with nothing changed. */
@@ -72,7 +90,7 @@ export function reserveSqlite(exec: SqlExec, r: Reservation): Hold | GatewayErro
   const tokens = BigInt(r.tokens);
 
   const account = RESERVE_ACCOUNT.first(exec, [amount, tokens, request.accountId, amount]);
-  if (!account) return refuse(exec, request, month, amount, diagnoseAccount(exec, request.accountId, amount, tokens, month));
+  if (!account) return refuse(exec, r, diagnoseAccount(exec, request.accountId, amount, tokens, month));
 
   if (account.monthly_budget_nano !== null || account.monthly_token_budget !== null) {
     const used = monthUsage(exec, request.accountId, month);
@@ -81,14 +99,15 @@ export function reserveSqlite(exec: SqlExec, r: Reservation): Hold | GatewayErro
     const overTokens = account.monthly_token_budget !== null && used.tokens + account.held_tokens > account.monthly_token_budget;
     if (overUsd || overTokens) {
       UNRESERVE_ACCOUNT.changes(exec, [amount, tokens, request.accountId]);
-      return refuse(exec, request, month, amount, { code: "monthly_budget_exceeded" });
+      return refuse(exec, r, { code: "monthly_budget_exceeded" });
     }
   }
 
-  const key = RESERVE_KEY.first(exec, [amount, tokens, request.keyId, request.accountId, amount, tokens]);
+  const { day, week, month: monthStart } = r.periods;
+  const key = RESERVE_KEY.first(exec, [amount, tokens, request.keyId, request.accountId, amount, tokens, day, week, monthStart, amount, day, week, monthStart, tokens]);
   if (!key) {
     UNRESERVE_ACCOUNT.changes(exec, [amount, tokens, request.accountId]);
-    return refuse(exec, request, month, amount, diagnoseKey(exec, request, amount, tokens));
+    return refuse(exec, r, diagnoseKey(exec, r, amount, tokens));
   }
 
   INSERT_HOLD.changes(exec, [r.holdId, request.accountId, request.keyId, request.requestId, amount, tokens, BigInt(r.now), BigInt(r.now + r.ttlMs)]);
@@ -96,13 +115,21 @@ export function reserveSqlite(exec: SqlExec, r: Reservation): Hold | GatewayErro
 }
 
 /** The refusal as an error; a clampable one carries the headroom, read in the same transaction after the reservation was taken back. */
-function refuse(exec: SqlExec, request: AdmissionRequest, month: string, amount: Nano, refusal: Refusal): GatewayError {
-  const headroom = CLAMPABLE_REFUSALS.has(refusal.code) ? headroomOf(exec, request, month) : null;
-  return refusalError({ ...refusal, headroom }, month, amount);
+function refuse(exec: SqlExec, r: Reservation, refusal: Refusal): GatewayError {
+  const headroom = CLAMPABLE_REFUSALS.has(refusal.code) ? headroomOf(exec, r) : null;
+  return refusalError({ ...refusal, headroom }, r.month, r.amount, r.now);
+}
+
+/** The key's current period counters: 0 when they belong to an earlier period (or the key has none). */
+function periodUse(key: KeyRow, periods: PeriodStarts): { spent: bigint; tokens: bigint } {
+  const start = key.period === "day" ? periods.day : key.period === "week" ? periods.week : periods.month;
+  if (key.period === null || key.period_started_at < start) return { spent: 0n, tokens: 0n };
+  return { spent: key.period_spent_nano, tokens: key.period_tokens_used };
 }
 
 /** Every limit's headroom, or null when the account or key does not allow clamping (or cannot be served at all). */
-function headroomOf(exec: SqlExec, request: AdmissionRequest, month: string): Headroom | null {
+function headroomOf(exec: SqlExec, r: Reservation): Headroom | null {
+  const { request, month } = r;
   const account = ACCOUNT_ROW.first(exec, [request.accountId]);
   const key = KEY_ROW.first(exec, [request.keyId]);
   if (!account || account.status !== "active" || account.clamp_output !== 1n) return null;
@@ -115,6 +142,16 @@ function headroomOf(exec: SqlExec, request: AdmissionRequest, month: string): He
     monthTokens: account.monthly_token_budget === null ? null : account.monthly_token_budget - used.tokens - account.held_tokens,
     keyCost: key.budget_cap_nano === null ? null : key.budget_cap_nano - key.spent_nano - key.held_nano,
     keyTokens: key.token_cap === null ? null : key.token_cap - key.tokens_used - key.held_tokens,
+    ...periodHeadroom(key, r.periods),
+  };
+}
+
+function periodHeadroom(key: KeyRow, periods: PeriodStarts): Pick<Headroom, "periodCost" | "periodTokens"> {
+  const use = periodUse(key, periods);
+  const has = key.period !== null;
+  return {
+    periodCost: has && key.period_budget_nano !== null ? key.period_budget_nano - use.spent - key.held_nano : null,
+    periodTokens: has && key.period_token_cap !== null ? key.period_token_cap - use.tokens - key.held_tokens : null,
   };
 }
 
@@ -139,7 +176,8 @@ function diagnoseAccount(exec: SqlExec, accountId: string, amount: Nano, tokens:
   return { code: "insufficient_balance", detail: row.balance_nano - row.held_nano };
 }
 
-function diagnoseKey(exec: SqlExec, request: AdmissionRequest, amount: Nano, tokens: bigint): Refusal {
+function diagnoseKey(exec: SqlExec, r: Reservation, amount: Nano, tokens: bigint): Refusal {
+  const { request } = r;
   const row = KEY_ROW.first(exec, [request.keyId]);
   if (!row || row.account_id !== request.accountId || row.status === "revoked") return { code: "auth_error" };
   if (row.status === "exhausted") {
@@ -149,5 +187,10 @@ function diagnoseKey(exec: SqlExec, request: AdmissionRequest, amount: Nano, tok
   }
   if (row.budget_cap_nano !== null && row.spent_nano + row.held_nano + amount > row.budget_cap_nano) return { code: "key_budget_exceeded" };
   if (row.token_cap !== null && row.tokens_used + row.held_tokens + tokens > row.token_cap) return { code: "key_token_cap_exceeded" };
+  if (row.period !== null) {
+    const use = periodUse(row, r.periods);
+    if (row.period_budget_nano !== null && use.spent + row.held_nano + amount > row.period_budget_nano) return { code: "key_period_budget_exceeded", detail: row.period };
+    if (row.period_token_cap !== null && use.tokens + row.held_tokens + tokens > row.period_token_cap) return { code: "key_period_token_cap_exceeded", detail: row.period };
+  }
   return { code: "key_budget_exceeded" };
 }

@@ -8,6 +8,13 @@
 //   4. key exhausted, or spent + held + projected cost > budget_cap  -> key_budget_exceeded
 //   5. key exhausted, or tokens_used + held + projected > token_cap  -> key_token_cap_exceeded
 //      (an exhausted key reports the cap it actually reached; a revoked or unknown key is auth_error)
+//   6. the key's periodic budget (migration 0013, ADR 0017): the current period's spend (0 when the
+//      counters belong to an earlier period) + held + projected > period budget
+//                                                                   -> key_budget_exceeded (code key_period_budget_exceeded)
+//      and the same for tokens                                      -> key_token_cap_exceeded (code key_period_token_cap_exceeded)
+//      The key stays enabled: the refusal lasts until the period resets, which its message names.
+//      The current period's start comes with the reservation (periodStarts, key-period.ts: one of
+//      each kind; the database picks the key's), so no clock is read inside the database.
 //
 // Why conditional UPDATEs and not read-then-write: the check and the reservation are one atomic
 // statement per row, so concurrent requests, also from other gateway processes on one PostgreSQL,
@@ -28,13 +35,15 @@
 //   when every check passed: one round trip, the row locks held for one function call.
 // Both produce a Refusal (code + detail) that refusalError() below turns into the GatewayError.
 //
-// Clamping (clamping.ts, docs/billing.md): a refusal by one of the four money or token limits
-// (monthly budget, balance, key budget cap, key token cap) also carries the Headroom of every limit,
+// Clamping (clamping.ts, docs/billing.md): a refusal by one of the money or token limits
+// (monthly budget, balance, key budget cap, key token cap, key periodic budget) also carries the Headroom of every limit,
 // read under the same locks, when the account and the key allow clamping (clamp_output, migration
 // 0009). The caller may then admit again with a lower output projection; that admission is checked
 // atomically like every other, so the headroom is only a hint and never a promise.
 import { formatUsd, type Nano } from "../core/money.js";
 import { GatewayError } from "../errors/catalogue.js";
+import type { KeyPeriod } from "../store/tables.js";
+import { KEY_PERIODS, nextPeriodStart, type PeriodStarts } from "./key-period.js";
 import type { AdmissionRequest, Hold } from "./types.js";
 
 export interface Reservation {
@@ -47,14 +56,25 @@ export interface Reservation {
   ttlMs: number;
   /** monthOf(now), the UTC month the monthly budget is judged for. */
   month: string;
+  /** periodStarts(now): the current window of each kind, for the key's periodic budget. */
+  periods: PeriodStarts;
 }
 
 /** Why admission refused, as both implementations report it; see refusalError(). */
-export type RefusalCode = "no_account" | "account_suspended" | "monthly_budget_exceeded" | "insufficient_balance" | "auth_error" | "key_budget_exceeded" | "key_token_cap_exceeded";
+export type RefusalCode =
+  | "no_account"
+  | "account_suspended"
+  | "monthly_budget_exceeded"
+  | "insufficient_balance"
+  | "auth_error"
+  | "key_budget_exceeded"
+  | "key_token_cap_exceeded"
+  | "key_period_budget_exceeded"
+  | "key_period_token_cap_exceeded";
 
 export interface Refusal {
   code: RefusalCode;
-  /** account_suspended: the account status; insufficient_balance: balance - held in nano-USD. */
+  /** account_suspended: the account status; insufficient_balance: balance - held in nano-USD; key_period_*: the key's period. */
   detail?: string | bigint | null;
   /** What each limit still allows; only on a refusal by a money or token limit, and only when clamping is allowed. */
   headroom?: Headroom | null;
@@ -75,6 +95,10 @@ export interface Headroom {
   keyCost: Nano | null;
   /** key token cap - (tokens used + held tokens). */
   keyTokens: bigint | null;
+  /** key periodic budget - (the current period's spend + held), nano-USD. */
+  periodCost: Nano | null;
+  /** key periodic token cap - (the current period's tokens + held tokens). */
+  periodTokens: bigint | null;
 }
 
 /** The refusals a lower output projection may turn into an admission. */
@@ -83,6 +107,8 @@ export const CLAMPABLE_REFUSALS: ReadonlySet<RefusalCode> = new Set<RefusalCode>
   "insufficient_balance",
   "key_budget_exceeded",
   "key_token_cap_exceeded",
+  "key_period_budget_exceeded",
+  "key_period_token_cap_exceeded",
 ]);
 
 /** A refusal by a money or token limit, with the headroom of every limit when clamping is allowed. */
@@ -103,6 +129,8 @@ const REFUSAL_CODES: ReadonlySet<string> = new Set<RefusalCode>([
   "auth_error",
   "key_budget_exceeded",
   "key_token_cap_exceeded",
+  "key_period_budget_exceeded",
+  "key_period_token_cap_exceeded",
 ]);
 
 export function isRefusalCode(value: string): value is RefusalCode {
@@ -110,12 +138,12 @@ export function isRefusalCode(value: string): value is RefusalCode {
 }
 
 /** The GatewayError (type, message, details.code) a refusal surfaces as; a LimitRefusal for the clampable ones. */
-export function refusalError(refusal: Refusal, month: string, amount: Nano): GatewayError {
-  const error = baseRefusalError(refusal, month, amount);
+export function refusalError(refusal: Refusal, month: string, amount: Nano, now: number): GatewayError {
+  const error = baseRefusalError(refusal, month, amount, now);
   return CLAMPABLE_REFUSALS.has(refusal.code) ? new LimitRefusal(error, refusal.headroom ?? null) : error;
 }
 
-function baseRefusalError(refusal: Refusal, month: string, amount: Nano): GatewayError {
+function baseRefusalError(refusal: Refusal, month: string, amount: Nano, now: number): GatewayError {
   switch (refusal.code) {
     case "no_account":
       return new GatewayError("auth_error", "The key's account does not exist.");
@@ -137,8 +165,20 @@ function baseRefusalError(refusal: Refusal, month: string, amount: Nano): Gatewa
       return new GatewayError("key_budget_exceeded");
     case "key_token_cap_exceeded":
       return new GatewayError("key_token_cap_exceeded");
+    case "key_period_budget_exceeded":
+    case "key_period_token_cap_exceeded": {
+      const period = KEY_PERIODS.find((p) => p === refusal.detail) ?? "day";
+      const what = refusal.code === "key_period_budget_exceeded" ? "budget" : "token cap";
+      return new GatewayError(
+        refusal.code === "key_period_budget_exceeded" ? "key_budget_exceeded" : "key_token_cap_exceeded",
+        `This request would exceed the key's ${PERIOD_WORD[period]} ${what} (the key's policy). It resets at ${new Date(nextPeriodStart(period, now)).toISOString()}.`,
+        { code: refusal.code },
+      );
+    }
   }
 }
+
+const PERIOD_WORD: Record<KeyPeriod, string> = { day: "daily", week: "weekly", month: "monthly" };
 
 /** The Hold admission returns once the reservation is written. */
 export function holdOf(r: Reservation): Hold {

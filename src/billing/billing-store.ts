@@ -30,6 +30,7 @@ import { reserveSqlite } from "./admission-sqlite.js";
 import { releaseExpiredHolds as sweepExpiredHolds, releaseHoldPostgres, releaseHoldSqlite } from "./holds.js";
 import { setKeyCaps, type KeyCapsChange } from "./key-caps.js";
 import { DIMENSIONS } from "./dimensions.js";
+import { periodStarts } from "./key-period.js";
 import { capBreakdown, priceBreakdown, projectCost, projectTokens, type PriceBreakdown } from "./pricing.js";
 import { AlreadySettled, type SettlementInput } from "./settlement.js";
 import { applySettlementPostgres } from "./settlement-postgres.js";
@@ -108,7 +109,7 @@ export class StoreBilling implements Billing {
     }
     const ttlMs = options.ttlMs ?? this.#holdTtlMs;
     const now = this.now();
-    const reservation: Reservation = { request, holdId: newId("hold"), amount, tokens, now, ttlMs, month: monthOf(now) };
+    const reservation: Reservation = { request, holdId: newId("hold"), amount, tokens, now, ttlMs, month: monthOf(now), periods: periodStarts(now) };
     const path = this.#path;
     if (path.dialect === "postgres") return this.#withRetry(() => reservePostgres(path.batcher, reservation));
     const result = await this.#withRetry(() => path.writer.run((exec) => reserveSqlite(exec, reservation)));

@@ -42,10 +42,21 @@ const CHARGE_ACCOUNT = new Statement<never>(`
     held_nano = held_nano - ?, held_tokens = held_tokens - ?, ledger_head = ?
   where id = ?`);
 
-// Parameters: cost, tokens, held amount, held tokens, now, key id.
+// The start of the key's current period, from the three starts passed (day, week, month).
+const CURRENT_PERIOD_START = `(case period when 'day' then ? when 'week' then ? else ? end)`;
+
+// Parameters: cost, tokens, held amount, held tokens, now, then the period starts (day, week, month)
+// and cost twice, the period starts and tokens twice, the period starts, then the key id. The periodic counters
+// (migration 0013) add up within the current period and start afresh in a new one; a key without a
+// period keeps them as they are. Every SET expression reads the row as it was before the UPDATE.
 const CHARGE_KEY = new Statement<never>(`
   update keys set spent_nano = spent_nano + ?, tokens_used = tokens_used + ?,
-    held_nano = held_nano - ?, held_tokens = held_tokens - ?, last_used_at = ?
+    held_nano = held_nano - ?, held_tokens = held_tokens - ?, last_used_at = ?,
+    period_spent_nano = case when period is null then period_spent_nano
+      when period_started_at >= ${CURRENT_PERIOD_START} then period_spent_nano + ? else ? end,
+    period_tokens_used = case when period is null then period_tokens_used
+      when period_started_at >= ${CURRENT_PERIOD_START} then period_tokens_used + ? else ? end,
+    period_started_at = case when period is null then period_started_at else max(period_started_at, ${CURRENT_PERIOD_START}) end
   where id = ?`);
 
 // After CHARGE_KEY, on the new totals; changes a row only when a cap is reached. Not a CASE in
@@ -120,7 +131,8 @@ export function applySettlementSqlite(exec: SqlExec, input: SettlementInput): Al
   const heldAmount = released?.amount_nano ?? 0n;
   const heldTokens = released?.tokens ?? 0n;
   CHARGE_ACCOUNT.changes(exec, [cost, cost, heldAmount, heldTokens, hash, hold.accountId]);
-  CHARGE_KEY.changes(exec, [cost, v.tokens, heldAmount, heldTokens, v.now, hold.keyId]);
+  const { day, week, month } = v.periods;
+  CHARGE_KEY.changes(exec, [cost, v.tokens, heldAmount, heldTokens, v.now, day, week, month, cost, cost, day, week, month, v.tokens, v.tokens, day, week, month, hold.keyId]);
   EXHAUST_KEY.changes(exec, [hold.keyId]);
   ADD_MONTHLY_USAGE.changes(exec, [hold.accountId, v.month, cost, v.tokens]);
   return undefined;

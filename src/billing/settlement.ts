@@ -6,6 +6,9 @@
 //   2. read the balance, locking the account row on PostgreSQL (SQLite holds the write lock since 1);
 //   3. accounts: balance -= charge, total_spent += cost, held -= reservation;
 //   4. keys: spent += cost, tokens_used += tokens, held -= reservation, enabled -> exhausted at a cap;
+//      the periodic counters (migration 0013) += cost and tokens, or start afresh at cost and tokens
+//      when they belong to an earlier period (a request admitted before a reset and settled after it
+//      counts in the new period); a periodic budget never exhausts the key;
 //   5. monthly_usage upsert for the settlement's UTC month;
 //   6. the ledger row, INSERT ... ON CONFLICT (request_id) DO NOTHING. ledger.request_id is UNIQUE, so
 //      a second settlement of one request inserts nothing; the transaction is then rolled back and the
@@ -33,6 +36,7 @@
 import { monthOf } from "../core/ids.js";
 import type { Nano } from "../core/money.js";
 import { totalTokens, type Usage } from "../core/usage.js";
+import { periodStarts, type PeriodStarts } from "./key-period.js";
 import { CACHE_SAVING_COLUMN, DIMENSIONS, LEDGER_DIMENSION_COLUMNS } from "./dimensions.js";
 import type { PriceBreakdown } from "./pricing.js";
 import type { Hold } from "./types.js";
@@ -73,6 +77,8 @@ export interface SettlementValues {
   dimensionValues: bigint[];
   /** Upstream attempts (the ledger's attempts column); null when the caller did not count them. */
   attempts: bigint | null;
+  /** The current period of each kind at `now`: the key's periodic counters are charged to its own. */
+  periods: PeriodStarts;
 }
 
 /** How to read each column of LEDGER_DIMENSION_COLUMNS from a priced usage, in that order; resolved once. */
@@ -105,5 +111,6 @@ export function settlementValues(input: SettlementInput): SettlementValues {
     estimated: usage.estimated ? 1n : 0n,
     dimensionValues: ledgerDimensionValues(input.breakdown),
     attempts: input.hold.attempts === undefined ? null : BigInt(input.hold.attempts),
+    periods: periodStarts(input.now),
   };
 }

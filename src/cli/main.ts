@@ -25,8 +25,10 @@ const USAGE = `usage: gateway <command>
   admin accounts set-status ID active|suspended|closed
   admin accounts set-clamping ID on|off
   admin accounts credit ID USD | debit ID USD
-  admin keys create --account ID [--name N] [--budget-cap USD] [--token-cap N] [--clamping on|off]
+  admin keys create --account ID [--name N] [--budget-cap USD] [--token-cap N] [--clamping on|off] [POLICY]
   admin keys set-clamping KEY_ID on|off
+  admin keys set-policy KEY_ID POLICY     POLICY: [--models M,M|none] [--networks CIDR,CIDR|none] [--expires ISO|none]
+                                          [--period day|week|month|none] [--period-budget USD|none] [--period-token-cap N|none]
   admin keys list --account ID
   admin keys revoke KEY_ID
   admin provider-keys add --account ID --provider P --key K|- [--label L]
@@ -82,7 +84,7 @@ async function admin(args: string[], io: CliIo, store: Store, config: GatewayCon
       await accountsCommand(sub, rest, io, store, config);
       break;
     case "keys":
-      await keysCommand(sub, rest, io, store);
+      await keysCommand(sub, rest, io, store, config);
       break;
     case "provider-keys":
       await providerKeysCommand(sub, rest, io, store, config);

@@ -1,4 +1,5 @@
 // JSON views of stored records for the dashboard API: money as decimal strings, times as ISO.
+import { effectiveStatus, keyPolicyJson } from "../accounts/key-policy.js";
 import { formatUsd } from "../core/money.js";
 import type { Account } from "../store/accounts-store.js";
 import type { ApiKey } from "../store/keys-store.js";
@@ -22,19 +23,24 @@ export function accountView(account: Account) {
   };
 }
 
-export function keyView(key: ApiKey) {
+/** `now`: the gateway's clock, which judges expiry (ctx.pipeline.authCache.now). */
+export function keyView(key: ApiKey, now = Date.now()) {
   return {
     id: key.id,
     account_id: key.accountId,
     workspace_id: key.workspaceId,
     name: key.name,
     prefix: key.prefix,
+    /** The SPEC state machine's stored status; an expired key keeps it. */
     status: key.status,
+    /** What to show: "expired" once the key's expiry time has come (unless revoked), else status. */
+    effective_status: effectiveStatus(key, now),
     budget_cap_usd: key.budgetCap === null ? null : formatUsd(key.budgetCap),
     spent_usd: formatUsd(key.spent),
     token_cap: key.tokenCap,
     tokens_used: key.tokensUsed,
     clamp_output: key.clampOutput,
+    policy: keyPolicyJson(key, now),
     created_at: iso(key.createdAt),
     revoked_at: iso(key.revokedAt),
     last_used_at: iso(key.lastUsedAt),

@@ -1,5 +1,9 @@
 // Key lookups without a database read per request: an in-process cache by key hash, dropped at
 // once on a revoke in this process, and within a second in other processes through auth_events.
+// A key's policy (ADR 0017) travels with the cached key, so a policy change made without an
+// auth_events row would live at most POSITIVE_TTL_MS (5 minutes); every change the dashboard and the
+// CLI make writes one. The expiry time is judged on every request against the gateway's clock
+// (`now`), never when the entry was cached, so a cached key cannot outlive its expiry.
 import type { Kysely } from "kysely";
 import type { Account } from "../store/accounts-store.js";
 import type { ApiKey } from "../store/keys-store.js";
@@ -28,7 +32,15 @@ export class AuthCache {
   #lastEventSeq = -1n;
   #timer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly store: Store) {}
+  /** The gateway's clock (epoch ms); tests inject one. Judges key expiry, not the cache's own TTLs. */
+  readonly now: () => number;
+
+  constructor(
+    private readonly store: Store,
+    now: () => number = Date.now,
+  ) {
+    this.now = now;
+  }
 
   async lookup(hash: string, now = Date.now()): Promise<Principal | null> {
     const cached = this.#entries.get(hash);

@@ -2,6 +2,7 @@
 // account (cached), then the account's status. Runs before the body is read.
 import type { FastifyRequest } from "fastify";
 import { hashApiKey, isWellFormedApiKey } from "../accounts/api-keys.js";
+import { keyExpired, networkAllowed } from "../accounts/key-policy.js";
 import { GatewayError } from "../errors/catalogue.js";
 import type { AuthCache, Principal } from "./auth-cache.js";
 
@@ -34,7 +35,15 @@ export async function authenticate(request: FastifyRequest, cache: AuthCache): P
   const principal = await cache.lookup(hashApiKey(raw));
   if (!principal) throw new GatewayError("auth_error", "The API key is not valid.");
   if (principal.key.status === "revoked") throw new GatewayError("auth_error", "The API key has been revoked.");
+  const { key } = principal;
+  if (keyExpired(key.expiresAt, cache.now())) {
+    throw new GatewayError("auth_error", `The API key expired at ${new Date(key.expiresAt!).toISOString()} (the key's policy).`, { code: "key_expired" });
+  }
   if (principal.account.status !== "active") throw new GatewayError("account_suspended", `The account is ${principal.account.status}.`);
+  // request.ip: the socket's peer, or X-Forwarded-For only from a server.trusted_proxies peer.
+  if (!networkAllowed(key.allowedNetworks, request.ip)) {
+    throw new GatewayError("forbidden", `The key's policy does not allow requests from the client address ${request.ip}.`, { code: "key_network_not_allowed" });
+  }
   request.meter.keyId = principal.key.id;
   request.meter.accountId = principal.account.id;
   request.principal = principal;

@@ -5,6 +5,7 @@
 // Each stage throws a GatewayError; the HTTP edge renders it in the route's native shape.
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { estimateTextTokens } from "../billing/estimate-tokens.js";
+import { modelAllowed } from "../accounts/key-policy.js";
 import type { ModelConfig } from "../config/catalog.js";
 import type { Cancellation } from "../core/cancellation.js";
 import { formatUsd } from "../core/money.js";
@@ -130,6 +131,10 @@ export function resolveModel(services: PipelineServices, id: string, kind: Model
 export function checkTier(request: FastifyRequest, model: ModelConfig): void {
   if (!model.tiers.includes(request.principal.account.tier)) {
     throw new GatewayError("not_supported", `The model ${model.id} is not included in the ${request.principal.account.tier} tier.`, { param: "model" });
+  }
+  // A routing group counts as its own id (the name the client sent), never as its deployments.
+  if (!modelAllowed(request.principal.key.allowedModels, model.id)) {
+    throw new GatewayError("forbidden", `The key's policy does not allow the model ${model.id}.`, { param: "model", code: "model_not_allowed_for_key" });
   }
 }
 

@@ -6,12 +6,13 @@ import { newId, nowMs } from "../core/ids.js";
 import type { Nano } from "../core/money.js";
 import { toAccount, type Account } from "./accounts-store.js";
 import { recordAuthChange } from "./auth-events.js";
+import type { KeyPolicy, KeyPolicyChange } from "../accounts/key-policy.js";
 import type { Database, KeyStatus, KeysTable } from "./tables.js";
 import { transact } from "./transact.js";
 
 export const MAX_ENABLED_KEYS_PER_ACCOUNT = 50;
 
-export interface ApiKey {
+export interface ApiKey extends KeyPolicy {
   id: string;
   accountId: string;
   workspaceId: string | null;
@@ -27,6 +28,10 @@ export interface ApiKey {
   heldTokens: number;
   /** Clamping allowed for this key (docs/billing.md, "Clamping"); the account's setting must allow it too. */
   clampOutput: boolean;
+  /** Start (epoch ms) of the period the periodic counters belong to (see currentPeriodUse in billing/key-period.ts). */
+  periodStartedAt: number;
+  periodSpent: Nano;
+  periodTokensUsed: number;
   createdAt: number;
   revokedAt: number | null;
   lastUsedAt: number | null;
@@ -53,9 +58,37 @@ export function toApiKey(row: Selectable<KeysTable>): ApiKey {
     held: BigInt(row.held_nano),
     heldTokens: Number(row.held_tokens),
     clampOutput: row.clamp_output !== 0n,
+    allowedModels: jsonList(row.allowed_models),
+    allowedNetworks: jsonList(row.allowed_networks),
+    expiresAt: row.expires_at == null ? null : Number(row.expires_at),
+    period: row.period ?? null,
+    periodBudget: row.period_budget_nano == null ? null : BigInt(row.period_budget_nano),
+    periodTokenCap: row.period_token_cap == null ? null : Number(row.period_token_cap),
+    periodStartedAt: Number(row.period_started_at ?? 0),
+    periodSpent: BigInt(row.period_spent_nano ?? 0),
+    periodTokensUsed: Number(row.period_tokens_used ?? 0),
     createdAt: Number(row.created_at),
     revokedAt: row.revoked_at === null ? null : Number(row.revoked_at),
     lastUsedAt: row.last_used_at === null ? null : Number(row.last_used_at),
+  };
+}
+
+function jsonList(text: string | null | undefined): string[] | null {
+  if (text == null) return null;
+  const value: unknown = JSON.parse(text);
+  return Array.isArray(value) ? value.map(String) : null;
+}
+
+/** The columns a policy change writes; a change of period starts its counters afresh. */
+export function policyColumns(change: KeyPolicyChange, current: Pick<ApiKey, "period"> | null) {
+  return {
+    ...(change.allowedModels !== undefined && { allowed_models: change.allowedModels === null ? null : JSON.stringify(change.allowedModels) }),
+    ...(change.allowedNetworks !== undefined && { allowed_networks: change.allowedNetworks === null ? null : JSON.stringify(change.allowedNetworks) }),
+    ...(change.expiresAt !== undefined && { expires_at: change.expiresAt === null ? null : BigInt(change.expiresAt) }),
+    ...(change.period !== undefined && { period: change.period }),
+    ...(change.periodBudget !== undefined && { period_budget_nano: change.periodBudget }),
+    ...(change.periodTokenCap !== undefined && { period_token_cap: change.periodTokenCap === null ? null : BigInt(change.periodTokenCap) }),
+    ...(change.period !== undefined && change.period !== (current?.period ?? null) && { period_started_at: 0n, period_spent_nano: 0n, period_tokens_used: 0n }),
   };
 }
 
@@ -90,7 +123,7 @@ export class KeysStore {
 
   /** Mints a key; the raw value is returned only here. */
   async create(
-    input: { accountId: string; name?: string; workspaceId?: string | null; actorAccountId?: string | null; clampOutput?: boolean } & KeyCaps,
+    input: { accountId: string; name?: string; workspaceId?: string | null; actorAccountId?: string | null; clampOutput?: boolean; policy?: KeyPolicyChange } & KeyCaps,
   ): Promise<{ key: ApiKey; raw: string }> {
     const minted = mintApiKey();
     const now = nowMs();
@@ -121,6 +154,8 @@ export class KeysStore {
           held_tokens: 0n,
           // Only when turned off: on is the column's default (and a database migrated only part way has no such column).
           ...(input.clampOutput === false && { clamp_output: 0n }),
+          // Only what is set: a database migrated only part way has no policy columns.
+          ...(input.policy && policyColumns(input.policy, null)),
           created_at: now,
           updated_at: now,
           revoked_at: null,
@@ -203,6 +238,28 @@ export class KeysStore {
         throw new GatewayError("invalid_state", "a revoked key's settings cannot be changed");
       }
       // Cached copies in other processes show the setting (GET /v1/me); admission reads the row itself.
+      await recordAuthChange(trx, { keyHash: row.hash });
+      return toApiKey(row);
+    });
+  }
+
+  /**
+   * Changes a key's policy (validated by the caller: validateKeyPolicy). Other processes' auth caches
+   * drop the key through auth_events; admission reads the periodic budget from the row itself.
+   */
+  async setPolicy(id: string, change: KeyPolicyChange): Promise<ApiKey> {
+    return transact(this.db, async (trx) => {
+      const current = await trx.selectFrom("keys").select(["status", "period"]).where("id", "=", id).executeTakeFirst();
+      if (!current) throw new GatewayError("not_found", `no key ${id}`);
+      if (current.status === "revoked") throw new GatewayError("invalid_state", "a revoked key's settings cannot be changed");
+      const row = await trx
+        .updateTable("keys")
+        .set({ ...policyColumns(change, { period: current.period ?? null }), updated_at: nowMs() })
+        .where("id", "=", id)
+        .where("status", "!=", "revoked")
+        .returningAll()
+        .executeTakeFirst();
+      if (!row) throw new GatewayError("invalid_state", "a revoked key's settings cannot be changed");
       await recordAuthChange(trx, { keyHash: row.hash });
       return toApiKey(row);
     });

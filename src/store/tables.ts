@@ -32,6 +32,9 @@ export interface AccountsTable {
 
 export type KeyStatus = "enabled" | "exhausted" | "revoked";
 
+/** A key's periodic budget window (migration 0013). */
+export type KeyPeriod = "day" | "week" | "month";
+
 export interface KeysTable {
   id: string;
   account_id: string;
@@ -48,6 +51,19 @@ export interface KeysTable {
   held_tokens: Int;
   /** 1: clamping allowed for this key (and its account's setting) (migration 0009). */
   clamp_output: ColumnType<Int, Int | undefined, Int>;
+  /** Key policies (migration 0013): JSON arrays of model ids and CIDR ranges; null: no restriction. */
+  allowed_models: ColumnType<string | null, string | null | undefined, string | null>;
+  allowed_networks: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Epoch ms after which the key is refused (401 key_expired); null: never. */
+  expires_at: ColumnType<Stamp | null, Stamp | null | undefined, Stamp | null>;
+  /** The periodic budget's window (UTC); null: none. */
+  period: ColumnType<KeyPeriod | null, KeyPeriod | null | undefined, KeyPeriod | null>;
+  period_budget_nano: ColumnType<Int | null, Int | null | undefined, Int | null>;
+  period_token_cap: ColumnType<Int | null, Int | null | undefined, Int | null>;
+  /** Start (epoch ms) of the period the two counters below belong to; before the current period's start they count as 0. */
+  period_started_at: ColumnType<Int, Int | undefined, Int>;
+  period_spent_nano: ColumnType<Int, Int | undefined, Int>;
+  period_tokens_used: ColumnType<Int, Int | undefined, Int>;
   created_at: Stamp;
   updated_at: Stamp;
   revoked_at: Stamp | null;

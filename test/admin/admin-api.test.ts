@@ -261,6 +261,11 @@ describe.each(DATABASE_KINDS)("admin API on %s", (kind) => {
 
     const patched = await admin("PATCH", `/keys/${keyId}`, { budget_cap_usd: null, clamp_output: true });
     expect(patched.body.key).toMatchObject({ budget_cap_usd: null, clamp_output: true, token_cap: 100000 });
+    // Key policies (ADR 0017) through the admin API, checked against the tier like the dashboard's.
+    const restricted = await admin("PATCH", `/keys/${keyId}`, { allowed_models: ["gpt-mock"], period: "day", period_budget_usd: "0.50" });
+    expect(restricted.status, restricted.text).toBe(200);
+    expect(restricted.body.key.policy).toMatchObject({ allowed_models: ["gpt-mock"], periodic_budget: { period: "day", budget_usd: "0.50" } });
+    expectError(await admin("PATCH", `/keys/${keyId}`, { allowed_models: ["premium-mock"] }), 400, "invalid_request");
     const revoked = await admin("POST", `/keys/${keyId}/revoke`);
     expect(revoked.body.key.status).toBe("revoked");
     expect((await me()).status).toBe(401);
@@ -269,12 +274,14 @@ describe.each(DATABASE_KINDS)("admin API on %s", (kind) => {
     expect((await admin("GET", `/keys/${keyId}`)).body.key.status).toBe("revoked");
 
     const rows = await auditOf(keyId);
-    expect(rows.map((r) => r.action)).toEqual(["key.revoke", "key.update", "key.create"]);
+    expect(rows.map((r) => r.action)).toEqual(["key.revoke", "key.update", "key.update", "key.create"]);
+    expect(rows[1]!.after).toMatchObject({ allowed_models: ["gpt-mock"], period: "day", period_budget_usd: "0.50" });
+    expect(rows[1]!.before).toEqual({ allowed_models: null, period: null, period_budget_usd: null });
     expect(rows[0].before).toEqual({ status: "enabled" });
     expect(rows[0].after).toEqual({ status: "revoked" });
-    expect(rows[1].before).toEqual({ budget_cap_usd: "2.00", clamp_output: false });
-    expect(rows[1].after).toEqual({ budget_cap_usd: null, clamp_output: true });
-    expect(rows[2].after).toMatchObject({ account_id: account.id, name: "ci", budget_cap_usd: "2.00" });
+    expect(rows[2].before).toEqual({ budget_cap_usd: "2.00", clamp_output: false });
+    expect(rows[2].after).toEqual({ budget_cap_usd: null, clamp_output: true });
+    expect(rows[3].after).toMatchObject({ account_id: account.id, name: "ci", budget_cap_usd: "2.00" });
   });
 
   it("manages an account's provider keys: shows only the last four characters; audited without the secret", async () => {

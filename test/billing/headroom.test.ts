@@ -38,6 +38,8 @@ for (const kind of DATABASE_KINDS) {
         monthTokens: 50_000n - 1_500n - 1_500n,
         keyCost: 40_000_000n - DEFAULT_PROJECTION - DEFAULT_PROJECTION,
         keyTokens: 30_000n - 1_500n - 1_500n,
+        periodCost: null,
+        periodTokens: null,
       });
       expect(await counters(store, accountId, keyId)).toEqual(before);
       await billing.release(held);
@@ -48,7 +50,7 @@ for (const kind of DATABASE_KINDS) {
       const poorKey = await makeKey(store, poor);
       const balance = await refusal(billing.admit(admission(poor, poorKey)));
       expect(balance.details.code).toBe("insufficient_balance");
-      expect(balance.headroom).toEqual({ balance: 1_000_000n, monthCost: null, monthTokens: null, keyCost: null, keyTokens: null });
+      expect(balance.headroom).toEqual({ balance: 1_000_000n, monthCost: null, monthTokens: null, keyCost: null, keyTokens: null, periodCost: null, periodTokens: null });
 
       const budgeted = await makeAccount(store, { balance: 100_000_000n, monthlyTokenBudget: 1_000 });
       const budgetedKey = await makeKey(store, budgeted, { tokenCap: 900 });

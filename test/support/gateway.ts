@@ -33,7 +33,7 @@ let counter = 0;
 
 export async function startGateway(
   configYaml: string,
-  options: { kind?: "sqlite" | "postgres"; env?: Record<string, string>; database?: TestDatabase } = {},
+  options: { kind?: "sqlite" | "postgres"; env?: Record<string, string>; database?: TestDatabase; now?: () => number } = {},
 ): Promise<TestGateway> {
   const database = options.database ?? (await createTestDatabase(options.kind ?? "sqlite"));
   const dir = mkdtempSync(join(tmpdir(), "gw-cfg-"));
@@ -47,7 +47,7 @@ export async function startGateway(
       done();
     },
   });
-  const app = await createApp(config, { logger: pino({ level: "info", base: undefined }, sink) });
+  const app = await createApp(config, { logger: pino({ level: "info", base: undefined }, sink), ...(options.now && { now: options.now }) });
   const address = await app.server.listen({ host: "127.0.0.1", port: 0 });
   return {
     url: address,

@@ -90,6 +90,22 @@ export interface SessionInfo {
   csrf_token: string;
 }
 
+export interface KeyPolicy {
+  allowed_models: string[] | null;
+  allowed_networks: string[] | null;
+  expires_at: string | null;
+  expired: boolean;
+  periodic_budget: null | {
+    period: "day" | "week" | "month";
+    budget_usd: string | null;
+    token_cap: number | null;
+    spent_usd: string;
+    tokens_used: number;
+    period_start: string;
+    resets_at: string;
+  };
+}
+
 export interface Key {
   id: string;
   account_id: string;
@@ -103,6 +119,10 @@ export interface Key {
   tokens_used: number;
   /** Output clamping (docs/billing.md, "Clamping"). */
   clamp_output: boolean;
+  /** The stored status, or "expired" once the key's policy expiry has come. */
+  effective_status: "enabled" | "exhausted" | "revoked" | "expired";
+  /** Key policies (docs/dashboard.md, "Key policies"). */
+  policy: KeyPolicy;
   created_at: string;
   revoked_at: string | null;
   last_used_at: string | null;

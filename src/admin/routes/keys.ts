@@ -8,6 +8,7 @@ import { parseWith } from "../../dashboard/validate.js";
 import { keyView } from "../../dashboard/views.js";
 import type { RouteContext } from "../../http/route-context.js";
 import type { ApiKey } from "../../store/keys-store.js";
+import { checkedPolicy, policyChange, policyFields } from "../../dashboard/routes/key-routes.js";
 import { adminActor } from "../auth.js";
 import { createKey, revokeKey, updateKey, type NewKey } from "../operations.js";
 import { id, tokenCount, usd, type AdminRoute } from "./route.js";
@@ -19,6 +20,8 @@ const keyFields = {
   budget_cap_usd: usd(CAP_MAX).nullable().optional(),
   token_cap: tokenCount.nullable().optional(),
   clamp_output: z.boolean().optional(),
+  // The key policies (ADR 0017), as the dashboard takes them.
+  ...policyFields,
 };
 
 /** Every request schema of this file (OpenAPI is generated from these). */
@@ -29,17 +32,19 @@ export const keySchemas = {
   changeBody: z
     .object(keyFields)
     .strict()
-    .refine((b) => Object.keys(b).length > 0, { message: "give budget_cap_usd, token_cap (null removes a cap) or clamp_output" }),
+    .refine((b) => Object.keys(b).length > 0, { message: "give budget_cap_usd, token_cap (null removes a cap), clamp_output or a policy field" }),
 };
 
 type KeyFields = z.infer<typeof keySchemas.changeBody>;
 
-/** The store's names for the fields given (absent ones are left out). */
-function keyInput(body: KeyFields) {
+/** The store's names for the fields given (absent ones are left out); the policy checked against the catalogue and the account's tier. */
+async function keyInput(ctx: RouteContext, accountId: string, body: KeyFields, current: ApiKey | null) {
+  const change = policyChange(body);
   return {
     ...(body.budget_cap_usd !== undefined && { budgetCap: body.budget_cap_usd }),
     ...(body.token_cap !== undefined && { tokenCap: body.token_cap }),
     ...(body.clamp_output !== undefined && { clampOutput: body.clamp_output }),
+    ...(Object.keys(change).length > 0 && { policy: await checkedPolicy(ctx, accountId, change, current) }),
   } satisfies Partial<NewKey>;
 }
 
@@ -57,7 +62,7 @@ export const keyRoutes: AdminRoute[] = [
     async handler(request, _reply, ctx) {
       const { id: accountId } = parseWith(keySchemas.accountParams, request.params, "id");
       if (!(await ctx.store.accounts.get(accountId))) throw new GatewayError("not_found", `No account ${accountId}.`);
-      return { object: "list", data: (await ctx.store.keys.listByAccount(accountId)).map(keyView) };
+      return { object: "list", data: (await ctx.store.keys.listByAccount(accountId)).map((key) => keyView(key, ctx.pipeline.authCache.now())) };
     },
   },
   {
@@ -68,10 +73,11 @@ export const keyRoutes: AdminRoute[] = [
       const { id: accountId } = parseWith(keySchemas.accountParams, request.params, "id");
       const body = parseWith(keySchemas.createBody, request.body);
       if (!(await ctx.store.accounts.get(accountId))) throw new GatewayError("not_found", `No account ${accountId}.`);
-      const { key, raw } = await ctx.store.audited(adminActor(request), (tx) => createKey(tx, { accountId, name: body.name ?? "", ...keyInput(body) }));
+      const input = { accountId, name: body.name ?? "", ...(await keyInput(ctx, accountId, body, null)) };
+      const { key, raw } = await ctx.store.audited(adminActor(request), (tx) => createKey(tx, input));
       reply.code(201);
       // The raw key is shown here once; only its hash is stored.
-      return { key: keyView(key), raw_key: raw };
+      return { key: keyView(key, ctx.pipeline.authCache.now()), raw_key: raw };
     },
   },
   {
@@ -80,7 +86,7 @@ export const keyRoutes: AdminRoute[] = [
     scope: "keys:read",
     async handler(request, _reply, ctx) {
       const { id: keyId } = parseWith(keySchemas.keyParams, request.params, "id");
-      return { key: keyView(await keyOr404(ctx, keyId)) };
+      return { key: keyView(await keyOr404(ctx, keyId), ctx.pipeline.authCache.now()) };
     },
   },
   {
@@ -90,10 +96,11 @@ export const keyRoutes: AdminRoute[] = [
     async handler(request, _reply, ctx) {
       const { id: keyId } = parseWith(keySchemas.keyParams, request.params, "id");
       const body = parseWith(keySchemas.changeBody, request.body);
-      await keyOr404(ctx, keyId);
-      const key = await ctx.store.audited(adminActor(request), (tx) => updateKey(tx, keyId, keyInput(body), null));
+      const current = await keyOr404(ctx, keyId);
+      const changes = await keyInput(ctx, current.accountId, body, current);
+      const key = await ctx.store.audited(adminActor(request), (tx) => updateKey(tx, keyId, changes, null));
       ctx.pipeline.authCache.invalidateKey(key.hash);
-      return { key: keyView(key) };
+      return { key: keyView(key, ctx.pipeline.authCache.now()) };
     },
   },
   {
@@ -106,7 +113,7 @@ export const keyRoutes: AdminRoute[] = [
       const key = await ctx.store.audited(adminActor(request), (tx) => revokeKey(tx, keyId));
       ctx.pipeline.authCache.invalidateKey(key.hash);
       await ctx.store.showAgain.forgetKey(key.id);
-      return { key: keyView(key) };
+      return { key: keyView(key, ctx.pipeline.authCache.now()) };
     },
   },
 ];

@@ -7,13 +7,40 @@ import { z } from "zod";
 import type { RouteContext } from "../../http/route-context.js";
 import { GatewayError } from "../../errors/catalogue.js";
 import type { ApiKey } from "../../store/keys-store.js";
+import { validateKeyPolicy, type KeyPolicyChange } from "../../accounts/key-policy.js";
 import { createKey, revokeKey as auditedRevoke } from "../../admin/operations.js";
 import type { AuditActor } from "../../store/audit-store.js";
 import { dashboardActor } from "./admin-routes.js";
 import { idParam, parseWith, requireConfirm, tokenCount, usdAmount } from "../validate.js";
 import { iso, keyView } from "../views.js";
 
+// Key policies (ADR 0017); the catalogue, the tier and the pairing of period and budget are checked by
+// validateKeyPolicy. null removes a restriction.
+export const policyFields = {
+  allowed_models: z.array(z.string().min(1).max(256)).max(100).nullable().optional(),
+  allowed_networks: z.array(z.string().min(1).max(64)).max(100).nullable().optional(),
+  expires_at: z.iso.datetime({ offset: true }).nullable().optional(),
+  period: z.enum(["day", "week", "month"]).nullable().optional(),
+  period_budget_usd: usdAmount.nullable().optional(),
+  period_token_cap: tokenCount.nullable().optional(),
+};
+const POLICY_FIELDS = Object.keys(policyFields) as Array<keyof typeof policyFields>;
+
+export type PolicyBody = { [K in keyof typeof policyFields]?: z.infer<(typeof policyFields)[K]> };
+
+export function policyChange(body: PolicyBody): KeyPolicyChange {
+  return {
+    ...(body.allowed_models !== undefined && { allowedModels: body.allowed_models }),
+    ...(body.allowed_networks !== undefined && { allowedNetworks: body.allowed_networks }),
+    ...(body.expires_at !== undefined && { expiresAt: body.expires_at === null ? null : Date.parse(body.expires_at) }),
+    ...(body.period !== undefined && { period: body.period }),
+    ...(body.period_budget_usd !== undefined && { periodBudget: body.period_budget_usd }),
+    ...(body.period_token_cap !== undefined && { periodTokenCap: body.period_token_cap }),
+  };
+}
+
 const createBody = z.object({
+  ...policyFields,
   name: z.string().trim().max(100).optional(),
   budget_cap_usd: usdAmount.nullable().optional(),
   token_cap: tokenCount.nullable().optional(),
@@ -24,9 +51,9 @@ const createBody = z.object({
   account_id: z.string().min(1).max(100).optional(),
 });
 const capsBody = z
-  .object({ budget_cap_usd: usdAmount.nullable().optional(), token_cap: tokenCount.nullable().optional(), clamp_output: z.boolean().optional() })
-  .refine((b) => b.budget_cap_usd !== undefined || b.token_cap !== undefined || b.clamp_output !== undefined, {
-    message: "give budget_cap_usd, token_cap (null removes a cap) or clamp_output",
+  .object({ ...policyFields, budget_cap_usd: usdAmount.nullable().optional(), token_cap: tokenCount.nullable().optional(), clamp_output: z.boolean().optional() })
+  .refine((b) => b.budget_cap_usd !== undefined || b.token_cap !== undefined || b.clamp_output !== undefined || POLICY_FIELDS.some((f) => b[f] !== undefined), {
+    message: `give budget_cap_usd, token_cap (null removes a cap), clamp_output or a policy field (${POLICY_FIELDS.join(", ")})`,
   });
 const showAgainBody = z.object({ token: z.string().min(1).max(200) });
 const params = z.object({ id: idParam });
@@ -49,10 +76,21 @@ export async function revokeKey(ctx: RouteContext, key: ApiKey, actor: AuditActo
   return revoked;
 }
 
+/** The policy change checked against the catalogue and the tier of the key's account. */
+export async function checkedPolicy(ctx: RouteContext, accountId: string, change: KeyPolicyChange, current: ApiKey | null): Promise<KeyPolicyChange> {
+  const account = await ctx.store.accounts.get(accountId);
+  if (!account) throw new GatewayError("account_not_found", `No account ${accountId}.`, { param: "account_id" });
+  return validateKeyPolicy(change, { config: ctx.config, tier: account.tier, now: ctx.pipeline.authCache.now(), current });
+}
+
 export function registerKeyRoutes(app: FastifyInstance, ctx: RouteContext): void {
+  // The gateway's clock judges expiry (tests inject one).
+  const now = () => ctx.pipeline.authCache.now();
+  const view = (key: ApiKey) => keyView(key, now());
+
   app.get("/keys", async (request) => {
     const keys = await ctx.store.keys.listByAccount(request.dashboard.account.id);
-    return { data: keys.map(keyView) };
+    return { data: keys.map(view) };
   });
 
   app.post("/keys", async (request, reply) => {
@@ -67,8 +105,10 @@ export function registerKeyRoutes(app: FastifyInstance, ctx: RouteContext): void
       const role = await ctx.store.workspaces.roleOf(body.workspace_id, accountId);
       if (!role) throw new GatewayError("not_found", `No workspace ${body.workspace_id}.`, { param: "workspace_id" });
     }
+    const policy = await checkedPolicy(ctx, accountId, policyChange(body), null);
     const input = {
       accountId,
+      policy,
       name: body.name ?? "",
       workspaceId: body.workspace_id ?? null,
       budgetCap: body.budget_cap_usd ?? null,
@@ -81,14 +121,14 @@ export function registerKeyRoutes(app: FastifyInstance, ctx: RouteContext): void
     // Bound to the account that saw the raw key (the signed-in one) and to this key.
     const again = await ctx.store.showAgain.put({ accountId: me.id, keyId: key.id, raw });
     reply.code(201);
-    return { key: keyView(key), raw_key: raw, show_again: { token: again.token, expires_at: iso(again.expiresAt) } };
+    return { key: view(key), raw_key: raw, show_again: { token: again.token, expires_at: iso(again.expiresAt) } };
   });
 
   app.get("/keys/:id", async (request) => {
     const { id } = parseWith(params, request.params, "id");
     const key = await ownKey(ctx, request.dashboard.account.id, id);
     const usage = await ctx.billing.keyUsage(key.id);
-    return { key: keyView(key), usage: { requests: usage.totals.requests, input_tokens: usage.totals.inputTokens, output_tokens: usage.totals.outputTokens } };
+    return { key: view(key), usage: { requests: usage.totals.requests, input_tokens: usage.totals.inputTokens, output_tokens: usage.totals.outputTokens } };
   });
 
   app.patch("/keys/:id", async (request) => {
@@ -99,11 +139,16 @@ export function registerKeyRoutes(app: FastifyInstance, ctx: RouteContext): void
       ...(body.token_cap !== undefined && { tokenCap: body.token_cap }),
     };
     let key = await ownKey(ctx, request.dashboard.account.id, id);
+    // Validated before anything is written: a bad field changes nothing.
+    const change = policyChange(body);
+    const policy = Object.keys(change).length > 0 ? await checkedPolicy(ctx, key.accountId, change, key) : null;
+    if (policy) key = await ctx.store.keys.setPolicy(id, policy);
     if (changes.budgetCap !== undefined || changes.tokenCap !== undefined) key = await ctx.billing.setKeyCaps(id, changes, request.dashboard.account.id);
     if (body.clamp_output !== undefined) key = await ctx.store.keys.setClampOutput(id, body.clamp_output);
-    // Caps can move a key between enabled and exhausted: cached copies must not keep the old caps.
+    // Caps can move a key between enabled and exhausted, and the policy travels with the cached key:
+    // cached copies must not keep the old ones (other processes follow auth_events).
     ctx.pipeline.authCache.invalidateKey(key.hash);
-    return { key: keyView(key) };
+    return { key: view(key) };
   });
 
   app.delete("/keys/:id", async (request) => {
@@ -115,13 +160,13 @@ export function registerKeyRoutes(app: FastifyInstance, ctx: RouteContext): void
       ctx.pipeline.authCache.invalidateKey(deleted.hash);
       return { id: deleted.id, deleted: true };
     }
-    return { key: keyView(await revokeKey(ctx, key)) };
+    return { key: view(await revokeKey(ctx, key)) };
   });
 
   app.post("/keys/:id/enable", async (request) => {
     const { id } = parseWith(params, request.params, "id");
     await ownKey(ctx, request.dashboard.account.id, id);
-    return { key: keyView(await ctx.store.keys.enable(id)) };
+    return { key: view(await ctx.store.keys.enable(id)) };
   });
 
   app.post("/keys/:id/show-again", async (request) => {

@@ -1,4 +1,4 @@
-// GET /v1/me (the account behind the key, and the key's usage this month), GET /v1/usage (the key's
+// GET /v1/me (the account behind the key, the key's policy, and the key's usage this month), GET /v1/usage (the key's
 // own usage, by model and by day; per pricing dimension and caching, usage-report.ts) and
 // GET /v1/requests/{request_id} (one request of the account). Money as decimal strings; times as
 // ISO 8601 (UTC).
@@ -7,6 +7,7 @@ import type { RouteContext } from "../route-context.js";
 import { formatUsd } from "../../core/money.js";
 import { usageTotalsJson as totalsJson } from "../../billing/usage-report.js";
 import { invalidRequest } from "../../errors/catalogue.js";
+import { effectiveStatus, keyPolicyJson } from "../../accounts/key-policy.js";
 import { authenticate } from "../../pipeline/authenticate.js";
 import { readRequestIdParam, requestNotFound, requestRecordJson } from "./request-record.js";
 
@@ -26,7 +27,9 @@ export function registerAccountRoutes(app: FastifyInstance, ctx: RouteContext): 
 
   app.get("/v1/me", { onRequest }, async (request) => {
     const p = await ctx.billing.accountProfile(request.principal.account.id);
-    const key = request.principal.key;
+    // Read afresh: the cached key's period counters would lag behind settlements.
+    const key = (await ctx.store.keys.get(request.principal.key.id)) ?? request.principal.key;
+    const now = ctx.pipeline.authCache.now();
     // This key's usage in the current UTC month: per dimension, caching included, in total and by model.
     const usage = await ctx.billing.keyUsage(key.id, { start: Date.parse(`${p.month}-01T00:00:00Z`) });
     return {
@@ -49,7 +52,16 @@ export function registerAccountRoutes(app: FastifyInstance, ctx: RouteContext): 
         requests: p.monthRequests,
         resets_at: p.monthResetsAt,
       },
-      key: { id: key.id, name: key.name, prefix: key.prefix, status: key.status, clamp_output: key.clampOutput },
+      key: {
+        id: key.id,
+        name: key.name,
+        prefix: key.prefix,
+        status: key.status,
+        effective_status: effectiveStatus(key, now),
+        clamp_output: key.clampOutput,
+        // The key's policy (ADR 0017): allowed models and networks, expiry, periodic budget and its use.
+        policy: keyPolicyJson(key, now),
+      },
       // Whether a request this key sends may be clamped: the account's and the key's setting both on.
       clamp_output: request.principal.account.clampOutput && key.clampOutput,
       key_usage: {

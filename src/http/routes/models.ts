@@ -1,4 +1,4 @@
-// GET /v1/models (the key's tier only) and GET /v1/catalog (public, cacheable). The model list
+// GET /v1/models (the key's tier and allowed models only) and GET /v1/catalog (public, cacheable). The model list
 // answers in Anthropic's shape to Anthropic-style callers (Claude Code's model discovery, the
 // Anthropic SDK), in OpenAI's to everyone else; docs/clients.md says how the two are told apart.
 import { DIMENSIONS, TOKEN_DIMENSIONS } from "../../billing/dimensions.js";
@@ -8,6 +8,7 @@ import type { RouteContext } from "../route-context.js";
 import type { GatewayConfig, ModelConfig } from "../../config/load.js";
 import { formatUsd, type Nano } from "../../core/money.js";
 import { GatewayError, invalidRequest } from "../../errors/catalogue.js";
+import { modelAllowed } from "../../accounts/key-policy.js";
 import { authenticate } from "../../pipeline/authenticate.js";
 import { loadCompatibilitySummary, type CompatibilitySummary } from "../compatibility.js";
 
@@ -117,7 +118,9 @@ export function registerModelRoutes(app: FastifyInstance, ctx: RouteContext): vo
     if (isAnthropicStyle(request)) request.errorShape = "anthropic";
     await authenticate(request, ctx.pipeline.authCache);
   };
-  const visible = (request: FastifyRequest) => [...ctx.config.models.values()].filter((m) => m.tiers.includes(request.principal.account.tier));
+  // The key's tier, narrowed by the key's allowed models (its policy, ADR 0017).
+  const visible = (request: FastifyRequest) =>
+    [...ctx.config.models.values()].filter((m) => m.tiers.includes(request.principal.account.tier) && modelAllowed(request.principal.key.allowedModels, m.id));
 
   app.get("/v1/models", { onRequest }, async (request) => {
     if (isAnthropicStyle(request)) return anthropicModelPage(visible(request), request.query as Record<string, unknown>);

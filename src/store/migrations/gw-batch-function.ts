@@ -8,7 +8,10 @@
 // Settle arguments, in order: hold, account, key, request, cost, tokens, now, month, model, provider,
 // route, input, cached, output and reasoning tokens, estimated, deployment (null: not a routing group),
 // then the values of LEDGER_DIMENSION_COLUMNS (src/billing/dimensions.ts) in that order, then the
-// upstream attempts (migration 0011; null: not counted).
+// upstream attempts (migration 0011; null: not counted), then the start of the current day, ISO week
+// and month (the key's periodic budget, migration 0013).
+// Admit arguments: account, key, request, hold, amount, tokens, month, now, expires at, then the start
+// of the current day, ISO week and month.
 // A refused admission by a money or token limit answers, besides the outcome, "headroom": what every
 // limit still allows (src/billing/admission.ts, Headroom), or null when the account or the key turned
 // clamping off (clamp_output, migration 0009).
@@ -21,6 +24,10 @@ const DIMENSION_COLUMNS_SQL = LEDGER_DIMENSION_COLUMNS.join(", ");
 const DIMENSION_VALUES_SQL = LEDGER_DIMENSION_COLUMNS.map((_, i) => `(a->>${FIRST_DIMENSION_ARG + i})::bigint`).join(", ");
 /** The settle argument after the dimension values: the request's upstream attempts (null: not counted). */
 const ATTEMPTS_ARG = FIRST_DIMENSION_ARG + LEDGER_DIMENSION_COLUMNS.length;
+/** The settle argument of the current day's start; the week's and the month's follow. */
+const SETTLE_PERIODS_ARG = ATTEMPTS_ARG + 1;
+/** The admit argument of the current day's start; the week's and the month's follow. */
+const ADMIT_PERIODS_ARG = 9;
 
 // p_ops: a JSON array of {"k": "admit" | "settle" | "release", "a": [the operation's arguments, in
 // the order the batcher's callers send them (admission-postgres.ts, settlement-postgres.ts, holds.ts),
@@ -77,6 +84,17 @@ declare
   k_last_used bigint;
   v_refusal text;
   k_dirty boolean := false;
+  -- that key's periodic budget (migration 0013); p_* are its counters as they count now
+  k_period text;
+  k_pbudget bigint;
+  k_ptoken_cap bigint;
+  k_pstarted bigint;
+  k_pspent bigint;
+  k_ptokens bigint;
+  k_pdirty boolean := false;
+  v_pstart bigint;
+  p_spent bigint;
+  p_tokens bigint;
 begin
   for op in select e.value from jsonb_array_elements(p_ops) with ordinality as e(value, n) order by e.n loop
     a := op->'a';
@@ -107,6 +125,7 @@ begin
     -- Another account: write back the previous one's rows, lock this one.
     if acc is distinct from o_account then
       if k_dirty then perform gw_put_key(kid, k_status, k_spent, k_held, k_tokens_used, k_held_tokens, k_last_used); end if;
+      if k_pdirty then perform gw_put_key_period(kid, k_pstarted, k_pspent, k_ptokens); end if;
       if d_requests > 0 then perform gw_add_month(acc, mon, d_cost, d_tokens, d_requests); end if;
       if a_dirty then perform gw_put_account(acc, a_balance, a_held, a_held_tokens, a_spent); end if;
       acc := o_account;
@@ -119,6 +138,7 @@ begin
       kid := null;
       k_found := false;
       k_dirty := false;
+      k_pdirty := false;
       mon := null;
       m_loaded := false;
       d_cost := 0; d_tokens := 0; d_requests := 0;
@@ -133,12 +153,16 @@ begin
     -- Another key of this account: write back the previous key, lock this one (never another account's).
     if acc_found and o_key is not null and kid is distinct from o_key then
       if k_dirty then perform gw_put_key(kid, k_status, k_spent, k_held, k_tokens_used, k_held_tokens, k_last_used); end if;
+      if k_pdirty then perform gw_put_key_period(kid, k_pstarted, k_pspent, k_ptokens); end if;
       kid := o_key;
-      select status, budget_cap_nano, spent_nano, held_nano, token_cap, tokens_used, held_tokens, clamp_output
-        into k_status, k_budget, k_spent, k_held, k_token_cap, k_tokens_used, k_held_tokens, k_clamp
+      select status, budget_cap_nano, spent_nano, held_nano, token_cap, tokens_used, held_tokens, clamp_output,
+          period, period_budget_nano, period_token_cap, period_started_at, period_spent_nano, period_tokens_used
+        into k_status, k_budget, k_spent, k_held, k_token_cap, k_tokens_used, k_held_tokens, k_clamp,
+          k_period, k_pbudget, k_ptoken_cap, k_pstarted, k_pspent, k_ptokens
         from keys where id = kid and account_id = acc for update;
       k_found := found;
       k_dirty := false;
+      k_pdirty := false;
       k_last_used := null;
     end if;
 
@@ -168,6 +192,12 @@ begin
       if v_refusal is null and a_balance - a_held < v_amount then
         v_refusal := 'insufficient_balance';
       end if;
+      -- The key's periodic counters count only within the current period.
+      p_spent := 0; p_tokens := 0;
+      if k_found and k_period is not null then
+        v_pstart := (a->>(${ADMIT_PERIODS_ARG} + case k_period when 'day' then 0 when 'week' then 1 else 2 end))::bigint;
+        if k_pstarted >= v_pstart then p_spent := k_pspent; p_tokens := k_ptokens; end if;
+      end if;
       if v_refusal is null then
         if not k_found or k_status = 'revoked' then
           answers := answers || jsonb_build_array(jsonb_build_object('outcome', 'auth_error', 'detail', null));
@@ -184,17 +214,24 @@ begin
           v_refusal := 'key_budget_exceeded';
         elsif k_token_cap is not null and k_tokens_used + k_held_tokens + v_tokens > k_token_cap then
           v_refusal := 'key_token_cap_exceeded';
+        elsif k_period is not null and k_pbudget is not null and p_spent + k_held + v_amount > k_pbudget then
+          v_refusal := 'key_period_budget_exceeded';
+        elsif k_period is not null and k_ptoken_cap is not null and p_tokens + k_held_tokens + v_tokens > k_ptoken_cap then
+          v_refusal := 'key_period_token_cap_exceeded';
         end if;
       end if;
       if v_refusal is not null then
         answers := answers || jsonb_build_array(jsonb_build_object('outcome', v_refusal,
-          'detail', case when v_refusal = 'insufficient_balance' then (a_balance - a_held)::text end,
+          'detail', case when v_refusal = 'insufficient_balance' then (a_balance - a_held)::text
+                         when v_refusal like 'key_period_%' then k_period end,
           'headroom', case when a_clamp = 1 and k_found and k_status = 'enabled' and k_clamp = 1 then jsonb_build_object(
             'balance', (a_balance - a_held)::text,
             'month_cost', case when a_budget is not null then (a_budget - m_cost - d_cost - a_held)::text end,
             'month_tokens', case when a_token_budget is not null then (a_token_budget - m_tokens - d_tokens - a_held_tokens)::text end,
             'key_cost', case when k_budget is not null then (k_budget - k_spent - k_held)::text end,
-            'key_tokens', case when k_token_cap is not null then (k_token_cap - k_tokens_used - k_held_tokens)::text end) end));
+            'key_tokens', case when k_token_cap is not null then (k_token_cap - k_tokens_used - k_held_tokens)::text end,
+            'period_cost', case when k_period is not null and k_pbudget is not null then (k_pbudget - p_spent - k_held)::text end,
+            'period_tokens', case when k_period is not null and k_ptoken_cap is not null then (k_ptoken_cap - p_tokens - k_held_tokens)::text end) end));
         continue;
       end if;
       insert into holds (id, account_id, key_id, request_id, amount_nano, tokens, created_at, expires_at)
@@ -242,6 +279,18 @@ begin
           k_status := 'exhausted';
         end if;
         k_dirty := true;
+        if k_period is not null then
+          v_pstart := (a->>(${SETTLE_PERIODS_ARG} + case k_period when 'day' then 0 when 'week' then 1 else 2 end))::bigint;
+          if k_pstarted >= v_pstart then
+            k_pspent := k_pspent + v_cost;
+            k_ptokens := k_ptokens + v_tokens;
+          else
+            k_pstarted := v_pstart;
+            k_pspent := v_cost;
+            k_ptokens := v_tokens;
+          end if;
+          k_pdirty := true;
+        end if;
       end if;
       d_cost := d_cost + v_cost;
       d_tokens := d_tokens + v_tokens;
@@ -263,6 +312,7 @@ begin
     end if;
   end loop;
   if k_dirty then perform gw_put_key(kid, k_status, k_spent, k_held, k_tokens_used, k_held_tokens, k_last_used); end if;
+  if k_pdirty then perform gw_put_key_period(kid, k_pstarted, k_pspent, k_ptokens); end if;
   if d_requests > 0 then perform gw_add_month(acc, mon, d_cost, d_tokens, d_requests); end if;
   if a_dirty then perform gw_put_account(acc, a_balance, a_held, a_held_tokens, a_spent); end if;
   return answers;
@@ -286,6 +336,14 @@ returns void language sql as $$
     where id = p_id
 $$`;
 
+// The key's periodic counters (migration 0013), written only for a key with a period.
+const GW_PUT_KEY_PERIOD = `
+create or replace function gw_put_key_period(p_id text, p_started bigint, p_spent bigint, p_tokens bigint)
+returns void language sql as $$
+  update keys set period_started_at = p_started, period_spent_nano = p_spent, period_tokens_used = p_tokens
+    where id = p_id
+$$`;
+
 const GW_ADD_MONTH = `
 create or replace function gw_add_month(p_account text, p_month text, p_cost bigint, p_tokens bigint, p_requests bigint)
 returns void language sql as $$
@@ -296,4 +354,4 @@ returns void language sql as $$
 $$`;
 
 /** Every billing function, in creation order; migrate.ts re-creates them after every migration run. */
-export const BILLING_FUNCTIONS: readonly string[] = [GW_PUT_ACCOUNT, GW_PUT_KEY, GW_ADD_MONTH, GW_BATCH];
+export const BILLING_FUNCTIONS: readonly string[] = [GW_PUT_ACCOUNT, GW_PUT_KEY, GW_PUT_KEY_PERIOD, GW_ADD_MONTH, GW_BATCH];

@@ -1,5 +1,5 @@
 // Keys: create (the raw key is shown once, and again for 5 minutes with the show-again token),
-// caps, revoke, permanent delete, enable.
+// caps and policies (docs/dashboard.md, "Key policies"), revoke, permanent delete, enable.
 import { useState, type FormEvent } from "react";
 import { api, type Key, type Workspace } from "../api";
 import { ErrorText, formatDate, Notice, useAction, useLoad } from "../components";
@@ -32,6 +32,7 @@ export function KeysPage() {
             <th scope="col">Status</th>
             <th scope="col">Spent / cap (USD)</th>
             <th scope="col">Tokens / cap</th>
+            <th scope="col">Policy</th>
             <th scope="col">Created</th>
             <th scope="col">Actions</th>
           </tr>
@@ -39,7 +40,7 @@ export function KeysPage() {
         <tbody>
           {keys.data?.data.length === 0 && (
             <tr>
-              <td colSpan={7}>No keys yet.</td>
+              <td colSpan={8}>No keys yet.</td>
             </tr>
           )}
           {keys.data?.data.map((key) => (
@@ -183,13 +184,32 @@ function KeyRow(props: { item: Key; run: (action: () => Promise<unknown>, done: 
   const [budget, setBudget] = useState(key.budget_cap_usd ?? "");
   const [tokens, setTokens] = useState(key.token_cap === null ? "" : String(key.token_cap));
   const [clamp, setClamp] = useState(key.clamp_output);
+  const policy = key.policy;
+  const [models, setModels] = useState((policy.allowed_models ?? []).join(", "));
+  const [networks, setNetworks] = useState((policy.allowed_networks ?? []).join(", "));
+  const [expires, setExpires] = useState(policy.expires_at ?? "");
+  const [period, setPeriod] = useState<string>(policy.periodic_budget?.period ?? "");
+  const [periodBudget, setPeriodBudget] = useState(policy.periodic_budget?.budget_usd ?? "");
+  const [periodTokens, setPeriodTokens] = useState(policy.periodic_budget?.token_cap == null ? "" : String(policy.periodic_budget.token_cap));
 
   function saveCaps(event: FormEvent) {
     event.preventDefault();
     setEditing(false);
+    const list = (text: string) => (text.trim() === "" ? null : text.split(",").map((entry) => entry.trim()));
     props.run(
-      () => api("PATCH", path, { budget_cap_usd: budget.trim() === "" ? null : budget.trim(), token_cap: tokens.trim() === "" ? null : Number(tokens), clamp_output: clamp }),
-      `Caps of ${label} saved.`,
+      () =>
+        api("PATCH", path, {
+          budget_cap_usd: budget.trim() === "" ? null : budget.trim(),
+          token_cap: tokens.trim() === "" ? null : Number(tokens),
+          clamp_output: clamp,
+          allowed_models: list(models),
+          allowed_networks: list(networks),
+          expires_at: expires.trim() === "" ? null : expires.trim(),
+          period: period === "" ? null : period,
+          period_budget_usd: period === "" || periodBudget.trim() === "" ? null : periodBudget.trim(),
+          period_token_cap: period === "" || periodTokens.trim() === "" ? null : Number(periodTokens),
+        }),
+      `Caps and policy of ${label} saved.`,
     );
   }
 
@@ -200,7 +220,7 @@ function KeyRow(props: { item: Key; run: (action: () => Promise<unknown>, done: 
         <code>{key.prefix}</code>
       </td>
       <td>
-        <span className={`badge ${key.status}`}>{key.status}</span>
+        <span className={`badge ${key.effective_status}`}>{key.effective_status}</span>
       </td>
       <td>
         {key.spent_usd} / {key.budget_cap_usd ?? "no cap"}
@@ -208,6 +228,9 @@ function KeyRow(props: { item: Key; run: (action: () => Promise<unknown>, done: 
       <td>
         {key.tokens_used} / {key.token_cap ?? "no cap"}
         {!key.clamp_output && <span className="badge">no clamping</span>}
+      </td>
+      <td>
+        <PolicySummary policy={policy} />
       </td>
       <td>{formatDate(key.created_at)}</td>
       <td className="actions">
@@ -225,6 +248,39 @@ function KeyRow(props: { item: Key; run: (action: () => Promise<unknown>, done: 
               <input type="checkbox" checked={clamp} onChange={(e) => setClamp(e.target.checked)} />
               Shorten answers the caps cannot cover (else refuse)
             </label>
+            <label>
+              Allowed models (comma-separated)
+              <input value={models} onChange={(e) => setModels(e.target.value)} placeholder="every model of the tier" />
+            </label>
+            <label>
+              Allowed networks (CIDR, comma-separated)
+              <input value={networks} onChange={(e) => setNetworks(e.target.value)} placeholder="anywhere" />
+            </label>
+            <label>
+              Expires at (ISO date-time, UTC)
+              <input value={expires} onChange={(e) => setExpires(e.target.value)} placeholder="never" />
+            </label>
+            <label>
+              Periodic budget
+              <select value={period} onChange={(e) => setPeriod(e.target.value)}>
+                <option value="">None</option>
+                <option value="day">Daily</option>
+                <option value="week">Weekly (from Monday)</option>
+                <option value="month">Monthly</option>
+              </select>
+            </label>
+            {period !== "" && (
+              <>
+                <label>
+                  Per period (USD)
+                  <input value={periodBudget} onChange={(e) => setPeriodBudget(e.target.value)} placeholder="none" />
+                </label>
+                <label>
+                  Per period (tokens)
+                  <input value={periodTokens} onChange={(e) => setPeriodTokens(e.target.value)} placeholder="none" />
+                </label>
+              </>
+            )}
             <button type="submit">Save caps</button>
             <button type="button" onClick={() => setEditing(false)}>
               Cancel
@@ -274,5 +330,30 @@ function KeyRow(props: { item: Key; run: (action: () => Promise<unknown>, done: 
         )}
       </td>
     </tr>
+  );
+}
+
+/** A key's policy in a few words: models, networks, expiry, and the periodic budget's use and reset. */
+function PolicySummary(props: { policy: Key["policy"] }) {
+  const { policy } = props;
+  const parts: string[] = [];
+  if (policy.allowed_models) parts.push(`models: ${policy.allowed_models.join(", ")}`);
+  if (policy.allowed_networks) parts.push(`networks: ${policy.allowed_networks.join(", ")}`);
+  if (policy.expires_at) parts.push(`${policy.expired ? "expired" : "expires"} ${formatDate(policy.expires_at)}`);
+  const periodic = policy.periodic_budget;
+  if (periodic) {
+    const limits = [
+      periodic.budget_usd && `${periodic.spent_usd} / ${periodic.budget_usd} USD`,
+      periodic.token_cap !== null && `${periodic.tokens_used} / ${periodic.token_cap} tokens`,
+    ].filter(Boolean);
+    parts.push(`per ${periodic.period}: ${limits.join(", ")} (resets ${formatDate(periodic.resets_at)})`);
+  }
+  if (parts.length === 0) return <span>none</span>;
+  return (
+    <ul className="policy">
+      {parts.map((part) => (
+        <li key={part}>{part}</li>
+      ))}
+    </ul>
   );
 }
