@@ -125,9 +125,12 @@ export function demoAnswer(body: Record<string, unknown>): DemoAnswer {
   const limitField = body.max_completion_tokens ?? body.max_tokens;
   const limit = typeof limitField === "number" && limitField > 0 ? Math.floor(limitField) : Number.MAX_SAFE_INTEGER;
   const prompt = promptTokens(messages, tools);
-  const last = messages.at(-1);
+  // A tool result answers the last assistant turn; a client may add a user message after it (Claude
+  // Code's reminders), so it is any tool message since that turn, not only the last message.
+  const lastAssistant = messages.findLastIndex((m) => m.role === "assistant");
+  const toolResult = messages.slice(lastAssistant + 1).findLast((m) => m.role === "tool");
 
-  if (last?.role !== "tool" && tools.length > 0 && body.tool_choice !== "none") {
+  if (toolResult === undefined && tools.length > 0 && body.tool_choice !== "none") {
     const tool = pickTool(tools);
     if (tool) {
       const args = JSON.stringify(argumentsFor(tool.parameters));
@@ -137,8 +140,8 @@ export function demoAnswer(body: Record<string, unknown>): DemoAnswer {
   }
 
   let text: string;
-  if (last?.role === "tool") {
-    const result = textOf(last.content);
+  if (toolResult !== undefined) {
+    const result = textOf(toolResult.content);
     text = `Demo model ${model}: the tool answered with ${result.length} characters, beginning "${snippet(result, 60)}". That completes a tool round trip through Model Gateway's built-in demo upstream (no real model was called).`;
   } else {
     const userText = [...messages].reverse().find((m) => m.role === "user");
