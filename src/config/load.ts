@@ -89,7 +89,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
  */
 export function withDemoCatalog(file: ConfigFile, source: string): ConfigFile {
   if (!(file.demo ?? Object.keys(file.providers).length === 0)) return file;
-  if (DEMO_PROVIDER in file.providers) throw new ConfigError(`${source}: providers.${DEMO_PROVIDER}: the name is taken by the demo provider (demo: true); rename it or set demo: false`);
+  if (DEMO_PROVIDER in file.providers)
+    throw new ConfigError(`${source}: providers.${DEMO_PROVIDER}: the name is taken by the demo provider (demo: true); rename it or set demo: false`);
   for (const [i, m] of file.models.entries()) {
     if (demoModels.some((d) => d.id === m.id)) throw new ConfigError(`${source}: models[${i}].id: "${m.id}" is a demo model's id (demo: true); rename it or set demo: false`);
   }

@@ -28,7 +28,14 @@ describe("the first-start agent lines against the demo models", () => {
     proxy = await startProxyTrap();
     const { account, raw } = await gateway.createAccount({ balance: "5" });
     accountId = account.id;
-    message = firstStartMessage(gateway.url, { email: "admin@localhost", password: "unused", accountId, apiKey: raw, demoCredit: parseUsd("5")!, demoModels: ["demo-chat", "demo-fast"] });
+    message = firstStartMessage(gateway.url, {
+      email: "admin@localhost",
+      password: "unused",
+      accountId,
+      apiKey: raw,
+      demoCredit: parseUsd("5")!,
+      demoModels: ["demo-chat", "demo-fast"],
+    });
     // `claude` and `codex` as a newcomer's PATH would have them.
     bin = tempDir("agents-bin-");
     const claude = claudeBinary();

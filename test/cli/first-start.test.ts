@@ -111,7 +111,11 @@ for (const kind of DATABASE_KINDS) {
       const before = await ledger();
       const { code, stdout, stderr } = await sh(TRY.exec(banner)![1]!, cwd);
       expect(code, stderr).toBe(0);
-      const answer = JSON.parse(stdout) as { model: string; choices: Array<{ message: { content: string } }>; usage: { prompt_tokens: number; completion_tokens: number; cost: string } };
+      const answer = JSON.parse(stdout) as {
+        model: string;
+        choices: Array<{ message: { content: string } }>;
+        usage: { prompt_tokens: number; completion_tokens: number; cost: string };
+      };
       expect(answer.model).toBe("demo-chat");
       expect(answer.choices[0]!.message.content).toContain("demo");
       expect(answer.choices[0]!.message.content).toContain("Hello, gateway!");

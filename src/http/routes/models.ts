@@ -22,7 +22,9 @@ function isDemo(model: ModelConfig): boolean {
 }
 
 function modelObject(model: ModelConfig) {
-  return isDemo(model) ? { id: model.id, object: "model", created: CREATED, owned_by: model.provider.name, demo: true } : { id: model.id, object: "model", created: CREATED, owned_by: model.provider.name };
+  return isDemo(model)
+    ? { id: model.id, object: "model", created: CREATED, owned_by: model.provider.name, demo: true }
+    : { id: model.id, object: "model", created: CREATED, owned_by: model.provider.name };
 }
 
 /** Anthropic's ModelInfo. The gateway has no display names of its own: the id is the name shown (a demo model's says so). */

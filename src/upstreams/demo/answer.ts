@@ -4,8 +4,7 @@
 // a tool result, a sentence about that result; usage counted at about four characters a token.
 
 export type DemoAnswer =
-  | { kind: "text"; text: string; finishReason: "stop" | "length"; usage: DemoUsage }
-  | { kind: "tool"; id: string; name: string; arguments: string; usage: DemoUsage };
+  { kind: "text"; text: string; finishReason: "stop" | "length"; usage: DemoUsage } | { kind: "tool"; id: string; name: string; arguments: string; usage: DemoUsage };
 
 export interface DemoUsage {
   prompt_tokens: number;
@@ -98,7 +97,9 @@ function argumentsFor(schema: JsonSchema | undefined): Record<string, unknown> {
  * changes), else the first tool offered.
  */
 function pickTool(tools: readonly LooseTool[]): { name: string; parameters: JsonSchema | undefined } | null {
-  const functions = tools.flatMap((t) => (t.type === "function" && typeof t.function?.name === "string" ? [{ name: t.function.name, parameters: t.function.parameters as JsonSchema | undefined }] : []));
+  const functions = tools.flatMap((t) =>
+    t.type === "function" && typeof t.function?.name === "string" ? [{ name: t.function.name, parameters: t.function.parameters as JsonSchema | undefined }] : [],
+  );
   const shell = functions.find((f) => {
     const required = Array.isArray(f.parameters?.required) ? (f.parameters.required as unknown[]) : [];
     return required.includes("command") || required.includes("cmd");

@@ -10,8 +10,14 @@ import { demoTransport } from "./transport.js";
 
 const provider = { name: "demo", type: "demo", baseUrl: "http://demo.invalid" } as ProviderConfig;
 const user = (content: unknown) => ({ role: "user", content });
-const shell = { type: "function", function: { name: "exec_command", parameters: { type: "object", properties: { cmd: { type: "string" }, workdir: { type: "string" } }, required: ["cmd"] } } };
-const read = { type: "function", function: { name: "Read", parameters: { type: "object", properties: { file_path: { type: "string" }, limit: { type: "integer" } }, required: ["file_path", "limit"] } } };
+const shell = {
+  type: "function",
+  function: { name: "exec_command", parameters: { type: "object", properties: { cmd: { type: "string" }, workdir: { type: "string" } }, required: ["cmd"] } },
+};
+const read = {
+  type: "function",
+  function: { name: "Read", parameters: { type: "object", properties: { file_path: { type: "string" }, limit: { type: "integer" } }, required: ["file_path", "limit"] } },
+};
 
 describe("demoAnswer", () => {
   it("answers text derived from the prompt, the same every time, saying it is a demo", () => {

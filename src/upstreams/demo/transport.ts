@@ -78,7 +78,13 @@ function completion(answer: DemoAnswer, id: string, model: string, created: numb
 
 /** The answer as Chat Completions chunks, each one SSE event, ending with the usage chunk and [DONE]. */
 function streamEvents(answer: DemoAnswer, id: string, model: string, created: number, withUsage: boolean): string[] {
-  const chunk = (delta: Record<string, unknown>, finish: string | null = null) => ({ id, object: "chat.completion.chunk", created, model, choices: [{ index: 0, delta, finish_reason: finish }] });
+  const chunk = (delta: Record<string, unknown>, finish: string | null = null) => ({
+    id,
+    object: "chat.completion.chunk",
+    created,
+    model,
+    choices: [{ index: 0, delta, finish_reason: finish }],
+  });
   const chunks: unknown[] = [chunk({ role: "assistant", content: "" })];
   if (answer.kind === "text") {
     const words = answer.text.split(/(?<= )/);
