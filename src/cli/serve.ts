@@ -5,6 +5,8 @@ import type { GatewayConfig } from "../config/load.js";
 import { setFlagsFromString } from "node:v8";
 import { tuneHeapForServing } from "./heap.js";
 import type { CliIo } from "./io.js";
+import { firstStartMessage } from "./first-start.js";
+import { upstreamOf } from "../upstreams/registry.js";
 
 const SHUTDOWN_DEADLINE_MS = 30_000;
 
@@ -22,24 +24,15 @@ export async function serve(config: GatewayConfig, io: CliIo): Promise<void> {
     throw error;
   }
   io.stderr(`model-gateway listening on ${address} (${app.ctx.store.handle.description})\n`);
+  const demoModels = [...config.models.values()].filter((m) => upstreamOf(m.provider).capabilities.demo).map((m) => m.id);
   if (!config.sourcePath) {
-    io.stderr("No config file: the catalog is empty. Copy gateway.config.example.yaml to gateway.config.yaml (or set GATEWAY_CONFIG) to add providers and models.\n");
+    io.stderr(
+      `No config file: serving the built-in demo models (${demoModels.join(", ")}), made-up answers with no provider key. Copy gateway.config.example.yaml to gateway.config.yaml (or set GATEWAY_CONFIG) to add providers and models.\n`,
+    );
   } else {
     io.stderr(`config: ${config.sourcePath} (${config.providers.size} providers, ${config.models.size} models)\n`);
   }
-  if (first) {
-    io.stderr(
-      [
-        "",
-        "First start: created an administrator account. This is shown once.",
-        `  dashboard:  ${address}/dashboard  (email ${first.email}, password ${first.password})`,
-        `  API key:    ${first.apiKey}`,
-        `  try:        curl ${address}/v1/models -H "Authorization: Bearer ${first.apiKey}"`,
-        "",
-      ].join("\n"),
-    );
-  }
-
+  if (first) io.stderr(firstStartMessage(address, first));
   await new Promise<void>((resolve) => {
     let stopping = false;
     const stop = (signal: string) => {

@@ -22,14 +22,36 @@ tiers:
 `;
 
 describe("loadConfig", () => {
-  it("starts with an empty catalog when there is no file", () => {
+  it("starts with the demo catalog when there is no file", () => {
     const dir = mkdtempSync(join(tmpdir(), "gw-config-"));
     const config = loadConfig({}, dir);
     expect(config.sourcePath).toBeNull();
-    expect(config.models.size).toBe(0);
+    expect([...config.models.keys()]).toEqual(["demo-chat", "demo-fast"]);
+    expect(config.models.get("demo-chat")!.provider).toMatchObject({ name: "demo", type: "demo" });
+    expect(config.models.get("demo-chat")!.tiers).toEqual(["default"]);
     expect(config.defaultTier).toBe("default");
     expect(config.bodyLimitBytes).toBe(16 * 1024 * 1024);
     expect(config.port).toBe(8080);
+  });
+
+  it("demo catalog: off once the file defines providers, on with demo: true, off with demo: false", () => {
+    expect([...loadConfig({ MOCK_KEY: "k" }, withFile(MINIMAL).dir).models.keys()]).toEqual(["m1"]);
+    expect(loadConfig({ MOCK_KEY: "k" }, withFile(MINIMAL).dir).providers.has("demo")).toBe(false);
+    // A file without providers (server settings only) still gets it.
+    expect([...loadConfig({}, withFile("server: { body_limit_mb: 2 }").dir).models.keys()]).toEqual(["demo-chat", "demo-fast"]);
+    expect(loadConfig({}, withFile("demo: false").dir).models.size).toBe(0);
+    const both = loadConfig({ MOCK_KEY: "k" }, withFile(`demo: true\n${MINIMAL}`).dir);
+    expect([...both.models.keys()]).toEqual(["m1", "demo-chat", "demo-fast"]);
+    // Tiers that do not list the demo models leave them in no tier.
+    expect(both.models.get("demo-chat")!.tiers).toEqual([]);
+    expect(both.models.get("demo-chat")!.pricing.outputPerMtok).toBe(1_500_000_000n);
+  });
+
+  it("demo: true refuses a provider or model that takes a demo name", () => {
+    const provider = withFile('demo: true\nproviders:\n  demo: { type: openai, base_url: "http://127.0.0.1:9/v1" }\n');
+    expect(() => loadConfig({}, provider.dir)).toThrow(/providers\.demo: the name is taken by the demo provider/);
+    const model = withFile(`demo: true\n${MINIMAL.replace("id: m1", "id: demo-chat").replace("[m1]", "[demo-chat]")}`);
+    expect(() => loadConfig({ MOCK_KEY: "k" }, model.dir)).toThrow(/models\[0\]\.id: "demo-chat" is a demo model's id/);
   });
 
   it("upstream_health: documented defaults, overrides, and a threshold outside (0, 1] refused", () => {

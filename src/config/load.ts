@@ -10,6 +10,7 @@ import { DIMENSIONS, TOKEN_DIMENSIONS, type DimensionPriceField } from "../billi
 import type { ModelConfig, ModelKind, ModelPricing, ProviderConfig, ProviderSetting, TokenPrices } from "./catalog.js";
 import type { BreakerSettings } from "../upstreams/health/circuit-breaker.js";
 import { upstreams } from "../upstreams/registry.js";
+import { DEMO_PROVIDER, demoModels, demoProvider } from "../upstreams/demo/catalog.js";
 import { baseProviderOf, buildRoutingGroup, type GroupContext } from "./routing-groups.js";
 import { configFileSchema, type ConfigFile, type ModelFileEntry } from "./schema.js";
 
@@ -66,7 +67,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   const candidate = explicit ? resolvePath(cwd, explicit) : resolve(cwd, "gateway.config.yaml");
   if (explicit && !existsSync(candidate)) throw new ConfigError(`${candidate}: file not found (from GATEWAY_CONFIG)`);
   const sourcePath = existsSync(candidate) ? candidate : null;
-  const file = sourcePath ? readConfigFile(sourcePath, env) : configFileSchema.parse({});
+  const file = withDemoCatalog(sourcePath ? readConfigFile(sourcePath, env) : configFileSchema.parse({}), sourcePath ?? "(defaults)");
   const dataDir = resolvePath(cwd, env.GATEWAY_DATA_DIR ?? "data");
   return {
     sourcePath,
@@ -80,6 +81,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     trustedProxies: trustedProxiesFrom(file.server.trusted_proxies ?? [], sourcePath ?? "(defaults)"),
     ...buildCatalog(file, sourcePath ?? "(defaults)"),
   };
+}
+
+/**
+ * The file with the demo provider and models added when it asks for them (`demo: true`) or, by
+ * default, when it defines no providers: a first start without a config can answer and bill.
+ */
+export function withDemoCatalog(file: ConfigFile, source: string): ConfigFile {
+  if (!(file.demo ?? Object.keys(file.providers).length === 0)) return file;
+  if (DEMO_PROVIDER in file.providers)
+    throw new ConfigError(`${source}: providers.${DEMO_PROVIDER}: the name is taken by the demo provider (demo: true); rename it or set demo: false`);
+  for (const [i, m] of file.models.entries()) {
+    if (demoModels.some((d) => d.id === m.id)) throw new ConfigError(`${source}: models[${i}].id: "${m.id}" is a demo model's id (demo: true); rename it or set demo: false`);
+  }
+  return { ...file, providers: { ...file.providers, [DEMO_PROVIDER]: demoProvider }, models: [...file.models, ...demoModels] };
 }
 
 function trustedProxiesFrom(entries: readonly string[], source: string): TrustedProxies {

@@ -167,6 +167,11 @@ export const configFileSchema = z.strictObject({
       half_open_trials: z.number().int().min(1).max(100).default(1),
     })
     .prefault({}),
+  /**
+   * The built-in demo provider and its models (demo-chat, demo-fast). Default: on when the file
+   * defines no providers (and without a config file), off as soon as it defines one (load.ts).
+   */
+  demo: z.boolean().optional(),
   providers: z.record(identifier, providerSchema).default({}),
   models: z.array(modelSchema).default([]),
   tiers: z.record(identifier, tierSchema).default({}),

@@ -16,6 +16,7 @@ import { scrubberForResponse } from "./response-scrubber.js";
 import type { Scrubber } from "./scrub.js";
 import type { PipelineServices } from "./services.js";
 import type { Outcome } from "../upstreams/health/upstream-health.js";
+import { upstreamOf } from "../upstreams/registry.js";
 
 export interface ForwardRequest {
   /** The request as sent with one upstream key (called once per attempt; a signature is made per attempt). */
@@ -49,6 +50,8 @@ export async function forward(services: ForwardServices, accountId: string, prov
     throw new GatewayError("rate_limit_error", undefined, { headers: { "retry-after": String(rotation.secondsUntilReady(keys)) } });
   }
   const { signal } = request;
+  // HTTP, or the upstream type's in-process transport (the demo type).
+  const send = upstreamOf(provider).transport ?? sendToProvider;
   let rateLimited = 0;
   let retryAfter: string | null = null;
   let lastNetworkReason = "";
@@ -67,7 +70,7 @@ export async function forward(services: ForwardServices, accountId: string, prov
     let response: UpstreamHttpResponse;
     let firstChunk: Buffer | null | undefined;
     try {
-      response = await sendToProvider(provider, await request.build(key), signal);
+      response = await send(provider, await request.build(key), signal);
       if (response.status === 429) {
         const header = response.headers["retry-after"];
         const keyRetryAfter = typeof header === "string" ? header : null;

@@ -10,7 +10,8 @@ import type { Usage } from "../core/usage.js";
 import type { EmbeddingRequest } from "../media/embeddings/embedding-request.js";
 import type { VideoAdapter } from "../media/videos/video-types.js";
 import type { UpstreamPlan } from "../pipeline/plan.js";
-import type { UpstreamRequest } from "../providers/upstream-client.js";
+import type { Cancellation } from "../core/cancellation.js";
+import type { UpstreamHttpResponse, UpstreamRequest } from "../providers/upstream-client.js";
 
 /** The client's request headers, for the few an upstream passes on (anthropic-version, anthropic-beta). */
 export type ClientHeaders = Record<string, string | string[] | undefined>;
@@ -23,6 +24,12 @@ export type Authenticate = (request: UpstreamRequest, key: string, clientHeaders
 
 /** An Authenticate that must hash before it can sign (AWS SigV4 through @smithy/signature-v4 is asynchronous). */
 export type SignRequest = (request: UpstreamRequest, key: string, clientHeaders: ClientHeaders, provider: ProviderConfig) => Promise<void>;
+
+/**
+ * How a request reaches an upstream that is not an HTTP server: a function call inside the gateway
+ * process (the demo type), answering as the HTTP client would. Null for every network upstream.
+ */
+export type Transport = (provider: ProviderConfig, request: UpstreamRequest, signal: AbortSignal | Cancellation) => Promise<UpstreamHttpResponse>;
 
 /** Bytes of a streamed answer in, events out; end() flushes what the last bytes left open. */
 export interface StreamDecoder {
@@ -76,10 +83,14 @@ export interface UpstreamCapabilities {
   honorsOutputLimit: boolean;
   /** The optional provider settings this type takes; config load refuses the others, naming the field. */
   providerSettings: readonly ProviderSetting[];
+  /** Its answers are made up by the gateway itself, not by a model: its models are marked demo in /v1/models and /v1/catalog. */
+  demo: boolean;
 }
 
 export interface UpstreamDescriptor {
   authenticate: Authenticate | SignRequest;
+  /** Requests go over HTTP (null) or to this in-process transport instead (the demo type). */
+  transport: Transport | null;
   /** A decoder for one streamed answer (every type today speaks SSE). */
   streamDecoder: () => StreamDecoder;
   /** How a Chat Completions request is served: the upstream's request and the answer as Chat. Null: no chat models. */

@@ -6,7 +6,7 @@ import { anthropicUpstream } from "./anthropic/index.js";
 import type { UpstreamDescriptor } from "./descriptor.js";
 import { UPSTREAM_TYPES, upstreams } from "./registry.js";
 
-const REQUIRED_PARTS = ["authenticate", "streamDecoder", "chatPlan", "nativePlans", "readUsage", "media", "capabilities"] as const satisfies ReadonlyArray<
+const REQUIRED_PARTS = ["authenticate", "transport", "streamDecoder", "chatPlan", "nativePlans", "readUsage", "media", "capabilities"] as const satisfies ReadonlyArray<
   keyof UpstreamDescriptor
 >;
 

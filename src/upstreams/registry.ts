@@ -6,6 +6,7 @@ import { GatewayError } from "../errors/catalogue.js";
 import { anthropicUpstream } from "./anthropic/index.js";
 import { azureOpenAiUpstream } from "./azure-openai/index.js";
 import { bedrockUpstream } from "./bedrock/index.js";
+import { demoUpstream } from "./demo/index.js";
 import type { PlanBuilder, UpstreamDescriptor } from "./descriptor.js";
 import { geminiUpstream } from "./gemini/index.js";
 import { googleOperationsUpstream } from "./google-operations/index.js";
@@ -18,6 +19,7 @@ export const upstreams = {
   gemini: geminiUpstream,
   "azure-openai": azureOpenAiUpstream,
   bedrock: bedrockUpstream,
+  demo: demoUpstream,
 } satisfies Record<string, UpstreamDescriptor>;
 
 type RegisteredNames = { readonly [Name in keyof typeof upstreams]: true };

@@ -1,6 +1,9 @@
 // Starts the real `gateway serve` entry as a child process (through tsx) and waits on it, with every
 // wait bounded. Children are tracked so a test can always kill what it started.
-import { spawn, type ChildProcess } from "node:child_process";
+import { execFile, spawn, type ChildProcess } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { promisify } from "node:util";
 import { createServer } from "node:net";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { createRequire } from "node:module";
@@ -35,12 +38,41 @@ export interface GatewayProcess {
 
 const running = new Set<ChildProcess>();
 
-export async function startGateway(cwd: string, env: Record<string, string>, options: { port?: number } = {}): Promise<GatewayProcess> {
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+
+/**
+ * `npm start`'s command (package.json scripts.start: allocator variables, node flags, the built
+ * dist/cli/main.js) with the entry made absolute, so that it runs from another directory.
+ */
+export function builtStartCommand(): { env: Record<string, string>; args: string[] } {
+  const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { scripts: { start: string } };
+  const words = pkg.scripts.start.split(/\s+/).filter(Boolean);
+  const env: Record<string, string> = {};
+  while (words[0] !== undefined && /^[A-Z_]+=/.test(words[0])) {
+    const [name, ...value] = words.shift()!.split("=");
+    env[name!] = value.join("=");
+  }
+  if (words.shift() !== "node") throw new Error(`scripts.start does not run node: ${pkg.scripts.start}`);
+  return { env, args: words.map((word) => (word.startsWith("dist/") ? join(ROOT, word) : word)) };
+}
+
+/**
+ * Runs `npm start`'s prestart step: rebuilds dist/ (and the dashboard) when a source is newer.
+ * Asynchronous: a build blocking the test worker for a minute times out vitest's own messages.
+ */
+export async function buildIfStale(): Promise<void> {
+  await promisify(execFile)(process.execPath, [join(ROOT, "scripts", "build-if-stale.mjs")], { cwd: ROOT, timeout: 300_000 });
+}
+
+/** The source entry through tsx (default), or the built one exactly as `npm start` runs it (call buildIfStale first). */
+export async function startGateway(cwd: string, env: Record<string, string>, options: { port?: number; built?: boolean } = {}): Promise<GatewayProcess> {
   const port = options.port ?? (await freePort());
   const childEnv: NodeJS.ProcessEnv = { ...process.env };
   for (const name of GATEWAY_VARIABLES) delete childEnv[name];
-  Object.assign(childEnv, env, { PORT: String(port), HOST: "127.0.0.1" });
-  const child = spawn(process.execPath, ["--import", TSX_LOADER, MAIN, "serve"], { cwd, env: childEnv, stdio: ["ignore", "pipe", "pipe"] });
+  const built = options.built ? builtStartCommand() : null;
+  Object.assign(childEnv, built?.env, env, { PORT: String(port), HOST: "127.0.0.1" });
+  const args = built ? built.args : ["--import", TSX_LOADER, MAIN, "serve"];
+  const child = spawn(process.execPath, args, { cwd, env: childEnv, stdio: ["ignore", "pipe", "pipe"] });
   running.add(child);
   let out = "";
   let err = "";

@@ -10,19 +10,27 @@ import { formatUsd, type Nano } from "../../core/money.js";
 import { GatewayError, invalidRequest } from "../../errors/catalogue.js";
 import { modelAllowed } from "../../accounts/key-policy.js";
 import { authenticate } from "../../pipeline/authenticate.js";
+import { upstreamOf } from "../../upstreams/registry.js";
 import { loadCompatibilitySummary, type CompatibilitySummary } from "../compatibility.js";
 
 const CREATED_MS = Date.UTC(2025, 0, 1);
 const CREATED = Math.floor(CREATED_MS / 1000);
 const CREATED_AT = new Date(CREATED_MS).toISOString().replace(".000Z", "Z");
 
-function modelObject(model: ModelConfig) {
-  return { id: model.id, object: "model", created: CREATED, owned_by: model.provider.name };
+/** A model of the demo upstream type: its answers are made up by the gateway, and every listing says so. */
+function isDemo(model: ModelConfig): boolean {
+  return upstreamOf(model.provider).capabilities.demo;
 }
 
-/** Anthropic's ModelInfo. The gateway has no display names of its own: the id is the name shown. */
+function modelObject(model: ModelConfig) {
+  return isDemo(model)
+    ? { id: model.id, object: "model", created: CREATED, owned_by: model.provider.name, demo: true }
+    : { id: model.id, object: "model", created: CREATED, owned_by: model.provider.name };
+}
+
+/** Anthropic's ModelInfo. The gateway has no display names of its own: the id is the name shown (a demo model's says so). */
 function anthropicModelObject(model: ModelConfig) {
-  return { type: "model", id: model.id, display_name: model.id, created_at: CREATED_AT };
+  return { type: "model", id: model.id, display_name: isDemo(model) ? `${model.id} (demo, not a real model)` : model.id, created_at: CREATED_AT };
 }
 
 /**
@@ -103,6 +111,7 @@ export function catalogEntry(model: ModelConfig) {
       }),
     },
     tiers: model.tiers,
+    ...(isDemo(model) && { demo: true }),
   };
 }
 

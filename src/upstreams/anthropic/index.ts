@@ -8,6 +8,7 @@ import { authenticateAnthropic } from "./authenticate.js";
 
 export const anthropicUpstream: UpstreamDescriptor = {
   authenticate: authenticateAnthropic,
+  transport: null,
   streamDecoder: sseDecoder,
   chatPlan: chatToAnthropic,
   // count_tokens: the client's body unchanged but for the model (Claude Code's gateway protocol).
@@ -23,5 +24,6 @@ export const anthropicUpstream: UpstreamDescriptor = {
     chatReasoningEffort: true,
     honorsOutputLimit: true,
     providerSettings: [],
+    demo: false,
   },
 };

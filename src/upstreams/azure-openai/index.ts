@@ -26,6 +26,7 @@ const azureChat = atAzurePath(chatToOpenAiChat, "chat/completions");
 
 export const azureOpenAiUpstream: UpstreamDescriptor = {
   authenticate: authenticateAzure,
+  transport: null,
   streamDecoder: sseDecoder,
   chatPlan: azureChat,
   nativePlans: { chat: azureChat, responses: atAzurePath(responsesPassThrough, "responses") },
@@ -41,5 +42,6 @@ export const azureOpenAiUpstream: UpstreamDescriptor = {
     chatReasoningEffort: true,
     honorsOutputLimit: true,
     providerSettings: ["api_version"],
+    demo: false,
   },
 };

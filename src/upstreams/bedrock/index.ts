@@ -10,6 +10,7 @@ import { eventStreamDecoder } from "./event-stream-decoder.js";
 
 export const bedrockUpstream: UpstreamDescriptor = {
   authenticate: signBedrockRequest,
+  transport: null,
   streamDecoder: eventStreamDecoder,
   chatPlan: chatToBedrockConverse,
   nativePlans: {},
@@ -24,5 +25,6 @@ export const bedrockUpstream: UpstreamDescriptor = {
     chatReasoningEffort: true,
     honorsOutputLimit: true,
     providerSettings: ["region"],
+    demo: false,
   },
 };

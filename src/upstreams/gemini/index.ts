@@ -10,6 +10,7 @@ import { geminiEmbeddings } from "./embeddings.js";
 
 export const geminiUpstream: UpstreamDescriptor = {
   authenticate: authenticateGoogle,
+  transport: null,
   streamDecoder: sseDecoder,
   chatPlan: chatToGemini,
   nativePlans: {},
@@ -23,5 +24,6 @@ export const geminiUpstream: UpstreamDescriptor = {
     chatReasoningEffort: true,
     honorsOutputLimit: true,
     providerSettings: [],
+    demo: false,
   },
 };

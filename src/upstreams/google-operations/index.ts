@@ -6,6 +6,7 @@ import { authenticateGoogle } from "./authenticate.js";
 
 export const googleOperationsUpstream: UpstreamDescriptor = {
   authenticate: authenticateGoogle,
+  transport: null,
   streamDecoder: sseDecoder,
   chatPlan: null,
   nativePlans: {},
@@ -19,5 +20,6 @@ export const googleOperationsUpstream: UpstreamDescriptor = {
     chatReasoningEffort: false,
     honorsOutputLimit: true,
     providerSettings: [],
+    demo: false,
   },
 };

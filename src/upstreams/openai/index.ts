@@ -13,6 +13,7 @@ import { authenticateOpenAi } from "./authenticate.js";
 
 export const openaiUpstream: UpstreamDescriptor = {
   authenticate: authenticateOpenAi,
+  transport: null,
   streamDecoder: sseDecoder,
   chatPlan: chatToOpenAiChat,
   nativePlans: { chat: chatToOpenAiChat, responses: responsesPassThrough },
@@ -26,5 +27,6 @@ export const openaiUpstream: UpstreamDescriptor = {
     // OpenAI-compatible servers of every make: the gateway does not rely on them to stop at max_tokens.
     honorsOutputLimit: false,
     providerSettings: [],
+    demo: false,
   },
 };

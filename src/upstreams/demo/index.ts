@@ -1,0 +1,31 @@
+// The demo upstream: answers made up inside the gateway process (no network, no key, no real
+// model), so that a first start without a config file can answer, stream, call tools and bill
+// (docs/decisions/0020-built-in-demo-upstream.md). It speaks OpenAI Chat Completions; Responses
+// and Messages clients are served by the bridges over its Chat plan, as for every Chat upstream.
+import type { ChatUsage } from "../../formats/openai-chat/index.js";
+import { chatToOpenAiChat } from "../../pipeline/plans/chat-plans.js";
+import { usageFromChat } from "../../pipeline/plans/usage.js";
+import type { UpstreamDescriptor } from "../descriptor.js";
+import { sseDecoder } from "../sse-decoder.js";
+import { demoTransport } from "./transport.js";
+
+export const demoUpstream: UpstreamDescriptor = {
+  // The transport never sends credentials anywhere; the key is a placeholder that forward's key rotation needs.
+  authenticate: () => undefined,
+  transport: demoTransport,
+  streamDecoder: sseDecoder,
+  chatPlan: chatToOpenAiChat,
+  nativePlans: { chat: chatToOpenAiChat },
+  readUsage: (reported) => usageFromChat(reported as ChatUsage | null | undefined),
+  media: {},
+  capabilities: {
+    kinds: ["chat"],
+    apis: ["chat"],
+    defaultApis: ["chat"],
+    chatReasoningEffort: false,
+    // Its answers stop at max_tokens / max_completion_tokens (finish_reason "length").
+    honorsOutputLimit: true,
+    providerSettings: [],
+    demo: true,
+  },
+};
