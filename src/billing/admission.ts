@@ -1,6 +1,6 @@
 // Admission: check and reserve in ONE transaction, before anything is forwarded upstream.
 //
-// Order of checks (the first failing one decides the error; all are 402):
+// Order of checks (the first failing one decides the error; 1-5 are 402, 6 is 429):
 //   1. account status is not active                                  -> account_suspended
 //   2. monthly budget (USD and/or tokens) for the current UTC month:
 //      month's settled cost + held + projected > monthly budget      -> quota_exceeded (code monthly_budget_exceeded)
@@ -8,6 +8,10 @@
 //   4. key exhausted, or spent + held + projected cost > budget_cap  -> key_budget_exceeded
 //   5. key exhausted, or tokens_used + held + projected > token_cap  -> key_token_cap_exceeded
 //      (an exhausted key reports the cap it actually reached; a revoked or unknown key is auth_error)
+//   6. the rate and concurrency limits that apply (traffic-limits.ts), key, key per model, account,
+//      account per model, each rpm, tpm, concurrency -> rate_limit_error (code <subject>_<kind>_exceeded)
+//      After the money checks: a 402 does not go away by waiting, so a client is never told to retry
+//      a request its balance or caps refuse anyway. Only the scopes with a limit are read and written.
 //
 // Why conditional UPDATEs and not read-then-write: the check and the reservation are one atomic
 // statement per row, so concurrent requests, also from other gateway processes on one PostgreSQL,
@@ -35,6 +39,7 @@
 // atomically like every other, so the headroom is only a hint and never a promise.
 import { formatUsd, type Nano } from "../core/money.js";
 import { GatewayError } from "../errors/catalogue.js";
+import type { TrafficStatus } from "./traffic-limits.js";
 import type { AdmissionRequest, Hold } from "./types.js";
 
 export interface Reservation {
@@ -140,8 +145,8 @@ function baseRefusalError(refusal: Refusal, month: string, amount: Nano): Gatewa
   }
 }
 
-/** The Hold admission returns once the reservation is written. */
-export function holdOf(r: Reservation): Hold {
+/** The Hold admission returns once the reservation is written; `traffic`: the rate limits' figures, when a limit applied. */
+export function holdOf(r: Reservation, traffic: TrafficStatus | null = null): Hold {
   const { request } = r;
   return {
     id: r.holdId,
@@ -153,6 +158,7 @@ export function holdOf(r: Reservation): Hold {
     model: request.model,
     route: request.route,
     ...(request.imageVariant !== undefined && { imageVariant: request.imageVariant }),
+    ...(traffic !== null && { traffic }),
   };
 }
 

@@ -14,6 +14,7 @@ import * as pricingDimensions from "./migrations/0008-pricing-dimensions.js";
 import * as outputClamping from "./migrations/0009-output-clamping.js";
 import * as ledgerHashChain from "./migrations/0010-ledger-hash-chain.js";
 import * as ledgerAttempts from "./migrations/0011-ledger-attempts.js";
+import * as trafficLimits from "./migrations/0012-traffic-limits.js";
 import { BILLING_FUNCTIONS } from "./migrations/gw-batch-function.js";
 
 type MigrationModule = { up(db: Kysely<unknown>, dialect: DatabaseHandle["dialect"]): Promise<void> };
@@ -30,6 +31,7 @@ const MIGRATIONS: Record<string, MigrationModule> = {
   "0009-output-clamping": outputClamping,
   "0010-ledger-hash-chain": ledgerHashChain,
   "0011-ledger-attempts": ledgerAttempts,
+  "0012-traffic-limits": trafficLimits,
 };
 
 /** Serialises the re-creation of the billing functions across processes (CREATE OR REPLACE of one function concurrently fails). */
