@@ -160,6 +160,13 @@ export function subjectLimitsJson(limits: SubjectLimits | null): SubjectLimitsIn
   return out;
 }
 
+/** The stored column for limits given through the API (validated by subjectLimitsSchema): canonical JSON, null for none. */
+export function limitsColumn(input: SubjectLimitsInput | null): string | null {
+  if (input === null) return null;
+  const json = subjectLimitsJson(subjectLimitsFromInput(subjectLimitsSchema.parse(input)));
+  return json === null || Object.keys(json).length === 0 ? null : JSON.stringify(json);
+}
+
 export function limitSetJson(set: LimitSet): LimitSetInput {
   const out: LimitSetInput = {};
   if (set.requestsPerMinute !== null) out.requests_per_minute = set.requestsPerMinute;
@@ -187,6 +194,11 @@ export interface LimitSubjects {
   accountLimits: SubjectLimits | null;
 }
 
+/** The subjects of a key and its account as loaded (ApiKey and Account both carry `limits`). */
+export function limitSubjectsOf(principal: { key: { id: string; limits: SubjectLimits | null }; account: { id: string; limits: SubjectLimits | null } }): LimitSubjects {
+  return { keyId: principal.key.id, accountId: principal.account.id, keyLimits: principal.key.limits, accountLimits: principal.account.limits };
+}
+
 /**
  * The limits that apply to a request for `modelId` (the id the client asked for), in the order they
  * are judged: key, key per model, account, account per model. Empty when none is configured.
@@ -201,6 +213,21 @@ export function applicableLimits(tier: TierLimits, subjects: LimitSubjects, mode
     { scope: `account:${subjects.accountId}|model:${modelId}`, subject: "account_model", ...merge(tierModel?.account, accountLimits?.models.get(modelId)) },
   ];
   return candidates.filter(isSet);
+}
+
+/**
+ * Every limit that applies to a key, for showing (GET /v1/me, the dashboard): the key's and the
+ * account's, then those of each model any of them names (the tier's, the key's or the account's).
+ */
+export function limitsOverview(tier: TierLimits, subjects: LimitSubjects): { model: string | null; limit: TrafficLimit }[] {
+  const models = new Set<string>([...tier.models.keys(), ...(subjects.keyLimits?.models.keys() ?? []), ...(subjects.accountLimits?.models.keys() ?? [])]);
+  const out: { model: string | null; limit: TrafficLimit }[] = [];
+  const base = applicableLimits(tier, subjects, "");
+  for (const limit of base) if (limit.subject === "key" || limit.subject === "account") out.push({ model: null, limit });
+  for (const model of [...models].sort()) {
+    for (const limit of applicableLimits(tier, subjects, model)) if (limit.subject === "key_model" || limit.subject === "account_model") out.push({ model, limit });
+  }
+  return out;
 }
 
 /** The limits as gw_traffic_admit reads them: [scope, rpm, tpm, concurrency] each, null for an unset figure. */

@@ -1,4 +1,5 @@
 // JSON views of stored records for the dashboard API: money as decimal strings, times as ISO.
+import { subjectLimitsJson } from "../billing/traffic-limits.js";
 import { formatUsd } from "../core/money.js";
 import type { Account } from "../store/accounts-store.js";
 import type { ApiKey } from "../store/keys-store.js";
@@ -18,6 +19,7 @@ export function accountView(account: Account) {
     balance_usd: formatUsd(account.balance),
     total_spent_usd: formatUsd(account.totalSpent),
     clamp_output: account.clampOutput,
+    limits: subjectLimitsJson(account.limits),
     created_at: iso(account.createdAt),
   };
 }
@@ -35,6 +37,7 @@ export function keyView(key: ApiKey) {
     token_cap: key.tokenCap,
     tokens_used: key.tokensUsed,
     clamp_output: key.clampOutput,
+    limits: subjectLimitsJson(key.limits),
     created_at: iso(key.createdAt),
     revoked_at: iso(key.revokedAt),
     last_used_at: iso(key.lastUsedAt),

@@ -1,4 +1,5 @@
 // API sub-keys: minting (at most 50 enabled per account), lookup by hash, caps, revoke.
+import { limitsColumn, subjectLimitsOf, type SubjectLimits, type SubjectLimitsInput } from "../billing/traffic-limits.js";
 import type { Kysely, Selectable, Transaction } from "kysely";
 import { mintApiKey } from "../accounts/api-keys.js";
 import { GatewayError } from "../errors/catalogue.js";
@@ -26,6 +27,8 @@ export interface ApiKey {
   heldTokens: number;
   /** Clamping allowed for this key (docs/billing.md, "Clamping"); the account's setting must allow it too. */
   clampOutput: boolean;
+  /** The key's own rate and concurrency limits (src/billing/traffic-limits.ts); null: only the tier's. */
+  limits: SubjectLimits | null;
   createdAt: number;
   revokedAt: number | null;
   lastUsedAt: number | null;
@@ -52,6 +55,7 @@ export function toApiKey(row: Selectable<KeysTable>): ApiKey {
     held: BigInt(row.held_nano),
     heldTokens: Number(row.held_tokens),
     clampOutput: row.clamp_output !== 0n,
+    limits: subjectLimitsOf(row.limits),
     createdAt: Number(row.created_at),
     revokedAt: row.revoked_at === null ? null : Number(row.revoked_at),
     lastUsedAt: row.last_used_at === null ? null : Number(row.last_used_at),
@@ -89,7 +93,15 @@ export class KeysStore {
 
   /** Mints a key; the raw value is returned only here. */
   async create(
-    input: { accountId: string; name?: string; workspaceId?: string | null; actorAccountId?: string | null; clampOutput?: boolean } & KeyCaps,
+    input: {
+      accountId: string;
+      name?: string;
+      workspaceId?: string | null;
+      actorAccountId?: string | null;
+      clampOutput?: boolean;
+      /** The key's own rate and concurrency limits (src/billing/traffic-limits.ts); absent or null: the tier's. */
+      limits?: SubjectLimitsInput | null;
+    } & KeyCaps,
   ): Promise<{ key: ApiKey; raw: string }> {
     const minted = mintApiKey();
     const now = nowMs();
@@ -120,6 +132,7 @@ export class KeysStore {
           held_tokens: 0n,
           // Only when turned off: on is the column's default (and a database migrated only part way has no such column).
           ...(input.clampOutput === false && { clamp_output: 0n }),
+          ...(input.limits != null && { limits: limitsColumn(input.limits) }),
           created_at: now,
           updated_at: now,
           revoked_at: null,
@@ -202,6 +215,27 @@ export class KeysStore {
         throw new GatewayError("invalid_state", "a revoked key's settings cannot be changed");
       }
       // Cached copies in other processes show the setting (GET /v1/me); admission reads the row itself.
+      await recordAuthChange(trx, { keyHash: row.hash });
+      return toApiKey(row);
+    });
+  }
+
+  /** Sets (null: removes) the key's own rate and concurrency limits; cached copies everywhere are dropped (auth_events). */
+  async setLimits(id: string, limits: SubjectLimitsInput | null): Promise<ApiKey> {
+    return this.db.transaction().execute(async (trx) => {
+      const row = await trx
+        .updateTable("keys")
+        .set({ limits: limitsColumn(limits), updated_at: nowMs() })
+        .where("id", "=", id)
+        .where("status", "!=", "revoked")
+        .returningAll()
+        .executeTakeFirst();
+      if (!row) {
+        const exists = await trx.selectFrom("keys").select("id").where("id", "=", id).executeTakeFirst();
+        if (!exists) throw new GatewayError("not_found", `no key ${id}`);
+        throw new GatewayError("invalid_state", "a revoked key's settings cannot be changed");
+      }
+      // The limits reach the request path with the cached key: drop it in every process.
       await recordAuthChange(trx, { keyHash: row.hash });
       return toApiKey(row);
     });

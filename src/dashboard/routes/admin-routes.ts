@@ -5,6 +5,7 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { z } from "zod";
 import type { RouteContext } from "../../http/route-context.js";
+import { subjectLimitsSchema } from "../../billing/traffic-limits.js";
 import { GatewayError } from "../../errors/catalogue.js";
 import { ACCOUNT_STATUSES, type Account, type AccountStatus } from "../../store/accounts-store.js";
 import { upstreamStatuses } from "../../upstreams/health/upstream-status.js";
@@ -14,8 +15,16 @@ import { accountView } from "../views.js";
 
 const listQuery = z.object({ limit: z.coerce.number().int().min(1).max(500).default(100), offset: z.coerce.number().int().min(0).default(0) });
 const changeBody = z
-  .object({ status: z.enum(ACCOUNT_STATUSES as [AccountStatus, ...AccountStatus[]]).optional(), is_admin: z.boolean().optional(), clamp_output: z.boolean().optional() })
-  .refine((b) => b.status !== undefined || b.is_admin !== undefined || b.clamp_output !== undefined, { message: "give status, is_admin or clamp_output" });
+  .object({
+    status: z.enum(ACCOUNT_STATUSES as [AccountStatus, ...AccountStatus[]]).optional(),
+    is_admin: z.boolean().optional(),
+    clamp_output: z.boolean().optional(),
+    /** The account's own rate and concurrency limits (docs/billing.md); null removes them (the tier's apply). */
+    limits: subjectLimitsSchema.nullable().optional(),
+  })
+  .refine((b) => b.status !== undefined || b.is_admin !== undefined || b.clamp_output !== undefined || b.limits !== undefined, {
+    message: "give status, is_admin, clamp_output or limits",
+  });
 
 /** Administrator powers, reads included, need an active account: suspension takes them away too. */
 function requireAdmin(request: FastifyRequest): Account {
@@ -52,6 +61,7 @@ export function registerAdminRoutes(app: FastifyInstance, ctx: RouteContext): vo
     if (body.status !== undefined && body.status !== account.status) account = await ctx.store.accounts.setStatus(id, body.status);
     if (body.is_admin !== undefined && body.is_admin !== account.isAdmin) account = await ctx.store.accounts.update(id, { isAdmin: body.is_admin });
     if (body.clamp_output !== undefined && body.clamp_output !== account.clampOutput) account = await ctx.store.accounts.update(id, { clampOutput: body.clamp_output });
+    if (body.limits !== undefined) account = await ctx.store.accounts.update(id, { limits: body.limits });
     ctx.pipeline.authCache.invalidateAccount(id);
     return { account: accountView(account) };
   });

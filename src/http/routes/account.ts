@@ -8,6 +8,8 @@ import { formatUsd } from "../../core/money.js";
 import { usageTotalsJson as totalsJson } from "../../billing/usage-report.js";
 import { invalidRequest } from "../../errors/catalogue.js";
 import { authenticate } from "../../pipeline/authenticate.js";
+import { limitSubjectsOf, NO_TIER_LIMITS, subjectLimitsJson } from "../../billing/traffic-limits.js";
+import { trafficUse } from "../../billing/traffic-usage.js";
 import { readRequestIdParam, requestNotFound, requestRecordJson } from "./request-record.js";
 
 /** Accepts an ISO date or date-time, or epoch seconds; names the parameter when it is neither. */
@@ -50,6 +52,13 @@ export function registerAccountRoutes(app: FastifyInstance, ctx: RouteContext): 
         resets_at: p.monthResetsAt,
       },
       key: { id: key.id, name: key.name, prefix: key.prefix, status: key.status, clamp_output: key.clampOutput },
+      // The rate and concurrency limits (docs/billing.md): what the key and the account set themselves,
+      // and every limit that applies to this key with the current window's use.
+      limits: {
+        key: subjectLimitsJson(key.limits),
+        account: subjectLimitsJson(request.principal.account.limits),
+        applied: await trafficUse(ctx.store.db, ctx.config.tierLimits.get(p.tier) ?? NO_TIER_LIMITS, limitSubjectsOf(request.principal), Date.now()),
+      },
       // Whether a request this key sends may be clamped: the account's and the key's setting both on.
       clamp_output: request.principal.account.clampOutput && key.clampOutput,
       key_usage: {
