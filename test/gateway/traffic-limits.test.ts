@@ -45,7 +45,7 @@ for (const kind of DATABASE_KINDS) {
     const post = (raw: string, path: string, body: object) =>
       fetch(`${gateway.url}${path}`, { method: "POST", headers: { authorization: `Bearer ${raw}`, "content-type": "application/json" }, body: JSON.stringify(body) });
     const chatBody = { model: "gpt-mock", messages: [{ role: "user", content: "Hi" }], max_tokens: 50 };
-    const messagesBody = { model: "claude-mock", messages: [{ role: "user", content: "Hi" }], max_tokens: 50 };
+    const messagesBody = { model: "claude-mock", messages: [{ role: "user" as const, content: "Hi" }], max_tokens: 50 };
 
     it("the tier's rpm: headers count down per admitted request, then 429 key_rpm_exceeded with nothing charged", async () => {
       const { account, raw } = await gateway.createAccount({ balance: "10" });

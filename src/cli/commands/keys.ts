@@ -1,7 +1,8 @@
 import type { ApiKey } from "../../store/keys-store.js";
 import type { Store } from "../../store/index.js";
 import { emit, parseCommand, requireOption, table, usd, UsageError, type CliIo } from "../io.js";
-import { parseCountOption, parseMoneyOption, parseOnOff, requireAccount } from "./parse.js";
+import { subjectLimitsJson } from "../../billing/traffic-limits.js";
+import { parseCountOption, parseLimits, parseMoneyOption, parseOnOff, requireAccount } from "./parse.js";
 
 export function keyJson(k: ApiKey) {
   return {
@@ -16,6 +17,7 @@ export function keyJson(k: ApiKey) {
     token_cap: k.tokenCap,
     tokens_used: k.tokensUsed,
     clamping: k.clampOutput ? "on" : "off",
+    limits: subjectLimitsJson(k.limits),
     created_at: new Date(k.createdAt).toISOString(),
     revoked_at: k.revokedAt === null ? null : new Date(k.revokedAt).toISOString(),
   };
@@ -26,7 +28,7 @@ export async function keysCommand(sub: string | undefined, args: string[], io: C
     case "create": {
       const { values, json } = parseCommand(
         args,
-        { account: { type: "string" }, name: { type: "string" }, "budget-cap": { type: "string" }, "token-cap": { type: "string" }, clamping: { type: "string" } },
+        { account: { type: "string" }, name: { type: "string" }, "budget-cap": { type: "string" }, "token-cap": { type: "string" }, clamping: { type: "string" }, limits: { type: "string" } },
         [],
       );
       const { key, raw } = await store.keys.create({
@@ -35,6 +37,7 @@ export async function keysCommand(sub: string | undefined, args: string[], io: C
         budgetCap: parseMoneyOption(values, "budget-cap"),
         tokenCap: parseCountOption(values, "token-cap"),
         clampOutput: parseOnOff(values.clamping, "--clamping") ?? true,
+        limits: parseLimits(values.limits, "--limits") ?? null,
       });
       return emit(
         io,
@@ -69,12 +72,19 @@ export async function keysCommand(sub: string | undefined, args: string[], io: C
       const key = await store.keys.setClampOutput(id, parseOnOff(setting, "the setting") === true);
       return emit(io, json, keyJson(key), () => `key ${key.id}: clamping ${key.clampOutput ? "on" : "off"}`);
     }
+    case "set-limits": {
+      const { positionals, json } = parseCommand(args, {}, ["KEY_ID", "JSON|none"]);
+      const [id, text] = positionals as [string, string];
+      // Gateways drop the key from their caches within a second (auth_events) and then apply the limits.
+      const key = await store.keys.setLimits(id, parseLimits(text, "the limits") ?? null);
+      return emit(io, json, keyJson(key), () => `key ${key.id}: limits ${key.limits === null ? "none (the tier's apply)" : JSON.stringify(subjectLimitsJson(key.limits))}`);
+    }
     case "revoke": {
       const { positionals, json } = parseCommand(args, {}, ["KEY_ID"]);
       const key = await store.keys.revoke(positionals[0]!);
       return emit(io, json, keyJson(key), () => `key ${key.id} is revoked`);
     }
     default:
-      throw new UsageError("usage: gateway admin keys create|list|set-clamping|revoke");
+      throw new UsageError("usage: gateway admin keys create|list|set-clamping|set-limits|revoke");
   }
 }
