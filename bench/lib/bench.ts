@@ -213,7 +213,14 @@ export async function startOurGateway(
 ): Promise<OurGateway> {
   const child = forkChild(name, GATEWAY_SCRIPT, {
     execArgv: [...SERVER_NODE_FLAGS, ...(options.nodeFlags ?? [])],
-    env: { ...SERVER_ENV, BENCH_MOCK_URL: options.mockUrl, BENCH_BILLING: options.billing, BENCH_LIMITS: options.limits ?? "off", DATABASE_URL: options.databaseUrl ?? "", ...options.env },
+    env: {
+      ...SERVER_ENV,
+      BENCH_MOCK_URL: options.mockUrl,
+      BENCH_BILLING: options.billing,
+      BENCH_LIMITS: options.limits ?? "off",
+      DATABASE_URL: options.databaseUrl ?? "",
+      ...options.env,
+    },
     ...(options.stdout ? { stdout: options.stdout } : {}),
   });
   const ready = await waitForMessage(child, isType<{ type: "ready"; port: number; apiKey: string }>("ready"), 60_000);

@@ -6,7 +6,7 @@
 // (refusalError in admission.ts), with the headroom gw_batch read under its locks.
 import { holdOf, isRefusalCode, refusalError, type Headroom, type Reservation } from "./admission.js";
 import type { PostgresBatcher } from "./postgres-batcher.js";
-import { limitsArgument, trafficRefusalError, trafficStatus, type LimitKind, type WindowCounts } from "./traffic-limits.js";
+import { limitsArgument, trafficRefusalError, trafficStatus, type WindowCounts } from "./traffic-limits.js";
 import type { Hold } from "./types.js";
 
 export async function reservePostgres(batcher: PostgresBatcher, r: Reservation): Promise<Hold> {
@@ -37,7 +37,7 @@ export async function reservePostgres(batcher: PostgresBatcher, r: Reservation):
     const limit = limits[index];
     const kind = verdict?.kind;
     if (!limit || (kind !== "rpm" && kind !== "tpm" && kind !== "concurrency")) throw new Error(`gw_admit answered a traffic verdict of ${JSON.stringify(verdict)}`);
-    throw trafficRefusalError(limit, { index, kind: kind as LimitKind, windowStart: Number(verdict?.window_start) }, r.now);
+    throw trafficRefusalError(limit, { index, kind, windowStart: Number(verdict?.window_start) }, r.now);
   }
   if (typeof outcome === "string" && isRefusalCode(outcome)) {
     throw refusalError({ code: outcome, detail: typeof detail === "string" ? detail : null, headroom: headroomOf(row.headroom) }, month, amount);

@@ -256,7 +256,12 @@ export function currentWindow(stored: WindowCounts | undefined, now: number): Wi
  * Judges one admission of `tokens` projected tokens against every limit, given each scope's stored
  * counters (same order). The counters to write when every limit allows it, else the first refusal.
  */
-export function judgeTraffic(limits: readonly TrafficLimit[], stored: readonly (WindowCounts | undefined)[], now: number, tokens: number): { next: WindowCounts[] } | { refusal: TrafficRefusal } {
+export function judgeTraffic(
+  limits: readonly TrafficLimit[],
+  stored: readonly (WindowCounts | undefined)[],
+  now: number,
+  tokens: number,
+): { next: WindowCounts[] } | { refusal: TrafficRefusal } {
   const next: WindowCounts[] = [];
   for (let i = 0; i < limits.length; i++) {
     const limit = limits[i]!;
@@ -309,8 +314,7 @@ const SUBJECT_WORDS: Record<LimitSubject, string> = {
 
 /** The 429 for a refusal: code `<subject>_<kind>_exceeded`, Retry-After in whole seconds (at least 1). */
 export function trafficRefusalError(limit: TrafficLimit, refusal: TrafficRefusal, now: number): GatewayError {
-  const retryAfter =
-    refusal.kind === "concurrency" ? CONCURRENCY_RETRY_AFTER_SECONDS : Math.max(1, Math.ceil((refusal.windowStart + WINDOW_MS - now) / 1000));
+  const retryAfter = refusal.kind === "concurrency" ? CONCURRENCY_RETRY_AFTER_SECONDS : Math.max(1, Math.ceil((refusal.windowStart + WINDOW_MS - now) / 1000));
   const what =
     refusal.kind === "rpm"
       ? `${limit.requestsPerMinute} requests per minute`

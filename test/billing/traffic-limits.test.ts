@@ -146,7 +146,11 @@ for (const kind of DATABASE_KINDS) {
       const keyId = await makeKey(store, accountId);
       const limits = keyLimits(accountId, keyId, { requests_per_minute: 100, models: { [MODEL.id]: { requests_per_minute: 1 } } });
       expect(limits.map((l) => l.subject)).toEqual(["key", "key_model"]);
-      const other = applicableLimits(NO_TIER_LIMITS, { keyId, accountId, keyLimits: subjectLimitsFromInput({ models: { [MODEL.id]: { requests_per_minute: 1 } } }), accountLimits: null }, "other");
+      const other = applicableLimits(
+        NO_TIER_LIMITS,
+        { keyId, accountId, keyLimits: subjectLimitsFromInput({ models: { [MODEL.id]: { requests_per_minute: 1 } } }), accountLimits: null },
+        "other",
+      );
       expect(other).toEqual([]);
       const first = await billing.admit(admission(accountId, keyId, 10, 10, { limits }));
       expect(first.traffic?.requests).toMatchObject({ limit: 1, remaining: 0 });

@@ -88,10 +88,20 @@ for (const kind of DATABASE_KINDS) {
     it("limits: --limits at key creation, set-limits JSON|none for keys and accounts, listed with --json", async () => {
       const account = await cli.json<AccountJson & { limits: unknown }>(["admin", "accounts", "create", "--email", `limits-${kind}@example.com`]);
       expect(account.limits).toBeNull();
-      const key = await cli.json<KeyJson & { limits: unknown }>(["admin", "keys", "create", "--account", account.id, "--limits", '{"requests_per_minute":60,"models":{"m1":{"concurrent_requests":2}}}']);
+      const key = await cli.json<KeyJson & { limits: unknown }>([
+        "admin",
+        "keys",
+        "create",
+        "--account",
+        account.id,
+        "--limits",
+        '{"requests_per_minute":60,"models":{"m1":{"concurrent_requests":2}}}',
+      ]);
       expect(key.limits).toEqual({ requests_per_minute: 60, models: { m1: { concurrent_requests: 2 } } });
       expect((await cli.json<{ limits: unknown }>(["admin", "keys", "set-limits", key.id, '{"tokens_per_minute":1000}'])).limits).toEqual({ tokens_per_minute: 1000 });
-      expect((await cli.json<Array<{ id: string; limits: unknown }>>(["admin", "keys", "list", "--account", account.id])).map((k) => k.limits)).toEqual([{ tokens_per_minute: 1000 }]);
+      expect((await cli.json<Array<{ id: string; limits: unknown }>>(["admin", "keys", "list", "--account", account.id])).map((k) => k.limits)).toEqual([
+        { tokens_per_minute: 1000 },
+      ]);
       expect((await cli.json<{ limits: unknown }>(["admin", "keys", "set-limits", key.id, "none"])).limits).toBeNull();
       expect((await cli.json<{ limits: unknown }>(["admin", "accounts", "set-limits", account.id, '{"concurrent_requests":5}'])).limits).toEqual({ concurrent_requests: 5 });
       expect((await cli.json<Array<{ id: string; limits: unknown }>>(["admin", "accounts", "list"])).find((a) => a.id === account.id)?.limits).toEqual({ concurrent_requests: 5 });

@@ -40,7 +40,9 @@ for (const kind of DATABASE_KINDS) {
         maxInFlight = Math.max(maxInFlight, inFlight);
         res.on("close", () => (inFlight -= 1));
         res.writeHead(200, { "content-type": "text/event-stream" });
-        res.write(`data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta: { role: "assistant", content: "…" }, finish_reason: null }] })}\n\n`);
+        res.write(
+          `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta: { role: "assistant", content: "…" }, finish_reason: null }] })}\n\n`,
+        );
         await new Promise<void>((resolve) => gates.push(resolve));
         if (res.destroyed) return;
         await chatStream(req, res, ["done"]);
@@ -65,7 +67,12 @@ for (const kind of DATABASE_KINDS) {
           Array.from({ length: REQUESTS }, async (_, i) => {
             const response = await chat(gateways[i % 2]!, rpmKey.raw);
             const body = (await response.json()) as { error?: { type: string; code: string } };
-            return { status: response.status, code: body.error?.code, remaining: response.headers.get("x-ratelimit-remaining-requests"), retryAfter: response.headers.get("retry-after") };
+            return {
+              status: response.status,
+              code: body.error?.code,
+              remaining: response.headers.get("x-ratelimit-remaining-requests"),
+              retryAfter: response.headers.get("retry-after"),
+            };
           }),
         );
         expect(rpm.filter((r) => r.status === 200)).toHaveLength(60);
@@ -83,7 +90,7 @@ for (const kind of DATABASE_KINDS) {
         // tpm: one request tells the projection P (limit - remaining); the key then gets a limit of
         // 60.5 P (before it is first used, so no process has it cached), and the mock reports exactly
         // P tokens used, so settlements correct nothing and exactly 60 fit.
-        const first = await chat(gateways[0]!, probeKey.raw);
+        const first = await chat(gateways[0], probeKey.raw);
         expect(first.status).toBe(200);
         await first.json();
         const projected = 1_000_000 - Number(first.headers.get("x-ratelimit-remaining-tokens"));
@@ -104,9 +111,13 @@ for (const kind of DATABASE_KINDS) {
         const streams = Array.from({ length: 5 }, (_, i) => chat(gateways[i % 2]!, slotKey.raw, { stream: true }));
         const heads = await Promise.all(streams);
         expect(heads.every((r) => r.status === 200)).toBe(true);
-        await waitFor(() => inFlight === 5, 10_000, () => `in flight at the mock: ${inFlight}`);
+        await waitFor(
+          () => inFlight === 5,
+          10_000,
+          () => `in flight at the mock: ${inFlight}`,
+        );
         const started = Date.now();
-        const sixth = await chat(gateways[1]!, slotKey.raw, { stream: true });
+        const sixth = await chat(gateways[1], slotKey.raw, { stream: true });
         expect(Date.now() - started).toBeLessThan(2000);
         expect(sixth.status).toBe(429);
         expect(sixth.headers.get("retry-after")).toBe("1");
@@ -117,7 +128,7 @@ for (const kind of DATABASE_KINDS) {
         await heads[0]!.text();
         await waitFor(
           async () => {
-            const response = await chat(gateways[0]!, slotKey.raw, { stream: true });
+            const response = await chat(gateways[0], slotKey.raw, { stream: true });
             const ok = response.status === 200;
             if (!ok) await response.text();
             return ok;
@@ -129,7 +140,7 @@ for (const kind of DATABASE_KINDS) {
         await heads[1]!.body!.cancel();
         await waitFor(
           async () => {
-            const response = await chat(gateways[1]!, slotKey.raw, { stream: true });
+            const response = await chat(gateways[1], slotKey.raw, { stream: true });
             const ok = response.status === 200;
             if (!ok) await response.text();
             return ok;

@@ -90,6 +90,16 @@ export interface SessionInfo {
   csrf_token: string;
 }
 
+export interface LimitSet {
+  requests_per_minute?: number;
+  tokens_per_minute?: number;
+  concurrent_requests?: number;
+}
+
+export interface KeyLimits extends LimitSet {
+  models?: Record<string, LimitSet>;
+}
+
 export interface Key {
   id: string;
   account_id: string;
@@ -103,6 +113,8 @@ export interface Key {
   tokens_used: number;
   /** Output clamping (docs/billing.md, "Clamping"). */
   clamp_output: boolean;
+  /** The key's own rate and concurrency limits (docs/billing.md); null: the tier's apply. */
+  limits: KeyLimits | null;
   created_at: string;
   revoked_at: string | null;
   last_used_at: string | null;

@@ -82,7 +82,12 @@ export async function accountsCommand(sub: string | undefined, args: string[], i
       const { positionals, json } = parseCommand(args, {}, ["ID", "JSON|none"]);
       const [id, text] = positionals as [string, string];
       const account = await store.accounts.update(id, { limits: parseLimits(text, "the limits") ?? null });
-      return emit(io, json, accountJson(account), () => `account ${account.id}: limits ${account.limits === null ? "none (the tier's apply)" : JSON.stringify(subjectLimitsJson(account.limits))}`);
+      return emit(
+        io,
+        json,
+        accountJson(account),
+        () => `account ${account.id}: limits ${account.limits === null ? "none (the tier's apply)" : JSON.stringify(subjectLimitsJson(account.limits))}`,
+      );
     }
     case "credit":
     case "debit": {

@@ -28,7 +28,14 @@ export async function keysCommand(sub: string | undefined, args: string[], io: C
     case "create": {
       const { values, json } = parseCommand(
         args,
-        { account: { type: "string" }, name: { type: "string" }, "budget-cap": { type: "string" }, "token-cap": { type: "string" }, clamping: { type: "string" }, limits: { type: "string" } },
+        {
+          account: { type: "string" },
+          name: { type: "string" },
+          "budget-cap": { type: "string" },
+          "token-cap": { type: "string" },
+          clamping: { type: "string" },
+          limits: { type: "string" },
+        },
         [],
       );
       const { key, raw } = await store.keys.create({

@@ -92,9 +92,7 @@ export function registerKeyRoutes(app: FastifyInstance, ctx: RouteContext): void
     const usage = await ctx.billing.keyUsage(key.id);
     const owner = await ctx.store.accounts.get(key.accountId);
     // Every rate and concurrency limit that applies to the key, with the current window's use.
-    const traffic = owner
-      ? await trafficUse(ctx.store.db, ctx.config.tierLimits.get(owner.tier) ?? NO_TIER_LIMITS, limitSubjectsOf({ key, account: owner }), Date.now())
-      : [];
+    const traffic = owner ? await trafficUse(ctx.store.db, ctx.config.tierLimits.get(owner.tier) ?? NO_TIER_LIMITS, limitSubjectsOf({ key, account: owner }), Date.now()) : [];
     return {
       key: keyView(key),
       usage: { requests: usage.totals.requests, input_tokens: usage.totals.inputTokens, output_tokens: usage.totals.outputTokens },

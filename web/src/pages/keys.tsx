@@ -1,7 +1,7 @@
 // Keys: create (the raw key is shown once, and again for 5 minutes with the show-again token),
-// caps, revoke, permanent delete, enable.
+// caps and rate limits, revoke, permanent delete, enable.
 import { useState, type FormEvent } from "react";
-import { api, type Key, type Workspace } from "../api";
+import { api, type Key, type KeyLimits, type Workspace } from "../api";
 import { ErrorText, formatDate, Notice, useAction, useLoad } from "../components";
 
 interface Created {
@@ -183,12 +183,28 @@ function KeyRow(props: { item: Key; run: (action: () => Promise<unknown>, done: 
   const [budget, setBudget] = useState(key.budget_cap_usd ?? "");
   const [tokens, setTokens] = useState(key.token_cap === null ? "" : String(key.token_cap));
   const [clamp, setClamp] = useState(key.clamp_output);
+  const [rpm, setRpm] = useState(limitText(key.limits?.requests_per_minute));
+  const [tpm, setTpm] = useState(limitText(key.limits?.tokens_per_minute));
+  const [concurrent, setConcurrent] = useState(limitText(key.limits?.concurrent_requests));
 
   function saveCaps(event: FormEvent) {
     event.preventDefault();
     setEditing(false);
+    // The key's own limits; per-model limits set through the API are kept as they are.
+    const limits: KeyLimits = {
+      ...(rpm.trim() && { requests_per_minute: Number(rpm) }),
+      ...(tpm.trim() && { tokens_per_minute: Number(tpm) }),
+      ...(concurrent.trim() && { concurrent_requests: Number(concurrent) }),
+      ...(key.limits?.models && { models: key.limits.models }),
+    };
     props.run(
-      () => api("PATCH", path, { budget_cap_usd: budget.trim() === "" ? null : budget.trim(), token_cap: tokens.trim() === "" ? null : Number(tokens), clamp_output: clamp }),
+      () =>
+        api("PATCH", path, {
+          budget_cap_usd: budget.trim() === "" ? null : budget.trim(),
+          token_cap: tokens.trim() === "" ? null : Number(tokens),
+          clamp_output: clamp,
+          limits: Object.keys(limits).length === 0 ? null : limits,
+        }),
       `Caps of ${label} saved.`,
     );
   }
@@ -208,6 +224,7 @@ function KeyRow(props: { item: Key; run: (action: () => Promise<unknown>, done: 
       <td>
         {key.tokens_used} / {key.token_cap ?? "no cap"}
         {!key.clamp_output && <span className="badge">no clamping</span>}
+        {key.limits && <span className="badge">{limitsSummary(key.limits)}</span>}
       </td>
       <td>{formatDate(key.created_at)}</td>
       <td className="actions">
@@ -220,6 +237,18 @@ function KeyRow(props: { item: Key; run: (action: () => Promise<unknown>, done: 
             <label>
               Token cap
               <input value={tokens} onChange={(e) => setTokens(e.target.value)} placeholder="none" />
+            </label>
+            <label>
+              Requests per minute
+              <input value={rpm} onChange={(e) => setRpm(e.target.value)} inputMode="numeric" placeholder="tier default" />
+            </label>
+            <label>
+              Tokens per minute
+              <input value={tpm} onChange={(e) => setTpm(e.target.value)} inputMode="numeric" placeholder="tier default" />
+            </label>
+            <label>
+              Requests in flight
+              <input value={concurrent} onChange={(e) => setConcurrent(e.target.value)} inputMode="numeric" placeholder="tier default" />
             </label>
             <label>
               <input type="checkbox" checked={clamp} onChange={(e) => setClamp(e.target.checked)} />
@@ -275,4 +304,19 @@ function KeyRow(props: { item: Key; run: (action: () => Promise<unknown>, done: 
       </td>
     </tr>
   );
+}
+
+function limitText(value: number | undefined): string {
+  return value === undefined ? "" : String(value);
+}
+
+/** "60 rpm · 100000 tpm · 5 in flight", and how many models have limits of their own. */
+function limitsSummary(limits: KeyLimits): string {
+  const parts: string[] = [];
+  if (limits.requests_per_minute !== undefined) parts.push(`${limits.requests_per_minute} rpm`);
+  if (limits.tokens_per_minute !== undefined) parts.push(`${limits.tokens_per_minute} tpm`);
+  if (limits.concurrent_requests !== undefined) parts.push(`${limits.concurrent_requests} in flight`);
+  const models = Object.keys(limits.models ?? {}).length;
+  if (models > 0) parts.push(`${models} model limit${models === 1 ? "" : "s"}`);
+  return parts.join(" · ");
 }
