@@ -20,7 +20,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 const benchDir = resolve(here, "..");
 const repoDir = resolve(benchDir, "..");
 
-export type TargetName = "direct" | "floor" | "ours-sqlite" | "ours-sqlite-nobill" | "ours-pg" | "ours-pg-nobill" | "peer";
+export type TargetName = "direct" | "floor" | "ours-sqlite" | "ours-sqlite-nobill" | "ours-sqlite-limits" | "ours-pg" | "ours-pg-nobill" | "ours-pg-limits" | "peer";
 export type Mode = "buffered" | "stream";
 
 export const TARGET_LABELS: Record<TargetName, string> = {
@@ -28,8 +28,10 @@ export const TARGET_LABELS: Record<TargetName, string> = {
   floor: "floor: a minimal Node.js proxy",
   "ours-sqlite": "ours, SQLite, billing on",
   "ours-sqlite-nobill": "ours, SQLite, billing off",
+  "ours-sqlite-limits": "ours, SQLite, billing on, limits enabled",
   "ours-pg": "ours, PostgreSQL, billing on",
   "ours-pg-nobill": "ours, PostgreSQL, billing off",
+  "ours-pg-limits": "ours, PostgreSQL, billing on, limits enabled",
   peer: "peer (Portkey gateway)",
 };
 
@@ -198,11 +200,27 @@ export interface OurGateway {
  */
 export async function startOurGateway(
   name: string,
-  options: { mockUrl: string; billing: "on" | "off"; databaseUrl?: string | null; nodeFlags?: string[]; env?: NodeJS.ProcessEnv; stdout?: "ignore" | "inherit" },
+  options: {
+    mockUrl: string;
+    billing: "on" | "off";
+    /** on: the bench key and account get rate and concurrency limits too high to refuse (servers/gateway.ts). */
+    limits?: "on" | "off";
+    databaseUrl?: string | null;
+    nodeFlags?: string[];
+    env?: NodeJS.ProcessEnv;
+    stdout?: "ignore" | "inherit";
+  },
 ): Promise<OurGateway> {
   const child = forkChild(name, GATEWAY_SCRIPT, {
     execArgv: [...SERVER_NODE_FLAGS, ...(options.nodeFlags ?? [])],
-    env: { ...SERVER_ENV, BENCH_MOCK_URL: options.mockUrl, BENCH_BILLING: options.billing, DATABASE_URL: options.databaseUrl ?? "", ...options.env },
+    env: {
+      ...SERVER_ENV,
+      BENCH_MOCK_URL: options.mockUrl,
+      BENCH_BILLING: options.billing,
+      BENCH_LIMITS: options.limits ?? "off",
+      DATABASE_URL: options.databaseUrl ?? "",
+      ...options.env,
+    },
     ...(options.stdout ? { stdout: options.stdout } : {}),
   });
   const ready = await waitForMessage(child, isType<{ type: "ready"; port: number; apiKey: string }>("ready"), 60_000);
@@ -292,7 +310,15 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchResults
 
     const names: TargetName[] = smoke
       ? ["direct", "ours-sqlite"]
-      : ["direct", "floor", "ours-sqlite", "ours-sqlite-nobill", ...(usePostgres ? (["ours-pg", "ours-pg-nobill"] as const) : []), ...(usePeer ? (["peer"] as const) : [])];
+      : [
+          "direct",
+          "floor",
+          "ours-sqlite",
+          "ours-sqlite-nobill",
+          "ours-sqlite-limits",
+          ...(usePostgres ? (["ours-pg", "ours-pg-nobill", "ours-pg-limits"] as const) : []),
+          ...(usePeer ? (["peer"] as const) : []),
+        ];
     const targets = new Map<TargetName, Target>();
     targets.set("direct", {
       name: "direct",
@@ -301,9 +327,9 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchResults
       child: null,
     });
 
-    const startOurs = async (name: TargetName, billing: boolean, databaseUrl: string | null): Promise<void> => {
+    const startOurs = async (name: TargetName, billing: boolean, databaseUrl: string | null, limits = false): Promise<void> => {
       const nodeFlags = ["--expose-gc", ...(options.profileDir && name === "ours-sqlite" ? ["--cpu-prof", `--cpu-prof-dir=${options.profileDir}`] : [])];
-      const gateway = await startOurGateway(name, { mockUrl, billing: billing ? "on" : "off", databaseUrl, nodeFlags });
+      const gateway = await startOurGateway(name, { mockUrl, billing: billing ? "on" : "off", limits: limits ? "on" : "off", databaseUrl, nodeFlags });
       targets.set(name, { name, ...gateway });
     };
     const newDatabase = async (): Promise<string> => {
@@ -321,8 +347,10 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchResults
     log(`bench: starting gateways: ${names.filter((n) => n !== "direct").join(", ")}`);
     await startOurs("ours-sqlite", true, null);
     if (names.includes("ours-sqlite-nobill")) await startOurs("ours-sqlite-nobill", false, null);
+    if (names.includes("ours-sqlite-limits")) await startOurs("ours-sqlite-limits", true, null, true);
     if (names.includes("ours-pg")) await startOurs("ours-pg", true, await newDatabase());
     if (names.includes("ours-pg-nobill")) await startOurs("ours-pg-nobill", false, await newDatabase());
+    if (names.includes("ours-pg-limits")) await startOurs("ours-pg-limits", true, await newDatabase(), true);
     if (names.includes("floor")) {
       // What Node.js, loopback TCP and one more process hop cost here (servers/minimal-proxy.ts).
       const child = forkChild("floor", FLOOR_SCRIPT, { env: { BENCH_MOCK_URL: mockUrl } });

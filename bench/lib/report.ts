@@ -140,6 +140,8 @@ export function summarizeResults(r: BenchResults): Summary {
     "SQLite billing on/off": ratio(rps("ours-sqlite", "buffered"), rps("ours-sqlite-nobill", "buffered")),
     "PostgreSQL billing on/off": ratio(rps("ours-pg", "buffered"), rps("ours-pg-nobill", "buffered")),
     "PostgreSQL/SQLite (billing on)": ratio(rps("ours-pg", "buffered"), rps("ours-sqlite", "buffered")),
+    "SQLite limits on/off (billing on)": ratio(rps("ours-sqlite-limits", "buffered"), rps("ours-sqlite", "buffered")),
+    "PostgreSQL limits on/off (billing on)": ratio(rps("ours-pg-limits", "buffered"), rps("ours-pg", "buffered")),
   };
 
   const peakOf = (target: TargetName) =>
@@ -296,7 +298,7 @@ export function renderMarkdown(r: BenchResults, s: Summary): string {
 
 const over = (x: LatencyRow) => (x.overloadedRuns > 0 ? ` **overloaded in ${x.overloadedRuns}/${x.runs} runs**` : "");
 
-const ORDER: TargetName[] = ["direct", "floor", "ours-sqlite", "ours-sqlite-nobill", "ours-pg", "ours-pg-nobill", "peer"];
+const ORDER: TargetName[] = ["direct", "floor", "ours-sqlite", "ours-sqlite-nobill", "ours-sqlite-limits", "ours-pg", "ours-pg-nobill", "ours-pg-limits", "peer"];
 function order(t: TargetName): number {
   return ORDER.indexOf(t);
 }

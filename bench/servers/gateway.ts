@@ -24,6 +24,10 @@ import { BENCH_MODEL } from "../lib/constants.js";
 const mockUrl = process.env.BENCH_MOCK_URL;
 if (!mockUrl) throw new Error("BENCH_MOCK_URL is required");
 const billingOn = process.env.BENCH_BILLING !== "off";
+// BENCH_LIMITS=on: the "limits enabled" scenario, rate and concurrency limits on the key and the
+// account far above what the bench sends, so that each request is judged and counted but never refused.
+const limitsOn = process.env.BENCH_LIMITS === "on";
+const NEVER_REFUSING_LIMITS = { requests_per_minute: 10_000_000, tokens_per_minute: 1_000_000_000_000, concurrent_requests: 1_000_000 };
 
 const dir = mkdtempSync(join(tmpdir(), "gw-bench-"));
 const configPath = join(dir, "gateway.config.yaml");
@@ -107,7 +111,8 @@ class NoopBilling implements Billing {
 if (!billingOn) app.ctx.pipeline.billing = new NoopBilling();
 
 const account = await app.ctx.store.accounts.create({ email: `bench-${process.pid}@example.com`, tier: "standard", balance: parseUsd("900000")! });
-const { raw: apiKey } = await app.ctx.store.keys.create({ accountId: account.id });
+if (limitsOn) await app.ctx.store.accounts.update(account.id, { limits: NEVER_REFUSING_LIMITS });
+const { raw: apiKey } = await app.ctx.store.keys.create({ accountId: account.id, ...(limitsOn && { limits: NEVER_REFUSING_LIMITS }) });
 const address = await app.server.listen({ host: "127.0.0.1", port: 0 });
 const port = Number(new URL(address).port);
 

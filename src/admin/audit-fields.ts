@@ -1,5 +1,6 @@
 // What the audit log records of each kind of target: the administrable fields, money as decimal
 // strings. An audit row keeps the ones a change altered (changedFields), before and after.
+import { subjectLimitsJson } from "../billing/traffic-limits.js";
 import { formatUsd } from "../core/money.js";
 import type { Account } from "../store/accounts-store.js";
 import type { AdminToken } from "../store/admin-tokens-store.js";
@@ -19,6 +20,7 @@ export function accountAuditFields(a: Account) {
     monthly_token_budget: a.monthlyTokenBudget,
     default_model: a.defaultModel,
     clamp_output: a.clampOutput,
+    limits: subjectLimitsJson(a.limits),
   };
 }
 
@@ -38,6 +40,7 @@ export function keyAuditFields(k: ApiKey) {
     period: k.period,
     period_budget_usd: usdOrNull(k.periodBudget),
     period_token_cap: k.periodTokenCap,
+    limits: subjectLimitsJson(k.limits),
   };
 }
 

@@ -3,6 +3,7 @@
 // balance invariants) inside the audited transaction (Store.audited) and records what changed.
 // Cache invalidation after the commit stays with the caller (it knows its process's caches).
 import type { KeyPolicyChange } from "../accounts/key-policy.js";
+import type { SubjectLimitsInput } from "../billing/traffic-limits.js";
 import type { Nano } from "../core/money.js";
 import { formatUsd } from "../core/money.js";
 import { GatewayError } from "../errors/catalogue.js";
@@ -86,7 +87,7 @@ export async function deleteKeyPermanently(tx: AuditedTransaction, id: string): 
 export async function updateKey(
   tx: AuditedTransaction,
   id: string,
-  changes: KeyCapsChange & { clampOutput?: boolean; policy?: KeyPolicyChange },
+  changes: KeyCapsChange & { clampOutput?: boolean; policy?: KeyPolicyChange; limits?: SubjectLimitsInput | null },
   actorAccountId: string | null,
 ): Promise<ApiKey> {
   const before = await existingKey(tx, id);
@@ -96,6 +97,7 @@ export async function updateKey(
   }
   if (changes.clampOutput !== undefined) after = await tx.keys.setClampOutput(id, changes.clampOutput);
   if (changes.policy !== undefined) after = await tx.keys.setPolicy(id, changes.policy);
+  if (changes.limits !== undefined) after = await tx.keys.setLimits(id, changes.limits);
   const diff = changedFields(keyAuditFields(before), keyAuditFields(after));
   if (Object.keys(diff.after).length > 0) await tx.record({ action: "key.update", targetType: "key", targetId: id, ...diff });
   return after;

@@ -6,10 +6,12 @@
 // (refusalError in admission.ts), with the headroom gw_batch read under its locks.
 import { holdOf, isRefusalCode, refusalError, type Headroom, type Reservation } from "./admission.js";
 import type { PostgresBatcher } from "./postgres-batcher.js";
+import { limitsArgument, trafficRefusalError, trafficStatus, type WindowCounts } from "./traffic-limits.js";
 import type { Hold } from "./types.js";
 
 export async function reservePostgres(batcher: PostgresBatcher, r: Reservation): Promise<Hold> {
   const { request, amount, month } = r;
+  const limits = request.limits !== undefined && request.limits.length > 0 ? request.limits : null;
   const row = await batcher.call(
     "admit",
     [
@@ -25,16 +27,34 @@ export async function reservePostgres(batcher: PostgresBatcher, r: Reservation):
       r.periods.day,
       r.periods.week,
       r.periods.month,
+      limits === null ? null : limitsArgument(limits),
     ],
     request.accountId,
     request.keyId,
   );
   const { outcome, detail } = row;
-  if (outcome === "ok") return holdOf(r);
+  if (outcome === "ok") return holdOf(r, limits === null ? null : trafficStatus(limits, windowsOf(row.windows, limits.length), r.now));
+  if (outcome === "traffic_limited" && limits !== null) {
+    const verdict = row.traffic as { refused?: unknown; kind?: unknown; window_start?: unknown } | null;
+    const index = Number(verdict?.refused);
+    const limit = limits[index];
+    const kind = verdict?.kind;
+    if (!limit || (kind !== "rpm" && kind !== "tpm" && kind !== "concurrency")) throw new Error(`gw_admit answered a traffic verdict of ${JSON.stringify(verdict)}`);
+    throw trafficRefusalError(limit, { index, kind, windowStart: Number(verdict?.window_start) }, r.now);
+  }
   if (typeof outcome === "string" && isRefusalCode(outcome)) {
     throw refusalError({ code: outcome, detail: typeof detail === "string" ? detail : null, headroom: headroomOf(row.headroom) }, month, amount, r.now);
   }
   throw new Error(`gw_admit answered ${JSON.stringify(outcome)}`);
+}
+
+/** gw_traffic_admit's counted windows ([window_start, requests, tokens, in_flight] each, in the limits' order). */
+function windowsOf(value: unknown, count: number): WindowCounts[] {
+  if (!Array.isArray(value) || value.length !== count) throw new Error(`gw_admit answered traffic windows of ${JSON.stringify(value)}`);
+  return value.map((w: unknown) => {
+    const [windowStart, requests, tokens, inFlight] = (Array.isArray(w) ? w : []).map(Number);
+    return { windowStart: windowStart ?? 0, requests: requests ?? 0, tokens: tokens ?? 0, inFlight: inFlight ?? 0 };
+  });
 }
 
 /** gw_batch's headroom object (every figure as decimal text, null: no such limit) as a Headroom. */

@@ -9,6 +9,7 @@ import type { GatewayError } from "../errors/catalogue.js";
 import { CLAMPABLE_REFUSALS, holdOf, refusalError, type Headroom, type Refusal, type Reservation } from "./admission.js";
 import type { PeriodStarts } from "./key-period.js";
 import { Statement, type SqlExec } from "./sqlite-writer.js";
+import { judgeTraffic, trafficRecordOf, trafficRefusalError, trafficStatus, type TrafficStatus, type WindowCounts } from "./traffic-limits.js";
 import type { Hold } from "./types.js";
 
 interface AccountReserved {
@@ -71,9 +72,22 @@ const RESERVE_KEY = new Statement<{ id: string }>(`
         (case when period_started_at >= ${CURRENT_PERIOD_START} then period_tokens_used else 0 end) + held_tokens + ? <= period_token_cap)))
   returning id`);
 
+// Parameters: amount, tokens, key id. The inverse of RESERVE_KEY, for a refusal by a traffic limit after it.
+const UNRESERVE_KEY = new Statement<never>(`update keys set held_nano = held_nano - ?, held_tokens = held_tokens - ? where id = ?`);
+
 const INSERT_HOLD = new Statement<never>(`
-  insert into holds (id, account_id, key_id, request_id, amount_nano, tokens, created_at, expires_at)
-  values (?, ?, ?, ?, ?, ?, ?, ?)`);
+  insert into holds (id, account_id, key_id, request_id, amount_nano, tokens, created_at, expires_at, traffic)
+  values (?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+
+const WINDOW_ROW = new Statement<{ window_start: bigint; requests: bigint; tokens: bigint; in_flight: bigint }>(
+  `select window_start, requests, tokens, in_flight from traffic_windows where scope = ?`,
+);
+
+// Parameters: scope, window start, requests, tokens, in flight: the new counters, judged under the write lock.
+const PUT_WINDOW = new Statement<never>(`
+  insert into traffic_windows (scope, window_start, requests, tokens, in_flight) values (?, ?, ?, ?, ?)
+  on conflict (scope) do update set window_start = excluded.window_start, requests = excluded.requests,
+    tokens = excluded.tokens, in_flight = excluded.in_flight`);
 
 const ACCOUNT_ROW = new Statement<AccountRow>(
   `select status, balance_nano, held_nano, held_tokens, monthly_budget_nano, monthly_token_budget, clamp_output from accounts where id = ?`,
@@ -110,8 +124,30 @@ export function reserveSqlite(exec: SqlExec, r: Reservation): Hold | GatewayErro
     return refuse(exec, r, diagnoseKey(exec, r, amount, tokens));
   }
 
-  INSERT_HOLD.changes(exec, [r.holdId, request.accountId, request.keyId, request.requestId, amount, tokens, BigInt(r.now), BigInt(r.now + r.ttlMs)]);
-  return holdOf(r);
+  // The traffic limits (traffic-limits.ts) after the money checks: a 402 is final, a 429 only says "later".
+  let traffic: string | null = null;
+  let status: TrafficStatus | null = null;
+  const limits = request.limits;
+  if (limits !== undefined && limits.length > 0) {
+    const stored = limits.map((limit) => windowOf(exec, limit.scope));
+    const verdict = judgeTraffic(limits, stored, r.now, r.tokens);
+    if ("refusal" in verdict) {
+      UNRESERVE_KEY.changes(exec, [amount, tokens, request.keyId]);
+      UNRESERVE_ACCOUNT.changes(exec, [amount, tokens, request.accountId]);
+      return trafficRefusalError(limits[verdict.refusal.index]!, verdict.refusal, r.now);
+    }
+    verdict.next.forEach((w, i) => PUT_WINDOW.changes(exec, [limits[i]!.scope, BigInt(w.windowStart), BigInt(w.requests), BigInt(w.tokens), BigInt(w.inFlight)]));
+    traffic = trafficRecordOf(limits, verdict.next, r.tokens);
+    status = trafficStatus(limits, verdict.next, r.now);
+  }
+
+  INSERT_HOLD.changes(exec, [r.holdId, request.accountId, request.keyId, request.requestId, amount, tokens, BigInt(r.now), BigInt(r.now + r.ttlMs), traffic]);
+  return holdOf(r, status);
+}
+
+function windowOf(exec: SqlExec, scope: string): WindowCounts | undefined {
+  const row = WINDOW_ROW.first(exec, [scope]);
+  return row && { windowStart: Number(row.window_start), requests: Number(row.requests), tokens: Number(row.tokens), inFlight: Number(row.in_flight) };
 }
 
 /** The refusal as an error; a clampable one carries the headroom, read in the same transaction after the reservation was taken back. */

@@ -1,6 +1,6 @@
 // Admission: check and reserve in ONE transaction, before anything is forwarded upstream.
 //
-// Order of checks (the first failing one decides the error; all are 402):
+// Order of checks (the first failing one decides the error; 1-5 are 402, 6 is 429):
 //   1. account status is not active                                  -> account_suspended
 //   2. monthly budget (USD and/or tokens) for the current UTC month:
 //      month's settled cost + held + projected > monthly budget      -> quota_exceeded (code monthly_budget_exceeded)
@@ -15,6 +15,10 @@
 //      The key stays enabled: the refusal lasts until the period resets, which its message names.
 //      The current period's start comes with the reservation (periodStarts, key-period.ts: one of
 //      each kind; the database picks the key's), so no clock is read inside the database.
+//   7. the rate and concurrency limits that apply (traffic-limits.ts), key, key per model, account,
+//      account per model, each rpm, tpm, concurrency -> rate_limit_error (code <subject>_<kind>_exceeded)
+//      After the money checks: a 402 does not go away by waiting, so a client is never told to retry
+//      a request its balance or caps refuse anyway. Only the scopes with a limit are read and written.
 //
 // Why conditional UPDATEs and not read-then-write: the check and the reservation are one atomic
 // statement per row, so concurrent requests, also from other gateway processes on one PostgreSQL,
@@ -44,6 +48,7 @@ import { formatUsd, type Nano } from "../core/money.js";
 import { GatewayError } from "../errors/catalogue.js";
 import type { KeyPeriod } from "../store/tables.js";
 import { KEY_PERIODS, nextPeriodStart, type PeriodStarts } from "./key-period.js";
+import type { TrafficStatus } from "./traffic-limits.js";
 import type { AdmissionRequest, Hold } from "./types.js";
 
 export interface Reservation {
@@ -180,8 +185,8 @@ function baseRefusalError(refusal: Refusal, month: string, amount: Nano, now: nu
 
 const PERIOD_WORD: Record<KeyPeriod, string> = { day: "daily", week: "weekly", month: "monthly" };
 
-/** The Hold admission returns once the reservation is written. */
-export function holdOf(r: Reservation): Hold {
+/** The Hold admission returns once the reservation is written; `traffic`: the rate limits' figures, when a limit applied. */
+export function holdOf(r: Reservation, traffic: TrafficStatus | null = null): Hold {
   const { request } = r;
   return {
     id: r.holdId,
@@ -193,6 +198,7 @@ export function holdOf(r: Reservation): Hold {
     model: request.model,
     route: request.route,
     ...(request.imageVariant !== undefined && { imageVariant: request.imageVariant }),
+    ...(traffic !== null && { traffic }),
   };
 }
 

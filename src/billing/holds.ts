@@ -1,7 +1,8 @@
 // Releasing holds: a request that will not be settled (failure before any delivery), and holds left
 // behind by a crashed gateway process once they expire. Deleting the hold row comes first and is the
 // per-request mutex: whoever deletes it (release, sweeper or settlement) gives its reservation back,
-// exactly once; the others find no row and change nothing.
+// and its concurrency slot (holds.traffic, traffic-limits.ts), exactly once; the others find no row
+// and change nothing.
 //
 // SQLite: precompiled SQL in one operation of the write batcher (sqlite-writer.ts). PostgreSQL: one
 // release operation of the PL/pgSQL function gw_batch, the same statements, sent in a
@@ -11,13 +12,18 @@ import type { Kysely } from "kysely";
 import type { Database } from "../store/tables.js";
 import type { PostgresBatcher } from "./postgres-batcher.js";
 import { Statement, type SqlExec } from "./sqlite-writer.js";
+import type { TrafficRecord } from "./traffic-limits.js";
 
-const DELETE_HOLD = new Statement<{ account_id: string; key_id: string | null; amount_nano: bigint; tokens: bigint }>(
-  `delete from holds where id = ? returning account_id, key_id, amount_nano, tokens`,
-);
-const DELETE_EXPIRED_HOLD = new Statement<{ account_id: string; key_id: string | null; amount_nano: bigint; tokens: bigint }>(
-  `delete from holds where id = ? and expires_at <= ? returning account_id, key_id, amount_nano, tokens`,
-);
+interface DeletedHold {
+  account_id: string;
+  key_id: string | null;
+  amount_nano: bigint;
+  tokens: bigint;
+  traffic: string | null;
+}
+
+const DELETE_HOLD = new Statement<DeletedHold>(`delete from holds where id = ? returning account_id, key_id, amount_nano, tokens, traffic`);
+const DELETE_EXPIRED_HOLD = new Statement<DeletedHold>(`delete from holds where id = ? and expires_at <= ? returning account_id, key_id, amount_nano, tokens, traffic`);
 const GIVE_BACK_ACCOUNT = new Statement<never>(`update accounts set held_nano = held_nano - ?, held_tokens = held_tokens - ? where id = ?`);
 const GIVE_BACK_KEY = new Statement<never>(`update keys set held_nano = held_nano - ?, held_tokens = held_tokens - ? where id = ?`);
 
@@ -27,7 +33,27 @@ export function releaseHoldSqlite(exec: SqlExec, holdId: string, expiredBefore?:
   if (!hold) return false;
   GIVE_BACK_ACCOUNT.changes(exec, [hold.amount_nano, hold.tokens, hold.account_id]);
   if (hold.key_id !== null) GIVE_BACK_KEY.changes(exec, [hold.amount_nano, hold.tokens, hold.key_id]);
+  endTrafficSqlite(exec, hold.traffic, 0n);
   return true;
+}
+
+// Parameters: the admission's window start, tokens to add (actual - projected), scope. The window's
+// tokens are corrected only while it is the window the admission counted in (traffic-limits.ts).
+const END_TRAFFIC = new Statement<never>(`
+  update traffic_windows set in_flight = max(in_flight - 1, 0),
+    tokens = case when window_start = ? then max(tokens + ?, 0) else tokens end
+  where scope = ?`);
+
+/**
+ * Ends what an admission counted against the traffic limits (holds.traffic; null: nothing), called
+ * by whoever deleted the hold: frees the concurrency slot of every scope and corrects the tokens to
+ * `actualTokens` (0 for a release: nothing was delivered).
+ */
+export function endTrafficSqlite(exec: SqlExec, traffic: string | null, actualTokens: bigint): void {
+  if (traffic === null) return;
+  const record = JSON.parse(traffic) as TrafficRecord;
+  const delta = actualTokens - BigInt(record.t);
+  for (const [scope, windowStart] of record.w) END_TRAFFIC.changes(exec, [BigInt(windowStart), delta, scope]);
 }
 
 /** The same on PostgreSQL: one release operation of gw_batch, group-committed (postgres-batcher.ts). */

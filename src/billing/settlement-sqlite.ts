@@ -21,9 +21,10 @@ import { dbErrorKind, dbErrorMessage } from "../store/db-errors.js";
 import { LEDGER_CHAIN_COLUMNS, ledgerRowHashFromValues } from "../store/ledger-chain.js";
 import { LEDGER_ROW_EXISTS } from "../store/migrations/0005-ledger-append-only-gaps.js";
 import { AlreadySettled, settlementValues, type SettlementInput } from "./settlement.js";
+import { endTrafficSqlite } from "./holds.js";
 import { Statement, type SqlExec } from "./sqlite-writer.js";
 
-const DELETE_HOLD = new Statement<{ amount_nano: bigint; tokens: bigint }>(`delete from holds where id = ? returning amount_nano, tokens`);
+const DELETE_HOLD = new Statement<{ amount_nano: bigint; tokens: bigint; traffic: string | null }>(`delete from holds where id = ? returning amount_nano, tokens, traffic`);
 
 const ACCOUNT_FOR_LEDGER = new Statement<{ balance_nano: bigint; ledger_head: string | null }>(`select balance_nano, ledger_head from accounts where id = ?`);
 
@@ -135,5 +136,7 @@ export function applySettlementSqlite(exec: SqlExec, input: SettlementInput): Al
   CHARGE_KEY.changes(exec, [cost, v.tokens, heldAmount, heldTokens, v.now, day, week, month, cost, cost, day, week, month, v.tokens, v.tokens, day, week, month, hold.keyId]);
   EXHAUST_KEY.changes(exec, [hold.keyId]);
   ADD_MONTHLY_USAGE.changes(exec, [hold.accountId, v.month, cost, v.tokens]);
+  // 8. The hold's traffic limits: slot freed, tokens corrected to the actual count (traffic-limits.ts).
+  endTrafficSqlite(exec, released?.traffic ?? null, v.tokens);
   return undefined;
 }

@@ -3,6 +3,7 @@
 import type { ModelConfig } from "../config/catalog.js";
 import type { Nano } from "../core/money.js";
 import type { Usage } from "../core/usage.js";
+import type { TrafficLimit, TrafficStatus } from "./traffic-limits.js";
 
 export type Route = "chat" | "responses" | "messages" | "images" | "videos" | "embeddings";
 
@@ -20,6 +21,8 @@ export interface AdmissionRequest {
   projectedVideoSeconds?: number;
   /** Image pricing key, e.g. "1024x1024/hd". */
   imageVariant?: string;
+  /** The rate and concurrency limits that apply (traffic-limits.ts, applicableLimits); absent or empty: none. */
+  limits?: readonly TrafficLimit[];
 }
 
 export interface Hold {
@@ -39,6 +42,8 @@ export interface Hold {
   chargeCap?: Nano;
   /** Upstream attempts made for the request (failover included), recorded in its ledger row; unset: not counted. */
   attempts?: number;
+  /** The tightest rate limits' figures after this admission (the x-ratelimit-* headers); unset: no limit applied. */
+  traffic?: TrafficStatus;
 }
 
 export interface Charge {

@@ -24,11 +24,15 @@ const USAGE = `usage: gateway <command>
   admin accounts list
   admin accounts set-status ID active|suspended|closed
   admin accounts set-clamping ID on|off
+  admin accounts set-limits ID JSON|none  rate and concurrency limits, e.g. '{"requests_per_minute":60}'
   admin accounts credit ID USD | debit ID USD
   admin keys create --account ID [--name N] [--budget-cap USD] [--token-cap N] [--clamping on|off] [POLICY]
   admin keys set-clamping KEY_ID on|off
   admin keys set-policy KEY_ID POLICY     POLICY: [--models M,M|none] [--networks CIDR,CIDR|none] [--expires ISO|none]
                                           [--period day|week|month|none] [--period-budget USD|none] [--period-token-cap N|none]
+  admin keys create --account ID [--name N] [--budget-cap USD] [--token-cap N] [--clamping on|off] [--limits JSON]
+  admin keys set-clamping KEY_ID on|off
+  admin keys set-limits KEY_ID JSON|none
   admin keys list --account ID
   admin keys revoke KEY_ID
   admin provider-keys add --account ID --provider P --key K|- [--label L]

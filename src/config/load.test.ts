@@ -85,6 +85,25 @@ describe("loadConfig", () => {
     expect(config.defaultTier).toBe("basic");
   });
 
+  it("tiers.<tier>.limits: read per tier, bounded, and model ids must be the tier's", () => {
+    const limited = MINIMAL.replace(
+      "basic: { models: [m1] }",
+      "basic: { models: [m1], limits: { key: { requests_per_minute: 60 }, account: { concurrent_requests: 5 }, models: { m1: { key: { tokens_per_minute: 1000 } } } } }",
+    );
+    const config = loadConfig({ MOCK_KEY: "k" }, withFile(limited).dir);
+    const tier = config.tierLimits.get("basic")!;
+    expect(tier.key).toEqual({ requestsPerMinute: 60, tokensPerMinute: null, concurrentRequests: null });
+    expect(tier.account).toEqual({ requestsPerMinute: null, tokensPerMinute: null, concurrentRequests: 5 });
+    expect(tier.models.get("m1")!.key.tokensPerMinute).toBe(1000);
+    for (const [bad, pattern] of [
+      ["{ key: { requests_per_minute: 0 } }", /tiers\.basic\.limits\.key\.requests_per_minute/],
+      ["{ key: { rpm: 5 } }", /tiers\.basic\.limits\.key/],
+      ["{ models: { m9: { key: { requests_per_minute: 5 } } } }", /tiers\.basic\.limits\.models: model "m9" is not a model of the tier basic/],
+    ] as const) {
+      expect(() => loadConfig({ MOCK_KEY: "k" }, withFile(MINIMAL.replace("basic: { models: [m1] }", `basic: { models: [m1], limits: ${bad} }`)).dir)).toThrow(pattern);
+    }
+  });
+
   it("names the file, the field and the problem", () => {
     const cases: Array<[string, Record<string, string>, RegExp]> = [
       [MINIMAL, {}, /gateway\.config\.yaml: providers\.mock\.keys\[0\]: environment variable MOCK_KEY is not set/],

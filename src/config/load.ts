@@ -13,6 +13,7 @@ import { upstreams } from "../upstreams/registry.js";
 import { DEMO_PROVIDER, demoModels, demoProvider } from "../upstreams/demo/catalog.js";
 import { baseProviderOf, buildRoutingGroup, type GroupContext } from "./routing-groups.js";
 import { configFileSchema, type ConfigFile, type ModelFileEntry } from "./schema.js";
+import { tierLimitsOf, type TierLimits } from "../billing/traffic-limits.js";
 
 export type { ModelConfig, ModelKind, ModelPricing, ProviderConfig, ProviderType, UpstreamApi } from "./catalog.js";
 
@@ -33,6 +34,8 @@ export interface GatewayConfig {
   providers: ReadonlyMap<string, ProviderConfig>;
   models: ReadonlyMap<string, ModelConfig>;
   tiers: ReadonlyMap<string, ReadonlySet<string>>;
+  /** tiers.<tier>.limits: each tier's default rate and concurrency limits (a tier without them: none). */
+  tierLimits: ReadonlyMap<string, TierLimits>;
   /** server.trusted_proxies: the only peers whose X-Forwarded-* headers count. */
   trustedProxies: TrustedProxies;
   /** The config file's `media` section as written; src/media/settings.ts fills in defaults. */
@@ -220,6 +223,14 @@ function buildCatalog(file: ConfigFile, source: string) {
   for (const [name, ids] of tiers) {
     for (const id of ids) if (id !== "*" && !models.has(id)) fail(`tiers.${name}.models`, `model "${id}" is not defined under models`);
   }
+  const tierLimits = new Map<string, TierLimits>();
+  for (const [name, tier] of tierEntries) {
+    for (const id of Object.keys(tier.limits?.models ?? {})) {
+      const ids = tiers.get(name)!;
+      if (!models.has(id) || !(ids.has("*") || ids.has(id))) fail(`tiers.${name}.limits.models`, `model "${id}" is not a model of the tier ${name}`);
+    }
+    tierLimits.set(name, tierLimitsOf(tier.limits));
+  }
   const server = file.server;
   // Node refuses a headers timeout above the request timeout; say so in the config's own terms.
   if (server.headers_timeout_ms > server.request_timeout_ms) fail("server.headers_timeout_ms", `must not exceed server.request_timeout_ms (${server.request_timeout_ms})`);
@@ -245,6 +256,7 @@ function buildCatalog(file: ConfigFile, source: string) {
     providers,
     models,
     tiers,
+    tierLimits,
     media: file.media,
     upstreamHealth,
     billing: { clampMinOutputTokens: file.billing.clamp.min_output_tokens },

@@ -1,6 +1,7 @@
 // The config file's shape. Prices are USD decimal strings (or plain numbers) and become exact
 // nano-USD integers in load.ts; nothing downstream sees a float.
 import { z } from "zod";
+import { tierLimitsSchema } from "../billing/traffic-limits.js";
 import { DIMENSIONS, TOKEN_DIMENSIONS, type Dimension } from "../billing/dimensions.js";
 import { MAX_USAGE_COUNT } from "../core/usage.js";
 import { UPSTREAM_TYPES } from "../upstreams/registry.js";
@@ -103,6 +104,8 @@ export const modelSchema = z.strictObject({
 export const tierSchema = z.strictObject({
   /** Model ids this tier includes; "*" includes every model. */
   models: z.array(z.string().min(1)).min(1),
+  /** Rate and concurrency limits for every key and account of the tier (src/billing/traffic-limits.ts); model ids checked in load.ts. */
+  limits: tierLimitsSchema.optional(),
 });
 
 export const configFileSchema = z.strictObject({

@@ -1,5 +1,6 @@
 // JSON views of stored records for the dashboard API: money as decimal strings, times as ISO.
 import { effectiveStatus, keyPolicyJson } from "../accounts/key-policy.js";
+import { subjectLimitsJson } from "../billing/traffic-limits.js";
 import { formatUsd } from "../core/money.js";
 import type { Account } from "../store/accounts-store.js";
 import type { ApiKey } from "../store/keys-store.js";
@@ -19,6 +20,7 @@ export function accountView(account: Account) {
     balance_usd: formatUsd(account.balance),
     total_spent_usd: formatUsd(account.totalSpent),
     clamp_output: account.clampOutput,
+    limits: subjectLimitsJson(account.limits),
     created_at: iso(account.createdAt),
   };
 }
@@ -41,6 +43,7 @@ export function keyView(key: ApiKey, now = Date.now()) {
     tokens_used: key.tokensUsed,
     clamp_output: key.clampOutput,
     policy: keyPolicyJson(key, now),
+    limits: subjectLimitsJson(key.limits),
     created_at: iso(key.createdAt),
     revoked_at: iso(key.revokedAt),
     last_used_at: iso(key.lastUsedAt),

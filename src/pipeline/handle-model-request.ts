@@ -22,6 +22,7 @@ import { CostInBandStream, withCost } from "./in-band-cost.js";
 import { encodeFrames, pumpStream, scrubValue } from "./relay.js";
 import { scrubHeaders } from "./scrub.js";
 import type { PipelineServices } from "./services.js";
+import { setRateLimitHeaders, trafficLimitsFor } from "./traffic.js";
 
 export async function handleModelRequest(services: PipelineServices, format: ClientFormat, request: FastifyRequest, reply: FastifyReply): Promise<void> {
   const body = readBody(request.body);
@@ -62,6 +63,7 @@ export async function handleModelRequest(services: PipelineServices, format: Cli
       requestId: request.id,
       accountId: request.principal.account.id,
       keyId: request.principal.key.id,
+      limits: trafficLimitsFor(services.config, request.principal, model.id),
       model,
       route: format.route,
       projectedInputTokens: info.promptTokens,
@@ -81,6 +83,7 @@ export async function handleModelRequest(services: PipelineServices, format: Cli
     },
   });
   if (call === null) return; // the client went away: nothing held, nobody to answer
+  setRateLimitHeaders(reply, call.hold, format.route);
   // Only an answer served with the lowered limit says so; a refusal or a failed upstream does not.
   if (call.clampedOutputTokens !== null) reply.header("x-gateway-max-tokens-clamped", String(call.clampedOutputTokens));
   const servingPlan = deploymentPlans ? deploymentPlans.get(call.hold.model) : plan;

@@ -1,4 +1,5 @@
 // Accounts: creation, status, and administrator balance changes (each with its ledger row, atomically).
+import { limitsColumn, subjectLimitsOf, type SubjectLimits, type SubjectLimitsInput } from "../billing/traffic-limits.js";
 import type { Kysely, Selectable, Transaction } from "kysely";
 import { GatewayError } from "../errors/catalogue.js";
 import { newId, nowMs } from "../core/ids.js";
@@ -26,6 +27,8 @@ export interface Account {
   defaultModel: string | null;
   /** Requests its limits cannot fully cover are admitted with a lowered output limit (docs/billing.md, "Clamping"). */
   clampOutput: boolean;
+  /** The account's own rate and concurrency limits (src/billing/traffic-limits.ts); null: only the tier's. */
+  limits: SubjectLimits | null;
   createdAt: number;
 }
 
@@ -56,6 +59,7 @@ export function toAccount(row: Selectable<AccountsTable>): Account {
     monthlyTokenBudget: row.monthly_token_budget === null ? null : Number(row.monthly_token_budget),
     defaultModel: row.default_model,
     clampOutput: row.clamp_output !== 0n,
+    limits: subjectLimitsOf(row.limits),
     createdAt: Number(row.created_at),
   };
 }
@@ -159,6 +163,8 @@ export class AccountsStore {
       defaultModel?: string | null;
       isAdmin?: boolean;
       clampOutput?: boolean;
+      /** The account's own rate and concurrency limits (src/billing/traffic-limits.ts); null removes them. */
+      limits?: SubjectLimitsInput | null;
     },
   ): Promise<Account> {
     return transact(this.db, async (trx) => {
@@ -174,6 +180,7 @@ export class AccountsStore {
           ...(changes.defaultModel !== undefined && { default_model: changes.defaultModel }),
           ...(changes.isAdmin !== undefined && { is_admin: changes.isAdmin ? 1n : 0n }),
           ...(changes.clampOutput !== undefined && { clamp_output: changes.clampOutput ? 1n : 0n }),
+          ...(changes.limits !== undefined && { limits: limitsColumn(changes.limits) }),
           updated_at: nowMs(),
         })
         .where("id", "=", id)

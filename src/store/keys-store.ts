@@ -1,4 +1,5 @@
 // API sub-keys: minting (at most 50 enabled per account), lookup by hash, caps, revoke.
+import { limitsColumn, subjectLimitsOf, type SubjectLimits, type SubjectLimitsInput } from "../billing/traffic-limits.js";
 import type { Kysely, Selectable, Transaction } from "kysely";
 import { mintApiKey } from "../accounts/api-keys.js";
 import { GatewayError } from "../errors/catalogue.js";
@@ -32,6 +33,8 @@ export interface ApiKey extends KeyPolicy {
   periodStartedAt: number;
   periodSpent: Nano;
   periodTokensUsed: number;
+  /** The key's own rate and concurrency limits (src/billing/traffic-limits.ts); null: only the tier's. */
+  limits: SubjectLimits | null;
   createdAt: number;
   revokedAt: number | null;
   lastUsedAt: number | null;
@@ -67,6 +70,7 @@ export function toApiKey(row: Selectable<KeysTable>): ApiKey {
     periodStartedAt: Number(row.period_started_at ?? 0),
     periodSpent: BigInt(row.period_spent_nano ?? 0),
     periodTokensUsed: Number(row.period_tokens_used ?? 0),
+    limits: subjectLimitsOf(row.limits),
     createdAt: Number(row.created_at),
     revokedAt: row.revoked_at === null ? null : Number(row.revoked_at),
     lastUsedAt: row.last_used_at === null ? null : Number(row.last_used_at),
@@ -123,7 +127,16 @@ export class KeysStore {
 
   /** Mints a key; the raw value is returned only here. */
   async create(
-    input: { accountId: string; name?: string; workspaceId?: string | null; actorAccountId?: string | null; clampOutput?: boolean; policy?: KeyPolicyChange } & KeyCaps,
+    input: {
+      accountId: string;
+      name?: string;
+      workspaceId?: string | null;
+      actorAccountId?: string | null;
+      clampOutput?: boolean;
+      policy?: KeyPolicyChange;
+      /** The key's own rate and concurrency limits (src/billing/traffic-limits.ts); absent or null: the tier's. */
+      limits?: SubjectLimitsInput | null;
+    } & KeyCaps,
   ): Promise<{ key: ApiKey; raw: string }> {
     const minted = mintApiKey();
     const now = nowMs();
@@ -156,6 +169,7 @@ export class KeysStore {
           ...(input.clampOutput === false && { clamp_output: 0n }),
           // Only what is set: a database migrated only part way has no policy columns.
           ...(input.policy && policyColumns(input.policy, null)),
+          ...(input.limits != null && { limits: limitsColumn(input.limits) }),
           created_at: now,
           updated_at: now,
           revoked_at: null,
@@ -238,6 +252,27 @@ export class KeysStore {
         throw new GatewayError("invalid_state", "a revoked key's settings cannot be changed");
       }
       // Cached copies in other processes show the setting (GET /v1/me); admission reads the row itself.
+      await recordAuthChange(trx, { keyHash: row.hash });
+      return toApiKey(row);
+    });
+  }
+
+  /** Sets (null: removes) the key's own rate and concurrency limits; cached copies everywhere are dropped (auth_events). */
+  async setLimits(id: string, limits: SubjectLimitsInput | null): Promise<ApiKey> {
+    return transact(this.db, async (trx) => {
+      const row = await trx
+        .updateTable("keys")
+        .set({ limits: limitsColumn(limits), updated_at: nowMs() })
+        .where("id", "=", id)
+        .where("status", "!=", "revoked")
+        .returningAll()
+        .executeTakeFirst();
+      if (!row) {
+        const exists = await trx.selectFrom("keys").select("id").where("id", "=", id).executeTakeFirst();
+        if (!exists) throw new GatewayError("not_found", `no key ${id}`);
+        throw new GatewayError("invalid_state", "a revoked key's settings cannot be changed");
+      }
+      // The limits reach the request path with the cached key: drop it in every process.
       await recordAuthChange(trx, { keyHash: row.hash });
       return toApiKey(row);
     });

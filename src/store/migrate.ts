@@ -14,6 +14,7 @@ import * as pricingDimensions from "./migrations/0008-pricing-dimensions.js";
 import * as outputClamping from "./migrations/0009-output-clamping.js";
 import * as ledgerHashChain from "./migrations/0010-ledger-hash-chain.js";
 import * as ledgerAttempts from "./migrations/0011-ledger-attempts.js";
+import * as trafficLimits from "./migrations/0012-traffic-limits.js";
 import * as keyPolicies from "./migrations/0013-key-policies.js";
 import * as adminApi from "./migrations/0014-admin-api.js";
 import { BILLING_FUNCTIONS } from "./migrations/gw-batch-function.js";
@@ -32,6 +33,7 @@ const MIGRATIONS: Record<string, MigrationModule> = {
   "0009-output-clamping": outputClamping,
   "0010-ledger-hash-chain": ledgerHashChain,
   "0011-ledger-attempts": ledgerAttempts,
+  "0012-traffic-limits": trafficLimits,
   "0013-key-policies": keyPolicies,
   "0014-admin-api": adminApi,
 };

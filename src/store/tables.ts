@@ -22,6 +22,8 @@ export interface AccountsTable {
   default_model: string | null;
   /** 1: a request the limits cannot fully cover is admitted with a lowered output limit (migration 0009). */
   clamp_output: ColumnType<Int, Int | undefined, Int>;
+  /** The account's rate and concurrency limits as JSON (src/billing/traffic-limits.ts); null: the tier's (migration 0012). */
+  limits: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Stamp;
   updated_at: Stamp;
   /** The hash of the account's latest ledger row (migration 0010); null: none yet. */
@@ -64,6 +66,8 @@ export interface KeysTable {
   period_started_at: ColumnType<Int, Int | undefined, Int>;
   period_spent_nano: ColumnType<Int, Int | undefined, Int>;
   period_tokens_used: ColumnType<Int, Int | undefined, Int>;
+  /** The key's rate and concurrency limits as JSON (src/billing/traffic-limits.ts); null: the tier's (migration 0012). */
+  limits: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Stamp;
   updated_at: Stamp;
   revoked_at: Stamp | null;
@@ -132,6 +136,17 @@ export interface HoldsTable {
   tokens: Int;
   created_at: Stamp;
   expires_at: Stamp;
+  /** What admission counted against rate and concurrency limits (traffic-limits.ts); null: nothing (migration 0012). */
+  traffic: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+export interface TrafficWindowsTable {
+  /** "key:<id>", "account:<id>", and "|model:<id>" appended for a model's own limit. */
+  scope: string;
+  window_start: Stamp;
+  requests: Int;
+  tokens: Int;
+  in_flight: Int;
 }
 
 export interface UpstreamKeysTable {
@@ -285,6 +300,7 @@ export interface Database {
   ledger: LedgerTable;
   monthly_usage: MonthlyUsageTable;
   holds: HoldsTable;
+  traffic_windows: TrafficWindowsTable;
   upstream_keys: UpstreamKeysTable;
   workspaces: WorkspacesTable;
   memberships: MembershipsTable;

@@ -85,6 +85,36 @@ for (const kind of DATABASE_KINDS) {
       expect(badCreate.stderr).toMatch(/--clamping must be on or off/);
     });
 
+    it("limits: --limits at key creation, set-limits JSON|none for keys and accounts, listed with --json", async () => {
+      const account = await cli.json<AccountJson & { limits: unknown }>(["admin", "accounts", "create", "--email", `limits-${kind}@example.com`]);
+      expect(account.limits).toBeNull();
+      const key = await cli.json<KeyJson & { limits: unknown }>([
+        "admin",
+        "keys",
+        "create",
+        "--account",
+        account.id,
+        "--limits",
+        '{"requests_per_minute":60,"models":{"m1":{"concurrent_requests":2}}}',
+      ]);
+      expect(key.limits).toEqual({ requests_per_minute: 60, models: { m1: { concurrent_requests: 2 } } });
+      expect((await cli.json<{ limits: unknown }>(["admin", "keys", "set-limits", key.id, '{"tokens_per_minute":1000}'])).limits).toEqual({ tokens_per_minute: 1000 });
+      expect((await cli.json<Array<{ id: string; limits: unknown }>>(["admin", "keys", "list", "--account", account.id])).map((k) => k.limits)).toEqual([
+        { tokens_per_minute: 1000 },
+      ]);
+      expect((await cli.json<{ limits: unknown }>(["admin", "keys", "set-limits", key.id, "none"])).limits).toBeNull();
+      expect((await cli.json<{ limits: unknown }>(["admin", "accounts", "set-limits", account.id, '{"concurrent_requests":5}'])).limits).toEqual({ concurrent_requests: 5 });
+      expect((await cli.json<Array<{ id: string; limits: unknown }>>(["admin", "accounts", "list"])).find((a) => a.id === account.id)?.limits).toEqual({ concurrent_requests: 5 });
+
+      const bad = await cli.run(["admin", "keys", "set-limits", key.id, '{"requests_per_minute":0}']);
+      expect(bad.code).not.toBe(0);
+      expect(bad.stderr).toMatch(/requests_per_minute/);
+      const unknown = await cli.run(["admin", "accounts", "set-limits", account.id, '{"rpm":5}']);
+      expect(unknown.code).not.toBe(0);
+      const notJson = await cli.run(["admin", "keys", "set-limits", key.id, "sixty"]);
+      expect(notJson.stderr).toMatch(/must be JSON/);
+    });
+
     it("accounts create, list, set-status, credit and debit", async () => {
       const email = `Owner-${kind}@Example.com`;
       const created = await cli.json<AccountJson>(["admin", "accounts", "create", "--email", email, "--balance", "12.5", "--tier", "basic", "--monthly-budget", "3"]);

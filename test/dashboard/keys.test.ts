@@ -46,6 +46,29 @@ describe.each(DATABASE_KINDS)("dashboard keys on %s", (kind) => {
     ledger: await db().selectFrom("ledger").selectAll().where("account_id", "=", accountId).orderBy("id").execute(),
   });
 
+  it("limits: set at creation and by PATCH (null removes them), applied at once, shown with each window's use", async () => {
+    const created = await createKey({ name: "limited", limits: { requests_per_minute: 2 } });
+    expect(created.key).toMatchObject({ limits: { requests_per_minute: 2 } });
+    expect((await chat(created.raw_key)).headers.get("x-ratelimit-remaining-requests")).toBe("1");
+    const read = await client.get(`/keys/${created.key.id}`);
+    expect(read.body.traffic).toEqual([expect.objectContaining({ subject: "key", model: null, requests_per_minute: 2, requests: 1, in_flight: 0 })]);
+
+    const patched = await client.patch(`/keys/${created.key.id}`, { limits: { requests_per_minute: 10, models: { "gpt-mock": { concurrent_requests: 1 } } } });
+    expect(patched.status, patched.text).toBe(200);
+    expect(patched.body.key.limits).toEqual({ requests_per_minute: 10, models: { "gpt-mock": { concurrent_requests: 1 } } });
+    // This process dropped the key from its cache: the new limit counts on the same window.
+    expect((await chat(created.raw_key)).headers.get("x-ratelimit-remaining-requests")).toBe("8");
+    expect((await client.get(`/keys/${created.key.id}`)).body.traffic).toEqual([
+      expect.objectContaining({ subject: "key", model: null, requests_per_minute: 10, requests: 2 }),
+      expect.objectContaining({ subject: "key", model: "gpt-mock", concurrent_requests: 1, requests: 1, in_flight: 0 }),
+    ]);
+    expectError(await client.patch(`/keys/${created.key.id}`, { limits: { requests_per_minute: -1 } }), 400, "invalid_request");
+    const removed = await client.patch(`/keys/${created.key.id}`, { limits: null });
+    expect(removed.body.key.limits).toBeNull();
+    const unlimited = await chat(created.raw_key);
+    expect(unlimited.headers.get("x-ratelimit-limit-requests")).toBeNull();
+  });
+
   it("creates a key with caps, shows the raw key once and lists it without the secret", async () => {
     const created = await createKey({ name: "caps", budget_cap_usd: "2.50", token_cap: 100000 });
     expect(created.raw_key).toMatch(/^mgw_/);

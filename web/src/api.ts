@@ -106,6 +106,16 @@ export interface KeyPolicy {
   };
 }
 
+export interface LimitSet {
+  requests_per_minute?: number;
+  tokens_per_minute?: number;
+  concurrent_requests?: number;
+}
+
+export interface KeyLimits extends LimitSet {
+  models?: Record<string, LimitSet>;
+}
+
 export interface Key {
   id: string;
   account_id: string;
@@ -123,6 +133,8 @@ export interface Key {
   effective_status: "enabled" | "exhausted" | "revoked" | "expired";
   /** Key policies (docs/dashboard.md, "Key policies"). */
   policy: KeyPolicy;
+  /** The key's own rate and concurrency limits (docs/billing.md); null: the tier's apply. */
+  limits: KeyLimits | null;
   created_at: string;
   revoked_at: string | null;
   last_used_at: string | null;

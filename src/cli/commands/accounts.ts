@@ -3,8 +3,9 @@ import type { Store } from "../../store/index.js";
 import type { GatewayConfig } from "../../config/load.js";
 import { emit, parseCommand, requireOption, table, usd, UsageError, type CliIo } from "../io.js";
 import { adjustBalance, createAccount, updateAccount } from "../../admin/operations.js";
+import { subjectLimitsJson } from "../../billing/traffic-limits.js";
 import { cliActor } from "./cli-actor.js";
-import { parseMoneyOption, parseCountOption, parseOnOff } from "./parse.js";
+import { parseMoneyOption, parseCountOption, parseLimits, parseOnOff } from "./parse.js";
 
 export function accountJson(a: Account) {
   return {
@@ -19,6 +20,7 @@ export function accountJson(a: Account) {
     monthly_token_budget: a.monthlyTokenBudget,
     default_model: a.defaultModel,
     clamping: a.clampOutput ? "on" : "off",
+    limits: subjectLimitsJson(a.limits),
     created_at: new Date(a.createdAt).toISOString(),
   };
 }
@@ -81,6 +83,18 @@ export async function accountsCommand(sub: string | undefined, args: string[], i
       const account = await store.audited(cliActor(), (tx) => updateAccount(tx, id, { ...(clampOutput !== undefined && { clampOutput }) }));
       return emit(io, json, accountJson(account), () => `account ${account.id}: clamping ${account.clampOutput ? "on" : "off"}`);
     }
+    case "set-limits": {
+      const { positionals, json } = parseCommand(args, {}, ["ID", "JSON|none"]);
+      const [id, text] = positionals as [string, string];
+      const limits = parseLimits(text, "the limits") ?? null;
+      const account = await store.audited(cliActor(), (tx) => updateAccount(tx, id, { limits }));
+      return emit(
+        io,
+        json,
+        accountJson(account),
+        () => `account ${account.id}: limits ${account.limits === null ? "none (the tier's apply)" : JSON.stringify(subjectLimitsJson(account.limits))}`,
+      );
+    }
     case "credit":
     case "debit": {
       const { positionals, values, json } = parseCommand(args, { note: { type: "string" } }, ["ID", "USD"]);
@@ -92,6 +106,6 @@ export async function accountsCommand(sub: string | undefined, args: string[], i
       return emit(io, json, accountJson(account), () => `account ${account.id} balance is now ${usd(account.balance)} USD`);
     }
     default:
-      throw new UsageError("usage: gateway admin accounts create|list|set-status|set-clamping|credit|debit");
+      throw new UsageError("usage: gateway admin accounts create|list|set-status|set-clamping|set-limits|credit|debit");
   }
 }

@@ -7,8 +7,9 @@ import type { Store } from "../../store/index.js";
 import type { KeyPeriod } from "../../store/tables.js";
 import { emit, parseCommand, requireOption, table, usd, UsageError, type CliIo } from "../io.js";
 import { createKey, revokeKey, updateKey } from "../../admin/operations.js";
+import { subjectLimitsJson } from "../../billing/traffic-limits.js";
 import { cliActor } from "./cli-actor.js";
-import { parseCountOption, parseMoneyOption, parseOnOff, requireAccount } from "./parse.js";
+import { parseCountOption, parseLimits, parseMoneyOption, parseOnOff, requireAccount } from "./parse.js";
 
 /** The policy options of `keys create` and `keys set-policy`; "none" removes a restriction. */
 const POLICY_OPTIONS = {
@@ -73,6 +74,7 @@ export function keyJson(k: ApiKey, now = Date.now()) {
     tokens_used: k.tokensUsed,
     clamping: k.clampOutput ? "on" : "off",
     policy: keyPolicyJson(k, now),
+    limits: subjectLimitsJson(k.limits),
     created_at: new Date(k.createdAt).toISOString(),
     revoked_at: k.revokedAt === null ? null : new Date(k.revokedAt).toISOString(),
   };
@@ -90,6 +92,7 @@ export async function keysCommand(sub: string | undefined, args: string[], io: C
           "token-cap": { type: "string" },
           clamping: { type: "string" },
           ...POLICY_OPTIONS,
+          limits: { type: "string" },
         },
         [],
       );
@@ -102,6 +105,7 @@ export async function keysCommand(sub: string | undefined, args: string[], io: C
         budgetCap: parseMoneyOption(values, "budget-cap"),
         tokenCap: parseCountOption(values, "token-cap"),
         clampOutput: parseOnOff(values.clamping, "--clamping") ?? true,
+        limits: parseLimits(values.limits, "--limits") ?? null,
       };
       const { key, raw } = await store.audited(cliActor(), (tx) => createKey(tx, input));
       return emit(
@@ -158,12 +162,20 @@ export async function keysCommand(sub: string | undefined, args: string[], io: C
       const key = await store.audited(cliActor(), (tx) => updateKey(tx, id, { policy }, null));
       return emit(io, json, keyJson(key), () => `key ${key.id}: policy ${JSON.stringify(keyPolicyJson(key, Date.now()))}`);
     }
+    case "set-limits": {
+      const { positionals, json } = parseCommand(args, {}, ["KEY_ID", "JSON|none"]);
+      const [id, text] = positionals as [string, string];
+      // Gateways drop the key from their caches within a second (auth_events) and then apply the limits.
+      const limits = parseLimits(text, "the limits") ?? null;
+      const key = await store.audited(cliActor(), (tx) => updateKey(tx, id, { limits }, null));
+      return emit(io, json, keyJson(key), () => `key ${key.id}: limits ${key.limits === null ? "none (the tier's apply)" : JSON.stringify(subjectLimitsJson(key.limits))}`);
+    }
     case "revoke": {
       const { positionals, json } = parseCommand(args, {}, ["KEY_ID"]);
       const key = await store.audited(cliActor(), (tx) => revokeKey(tx, positionals[0]!));
       return emit(io, json, keyJson(key), () => `key ${key.id} is revoked`);
     }
     default:
-      throw new UsageError("usage: gateway admin keys create|list|set-clamping|set-policy|revoke");
+      throw new UsageError("usage: gateway admin keys create|list|set-clamping|set-policy|set-limits|revoke");
   }
 }

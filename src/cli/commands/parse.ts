@@ -1,3 +1,4 @@
+import { subjectLimitsSchema, type SubjectLimitsInput } from "../../billing/traffic-limits.js";
 import { MAX_BALANCE, parseUsd, type Nano } from "../../core/money.js";
 import { GatewayError } from "../../errors/catalogue.js";
 import type { Store } from "../../store/index.js";
@@ -27,6 +28,28 @@ export function parseOnOff(text: string | boolean | undefined, label: string): b
   if (text === "on") return true;
   if (text === "off") return false;
   throw new UsageError(`${label} must be on or off, not "${String(text)}"`);
+}
+
+/**
+ * Rate and concurrency limits as JSON (docs/configuration.md, "Rate and concurrency limits"), e.g.
+ * '{"requests_per_minute":60,"models":{"gpt-4o":{"tokens_per_minute":100000}}}'; "none" removes them.
+ */
+export function parseLimits(text: string | boolean | undefined, label: string): SubjectLimitsInput | null | undefined {
+  if (text === undefined) return undefined;
+  if (typeof text !== "string") throw new UsageError(`${label} needs a value`);
+  if (text === "none") return null;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new UsageError(`${label} must be JSON such as '{"requests_per_minute":60}', or none`);
+  }
+  const result = subjectLimitsSchema.safeParse(parsed);
+  if (!result.success) {
+    const issue = result.error.issues[0]!;
+    throw new UsageError(`${label}: ${issue.path.join(".") || "value"}: ${issue.message}`);
+  }
+  return result.data;
 }
 
 /** A listing for an unknown account is a typo, not an empty list. */

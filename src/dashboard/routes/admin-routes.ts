@@ -5,6 +5,7 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { z } from "zod";
 import type { RouteContext } from "../../http/route-context.js";
+import { subjectLimitsSchema } from "../../billing/traffic-limits.js";
 import { GatewayError } from "../../errors/catalogue.js";
 import { ACCOUNT_STATUSES, type Account, type AccountStatus } from "../../store/accounts-store.js";
 import { updateAccount } from "../../admin/operations.js";
@@ -27,8 +28,16 @@ const auditQuery = z.object({
 });
 const listQuery = z.object({ limit: z.coerce.number().int().min(1).max(500).default(100), offset: z.coerce.number().int().min(0).default(0) });
 const changeBody = z
-  .object({ status: z.enum(ACCOUNT_STATUSES as [AccountStatus, ...AccountStatus[]]).optional(), is_admin: z.boolean().optional(), clamp_output: z.boolean().optional() })
-  .refine((b) => b.status !== undefined || b.is_admin !== undefined || b.clamp_output !== undefined, { message: "give status, is_admin or clamp_output" });
+  .object({
+    status: z.enum(ACCOUNT_STATUSES as [AccountStatus, ...AccountStatus[]]).optional(),
+    is_admin: z.boolean().optional(),
+    clamp_output: z.boolean().optional(),
+    /** The account's own rate and concurrency limits (docs/billing.md); null removes them (the tier's apply). */
+    limits: subjectLimitsSchema.nullable().optional(),
+  })
+  .refine((b) => b.status !== undefined || b.is_admin !== undefined || b.clamp_output !== undefined || b.limits !== undefined, {
+    message: "give status, is_admin, clamp_output or limits",
+  });
 
 /** The audit log's actor of a dashboard administrator's change. */
 export function dashboardActor(request: FastifyRequest): AuditActor {
@@ -86,6 +95,7 @@ export function registerAdminRoutes(app: FastifyInstance, ctx: RouteContext): vo
       ...(body.status !== undefined && body.status !== current.status && { status: body.status }),
       ...(body.is_admin !== undefined && body.is_admin !== current.isAdmin && { isAdmin: body.is_admin }),
       ...(body.clamp_output !== undefined && body.clamp_output !== current.clampOutput && { clampOutput: body.clamp_output }),
+      ...(body.limits !== undefined && { limits: body.limits }),
     };
     const account = Object.keys(changes).length === 0 ? current : await ctx.store.audited(dashboardActor(request), (tx) => updateAccount(tx, id, changes));
     ctx.pipeline.authCache.invalidateAccount(id);

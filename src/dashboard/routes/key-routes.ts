@@ -11,6 +11,8 @@ import { validateKeyPolicy, type KeyPolicyChange } from "../../accounts/key-poli
 import { createKey, revokeKey as auditedRevoke } from "../../admin/operations.js";
 import type { AuditActor } from "../../store/audit-store.js";
 import { dashboardActor } from "./admin-routes.js";
+import { limitSubjectsOf, NO_TIER_LIMITS, subjectLimitsSchema } from "../../billing/traffic-limits.js";
+import { trafficUse } from "../../billing/traffic-usage.js";
 import { idParam, parseWith, requireConfirm, tokenCount, usdAmount } from "../validate.js";
 import { iso, keyView } from "../views.js";
 
@@ -46,14 +48,22 @@ const createBody = z.object({
   token_cap: tokenCount.nullable().optional(),
   /** Output clamping (docs/billing.md, "Clamping"); default on. */
   clamp_output: z.boolean().optional(),
+  /** The key's own rate and concurrency limits (docs/billing.md); absent or null: the tier's. */
+  limits: subjectLimitsSchema.nullable().optional(),
   workspace_id: z.string().min(1).max(100).nullable().optional(),
   /** Administrators may mint a key under another account. */
   account_id: z.string().min(1).max(100).optional(),
 });
 const capsBody = z
-  .object({ ...policyFields, budget_cap_usd: usdAmount.nullable().optional(), token_cap: tokenCount.nullable().optional(), clamp_output: z.boolean().optional() })
-  .refine((b) => b.budget_cap_usd !== undefined || b.token_cap !== undefined || b.clamp_output !== undefined || POLICY_FIELDS.some((f) => b[f] !== undefined), {
-    message: `give budget_cap_usd, token_cap (null removes a cap), clamp_output or a policy field (${POLICY_FIELDS.join(", ")})`,
+  .object({
+    ...policyFields,
+    budget_cap_usd: usdAmount.nullable().optional(),
+    token_cap: tokenCount.nullable().optional(),
+    clamp_output: z.boolean().optional(),
+    limits: subjectLimitsSchema.nullable().optional(),
+  })
+  .refine((b) => b.budget_cap_usd !== undefined || b.token_cap !== undefined || b.clamp_output !== undefined || b.limits !== undefined || POLICY_FIELDS.some((f) => b[f] !== undefined), {
+    message: `give budget_cap_usd, token_cap (null removes a cap), clamp_output, limits (null removes them) or a policy field (${POLICY_FIELDS.join(", ")})`,
   });
 const showAgainBody = z.object({ token: z.string().min(1).max(200) });
 const params = z.object({ id: idParam });
@@ -114,6 +124,7 @@ export function registerKeyRoutes(app: FastifyInstance, ctx: RouteContext): void
       budgetCap: body.budget_cap_usd ?? null,
       tokenCap: body.token_cap ?? null,
       ...(body.clamp_output !== undefined && { clampOutput: body.clamp_output }),
+      ...(body.limits != null && { limits: body.limits }),
       actorAccountId: me.id,
     };
     // An administrator minting a key under another account is an administrative change: audited.
@@ -128,7 +139,14 @@ export function registerKeyRoutes(app: FastifyInstance, ctx: RouteContext): void
     const { id } = parseWith(params, request.params, "id");
     const key = await ownKey(ctx, request.dashboard.account.id, id);
     const usage = await ctx.billing.keyUsage(key.id);
-    return { key: view(key), usage: { requests: usage.totals.requests, input_tokens: usage.totals.inputTokens, output_tokens: usage.totals.outputTokens } };
+    const owner = await ctx.store.accounts.get(key.accountId);
+    // Every rate and concurrency limit that applies to the key, with the current window's use.
+    const traffic = owner ? await trafficUse(ctx.store.db, ctx.config.tierLimits.get(owner.tier) ?? NO_TIER_LIMITS, limitSubjectsOf({ key, account: owner }), Date.now()) : [];
+    return {
+      key: view(key),
+      usage: { requests: usage.totals.requests, input_tokens: usage.totals.inputTokens, output_tokens: usage.totals.outputTokens },
+      traffic,
+    };
   });
 
   app.patch("/keys/:id", async (request) => {
@@ -145,6 +163,7 @@ export function registerKeyRoutes(app: FastifyInstance, ctx: RouteContext): void
     if (policy) key = await ctx.store.keys.setPolicy(id, policy);
     if (changes.budgetCap !== undefined || changes.tokenCap !== undefined) key = await ctx.billing.setKeyCaps(id, changes, request.dashboard.account.id);
     if (body.clamp_output !== undefined) key = await ctx.store.keys.setClampOutput(id, body.clamp_output);
+    if (body.limits !== undefined) key = await ctx.store.keys.setLimits(id, body.limits);
     // Caps can move a key between enabled and exhausted, and the policy travels with the cached key:
     // cached copies must not keep the old ones (other processes follow auth_events).
     ctx.pipeline.authCache.invalidateKey(key.hash);

@@ -9,6 +9,8 @@ import { usageTotalsJson as totalsJson } from "../../billing/usage-report.js";
 import { invalidRequest } from "../../errors/catalogue.js";
 import { effectiveStatus, keyPolicyJson } from "../../accounts/key-policy.js";
 import { authenticate } from "../../pipeline/authenticate.js";
+import { limitSubjectsOf, NO_TIER_LIMITS, subjectLimitsJson } from "../../billing/traffic-limits.js";
+import { trafficUse } from "../../billing/traffic-usage.js";
 import { readRequestIdParam, requestNotFound, requestRecordJson } from "./request-record.js";
 
 /** Accepts an ISO date or date-time, or epoch seconds; names the parameter when it is neither. */
@@ -61,6 +63,13 @@ export function registerAccountRoutes(app: FastifyInstance, ctx: RouteContext): 
         clamp_output: key.clampOutput,
         // The key's policy (ADR 0017): allowed models and networks, expiry, periodic budget and its use.
         policy: keyPolicyJson(key, now),
+      },
+      // The rate and concurrency limits (docs/billing.md): what the key and the account set themselves,
+      // and every limit that applies to this key with the current window's use.
+      limits: {
+        key: subjectLimitsJson(key.limits),
+        account: subjectLimitsJson(request.principal.account.limits),
+        applied: await trafficUse(ctx.store.db, ctx.config.tierLimits.get(p.tier) ?? NO_TIER_LIMITS, limitSubjectsOf(request.principal), now),
       },
       // Whether a request this key sends may be clamped: the account's and the key's setting both on.
       clamp_output: request.principal.account.clampOutput && key.clampOutput,

@@ -19,6 +19,7 @@ import { settleAndSend } from "../settle-and-send.js";
 import { readWholeAnswer } from "../upstream-post.js";
 import { embeddingList } from "./embedding-list.js";
 import { parseEmbeddingRequest, type EmbeddingRequest } from "./embedding-request.js";
+import { setRateLimitHeaders, trafficLimitsFor } from "../../pipeline/traffic.js";
 
 /** 2,048 vectors of 3,072 floats as JSON text is about 140 MB. */
 export const MAX_EMBEDDINGS_RESPONSE_BYTES = 256 * 1024 * 1024;
@@ -42,6 +43,7 @@ export async function handleEmbeddings(services: PipelineServices, request: Fast
       requestId: request.id,
       accountId: request.principal.account.id,
       keyId: request.principal.key.id,
+      limits: trafficLimitsFor(services.config, request.principal, model.id),
       model,
       route: "embeddings",
       projectedInputTokens: input.projectedTokens,
@@ -53,6 +55,7 @@ export async function handleEmbeddings(services: PipelineServices, request: Fast
     onAttempt: countAttempts(request, reply),
   });
   if (call === null) return; // the client went away: nothing held, nobody to answer
+  setRateLimitHeaders(reply, call.hold, "embeddings");
 
   await settleAndSend(call, request, reply, cancellation, () => readAnswer(call.upstream, api, input, model.id));
 }

@@ -19,6 +19,7 @@ import { settleAndSend } from "../settle-and-send.js";
 import { readWholeAnswer } from "../upstream-post.js";
 import { scrubJsonWithPayloads, type ScrubbedBody } from "./base64-payloads.js";
 import { imageVariant, parseImageRequest, type ImageRequest } from "./image-request.js";
+import { setRateLimitHeaders, trafficLimitsFor } from "../../pipeline/traffic.js";
 
 export async function handleImageGeneration(services: PipelineServices, settings: MediaSettings, request: FastifyRequest, reply: FastifyReply): Promise<void> {
   const input = parseImageRequest(request.body);
@@ -39,6 +40,7 @@ export async function handleImageGeneration(services: PipelineServices, settings
       requestId: request.id,
       accountId: request.principal.account.id,
       keyId: request.principal.key.id,
+      limits: trafficLimitsFor(services.config, request.principal, model.id),
       model,
       route: "images",
       projectedImages: input.n,
@@ -53,6 +55,7 @@ export async function handleImageGeneration(services: PipelineServices, settings
     onAttempt: countAttempts(request, reply),
   });
   if (call === null) return; // the client went away: nothing held, nobody to answer
+  setRateLimitHeaders(reply, call.hold, "images");
 
   await settleAndSend(call, request, reply, cancellation, () => readAnswer(call.upstream, input, settings));
 }

@@ -12,6 +12,7 @@ import { videoAdapterFor, type UpstreamVideoState } from "./video-adapter.js";
 import { videoObject } from "./video-object.js";
 import { parseVideoRequest } from "./video-request.js";
 import type { VideoTaskService } from "./video-task-service.js";
+import { setRateLimitHeaders, trafficLimitsFor } from "../../pipeline/traffic.js";
 
 const MAX_SUBMIT_ANSWER_BYTES = 1024 * 1024;
 
@@ -42,6 +43,7 @@ export async function submitVideo(services: PipelineServices, settings: MediaSet
       requestId: request.id,
       accountId,
       keyId: request.principal.key.id,
+      limits: trafficLimitsFor(services.config, request.principal, model.id),
       model,
       route: "videos",
       projectedInputTokens: 0,
@@ -55,6 +57,7 @@ export async function submitVideo(services: PipelineServices, settings: MediaSet
     onAttempt: countAttempts(request, reply),
   });
   if (call === null) throw new GatewayError("internal_error"); // cannot happen: only a client's cancellation makes it null
+  setRateLimitHeaders(reply, call.hold, "videos");
 
   let upstream: { upstreamTaskId: string; state: UpstreamVideoState; key: string };
   try {

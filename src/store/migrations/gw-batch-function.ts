@@ -15,7 +15,11 @@
 // A refused admission by a money or token limit answers, besides the outcome, "headroom": what every
 // limit still allows (src/billing/admission.ts, Headroom), or null when the account or the key turned
 // clamping off (clamp_output, migration 0009).
+// Admit's argument 9 is the traffic limits that apply (traffic-limits.ts, limitsArgument; null: none):
+// a refusal by one answers outcome "traffic_limited" with gw_traffic_admit's verdict, an admission
+// answers the counted windows ("windows") for the response headers.
 import { LEDGER_DIMENSION_COLUMNS } from "../../billing/dimensions.js";
+import { WINDOW_MS } from "../../billing/traffic-limits.js";
 import { ALREADY_SETTLED_SQLSTATE } from "./0002-billing-functions.js";
 
 /** The index of the first dimension column's value among the settle arguments. */
@@ -28,6 +32,8 @@ const ATTEMPTS_ARG = FIRST_DIMENSION_ARG + LEDGER_DIMENSION_COLUMNS.length;
 const SETTLE_PERIODS_ARG = ATTEMPTS_ARG + 1;
 /** The admit argument of the current day's start; the week's and the month's follow. */
 const ADMIT_PERIODS_ARG = 9;
+/** The admit argument of the rate limits that apply (JSON, traffic-limits.ts limitsArgument); null: none. */
+const ADMIT_LIMITS_ARG = ADMIT_PERIODS_ARG + 3;
 
 // p_ops: a JSON array of {"k": "admit" | "settle" | "release", "a": [the operation's arguments, in
 // the order the batcher's callers send them (admission-postgres.ts, settlement-postgres.ts, holds.ts),
@@ -44,6 +50,9 @@ declare
   o_key text;
   h_amount bigint;
   h_tokens bigint;
+  h_traffic text;
+  v_verdict jsonb;
+  v_traffic text;
   v_released boolean;
   v_amount bigint;
   v_tokens bigint;
@@ -101,19 +110,20 @@ begin
     v_kind := op->>'k';
     h_amount := 0;
     h_tokens := 0;
+    h_traffic := null;
     v_released := false;
     if v_kind = 'admit' then
       o_account := a->>0;
       o_key := a->>1;
     elsif v_kind = 'settle' then
-      delete from holds where id = a->>0 returning amount_nano, tokens into h_amount, h_tokens;
+      delete from holds where id = a->>0 returning amount_nano, tokens, traffic into h_amount, h_tokens, h_traffic;
       v_released := found;
       if not v_released then h_amount := 0; h_tokens := 0; end if;
       o_account := a->>1;
       o_key := a->>2;
     elsif v_kind = 'release' then
       delete from holds where id = a->>0 and (a->>1 is null or expires_at <= (a->>1)::bigint)
-        returning account_id, key_id, amount_nano, tokens into o_account, o_key, h_amount, h_tokens;
+        returning account_id, key_id, amount_nano, tokens, traffic into o_account, o_key, h_amount, h_tokens, h_traffic;
       if not found then
         answers := answers || jsonb_build_array(jsonb_build_object('released', false));
         continue;
@@ -234,15 +244,26 @@ begin
             'period_tokens', case when k_period is not null and k_ptoken_cap is not null then (k_ptoken_cap - p_tokens - k_held_tokens)::text end) end));
         continue;
       end if;
-      insert into holds (id, account_id, key_id, request_id, amount_nano, tokens, created_at, expires_at)
-        values (a->>3, acc, kid, a->>2, v_amount, v_tokens, (a->>7)::bigint, (a->>8)::bigint);
+      -- The traffic limits, after the money checks (admission.ts), judged and counted under the account's lock.
+      v_traffic := null;
+      v_verdict := null;
+      if a->>${ADMIT_LIMITS_ARG} is not null then
+        v_verdict := gw_traffic_admit((a->>${ADMIT_LIMITS_ARG})::jsonb, (a->>7)::bigint, v_tokens);
+        if v_verdict ? 'refused' then
+          answers := answers || jsonb_build_array(jsonb_build_object('outcome', 'traffic_limited', 'traffic', v_verdict));
+          continue;
+        end if;
+        v_traffic := v_verdict->>'record';
+      end if;
+      insert into holds (id, account_id, key_id, request_id, amount_nano, tokens, created_at, expires_at, traffic)
+        values (a->>3, acc, kid, a->>2, v_amount, v_tokens, (a->>7)::bigint, (a->>8)::bigint, v_traffic);
       a_held := a_held + v_amount;
       a_held_tokens := a_held_tokens + v_tokens;
       k_held := k_held + v_amount;
       k_held_tokens := k_held_tokens + v_tokens;
       a_dirty := true;
       k_dirty := true;
-      answers := answers || jsonb_build_array(jsonb_build_object('outcome', 'ok', 'detail', null));
+      answers := answers || jsonb_build_array(jsonb_build_object('outcome', 'ok', 'detail', null, 'windows', v_verdict->'windows'));
 
     elsif v_kind = 'settle' then
       if not acc_found then raise exception 'account % does not exist', acc; end if;
@@ -295,6 +316,7 @@ begin
       d_cost := d_cost + v_cost;
       d_tokens := d_tokens + v_tokens;
       d_requests := d_requests + 1;
+      if h_traffic is not null then perform gw_traffic_end(h_traffic, v_tokens); end if;
       answers := answers || jsonb_build_array(jsonb_build_object('recorded', true, 'cost', v_cost::text));
 
     else -- release: the hold row is gone; give its reservation back.
@@ -308,6 +330,7 @@ begin
           k_dirty := true;
         end if;
       end if;
+      if h_traffic is not null then perform gw_traffic_end(h_traffic, 0); end if;
       answers := answers || jsonb_build_array(jsonb_build_object('released', true));
     end if;
   end loop;
@@ -353,5 +376,73 @@ returns void language sql as $$
       set cost_nano = m.cost_nano + excluded.cost_nano, tokens = m.tokens + excluded.tokens, requests = m.requests + excluded.requests
 $$`;
 
+// The traffic limits of one admission (src/billing/traffic-limits.ts, judgeTraffic: the same rules):
+// p_limits is [[scope, rpm, tpm, concurrency], ...] (null: no such limit), judged in that order. Every
+// scope is read and judged first, written only when all pass, so a refusal writes nothing. Called by
+// gw_batch with the account's row locked: every writer of an account's scopes (admission, settlement,
+// release) holds that lock, and each statement here reads what committed before it was taken.
+// Answers {"refused": index, "kind": "rpm" | "tpm" | "concurrency", "window_start": ms} or
+// {"record": the hold's traffic text, "windows": [[window_start, requests, tokens, in_flight], ...]}.
+const GW_TRAFFIC_ADMIT = `
+create or replace function gw_traffic_admit(p_limits jsonb, p_now bigint, p_tokens bigint) returns jsonb
+language plpgsql as $$
+declare
+  l jsonb;
+  i int := 0;
+  w_start bigint;
+  w_requests bigint;
+  w_tokens bigint;
+  w_in_flight bigint;
+  v_windows jsonb := '[]'::jsonb;
+  v_spans jsonb := '[]'::jsonb;
+begin
+  for l in select e.value from jsonb_array_elements(p_limits) with ordinality as e(value, n) order by e.n loop
+    select t.window_start, t.requests, t.tokens, t.in_flight into w_start, w_requests, w_tokens, w_in_flight
+      from traffic_windows t where t.scope = l->>0;
+    if not found then
+      w_start := p_now; w_requests := 0; w_tokens := 0; w_in_flight := 0;
+    elsif p_now >= w_start + ${WINDOW_MS} then
+      w_start := p_now; w_requests := 0; w_tokens := 0;
+    end if;
+    if l->>1 is not null and w_requests + 1 > (l->>1)::bigint then
+      return jsonb_build_object('refused', i, 'kind', 'rpm', 'window_start', w_start);
+    end if;
+    if l->>2 is not null and w_tokens + p_tokens > (l->>2)::bigint then
+      return jsonb_build_object('refused', i, 'kind', 'tpm', 'window_start', w_start);
+    end if;
+    if l->>3 is not null and w_in_flight + 1 > (l->>3)::bigint then
+      return jsonb_build_object('refused', i, 'kind', 'concurrency', 'window_start', w_start);
+    end if;
+    v_windows := v_windows || jsonb_build_array(jsonb_build_array(w_start, w_requests + 1, w_tokens + p_tokens, w_in_flight + 1));
+    v_spans := v_spans || jsonb_build_array(jsonb_build_array(l->>0, w_start));
+    i := i + 1;
+  end loop;
+  i := 0;
+  for l in select e.value from jsonb_array_elements(p_limits) with ordinality as e(value, n) order by e.n loop
+    insert into traffic_windows as t (scope, window_start, requests, tokens, in_flight)
+      values (l->>0, (v_windows->i->>0)::bigint, (v_windows->i->>1)::bigint, (v_windows->i->>2)::bigint, (v_windows->i->>3)::bigint)
+      on conflict (scope) do update set window_start = excluded.window_start, requests = excluded.requests,
+        tokens = excluded.tokens, in_flight = excluded.in_flight;
+    i := i + 1;
+  end loop;
+  return jsonb_build_object('record', jsonb_build_object('t', p_tokens, 'w', v_spans)::text, 'windows', v_windows);
+end $$`;
+
+// Ends what a hold counted (its traffic text): frees the slot of each scope and corrects the tokens by
+// (actual - projected) while the window is the one the admission counted in (endTrafficSqlite: the same).
+const GW_TRAFFIC_END = `
+create or replace function gw_traffic_end(p_traffic text, p_actual bigint) returns void
+language plpgsql as $$
+declare
+  v jsonb := p_traffic::jsonb;
+  w jsonb;
+begin
+  for w in select e.value from jsonb_array_elements(v->'w') as e(value) loop
+    update traffic_windows set in_flight = greatest(in_flight - 1, 0),
+        tokens = case when window_start = (w->>1)::bigint then greatest(tokens + p_actual - (v->>'t')::bigint, 0) else tokens end
+      where scope = w->>0;
+  end loop;
+end $$`;
+
 /** Every billing function, in creation order; migrate.ts re-creates them after every migration run. */
-export const BILLING_FUNCTIONS: readonly string[] = [GW_PUT_ACCOUNT, GW_PUT_KEY, GW_PUT_KEY_PERIOD, GW_ADD_MONTH, GW_BATCH];
+export const BILLING_FUNCTIONS: readonly string[] = [GW_PUT_ACCOUNT, GW_PUT_KEY, GW_PUT_KEY_PERIOD, GW_ADD_MONTH, GW_TRAFFIC_ADMIT, GW_TRAFFIC_END, GW_BATCH];

@@ -1,7 +1,7 @@
 // Keys: create (the raw key is shown once, and again for 5 minutes with the show-again token),
-// caps and policies (docs/dashboard.md, "Key policies"), revoke, permanent delete, enable.
+// caps, policies (docs/dashboard.md, "Key policies") and rate limits, revoke, permanent delete, enable.
 import { useState, type FormEvent } from "react";
-import { api, type Key, type Workspace } from "../api";
+import { api, type Key, type KeyLimits, type Workspace } from "../api";
 import { ErrorText, formatDate, Notice, useAction, useLoad } from "../components";
 
 interface Created {
@@ -191,11 +191,21 @@ function KeyRow(props: { item: Key; run: (action: () => Promise<unknown>, done: 
   const [period, setPeriod] = useState<string>(policy.periodic_budget?.period ?? "");
   const [periodBudget, setPeriodBudget] = useState(policy.periodic_budget?.budget_usd ?? "");
   const [periodTokens, setPeriodTokens] = useState(policy.periodic_budget?.token_cap == null ? "" : String(policy.periodic_budget.token_cap));
+  const [rpm, setRpm] = useState(limitText(key.limits?.requests_per_minute));
+  const [tpm, setTpm] = useState(limitText(key.limits?.tokens_per_minute));
+  const [concurrent, setConcurrent] = useState(limitText(key.limits?.concurrent_requests));
 
   function saveCaps(event: FormEvent) {
     event.preventDefault();
     setEditing(false);
     const list = (text: string) => (text.trim() === "" ? null : text.split(",").map((entry) => entry.trim()));
+    // The key's own limits; per-model limits set through the API are kept as they are.
+    const limits: KeyLimits = {
+      ...(rpm.trim() && { requests_per_minute: Number(rpm) }),
+      ...(tpm.trim() && { tokens_per_minute: Number(tpm) }),
+      ...(concurrent.trim() && { concurrent_requests: Number(concurrent) }),
+      ...(key.limits?.models && { models: key.limits.models }),
+    };
     props.run(
       () =>
         api("PATCH", path, {
@@ -208,8 +218,9 @@ function KeyRow(props: { item: Key; run: (action: () => Promise<unknown>, done: 
           period: period === "" ? null : period,
           period_budget_usd: period === "" || periodBudget.trim() === "" ? null : periodBudget.trim(),
           period_token_cap: period === "" || periodTokens.trim() === "" ? null : Number(periodTokens),
+          limits: Object.keys(limits).length === 0 ? null : limits,
         }),
-      `Caps and policy of ${label} saved.`,
+      `Caps, policy and limits of ${label} saved.`,
     );
   }
 
@@ -228,6 +239,7 @@ function KeyRow(props: { item: Key; run: (action: () => Promise<unknown>, done: 
       <td>
         {key.tokens_used} / {key.token_cap ?? "no cap"}
         {!key.clamp_output && <span className="badge">no clamping</span>}
+        {key.limits && <span className="badge">{limitsSummary(key.limits)}</span>}
       </td>
       <td>
         <PolicySummary policy={policy} />
@@ -243,6 +255,18 @@ function KeyRow(props: { item: Key; run: (action: () => Promise<unknown>, done: 
             <label>
               Token cap
               <input value={tokens} onChange={(e) => setTokens(e.target.value)} placeholder="none" />
+            </label>
+            <label>
+              Requests per minute
+              <input value={rpm} onChange={(e) => setRpm(e.target.value)} inputMode="numeric" placeholder="tier default" />
+            </label>
+            <label>
+              Tokens per minute
+              <input value={tpm} onChange={(e) => setTpm(e.target.value)} inputMode="numeric" placeholder="tier default" />
+            </label>
+            <label>
+              Requests in flight
+              <input value={concurrent} onChange={(e) => setConcurrent(e.target.value)} inputMode="numeric" placeholder="tier default" />
             </label>
             <label>
               <input type="checkbox" checked={clamp} onChange={(e) => setClamp(e.target.checked)} />
@@ -356,4 +380,19 @@ function PolicySummary(props: { policy: Key["policy"] }) {
       ))}
     </ul>
   );
+}
+
+function limitText(value: number | undefined): string {
+  return value === undefined ? "" : String(value);
+}
+
+/** "60 rpm · 100000 tpm · 5 in flight", and how many models have limits of their own. */
+function limitsSummary(limits: KeyLimits): string {
+  const parts: string[] = [];
+  if (limits.requests_per_minute !== undefined) parts.push(`${limits.requests_per_minute} rpm`);
+  if (limits.tokens_per_minute !== undefined) parts.push(`${limits.tokens_per_minute} tpm`);
+  if (limits.concurrent_requests !== undefined) parts.push(`${limits.concurrent_requests} in flight`);
+  const models = Object.keys(limits.models ?? {}).length;
+  if (models > 0) parts.push(`${models} model limit${models === 1 ? "" : "s"}`);
+  return parts.join(" · ");
 }

@@ -1,0 +1,24 @@
+// The request path's side of the rate and concurrency limits (src/billing/traffic-limits.ts): which
+// limits apply to the authenticated key for the model asked for (the tier's defaults from the config,
+// the key's and the account's own values as loaded with the key by the auth cache: a changed limit
+// takes effect when the cache drops the key, at once in the process that changed it and within a
+// second elsewhere through auth_events), and the x-ratelimit-* headers of an admitted request.
+import type { FastifyReply } from "fastify";
+import { applicableLimits, limitSubjectsOf, NO_TIER_LIMITS, rateLimitHeaders, type TrafficLimit } from "../billing/traffic-limits.js";
+import type { Hold, Route } from "../billing/types.js";
+import type { GatewayConfig } from "../config/load.js";
+import type { Principal } from "./auth-cache.js";
+
+/** The limits for a request by `principal` for `modelId` (the id the client named); empty when none is configured. */
+export function trafficLimitsFor(config: Pick<GatewayConfig, "tierLimits">, principal: Principal, modelId: string): TrafficLimit[] {
+  return applicableLimits(config.tierLimits.get(principal.account.tier) ?? NO_TIER_LIMITS, limitSubjectsOf(principal), modelId);
+}
+
+/**
+ * Puts the tightest limits' figures on the response (a stream's head included: it is written from
+ * the reply's headers). Nothing without an applicable limit. On /v1/messages also Anthropic's names.
+ */
+export function setRateLimitHeaders(reply: FastifyReply, hold: Hold, route: Route, now = Date.now()): void {
+  if (!hold.traffic) return;
+  reply.headers(rateLimitHeaders(hold.traffic, now, route === "messages"));
+}

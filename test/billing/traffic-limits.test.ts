@@ -1,0 +1,205 @@
+// Rate and concurrency limits inside the admission transaction (src/billing/traffic-limits.ts), on
+// both databases: exact counts under concurrent admissions, refusals that change nothing, slots freed
+// by settlement, release and the expiry sweeper, the token correction, and a failure injected into
+// the admission leaving every counter as it was.
+import { sql } from "kysely";
+import { describe, expect, it } from "vitest";
+import type { StoreBilling } from "../../src/billing/billing-store.js";
+import { applicableLimits, NO_TIER_LIMITS, subjectLimitsFromInput, WINDOW_MS, type SubjectLimitsInput, type TrafficLimit } from "../../src/billing/traffic-limits.js";
+import type { Hold } from "../../src/billing/types.js";
+import { GatewayError } from "../../src/errors/catalogue.js";
+import type { Store } from "../../src/store/index.js";
+import { DATABASE_KINDS } from "../support/databases.js";
+import { admission, Clock, counters, makeAccount, makeKey, MODEL, usage, useBillingStore } from "./support.js";
+
+const USD = 1_000_000_000n;
+
+function keyLimits(accountId: string, keyId: string, own: SubjectLimitsInput, account: SubjectLimitsInput | null = null): TrafficLimit[] {
+  return applicableLimits(
+    NO_TIER_LIMITS,
+    { keyId, accountId, keyLimits: subjectLimitsFromInput(own), accountLimits: account === null ? null : subjectLimitsFromInput(account) },
+    MODEL.id,
+  );
+}
+
+async function windows(store: Store) {
+  return store.db.selectFrom("traffic_windows").selectAll().orderBy("scope").execute();
+}
+
+async function settleAll<T>(promises: Promise<T>[]): Promise<{ admitted: T[]; refused: GatewayError[] }> {
+  const results = await Promise.allSettled(promises);
+  const admitted: T[] = [];
+  const refused: GatewayError[] = [];
+  for (const r of results) {
+    if (r.status === "fulfilled") admitted.push(r.value);
+    else if (r.reason instanceof GatewayError) refused.push(r.reason);
+    else throw r.reason;
+  }
+  return { admitted, refused };
+}
+
+for (const kind of DATABASE_KINDS) {
+  describe(`traffic limits on ${kind}`, () => {
+    const clock = new Clock(Date.UTC(2026, 10, 24, 12, 0, 0));
+    let store: Store;
+    let billing: StoreBilling;
+    useBillingStore(kind, (f) => ({ store, billing } = f), { now: clock.now });
+
+    it("rpm 60: of 200 concurrent admissions exactly 60 pass; the rest are 429 key_rpm_exceeded and hold nothing", async () => {
+      const accountId = await makeAccount(store, { balance: USD });
+      const keyId = await makeKey(store, accountId);
+      const limits = keyLimits(accountId, keyId, { requests_per_minute: 60 });
+      const before = await counters(store, accountId, keyId);
+      const { admitted, refused } = await settleAll(Array.from({ length: 200 }, () => billing.admit(admission(accountId, keyId, 10, 10, { limits }))));
+      expect(admitted).toHaveLength(60);
+      expect(refused).toHaveLength(140);
+      for (const error of refused) {
+        expect(error).toMatchObject({ type: "rate_limit_error", status: 429, details: { code: "key_rpm_exceeded", headers: { "retry-after": "60" } } });
+        expect(error.message).toMatch(/gateway's own limit, not the upstream provider's/);
+      }
+      // The headers' figures: each admission saw one fewer remaining, down to 0.
+      expect(admitted.map((h) => h.traffic?.requests?.remaining).sort((a, b) => a! - b!)).toEqual(Array.from({ length: 60 }, (_, i) => i));
+      expect(admitted.every((h) => h.traffic?.requests?.limit === 60 && h.traffic.tokens === null)).toBe(true);
+      const after = await counters(store, accountId, keyId);
+      expect(after.holds).toHaveLength(60);
+      expect(after.account.held_nano).toBe(before.account.held_nano + 60n * admitted[0]!.amount);
+      expect(await windows(store)).toEqual([{ scope: `key:${keyId}`, window_start: BigInt(clock.ms), requests: 60n, tokens: 1200n, in_flight: 60n }]);
+
+      // Settling frees the slots; the window still refuses until it ends, then a new one starts.
+      for (const hold of admitted) await billing.settle(hold, usage(10, 10), "mock");
+      await expect(billing.admit(admission(accountId, keyId, 10, 10, { limits }))).rejects.toMatchObject({ details: { code: "key_rpm_exceeded" } });
+      clock.advance(WINDOW_MS - 1500);
+      await expect(billing.admit(admission(accountId, keyId, 10, 10, { limits }))).rejects.toMatchObject({ details: { headers: { "retry-after": "2" } } });
+      clock.advance(1500);
+      const next = await billing.admit(admission(accountId, keyId, 10, 10, { limits }));
+      expect(next.traffic?.requests).toEqual({ limit: 60, remaining: 59, resetMs: WINDOW_MS });
+      await billing.release(next);
+      await store.db.deleteFrom("traffic_windows").execute();
+    });
+
+    it("tpm: the projection counts at admission and is corrected to the actual tokens at settlement", async () => {
+      const accountId = await makeAccount(store, { balance: USD });
+      const keyId = await makeKey(store, accountId);
+      // Key 10,000 tokens, account 20,000: the key is the tighter.
+      const limits = keyLimits(accountId, keyId, { tokens_per_minute: 10_000 }, { tokens_per_minute: 20_000 });
+      const { admitted, refused } = await settleAll(Array.from({ length: 50 }, () => billing.admit(admission(accountId, keyId, 1000, 500, { limits }))));
+      expect(admitted).toHaveLength(6);
+      expect(refused.every((e) => e.details.code === "key_tpm_exceeded")).toBe(true);
+      expect(admitted.map((h) => h.traffic?.tokens?.remaining).sort((a, b) => a! - b!)).toEqual([1000, 2500, 4000, 5500, 7000, 8500]);
+      // Actual 100 + 50 tokens each: the key's window gives back 1,350 per settlement.
+      for (const hold of admitted) await billing.settle(hold, usage(100, 50), "mock");
+      const rows = await windows(store);
+      expect(rows.map((r) => [r.scope, r.tokens, r.in_flight])).toEqual([
+        [`account:${accountId}`, 900n, 0n],
+        [`key:${keyId}`, 900n, 0n],
+      ]);
+      const more = await billing.admit(admission(accountId, keyId, 1000, 500, { limits }));
+      expect(more.traffic?.tokens).toMatchObject({ limit: 10_000, remaining: 10_000 - 900 - 1500 });
+      // A release gives back the whole projection (nothing was delivered).
+      await billing.release(more);
+      expect((await windows(store)).find((r) => r.scope === `key:${keyId}`)?.tokens).toBe(900n);
+      await store.db.deleteFrom("traffic_windows").execute();
+    });
+
+    it("a settlement after the window ended does not correct the next window's tokens", async () => {
+      const accountId = await makeAccount(store, { balance: USD });
+      const keyId = await makeKey(store, accountId);
+      const limits = keyLimits(accountId, keyId, { tokens_per_minute: 10_000 });
+      const old = await billing.admit(admission(accountId, keyId, 1000, 500, { limits }));
+      clock.advance(WINDOW_MS);
+      const current = await billing.admit(admission(accountId, keyId, 1000, 500, { limits }));
+      await billing.settle(old, usage(10, 10), "mock");
+      const [row] = await windows(store);
+      expect(row).toMatchObject({ window_start: BigInt(clock.ms), tokens: 1500n, in_flight: 1n });
+      await billing.settle(current, usage(10, 10), "mock");
+      expect((await windows(store))[0]).toMatchObject({ tokens: 20n, in_flight: 0n });
+      await store.db.deleteFrom("traffic_windows").execute();
+    });
+
+    it("concurrency: slots freed by settlement, release and the expiry sweeper; the 429 says Retry-After 1", async () => {
+      const accountId = await makeAccount(store, { balance: USD });
+      const keyId = await makeKey(store, accountId);
+      const limits = keyLimits(accountId, keyId, {}, { concurrent_requests: 3 });
+      const { admitted, refused } = await settleAll(Array.from({ length: 10 }, () => billing.admit(admission(accountId, keyId, 10, 10, { limits }))));
+      expect(admitted).toHaveLength(3);
+      expect(refused[0]).toMatchObject({ status: 429, details: { code: "account_concurrency_exceeded", headers: { "retry-after": "1" } } });
+      const [a, b, c] = admitted as [Hold, Hold, Hold];
+      await billing.settle(a, usage(10, 10), "mock");
+      const d = await billing.admit(admission(accountId, keyId, 10, 10, { limits }));
+      await billing.release(b);
+      await billing.release(b); // a second release frees nothing more
+      const e = await billing.admit(admission(accountId, keyId, 10, 10, { limits }));
+      await expect(billing.admit(admission(accountId, keyId, 10, 10, { limits }))).rejects.toMatchObject({ details: { code: "account_concurrency_exceeded" } });
+      // c expires and is swept: its slot frees; a late settlement of it then changes no counter.
+      clock.advance(16 * 60_000);
+      expect(await billing.releaseExpiredHolds()).toBeGreaterThanOrEqual(1);
+      expect((await windows(store))[0]!.in_flight).toBe(0n);
+      await billing.settle(c, usage(10, 10), "mock");
+      expect((await windows(store))[0]!.in_flight).toBe(0n);
+      void d;
+      void e;
+      await store.db.deleteFrom("traffic_windows").execute();
+    });
+
+    it("per-model limits apply to their model only, with their own codes", async () => {
+      const accountId = await makeAccount(store, { balance: USD });
+      const keyId = await makeKey(store, accountId);
+      const limits = keyLimits(accountId, keyId, { requests_per_minute: 100, models: { [MODEL.id]: { requests_per_minute: 1 } } });
+      expect(limits.map((l) => l.subject)).toEqual(["key", "key_model"]);
+      const other = applicableLimits(
+        NO_TIER_LIMITS,
+        { keyId, accountId, keyLimits: subjectLimitsFromInput({ models: { [MODEL.id]: { requests_per_minute: 1 } } }), accountLimits: null },
+        "other",
+      );
+      expect(other).toEqual([]);
+      const first = await billing.admit(admission(accountId, keyId, 10, 10, { limits }));
+      expect(first.traffic?.requests).toMatchObject({ limit: 1, remaining: 0 });
+      await expect(billing.admit(admission(accountId, keyId, 10, 10, { limits }))).rejects.toMatchObject({ details: { code: "key_model_rpm_exceeded" } });
+      await billing.release(first);
+      await store.db.deleteFrom("traffic_windows").execute();
+    });
+
+    it("a money refusal (402) comes before a rate limit and counts nothing", async () => {
+      const accountId = await makeAccount(store, { balance: 1n });
+      const keyId = await makeKey(store, accountId);
+      const limits = keyLimits(accountId, keyId, { requests_per_minute: 1 });
+      await expect(billing.admit(admission(accountId, keyId, 10, 10, { limits }))).rejects.toMatchObject({ status: 402 });
+      expect(await windows(store)).toEqual([]);
+    });
+
+    it("a failure injected into the admission transaction leaves every counter unchanged", async () => {
+      const accountId = await makeAccount(store, { balance: USD });
+      const keyId = await makeKey(store, accountId);
+      const limits = keyLimits(accountId, keyId, { requests_per_minute: 10, concurrent_requests: 5 });
+      const held = await billing.admit(admission(accountId, keyId, 10, 10, { limits }));
+      const before = { counters: await counters(store, accountId, keyId), windows: await windows(store) };
+      const id = sql.lit(accountId);
+      if (store.dialect === "sqlite") {
+        await sql`create trigger fail_holds before insert on holds when new.account_id = ${id} begin select raise(abort, 'injected failure'); end`.execute(store.db);
+      } else {
+        await sql`create function fail_holds() returns trigger language plpgsql as $$ begin raise exception 'injected failure'; end $$`.execute(store.db);
+        await sql`create trigger fail_holds before insert on holds for each row when (new.account_id = ${id}) execute function fail_holds()`.execute(store.db);
+      }
+      try {
+        await expect(billing.admit(admission(accountId, keyId, 10, 10, { limits }))).rejects.toThrow(/injected failure/);
+        expect({ counters: await counters(store, accountId, keyId), windows: await windows(store) }).toEqual(before);
+      } finally {
+        await sql`drop trigger fail_holds${sql.raw(store.dialect === "postgres" ? " on holds" : "")}`.execute(store.db);
+        if (store.dialect === "postgres") await sql`drop function fail_holds()`.execute(store.db);
+      }
+      await billing.release(held);
+      await store.db.deleteFrom("traffic_windows").execute();
+    });
+
+    it("without limits admission touches no traffic window and the hold counts nothing", async () => {
+      const accountId = await makeAccount(store, { balance: USD });
+      const keyId = await makeKey(store, accountId);
+      const hold = await billing.admit(admission(accountId, keyId));
+      expect(hold.traffic).toBeUndefined();
+      const row = await store.db.selectFrom("holds").select("traffic").where("id", "=", hold.id).executeTakeFirstOrThrow();
+      expect(row.traffic).toBeNull();
+      await billing.settle(hold, usage(10, 10), "mock");
+      expect(await windows(store)).toEqual([]);
+    });
+  });
+}
