@@ -62,9 +62,12 @@ const capsBody = z
     clamp_output: z.boolean().optional(),
     limits: subjectLimitsSchema.nullable().optional(),
   })
-  .refine((b) => b.budget_cap_usd !== undefined || b.token_cap !== undefined || b.clamp_output !== undefined || b.limits !== undefined || POLICY_FIELDS.some((f) => b[f] !== undefined), {
-    message: `give budget_cap_usd, token_cap (null removes a cap), clamp_output, limits (null removes them) or a policy field (${POLICY_FIELDS.join(", ")})`,
-  });
+  .refine(
+    (b) => b.budget_cap_usd !== undefined || b.token_cap !== undefined || b.clamp_output !== undefined || b.limits !== undefined || POLICY_FIELDS.some((f) => b[f] !== undefined),
+    {
+      message: `give budget_cap_usd, token_cap (null removes a cap), clamp_output, limits (null removes them) or a policy field (${POLICY_FIELDS.join(", ")})`,
+    },
+  );
 const showAgainBody = z.object({ token: z.string().min(1).max(200) });
 const params = z.object({ id: idParam });
 
