@@ -21,12 +21,18 @@ import { createScrubber } from "./pipeline/scrub.js";
 import type { PipelineServices } from "./pipeline/services.js";
 import { SettlementRetries } from "./pipeline/settlement-retries.js";
 import { UpstreamKeyResolver } from "./pipeline/upstream-key-resolver.js";
-import { openStore } from "./store/index.js";
+import { openStore, type Store } from "./store/index.js";
 import { UpstreamHealth } from "./upstreams/health/upstream-health.js";
+import { GatewayMetrics } from "./observability/metrics.js";
+import { registerMetricsRoutes, startMetricsListener } from "./observability/metrics-routes.js";
+import { Tracing } from "./observability/tracing.js";
+import type { Server } from "node:http";
 
 export interface App {
   ctx: RouteContext;
   server: FastifyInstance;
+  /** The separate metrics listener's URL (metrics.listen), null when there is none. */
+  metricsUrl: string | null;
   close(): Promise<void>;
 }
 
@@ -38,6 +44,7 @@ export const ROUTES: readonly RouteRegistrar[] = [
   registerGatewayRoutes,
   registerMediaRoutes,
   registerDashboardRoutes,
+  registerMetricsRoutes,
 ];
 
 /**
@@ -49,7 +56,7 @@ export function createLogger(level: string, destination: BlockLogDestination): L
   return pino({ level, base: undefined, timestamp: pino.stdTimeFunctions.isoTime }, destination);
 }
 
-export async function createApp(config: GatewayConfig, options: { logger?: Logger } = {}): Promise<App> {
+export async function createApp(config: GatewayConfig, options: { logger?: Logger; traceExportDelayMs?: number } = {}): Promise<App> {
   const logDestination = options.logger ? null : new BlockLogDestination(process.stdout.fd);
   const logger = options.logger ?? createLogger(config.logLevel, logDestination!);
   const store = await openStore({
@@ -58,7 +65,21 @@ export async function createApp(config: GatewayConfig, options: { logger?: Logge
     secret: resolveServerSecret(config),
     backgroundCheckpoints: { onError: (message) => logger.warn({ err: message }, "SQLite background checkpoint failed") },
   });
-  const billing = new StoreBilling(store.handle, { onSweepError: (err) => logger.warn({ err }, "hold sweep failed") });
+  // Built before billing, whose write batches it times; its gauges read services built below, when scraped.
+  const metrics: GatewayMetrics | null = config.metrics
+    ? new GatewayMetrics(config.metrics, {
+        breakerStates: () => health.stateCounts(),
+        keysCoolingDown: (): number => rotation.coolingDown(),
+        settlementRetriesPending: (): number => settlementRetries.pending,
+        holdsOutstanding: async () => countHolds(store),
+      })
+    : null;
+  const dialect = store.handle.dialect;
+  const billing: StoreBilling = new StoreBilling(store.handle, {
+    onSweepError: (err) => logger.warn({ err }, "hold sweep failed"),
+    onBatch: metrics ? (seconds) => metrics.observeBatch(dialect, seconds) : undefined,
+  });
+  const tracing = config.tracing ? new Tracing(config.tracing, options.traceExportDelayMs === undefined ? {} : { exportDelayMs: options.traceExportDelayMs }) : null;
   const authCache = new AuthCache(store);
   await authCache.start();
   const health = new UpstreamHealth(store.upstreamHealth, config.upstreamHealth, logger);
@@ -67,28 +88,37 @@ export async function createApp(config: GatewayConfig, options: { logger?: Logge
   const providers = [...config.providers.values()];
   const sharedSecrets = providers.flatMap((p) => p.sharedKeys);
   const hosts = providers.map((p) => p.baseUrl);
+  const rotation = new KeyRotation();
+  const settlementRetries: SettlementRetries = new SettlementRetries(billing, logger);
   const pipeline: PipelineServices = {
     config,
     store,
     logger,
     authCache,
     billing,
-    rotation: new KeyRotation(),
+    rotation,
     health,
     scrubber: createScrubber({ secrets: sharedSecrets, hosts }),
     upstreamKeys: new UpstreamKeyResolver(store, (own) => createScrubber({ secrets: [...sharedSecrets, ...own], hosts })),
-    settlementRetries: new SettlementRetries(billing, logger),
+    settlementRetries,
+    metrics,
+    tracing,
   };
   const ctx: RouteContext = { config, store, logger, billing, pipeline, media: { settings: mediaSettingsFromConfig(config.media) } };
   const server = buildServer(ctx, logger, ROUTES);
+  let metricsListener: { server: Server; url: string } | null = null;
+  if (metrics && config.metrics?.listen) metricsListener = await startMetricsListener(metrics, config.metrics.listen, logger);
   let closed = false;
   return {
     ctx,
     server,
+    metricsUrl: metricsListener?.url ?? null,
     async close() {
       if (closed) return;
       closed = true;
       await server.close();
+      if (metricsListener) await new Promise((resolve) => metricsListener!.server.close(resolve));
+      await tracing?.shutdown().catch((err: unknown) => logger.warn({ err }, "exporting the last spans failed"));
       authCache.stop();
       health.stop();
       await billing.stopSweeper();
@@ -96,4 +126,13 @@ export async function createApp(config: GatewayConfig, options: { logger?: Logge
       logDestination?.close();
     },
   };
+}
+
+/** Holds not yet settled or released, in the whole database (the gateway_holds_outstanding gauge). */
+async function countHolds(store: Store): Promise<number> {
+  const row = await store.handle.db
+    .selectFrom("holds")
+    .select((eb) => eb.fn.countAll<string | number | bigint>().as("n"))
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
 }

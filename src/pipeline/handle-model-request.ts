@@ -69,6 +69,7 @@ export async function handleModelRequest(services: PipelineServices, format: Cli
     ...requestFor(body, plan),
     awaitFirstChunk: plan.stream,
     signal: cancellation,
+    trace: request.trace,
     onAttempt: countAttempts(request, reply),
     clamp: {
       minOutputTokens: services.config.billing.clampMinOutputTokens,
@@ -88,6 +89,7 @@ export async function handleModelRequest(services: PipelineServices, format: Cli
     throw new GatewayError("internal_error");
   }
   const { deployment } = call.hold.model;
+  request.meter.responseModel = call.hold.model.upstreamModel;
   if (deployment !== undefined) {
     request.meter.provider = call.hold.model.provider.name;
     request.meter.deployment = deployment;
@@ -184,6 +186,7 @@ async function relayStream(services: PipelineServices, request: FastifyRequest, 
   const raw = reply.raw;
   // The head goes out with the first scrubbed frame: until then a failure is still a proper error.
   const open = () => {
+    request.meter.firstByteAt = performance.now();
     raw.writeHead(200, {
       ...(reply.getHeaders() as Record<string, string>),
       "content-type": "text/event-stream; charset=utf-8",
@@ -258,6 +261,7 @@ function estimateUsage(info: ClientRequestInfo, deliveredText: string): Usage {
 }
 
 function meter(request: FastifyRequest, usage: Usage, cost: bigint | undefined): void {
+  request.meter.usage = usage;
   request.meter.inputTokens = usage.inputTokens;
   request.meter.outputTokens = usage.outputTokens;
   request.meter.costNano = cost;
