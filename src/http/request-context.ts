@@ -4,7 +4,7 @@ import type { FastifyRequest } from "fastify";
 import { formatUsd } from "../core/money.js";
 import type { Usage } from "../core/usage.js";
 import type { GatewayConfig } from "../config/load.js";
-import type { FinishedRequest } from "../observability/metrics.js";
+import type { FinishedRequest, GatewayMetrics } from "../observability/metrics.js";
 import type { RequestTrace } from "../observability/tracing.js";
 import type { ErrorShape } from "../errors/catalogue.js";
 import { clientAttribution } from "./client-attribution.js";
@@ -28,6 +28,8 @@ export interface RequestMeter {
   responseModel?: string;
   /** A stream: when its first byte went to the client (performance.now()). */
   firstByteAt?: number;
+  /** Set once the request's line, metrics and span were recorded (recordRequest runs once). */
+  recorded?: boolean;
 }
 
 declare module "fastify" {
@@ -64,6 +66,19 @@ export function requestLogLine(request: FastifyRequest, status: number): Record<
     // Claude Code's session and agent ids (bounded, never prompt text): see client-attribution.ts.
     attribution: clientAttribution(request.headers),
   };
+}
+
+/**
+ * The one place a finished request is recorded: its log line, its metrics (metrics on), the end of
+ * its span (tracing on). Called by the onResponse hook, and by a stream the client left (Fastify
+ * runs no onResponse for a response destroyed before it finished).
+ */
+export function recordRequest(request: FastifyRequest, status: number, metrics: GatewayMetrics | null, config: GatewayConfig): void {
+  if (request.meter.recorded === true) return;
+  request.meter.recorded = true;
+  request.log.info(requestLogLine(request, status), "request");
+  if (metrics !== null) metrics.observeRequest(finishedRequest(request, status, config));
+  if (request.trace !== undefined) endRequestTrace(request, request.trace, status, config);
 }
 
 /** The route pattern a request matched (bounded, unlike its URL); "unmatched" for a 404. */

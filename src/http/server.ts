@@ -6,7 +6,7 @@ import { randomText } from "../core/ids.js";
 import { capConnections, clientErrorHandler, nodeServerOptions } from "./connections.js";
 import { installErrorHandling } from "./error-handler.js";
 import { installJsonBodyParser } from "./json-body.js";
-import { endRequestTrace, errorShapeFor, finishedRequest, requestLogLine, routeOf } from "./request-context.js";
+import { errorShapeFor, recordRequest, routeOf } from "./request-context.js";
 
 /** A route family (health, gateway routes, dashboard): registers its routes on the server. */
 export type RouteRegistrar = (app: FastifyInstance, ctx: RouteContext) => void;
@@ -61,11 +61,8 @@ export function buildServer(ctx: RouteContext, logger: Logger, routes: readonly 
     done();
   });
 
-  // The one place a finished request is recorded: its log line, its metrics, the end of its span.
   app.addHook("onResponse", (request, reply, done) => {
-    request.log.info(requestLogLine(request, reply.statusCode), "request");
-    if (metrics !== null) metrics.observeRequest(finishedRequest(request, reply.statusCode, config));
-    if (request.trace !== undefined) endRequestTrace(request, request.trace, reply.statusCode, config);
+    recordRequest(request, reply.statusCode, metrics, config);
     done();
   });
 

@@ -21,6 +21,7 @@ import { CostInBandStream, withCost } from "./in-band-cost.js";
 import { encodeFrames, pumpStream, scrubValue } from "./relay.js";
 import { scrubHeaders } from "./scrub.js";
 import type { PipelineServices } from "./services.js";
+import { recordRequest } from "../http/request-context.js";
 
 export async function handleModelRequest(services: PipelineServices, format: ClientFormat, request: FastifyRequest, reply: FastifyReply): Promise<void> {
   const body = readBody(request.body);
@@ -252,6 +253,8 @@ async function relayStream(services: PipelineServices, request: FastifyRequest, 
   } else {
     request.meter.errorType = "client_aborted";
     raw.destroy();
+    // A destroyed response never finishes, so Fastify's onResponse does not run: recorded here.
+    recordRequest(request, raw.statusCode, services.metrics, services.config);
   }
 }
 
