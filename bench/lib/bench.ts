@@ -20,13 +20,14 @@ const here = dirname(fileURLToPath(import.meta.url));
 const benchDir = resolve(here, "..");
 const repoDir = resolve(benchDir, "..");
 
-export type TargetName = "direct" | "floor" | "ours-sqlite" | "ours-sqlite-nobill" | "ours-pg" | "ours-pg-nobill" | "peer";
+export type TargetName = "direct" | "floor" | "ours-sqlite" | "ours-sqlite-metrics" | "ours-sqlite-nobill" | "ours-pg" | "ours-pg-nobill" | "peer";
 export type Mode = "buffered" | "stream";
 
 export const TARGET_LABELS: Record<TargetName, string> = {
   direct: "direct (mock upstream)",
   floor: "floor: a minimal Node.js proxy",
   "ours-sqlite": "ours, SQLite, billing on",
+  "ours-sqlite-metrics": "ours, SQLite, billing on, metrics on, tracing off",
   "ours-sqlite-nobill": "ours, SQLite, billing off",
   "ours-pg": "ours, PostgreSQL, billing on",
   "ours-pg-nobill": "ours, PostgreSQL, billing off",
@@ -291,8 +292,8 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchResults
     const usePeer = !smoke && options.peer !== false;
 
     const names: TargetName[] = smoke
-      ? ["direct", "ours-sqlite"]
-      : ["direct", "floor", "ours-sqlite", "ours-sqlite-nobill", ...(usePostgres ? (["ours-pg", "ours-pg-nobill"] as const) : []), ...(usePeer ? (["peer"] as const) : [])];
+      ? ["direct", "ours-sqlite", "ours-sqlite-metrics"]
+      : ["direct", "floor", "ours-sqlite", "ours-sqlite-metrics", "ours-sqlite-nobill", ...(usePostgres ? (["ours-pg", "ours-pg-nobill"] as const) : []), ...(usePeer ? (["peer"] as const) : [])];
     const targets = new Map<TargetName, Target>();
     targets.set("direct", {
       name: "direct",
@@ -301,9 +302,9 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchResults
       child: null,
     });
 
-    const startOurs = async (name: TargetName, billing: boolean, databaseUrl: string | null): Promise<void> => {
+    const startOurs = async (name: TargetName, billing: boolean, databaseUrl: string | null, env: NodeJS.ProcessEnv = {}): Promise<void> => {
       const nodeFlags = ["--expose-gc", ...(options.profileDir && name === "ours-sqlite" ? ["--cpu-prof", `--cpu-prof-dir=${options.profileDir}`] : [])];
-      const gateway = await startOurGateway(name, { mockUrl, billing: billing ? "on" : "off", databaseUrl, nodeFlags });
+      const gateway = await startOurGateway(name, { mockUrl, billing: billing ? "on" : "off", databaseUrl, nodeFlags, env });
       targets.set(name, { name, ...gateway });
     };
     const newDatabase = async (): Promise<string> => {
@@ -320,6 +321,8 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchResults
     }
     log(`bench: starting gateways: ${names.filter((n) => n !== "direct").join(", ")}`);
     await startOurs("ours-sqlite", true, null);
+    // The same gateway with GET /metrics configured (every request recorded) and tracing off (no OTEL_*).
+    if (names.includes("ours-sqlite-metrics")) await startOurs("ours-sqlite-metrics", true, null, { BENCH_METRICS: "on", OTEL_TRACES_EXPORTER: "" });
     if (names.includes("ours-sqlite-nobill")) await startOurs("ours-sqlite-nobill", false, null);
     if (names.includes("ours-pg")) await startOurs("ours-pg", true, await newDatabase());
     if (names.includes("ours-pg-nobill")) await startOurs("ours-pg-nobill", false, await newDatabase());
@@ -426,7 +429,7 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchResults
 
     // ---- latency at fixed rates, interleaved ---------------------------------------------------
     const latency: LatencyRun[] = [];
-    const latencyTargets = (rate: number): TargetName[] => names.filter((n) => ["direct", "floor", "ours-sqlite", "peer"].includes(n) || rate === Math.max(...plan.rates));
+    const latencyTargets = (rate: number): TargetName[] => names.filter((n) => ["direct", "floor", "ours-sqlite", "ours-sqlite-metrics", "peer"].includes(n) || rate === Math.max(...plan.rates));
     for (let rep = 1; rep <= plan.reps; rep++) {
       for (const mode of ["buffered", "stream"] as const) {
         for (const rate of plan.rates) {

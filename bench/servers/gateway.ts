@@ -24,6 +24,8 @@ import { BENCH_MODEL } from "../lib/constants.js";
 const mockUrl = process.env.BENCH_MOCK_URL;
 if (!mockUrl) throw new Error("BENCH_MOCK_URL is required");
 const billingOn = process.env.BENCH_BILLING !== "off";
+// BENCH_METRICS=on: GET /metrics configured, so every request is recorded (tracing stays off: no OTEL_*).
+const metricsOn = process.env.BENCH_METRICS === "on";
 
 const dir = mkdtempSync(join(tmpdir(), "gw-bench-"));
 const configPath = join(dir, "gateway.config.yaml");
@@ -49,7 +51,7 @@ tiers:
   standard: { models: [${BENCH_MODEL}] }
 server:
   default_tier: standard
-`,
+${metricsOn ? "metrics:\n  token_env: BENCH_METRICS_TOKEN\n" : ""}`,
 );
 
 const env: NodeJS.ProcessEnv = {
@@ -59,6 +61,7 @@ const env: NodeJS.ProcessEnv = {
   PORT: "0",
   HOST: "127.0.0.1",
   LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "info",
+  ...(metricsOn ? { BENCH_METRICS_TOKEN: "bench-metrics-token-0123456789" } : {}),
   ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
 };
 // Bench-only experiment (BENCH_EXPERIMENT=stmt-cache), never a production path: memoize
