@@ -117,7 +117,7 @@ export async function createApp(config: GatewayConfig, options: { logger?: Logge
       if (closed) return;
       closed = true;
       await server.close();
-      if (metricsListener) await new Promise((resolve) => metricsListener!.server.close(resolve));
+      if (metricsListener) await new Promise((resolve) => metricsListener.server.close(resolve));
       await tracing?.shutdown().catch((err: unknown) => logger.warn({ err }, "exporting the last spans failed"));
       authCache.stop();
       health.stop();

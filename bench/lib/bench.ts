@@ -293,7 +293,15 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchResults
 
     const names: TargetName[] = smoke
       ? ["direct", "ours-sqlite", "ours-sqlite-metrics"]
-      : ["direct", "floor", "ours-sqlite", "ours-sqlite-metrics", "ours-sqlite-nobill", ...(usePostgres ? (["ours-pg", "ours-pg-nobill"] as const) : []), ...(usePeer ? (["peer"] as const) : [])];
+      : [
+          "direct",
+          "floor",
+          "ours-sqlite",
+          "ours-sqlite-metrics",
+          "ours-sqlite-nobill",
+          ...(usePostgres ? (["ours-pg", "ours-pg-nobill"] as const) : []),
+          ...(usePeer ? (["peer"] as const) : []),
+        ];
     const targets = new Map<TargetName, Target>();
     targets.set("direct", {
       name: "direct",
@@ -429,7 +437,8 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchResults
 
     // ---- latency at fixed rates, interleaved ---------------------------------------------------
     const latency: LatencyRun[] = [];
-    const latencyTargets = (rate: number): TargetName[] => names.filter((n) => ["direct", "floor", "ours-sqlite", "ours-sqlite-metrics", "peer"].includes(n) || rate === Math.max(...plan.rates));
+    const latencyTargets = (rate: number): TargetName[] =>
+      names.filter((n) => ["direct", "floor", "ours-sqlite", "ours-sqlite-metrics", "peer"].includes(n) || rate === Math.max(...plan.rates));
     for (let rep = 1; rep <= plan.reps; rep++) {
       for (const mode of ["buffered", "stream"] as const) {
         for (const rate of plan.rates) {

@@ -225,10 +225,7 @@ export class GatewayMetrics {
     const status = String(r.status);
     this.#requests.inc({ route: r.route, model, provider, status });
     this.#duration.observe({ route: r.route, model, provider }, r.seconds);
-    const gen =
-      r.model === undefined
-        ? null
-        : { gen_ai_operation_name: genAiOperation(r.route), gen_ai_provider_name: genAiProvider(r.providerType), gen_ai_request_model: model };
+    const gen = r.model === undefined ? null : { gen_ai_operation_name: genAiOperation(r.route), gen_ai_provider_name: genAiProvider(r.providerType), gen_ai_request_model: model };
     if (gen && r.firstByteSeconds !== undefined) this.#ttft.observe(gen, r.firstByteSeconds);
     const u = r.usage;
     if (u) {

@@ -36,14 +36,21 @@ describe("tracingSettingsFromEnv", () => {
         fail,
       ),
     ).toEqual({ url: "https://collector.example:4318/v1/traces", headers: { "x-api-key": "a b", tenant: "t1" }, serviceName: "gw", ratio: 0.25, parentBased: false });
-    const traces = tracingSettingsFromEnv({ OTEL_TRACES_EXPORTER: "otlp", OTEL_EXPORTER_OTLP_ENDPOINT: "http://a:1", OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "http://b:2/custom" }, fail);
+    const traces = tracingSettingsFromEnv(
+      { OTEL_TRACES_EXPORTER: "otlp", OTEL_EXPORTER_OTLP_ENDPOINT: "http://a:1", OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "http://b:2/custom" },
+      fail,
+    );
     expect(traces?.url).toBe("http://b:2/custom");
   });
 
   it("refuses what it cannot do, by the variable's name", () => {
-    expect(() => tracingSettingsFromEnv({ OTEL_TRACES_EXPORTER: "otlp", OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" }, fail)).toThrow(/OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" is not supported/);
+    expect(() => tracingSettingsFromEnv({ OTEL_TRACES_EXPORTER: "otlp", OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" }, fail)).toThrow(
+      /OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" is not supported/,
+    );
     expect(() => tracingSettingsFromEnv({ OTEL_TRACES_EXPORTER: "otlp,zipkin" }, fail)).toThrow(/OTEL_TRACES_EXPORTER: only "otlp"/);
-    expect(() => tracingSettingsFromEnv({ OTEL_TRACES_EXPORTER: "otlp", OTEL_TRACES_SAMPLER: "traceidratio", OTEL_TRACES_SAMPLER_ARG: "2" }, fail)).toThrow(/OTEL_TRACES_SAMPLER_ARG/);
+    expect(() => tracingSettingsFromEnv({ OTEL_TRACES_EXPORTER: "otlp", OTEL_TRACES_SAMPLER: "traceidratio", OTEL_TRACES_SAMPLER_ARG: "2" }, fail)).toThrow(
+      /OTEL_TRACES_SAMPLER_ARG/,
+    );
     expect(() => tracingSettingsFromEnv({ OTEL_TRACES_EXPORTER: "otlp", OTEL_TRACES_SAMPLER: "jaeger_remote" }, fail)).toThrow(/OTEL_TRACES_SAMPLER/);
   });
 });

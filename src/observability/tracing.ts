@@ -10,7 +10,15 @@ import { ROOT_CONTEXT, SpanKind, SpanStatusCode, defaultTextMapGetter, defaultTe
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { resourceFromAttributes } from "@opentelemetry/resources";
-import { AlwaysOffSampler, AlwaysOnSampler, BasicTracerProvider, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler, type Sampler } from "@opentelemetry/sdk-trace-base";
+import {
+  AlwaysOffSampler,
+  AlwaysOnSampler,
+  BasicTracerProvider,
+  BatchSpanProcessor,
+  ParentBasedSampler,
+  TraceIdRatioBasedSampler,
+  type Sampler,
+} from "@opentelemetry/sdk-trace-base";
 import type { IncomingHttpHeaders } from "node:http";
 import type { Usage } from "../core/usage.js";
 import { genAiOperation, genAiProvider } from "./metrics.js";

@@ -112,7 +112,13 @@ describe.each(["sqlite", "postgres"] as const)("GET /metrics (%s)", (kind) => {
     expect(text).not.toContain(KEYS[0]!);
 
     // 5. the client leaves mid-stream: counted as 499, its (estimated) usage still metered.
-    mock.handler = (req, res) => chatStream(req, res, Array.from({ length: 200 }, () => "word "), { delayMs: 20 });
+    mock.handler = (req, res) =>
+      chatStream(
+        req,
+        res,
+        Array.from({ length: 200 }, () => "word "),
+        { delayMs: 20 },
+      );
     const controller = new AbortController();
     const aborted = await chat(raw, { stream: true }, controller.signal);
     const reader = aborted.body!.getReader();
@@ -133,9 +139,14 @@ describe.each(["sqlite", "postgres"] as const)("GET /metrics (%s)", (kind) => {
     expect(valueOf(m, "gateway_upstream_attempts_total", { provider: "mockai", result: "success" })).toBe(4);
 
     // Money and tokens: exactly the ledger's sums (integers, no float drift).
-    const rows = await gateway.app.ctx.store.db.selectFrom("ledger").select(["input_tokens", "output_tokens", "cost_nano"]).where("account_id", "=", account.id).where("kind", "=", "usage").execute();
+    const rows = await gateway.app.ctx.store.db
+      .selectFrom("ledger")
+      .select(["input_tokens", "output_tokens", "cost_nano"])
+      .where("account_id", "=", account.id)
+      .where("kind", "=", "usage")
+      .execute();
     expect(rows).toHaveLength(4);
-    const sum = (k: "input_tokens" | "output_tokens" | "cost_nano") => rows.reduce((t, r) => t + BigInt(r[k] as bigint), 0n);
+    const sum = (k: "input_tokens" | "output_tokens" | "cost_nano") => rows.reduce((t, r) => t + BigInt(r[k]), 0n);
     expect(BigInt(valueOf(m, "gateway_cost_nano_usd_total", mp))).toBe(sum("cost_nano"));
     expect(BigInt(valueOf(m, "gateway_tokens_total", { ...mp, type: "input" }))).toBe(sum("input_tokens"));
     expect(BigInt(valueOf(m, "gateway_tokens_total", { ...mp, type: "output" }))).toBe(sum("output_tokens"));
@@ -172,10 +183,9 @@ describe("the metrics listener and the opt-ins", () => {
 
   it("keeps per-account series only when asked, capped at max_accounts", async () => {
     mock = await startMockUpstream();
-    gateway = await startGateway(
-      `${mockConfig({ openaiUrl: mock.url })}\nmetrics:\n  token_env: GW_TEST_METRICS_TOKEN\n  account_series: { enabled: true, max_accounts: 1 }\n`,
-      { env: { GW_TEST_METRICS_TOKEN: TOKEN } },
-    );
+    gateway = await startGateway(`${mockConfig({ openaiUrl: mock.url })}\nmetrics:\n  token_env: GW_TEST_METRICS_TOKEN\n  account_series: { enabled: true, max_accounts: 1 }\n`, {
+      env: { GW_TEST_METRICS_TOKEN: TOKEN },
+    });
     mock.handler = (_req, res) => json(res, 200, chatCompletion("ok"));
     const first = await gateway.createAccount();
     const second = await gateway.createAccount();
@@ -191,7 +201,9 @@ describe("the metrics listener and the opt-ins", () => {
 
   it("refuses a metrics section it cannot serve, naming the field", async () => {
     await expect(startGateway(`providers: {}\nmetrics: {}\n`)).rejects.toThrow(/metrics: set token_env .* or listen/);
-    await expect(startGateway(`providers: {}\nmetrics:\n  token_env: GW_TEST_UNSET_TOKEN\n`)).rejects.toThrow(/metrics.token_env: environment variable GW_TEST_UNSET_TOKEN is not set/);
+    await expect(startGateway(`providers: {}\nmetrics:\n  token_env: GW_TEST_UNSET_TOKEN\n`)).rejects.toThrow(
+      /metrics.token_env: environment variable GW_TEST_UNSET_TOKEN is not set/,
+    );
     await expect(startGateway(`providers: {}\nmetrics:\n  listen: "nowhere"\n`)).rejects.toThrow(/metrics.listen: "nowhere" is not host:port/);
   });
 });
