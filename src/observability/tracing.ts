@@ -1,7 +1,7 @@
 // OpenTelemetry traces (docs/operations.md#traces, decision 0018): off unless the OTEL_* variables
 // turn them on (settings.ts). When off, nothing here is constructed: the request path checks one
 // field (request.trace, or the services' tracing) and creates no span objects.
-// When on: one SERVER span per request (its parent from the client's W3C traceparent, if any), and
+// When on: one SERVER span per request (its parent from the client's W3C traceparent when sent), and
 // child spans for admission, each upstream attempt (CLIENT, whose context goes upstream as the
 // traceparent header) and settlement. Spans are passed explicitly, not through a context manager
 // (no AsyncLocalStorage on the hot path). Attributes carry names, counts and statuses only: never

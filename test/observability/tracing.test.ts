@@ -2,7 +2,7 @@
 // gateway exports for a request with a client traceparent and a 429 failover, and for a stream.
 // Checked: the parent/child structure, the gen_ai.* attributes, the traceparent each upstream attempt
 // received (same trace, the attempt's span as parent), and that no canary secret (upstream key,
-// client key, prompt and completion text, upstream host) is in any exported byte. Off by default.
+// client key, prompt and completion text, upstream host) is in an exported byte. Off by default.
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
@@ -147,7 +147,7 @@ describe("OpenTelemetry traces", () => {
     expect(streamChildren.map((s) => s.name).sort()).toEqual(["gateway.admission", "gateway.settlement", "gateway.upstream_attempt"]);
     expect(mock.requests[2]!.headers.traceparent).toBe(`00-${streamRoot.traceId}-${streamChildren.find((s) => s.kind === CLIENT)!.spanId}-01`);
 
-    // No secret and no content in any exported byte.
+    // No secret and no content in an exported byte.
     const exported = receiver.bodies.join("\n");
     expect(exported).toContain("gw-test");
     for (const canary of [CANARY_KEY, OTHER_KEY, CANARY_PROMPT, CANARY_COMPLETION, raw, mock.host]) expect(exported).not.toContain(canary);
