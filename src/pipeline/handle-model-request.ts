@@ -81,7 +81,13 @@ export async function handleModelRequest(services: PipelineServices, format: Cli
       },
     },
   });
-  if (call === null) return; // the client went away: nothing held, nobody to answer
+  if (call === null) {
+    // The client went away: nothing held, nobody to answer, and no response to finish, so Fastify's
+    // onResponse will not run: recorded here (status 499).
+    request.meter.errorType = "client_aborted";
+    recordRequest(request, 499, services.metrics, services.config);
+    return;
+  }
   // Only an answer served with the lowered limit says so; a refusal or a failed upstream does not.
   if (call.clampedOutputTokens !== null) reply.header("x-gateway-max-tokens-clamped", String(call.clampedOutputTokens));
   const servingPlan = deploymentPlans ? deploymentPlans.get(call.hold.model) : plan;

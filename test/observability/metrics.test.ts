@@ -138,6 +138,21 @@ describe.each(["sqlite", "postgres"] as const)("GET /metrics (%s)", (kind) => {
     expect(histogramOf(m, "gen_ai_server_time_to_first_token_seconds", gen).count).toBe(2);
     expect(valueOf(m, "gateway_upstream_attempts_total", { provider: "mockai", result: "success" })).toBe(4);
 
+    // 6. the client leaves a buffered request before the upstream answered: 499 too, nothing metered.
+    mock.handler = (_req, res) => void setTimeout(() => json(res, 200, chatCompletion("too late")), 10_000).unref();
+    const early = new AbortController();
+    const pending = chat(raw, {}, early.signal).catch(() => null);
+    while (mock.requests.length < 6) await sleep(10);
+    early.abort();
+    await pending;
+    while (Date.now() < deadline + 5000) {
+      m = await scrape(gateway.url);
+      if (valueOf(m, "gateway_requests_total", { ...served, status: "499" }) === 2) break;
+      await sleep(25);
+    }
+    expect(valueOf(m, "gateway_requests_total", { ...served, status: "499" })).toBe(2);
+    expect(gateway.logs.filter((l) => l.msg === "request" && l.error === "client_aborted")).toHaveLength(2);
+
     // Money and tokens: exactly the ledger's sums (integers, no float drift).
     const rows = await gateway.app.ctx.store.db
       .selectFrom("ledger")
