@@ -23,9 +23,9 @@ import { SettlementRetries } from "./pipeline/settlement-retries.js";
 import { UpstreamKeyResolver } from "./pipeline/upstream-key-resolver.js";
 import { openStore, type Store } from "./store/index.js";
 import { UpstreamHealth } from "./upstreams/health/upstream-health.js";
-import { GatewayMetrics } from "./observability/metrics.js";
+import type { GatewayMetrics } from "./observability/metrics.js";
 import { registerMetricsRoutes, startMetricsListener } from "./observability/metrics-routes.js";
-import { Tracing } from "./observability/tracing.js";
+import type { Tracing } from "./observability/tracing.js";
 import type { Server } from "node:http";
 
 export interface App {
@@ -66,8 +66,10 @@ export async function createApp(config: GatewayConfig, options: { logger?: Logge
     backgroundCheckpoints: { onError: (message) => logger.warn({ err: message }, "SQLite background checkpoint failed") },
   });
   // Built before billing, whose write batches it times; its gauges read services built below, when scraped.
+  // prom-client and the OpenTelemetry SDK are loaded only when configured: a gateway without them
+  // neither loads nor starts them (decision 0018).
   const metrics: GatewayMetrics | null = config.metrics
-    ? new GatewayMetrics(config.metrics, {
+    ? new (await import("./observability/metrics.js")).GatewayMetrics(config.metrics, {
         breakerStates: () => health.stateCounts(),
         keysCoolingDown: (): number => rotation.coolingDown(),
         settlementRetriesPending: (): number => settlementRetries.pending,
@@ -79,7 +81,9 @@ export async function createApp(config: GatewayConfig, options: { logger?: Logge
     onSweepError: (err) => logger.warn({ err }, "hold sweep failed"),
     onBatch: metrics ? (seconds) => metrics.observeBatch(dialect, seconds) : undefined,
   });
-  const tracing = config.tracing ? new Tracing(config.tracing, options.traceExportDelayMs === undefined ? {} : { exportDelayMs: options.traceExportDelayMs }) : null;
+  const tracing: Tracing | null = config.tracing
+    ? new (await import("./observability/tracing.js")).Tracing(config.tracing, options.traceExportDelayMs === undefined ? {} : { exportDelayMs: options.traceExportDelayMs })
+    : null;
   const authCache = new AuthCache(store);
   await authCache.start();
   const health = new UpstreamHealth(store.upstreamHealth, config.upstreamHealth, logger);

@@ -5,7 +5,7 @@ import { formatUsd } from "../core/money.js";
 import type { Usage } from "../core/usage.js";
 import type { GatewayConfig } from "../config/load.js";
 import type { FinishedRequest, GatewayMetrics } from "../observability/metrics.js";
-import type { RequestTrace } from "../observability/tracing.js";
+import type { RequestTrace } from "../observability/spans.js";
 import type { ErrorShape } from "../errors/catalogue.js";
 import { clientAttribution } from "./client-attribution.js";
 

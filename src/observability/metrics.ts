@@ -13,6 +13,7 @@
 // max_accounts accounts get their own series; the rest share account="_other".
 import { Gauge, Registry, collectDefaultMetrics } from "prom-client";
 import type { Usage } from "../core/usage.js";
+import { genAiOperation, genAiProvider } from "./gen-ai.js";
 
 export interface MetricsSettings {
   /** The bearer token GET /metrics on the main listener requires; null: not served there. */
@@ -58,28 +59,6 @@ const TOKEN_BUCKETS = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048
 const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
 const TTFT_BUCKETS = [0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];
 const BATCH_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
-
-/** The GenAI semantic conventions' gen_ai.provider.name for each upstream type. */
-const GEN_AI_PROVIDER: Record<string, string> = {
-  openai: "openai",
-  anthropic: "anthropic",
-  "azure-openai": "azure.ai.openai",
-  bedrock: "aws.bedrock",
-  gemini: "gcp.gemini",
-  "google-operations": "gcp.vertex_ai",
-};
-
-/** gen_ai.operation.name of a route (the conventions' names where one exists). */
-export function genAiOperation(route: string): string {
-  if (route.startsWith("/v1/embeddings")) return "embeddings";
-  if (route.startsWith("/v1/images")) return "generate_content";
-  if (route.startsWith("/v1/videos")) return "generate_content";
-  return "chat";
-}
-
-export function genAiProvider(type: string | undefined): string {
-  return type === undefined ? "" : (GEN_AI_PROVIDER[type] ?? type);
-}
 
 /** Counts per bucket (not cumulative; the last is +Inf), their sum and count. */
 class Buckets {

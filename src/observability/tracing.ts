@@ -20,37 +20,16 @@ import {
   type Sampler,
 } from "@opentelemetry/sdk-trace-base";
 import type { IncomingHttpHeaders } from "node:http";
-import type { Usage } from "../core/usage.js";
-import { genAiOperation, genAiProvider } from "./metrics.js";
+import { genAiOperation, genAiProvider } from "./gen-ai.js";
 import type { TracingSettings } from "./settings.js";
-
-/** A request's span and the tracing that made it: present on a request only while tracing is on. */
-export interface RequestTrace {
-  readonly tracing: Tracing;
-  readonly span: Span;
-}
-
-/** What the request span records at its end (from request.meter; see http/request-context.ts). */
-export interface TracedOutcome {
-  status: number;
-  requestId: string;
-  model: string | undefined;
-  provider: string | undefined;
-  providerType: string | undefined;
-  responseModel: string | undefined;
-  deployment: string | undefined;
-  attempts: number | undefined;
-  usage: Usage | undefined;
-  costUsd: string | undefined;
-  errorType: string | undefined;
-}
+import type { RequestTrace, SpanFactory, TracedOutcome } from "./spans.js";
 
 function samplerOf(settings: TracingSettings): Sampler {
   const root = settings.ratio >= 1 ? new AlwaysOnSampler() : settings.ratio <= 0 ? new AlwaysOffSampler() : new TraceIdRatioBasedSampler(settings.ratio);
   return settings.parentBased ? new ParentBasedSampler({ root }) : root;
 }
 
-export class Tracing {
+export class Tracing implements SpanFactory {
   readonly #provider: BasicTracerProvider;
   readonly #tracer: Tracer;
   readonly #propagator = new W3CTraceContextPropagator();
@@ -119,14 +98,4 @@ export class Tracing {
   shutdown(): Promise<void> {
     return this.#provider.shutdown();
   }
-}
-
-/** Ends a child span, marking it failed when `error` is given (its type only: a message may quote an upstream). */
-export function endSpan(span: Span, attributes: Attributes, error?: string): void {
-  span.setAttributes(attributes);
-  if (error !== undefined) {
-    span.setAttribute("error.type", error);
-    span.setStatus({ code: SpanStatusCode.ERROR });
-  }
-  span.end();
 }

@@ -17,7 +17,7 @@ import type { Scrubber } from "./scrub.js";
 import type { PipelineServices } from "./services.js";
 import type { Outcome } from "../upstreams/health/upstream-health.js";
 import type { AttemptResult } from "../observability/metrics.js";
-import { endSpan, type RequestTrace } from "../observability/tracing.js";
+import { endSpan, type RequestTrace } from "../observability/spans.js";
 import { SpanKind, type Span } from "@opentelemetry/api";
 
 export interface ForwardRequest {

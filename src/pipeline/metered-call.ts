@@ -29,7 +29,7 @@ import { forward, type ForwardRequest, type Forwarded, type ForwardServices } fr
 import { forwardToGroup, type PlanFor } from "./routing.js";
 import type { PipelineServices } from "./services.js";
 import { upstreamError } from "./upstream-errors.js";
-import { endSpan, type RequestTrace } from "../observability/tracing.js";
+import { endSpan, type RequestTrace } from "../observability/spans.js";
 
 export interface MeteredRequest extends ForwardRequest {
   /** The upstream is admission.model's provider, asked with the keys of admission.accountId. */
