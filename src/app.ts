@@ -22,12 +22,18 @@ import { createScrubber } from "./pipeline/scrub.js";
 import type { PipelineServices } from "./pipeline/services.js";
 import { SettlementRetries } from "./pipeline/settlement-retries.js";
 import { UpstreamKeyResolver } from "./pipeline/upstream-key-resolver.js";
-import { openStore } from "./store/index.js";
+import { openStore, type Store } from "./store/index.js";
 import { UpstreamHealth } from "./upstreams/health/upstream-health.js";
+import type { GatewayMetrics } from "./observability/metrics.js";
+import { registerMetricsRoutes, startMetricsListener } from "./observability/metrics-routes.js";
+import type { Tracing } from "./observability/tracing.js";
+import type { Server } from "node:http";
 
 export interface App {
   ctx: RouteContext;
   server: FastifyInstance;
+  /** The separate metrics listener's URL (metrics.listen), null when there is none. */
+  metricsUrl: string | null;
   close(): Promise<void>;
 }
 
@@ -40,6 +46,7 @@ export const ROUTES: readonly RouteRegistrar[] = [
   registerMediaRoutes,
   registerDashboardRoutes,
   registerAdminApiRoutes,
+  registerMetricsRoutes,
 ];
 
 /**
@@ -51,7 +58,7 @@ export function createLogger(level: string, destination: BlockLogDestination): L
   return pino({ level, base: undefined, timestamp: pino.stdTimeFunctions.isoTime }, destination);
 }
 
-export async function createApp(config: GatewayConfig, options: { logger?: Logger; now?: () => number } = {}): Promise<App> {
+export async function createApp(config: GatewayConfig, options: { logger?: Logger; now?: () => number; traceExportDelayMs?: number } = {}): Promise<App> {
   const logDestination = options.logger ? null : new BlockLogDestination(process.stdout.fd);
   const logger = options.logger ?? createLogger(config.logLevel, logDestination!);
   const store = await openStore({
@@ -62,7 +69,26 @@ export async function createApp(config: GatewayConfig, options: { logger?: Logge
   });
   // The gateway's clock (epoch ms): billing's months, holds and periodic budgets, and key expiry; tests inject one.
   const now = options.now ?? Date.now;
-  const billing = new StoreBilling(store.handle, { now, onSweepError: (err) => logger.warn({ err }, "hold sweep failed") });
+  // Built before billing, whose write batches it times; its gauges read services built below, when scraped.
+  // prom-client and the OpenTelemetry SDK are loaded only when configured: a gateway without them
+  // neither loads nor starts them (decision 0018).
+  const metrics: GatewayMetrics | null = config.metrics
+    ? new (await import("./observability/metrics.js")).GatewayMetrics(config.metrics, {
+        breakerStates: () => health.stateCounts(),
+        keysCoolingDown: (): number => rotation.coolingDown(),
+        settlementRetriesPending: (): number => settlementRetries.pending,
+        holdsOutstanding: async () => countHolds(store),
+      })
+    : null;
+  const dialect = store.handle.dialect;
+  const billing: StoreBilling = new StoreBilling(store.handle, {
+    now,
+    onSweepError: (err) => logger.warn({ err }, "hold sweep failed"),
+    onBatch: metrics ? (seconds) => metrics.observeBatch(dialect, seconds) : undefined,
+  });
+  const tracing: Tracing | null = config.tracing
+    ? new (await import("./observability/tracing.js")).Tracing(config.tracing, options.traceExportDelayMs === undefined ? {} : { exportDelayMs: options.traceExportDelayMs })
+    : null;
   const authCache = new AuthCache(store, now);
   await authCache.start();
   const health = new UpstreamHealth(store.upstreamHealth, config.upstreamHealth, logger);
@@ -71,28 +97,37 @@ export async function createApp(config: GatewayConfig, options: { logger?: Logge
   const providers = [...config.providers.values()];
   const sharedSecrets = providers.flatMap((p) => p.sharedKeys);
   const hosts = providers.map((p) => p.baseUrl);
+  const rotation = new KeyRotation();
+  const settlementRetries: SettlementRetries = new SettlementRetries(billing, logger);
   const pipeline: PipelineServices = {
     config,
     store,
     logger,
     authCache,
     billing,
-    rotation: new KeyRotation(),
+    rotation,
     health,
     scrubber: createScrubber({ secrets: sharedSecrets, hosts }),
     upstreamKeys: new UpstreamKeyResolver(store, (own) => createScrubber({ secrets: [...sharedSecrets, ...own], hosts })),
-    settlementRetries: new SettlementRetries(billing, logger),
+    settlementRetries,
+    metrics,
+    tracing,
   };
   const ctx: RouteContext = { config, store, logger, billing, pipeline, media: { settings: mediaSettingsFromConfig(config.media) } };
   const server = buildServer(ctx, logger, ROUTES);
+  let metricsListener: { server: Server; url: string } | null = null;
+  if (metrics && config.metrics?.listen) metricsListener = await startMetricsListener(metrics, config.metrics.listen, logger);
   let closed = false;
   return {
     ctx,
     server,
+    metricsUrl: metricsListener?.url ?? null,
     async close() {
       if (closed) return;
       closed = true;
       await server.close();
+      if (metricsListener) await new Promise((resolve) => metricsListener.server.close(resolve));
+      await tracing?.shutdown().catch((err: unknown) => logger.warn({ err }, "exporting the last spans failed"));
       authCache.stop();
       health.stop();
       await billing.stopSweeper();
@@ -100,4 +135,13 @@ export async function createApp(config: GatewayConfig, options: { logger?: Logge
       logDestination?.close();
     },
   };
+}
+
+/** Holds not yet settled or released, in the whole database (the gateway_holds_outstanding gauge). */
+async function countHolds(store: Store): Promise<number> {
+  const row = await store.handle.db
+    .selectFrom("holds")
+    .select((eb) => eb.fn.countAll<string | number | bigint>().as("n"))
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
 }

@@ -20,13 +20,15 @@ const here = dirname(fileURLToPath(import.meta.url));
 const benchDir = resolve(here, "..");
 const repoDir = resolve(benchDir, "..");
 
-export type TargetName = "direct" | "floor" | "ours-sqlite" | "ours-sqlite-nobill" | "ours-sqlite-limits" | "ours-pg" | "ours-pg-nobill" | "ours-pg-limits" | "peer";
+export type TargetName =
+  "direct" | "floor" | "ours-sqlite" | "ours-sqlite-metrics" | "ours-sqlite-nobill" | "ours-sqlite-limits" | "ours-pg" | "ours-pg-nobill" | "ours-pg-limits" | "peer";
 export type Mode = "buffered" | "stream";
 
 export const TARGET_LABELS: Record<TargetName, string> = {
   direct: "direct (mock upstream)",
   floor: "floor: a minimal Node.js proxy",
   "ours-sqlite": "ours, SQLite, billing on",
+  "ours-sqlite-metrics": "ours, SQLite, billing on, metrics on, tracing off",
   "ours-sqlite-nobill": "ours, SQLite, billing off",
   "ours-sqlite-limits": "ours, SQLite, billing on, limits enabled",
   "ours-pg": "ours, PostgreSQL, billing on",
@@ -309,11 +311,12 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchResults
     const usePeer = !smoke && options.peer !== false;
 
     const names: TargetName[] = smoke
-      ? ["direct", "ours-sqlite"]
+      ? ["direct", "ours-sqlite", "ours-sqlite-metrics"]
       : [
           "direct",
           "floor",
           "ours-sqlite",
+          "ours-sqlite-metrics",
           "ours-sqlite-nobill",
           "ours-sqlite-limits",
           ...(usePostgres ? (["ours-pg", "ours-pg-nobill", "ours-pg-limits"] as const) : []),
@@ -327,9 +330,9 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchResults
       child: null,
     });
 
-    const startOurs = async (name: TargetName, billing: boolean, databaseUrl: string | null, limits = false): Promise<void> => {
+    const startOurs = async (name: TargetName, billing: boolean, databaseUrl: string | null, limits = false, env: NodeJS.ProcessEnv = {}): Promise<void> => {
       const nodeFlags = ["--expose-gc", ...(options.profileDir && name === "ours-sqlite" ? ["--cpu-prof", `--cpu-prof-dir=${options.profileDir}`] : [])];
-      const gateway = await startOurGateway(name, { mockUrl, billing: billing ? "on" : "off", limits: limits ? "on" : "off", databaseUrl, nodeFlags });
+      const gateway = await startOurGateway(name, { mockUrl, billing: billing ? "on" : "off", limits: limits ? "on" : "off", databaseUrl, nodeFlags, env });
       targets.set(name, { name, ...gateway });
     };
     const newDatabase = async (): Promise<string> => {
@@ -346,6 +349,8 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchResults
     }
     log(`bench: starting gateways: ${names.filter((n) => n !== "direct").join(", ")}`);
     await startOurs("ours-sqlite", true, null);
+    // The same gateway with GET /metrics configured (every request recorded) and tracing off (no OTEL_*).
+    if (names.includes("ours-sqlite-metrics")) await startOurs("ours-sqlite-metrics", true, null, false, { BENCH_METRICS: "on", OTEL_TRACES_EXPORTER: "" });
     if (names.includes("ours-sqlite-nobill")) await startOurs("ours-sqlite-nobill", false, null);
     if (names.includes("ours-sqlite-limits")) await startOurs("ours-sqlite-limits", true, null, true);
     if (names.includes("ours-pg")) await startOurs("ours-pg", true, await newDatabase());
@@ -454,7 +459,8 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchResults
 
     // ---- latency at fixed rates, interleaved ---------------------------------------------------
     const latency: LatencyRun[] = [];
-    const latencyTargets = (rate: number): TargetName[] => names.filter((n) => ["direct", "floor", "ours-sqlite", "peer"].includes(n) || rate === Math.max(...plan.rates));
+    const latencyTargets = (rate: number): TargetName[] =>
+      names.filter((n) => ["direct", "floor", "ours-sqlite", "ours-sqlite-metrics", "peer"].includes(n) || rate === Math.max(...plan.rates));
     for (let rep = 1; rep <= plan.reps; rep++) {
       for (const mode of ["buffered", "stream"] as const) {
         for (const rate of plan.rates) {

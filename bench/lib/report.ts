@@ -137,6 +137,7 @@ export function summarizeResults(r: BenchResults): Summary {
     "ours/peer buffered": ratio(rps("ours-sqlite", "buffered"), rps("peer", "buffered")),
     "ours/peer stream": ratio(rps("ours-sqlite", "stream"), rps("peer", "stream")),
     "ours/direct buffered": ratio(rps("ours-sqlite", "buffered"), rps("direct", "buffered")),
+    "SQLite metrics on/off (tracing off)": ratio(rps("ours-sqlite-metrics", "buffered"), rps("ours-sqlite", "buffered")),
     "SQLite billing on/off": ratio(rps("ours-sqlite", "buffered"), rps("ours-sqlite-nobill", "buffered")),
     "PostgreSQL billing on/off": ratio(rps("ours-pg", "buffered"), rps("ours-pg-nobill", "buffered")),
     "PostgreSQL/SQLite (billing on)": ratio(rps("ours-pg", "buffered"), rps("ours-sqlite", "buffered")),
@@ -298,7 +299,18 @@ export function renderMarkdown(r: BenchResults, s: Summary): string {
 
 const over = (x: LatencyRow) => (x.overloadedRuns > 0 ? ` **overloaded in ${x.overloadedRuns}/${x.runs} runs**` : "");
 
-const ORDER: TargetName[] = ["direct", "floor", "ours-sqlite", "ours-sqlite-nobill", "ours-sqlite-limits", "ours-pg", "ours-pg-nobill", "ours-pg-limits", "peer"];
+const ORDER: TargetName[] = [
+  "direct",
+  "floor",
+  "ours-sqlite",
+  "ours-sqlite-metrics",
+  "ours-sqlite-nobill",
+  "ours-sqlite-limits",
+  "ours-pg",
+  "ours-pg-nobill",
+  "ours-pg-limits",
+  "peer",
+];
 function order(t: TargetName): number {
   return ORDER.indexOf(t);
 }

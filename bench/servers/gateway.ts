@@ -28,6 +28,8 @@ const billingOn = process.env.BENCH_BILLING !== "off";
 // account far above what the bench sends, so that each request is judged and counted but never refused.
 const limitsOn = process.env.BENCH_LIMITS === "on";
 const NEVER_REFUSING_LIMITS = { requests_per_minute: 10_000_000, tokens_per_minute: 1_000_000_000_000, concurrent_requests: 1_000_000 };
+// BENCH_METRICS=on: GET /metrics configured, so every request is recorded (tracing stays off: no OTEL_*).
+const metricsOn = process.env.BENCH_METRICS === "on";
 
 const dir = mkdtempSync(join(tmpdir(), "gw-bench-"));
 const configPath = join(dir, "gateway.config.yaml");
@@ -53,7 +55,7 @@ tiers:
   standard: { models: [${BENCH_MODEL}] }
 server:
   default_tier: standard
-`,
+${metricsOn ? "metrics:\n  token_env: BENCH_METRICS_TOKEN\n" : ""}`,
 );
 
 const env: NodeJS.ProcessEnv = {
@@ -63,6 +65,7 @@ const env: NodeJS.ProcessEnv = {
   PORT: "0",
   HOST: "127.0.0.1",
   LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "info",
+  ...(metricsOn ? { BENCH_METRICS_TOKEN: "bench-metrics-token-0123456789" } : {}),
   ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
 };
 // Bench-only experiment (BENCH_EXPERIMENT=stmt-cache), never a production path: memoize

@@ -64,6 +64,8 @@ export interface StoreBillingOptions {
   holdTtlMs?: number;
   /** Called with errors of background sweeps (the next sweep retries). */
   onSweepError?: (error: unknown) => void;
+  /** Called with the seconds each write batch took (the gateway_db_batch_duration_seconds metric). */
+  onBatch?: ((seconds: number) => void) | undefined;
 }
 
 // Deadlocks and serialization failures roll everything back and are safe to retry; the lock order
@@ -94,8 +96,8 @@ export class StoreBilling implements Billing {
     this.#onSweepError = options.onSweepError ?? (() => undefined);
     if (database.dialect === "sqlite") {
       if (!database.sqlite) throw new Error("StoreBilling on SQLite needs the raw connection (DatabaseHandle.sqlite)");
-      this.#path = { dialect: "sqlite", writer: new SqliteWriter(database.db, database.sqlite) };
-    } else this.#path = { dialect: "postgres", batcher: new PostgresBatcher(database.db) };
+      this.#path = { dialect: "sqlite", writer: new SqliteWriter(database.db, database.sqlite, { onBatch: options.onBatch }) };
+    } else this.#path = { dialect: "postgres", batcher: new PostgresBatcher(database.db, options.onBatch) };
   }
 
   /** Checks every limit and reserves the projected cost and tokens; see admission.ts for the order. */

@@ -51,7 +51,11 @@ export class PostgresBatcher {
   #scheduled = false;
   #inFlight = 0;
 
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(
+    private readonly db: Kysely<Database>,
+    /** Called with the seconds each batch's round trip took (metrics on). */
+    private readonly onBatch?: (seconds: number) => void,
+  ) {}
 
   /** Runs one operation in the next batch; `accountId` and `keyId` order it within the batch. */
   call(kind: PgOperationKind, args: readonly unknown[], accountId: string, keyId: string | null): Promise<PgAnswer> {
@@ -86,7 +90,9 @@ export class PostgresBatcher {
     let answers: unknown;
     try {
       const ops = JSON.stringify(batch.map((p) => ({ k: p.kind, a: p.args.map(asText) })));
+      const started = this.onBatch === undefined ? 0 : performance.now();
       const result = await this.db.executeQuery(CompiledQuery.raw(BATCH_SQL, [ops]));
+      if (this.onBatch !== undefined) this.onBatch((performance.now() - started) / 1000);
       answers = (result.rows[0] as { answers?: unknown } | undefined)?.answers;
     } catch (error) {
       if (batch.length === 1) {

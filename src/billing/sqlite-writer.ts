@@ -90,6 +90,7 @@ export class SqliteWriter {
   #busySince: number | undefined;
   readonly #busyTimeoutMs: number;
   readonly #busyWait: SqliteBusyWait;
+  readonly #onBatch: ((seconds: number) => void) | undefined;
 
   /**
    * `db` is the Kysely instance over `sqlite`: its connection lease keeps other queries out of a batch.
@@ -98,8 +99,9 @@ export class SqliteWriter {
   constructor(
     private readonly db: Kysely<Database>,
     private readonly sqlite: SqlExec,
-    options: { busyTimeoutMs?: number } = {},
+    options: { busyTimeoutMs?: number; onBatch?: ((seconds: number) => void) | undefined } = {},
   ) {
+    this.#onBatch = options.onBatch;
     this.#busyWait = SqliteBusyWait.of(sqlite);
     this.#busyTimeoutMs = options.busyTimeoutMs ?? this.#busyWait.timeoutMs;
   }
@@ -122,6 +124,7 @@ export class SqliteWriter {
     if (batch.length === 0) return;
     const sqlite = this.sqlite;
     const busyWait = this.#busyWait;
+    const onBatch = this.#onBatch;
     const done = (outcome: "busy" | "done") => {
       if (outcome === "busy") this.#retryLater(batch);
       else this.#busySince = undefined;
@@ -133,7 +136,7 @@ export class SqliteWriter {
       // No lease needed (see the header): nothing can come between the statements of this batch.
       let outcome: "busy" | "done";
       try {
-        outcome = runBatch(sqlite, batch, busyWait);
+        outcome = onBatch === undefined ? runBatch(sqlite, batch, busyWait) : timedBatch(sqlite, batch, busyWait, onBatch);
       } catch (error) {
         return failed(error);
       }
@@ -142,7 +145,7 @@ export class SqliteWriter {
     // A Kysely transaction is open (it spans awaits): wait for its lease, so the batch runs after it.
     this.db
       .connection()
-      .execute(async () => runBatch(sqlite, batch, busyWait))
+      .execute(async () => (onBatch === undefined ? runBatch(sqlite, batch, busyWait) : timedBatch(sqlite, batch, busyWait, onBatch)))
       .then(done, failed);
   }
 
@@ -160,6 +163,16 @@ export class SqliteWriter {
     if (this.#scheduled) return;
     this.#scheduled = true;
     setTimeout(() => this.#flush(), BUSY_RETRY_MS);
+  }
+}
+
+/** runBatch, reporting the seconds it took (metrics on). */
+function timedBatch(sqlite: SqlExec, batch: Pending[], busyWait: SqliteBusyWait, onBatch: (seconds: number) => void): "busy" | "done" {
+  const started = performance.now();
+  try {
+    return runBatch(sqlite, batch, busyWait);
+  } finally {
+    onBatch((performance.now() - started) / 1000);
   }
 }
 

@@ -14,6 +14,8 @@ import { DEMO_PROVIDER, demoModels, demoProvider } from "../upstreams/demo/catal
 import { baseProviderOf, buildRoutingGroup, type GroupContext } from "./routing-groups.js";
 import { configFileSchema, type ConfigFile, type ModelFileEntry } from "./schema.js";
 import { tierLimitsOf, type TierLimits } from "../billing/traffic-limits.js";
+import type { MetricsSettings } from "../observability/metrics.js";
+import { metricsSettingsFrom, tracingSettingsFromEnv, type TracingSettings } from "../observability/settings.js";
 
 export type { ModelConfig, ModelKind, ModelPricing, ProviderConfig, ProviderType, UpstreamApi } from "./catalog.js";
 
@@ -44,6 +46,10 @@ export interface GatewayConfig {
   upstreamHealth: BreakerSettings;
   /** The `billing` section. */
   billing: BillingSettings;
+  /** The `metrics` section (GET /metrics); null: no metrics are served or recorded. */
+  metrics: MetricsSettings | null;
+  /** Traces from the OTEL_* environment variables; null (the default): no tracing at all. */
+  tracing: TracingSettings | null;
 }
 
 export interface BillingSettings {
@@ -82,6 +88,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     secret: env.GATEWAY_SECRET ?? null,
     logLevel: env.LOG_LEVEL ?? "info",
     trustedProxies: trustedProxiesFrom(file.server.trusted_proxies ?? [], sourcePath ?? "(defaults)"),
+    metrics: metricsSettingsFrom(file.metrics, env, (field, message) => {
+      throw new ConfigError(`${sourcePath ?? "(defaults)"}: ${field}: ${message}`);
+    }),
+    tracing: tracingSettingsFromEnv(env, (message) => {
+      throw new ConfigError(message);
+    }),
     ...buildCatalog(file, sourcePath ?? "(defaults)"),
   };
 }

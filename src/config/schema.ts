@@ -175,6 +175,27 @@ export const configFileSchema = z.strictObject({
    * defines no providers (and without a config file), off as soon as it defines one (load.ts).
    */
   demo: z.boolean().optional(),
+  /**
+   * Prometheus metrics at GET /metrics (docs/operations.md#metrics): served on the main listener to
+   * requests with the bearer token in the environment variable `token_env`, and/or on a separate
+   * `listen` address (host:port). Neither set: no /metrics and nothing recorded.
+   */
+  metrics: z
+    .strictObject({
+      token_env: z
+        .string()
+        .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "an environment variable name")
+        .optional(),
+      listen: z.string().optional(),
+      /** Series per account (opt-in): at most max_accounts accounts get their own, the rest share one. */
+      account_series: z
+        .strictObject({
+          enabled: z.boolean().default(false),
+          max_accounts: z.number().int().min(1).max(10_000).default(100),
+        })
+        .prefault({}),
+    })
+    .optional(),
   providers: z.record(identifier, providerSchema).default({}),
   models: z.array(modelSchema).default([]),
   tiers: z.record(identifier, tierSchema).default({}),

@@ -2,6 +2,10 @@
 // and for headers such as the cost. Kept as plain fields on the Fastify request.
 import type { FastifyRequest } from "fastify";
 import { formatUsd } from "../core/money.js";
+import type { Usage } from "../core/usage.js";
+import type { GatewayConfig } from "../config/load.js";
+import type { FinishedRequest, GatewayMetrics } from "../observability/metrics.js";
+import type { RequestTrace } from "../observability/spans.js";
 import type { ErrorShape } from "../errors/catalogue.js";
 import { clientAttribution } from "./client-attribution.js";
 
@@ -18,12 +22,22 @@ export interface RequestMeter {
   outputTokens?: number;
   costNano?: bigint;
   errorType?: string;
+  /** The metered usage (metrics and the request's span count its tokens by type). */
+  usage?: Usage;
+  /** The serving model's upstream name (gen_ai.response.model on the request's span). */
+  responseModel?: string;
+  /** A stream: when its first byte went to the client (performance.now()). */
+  firstByteAt?: number;
+  /** Set once the request's line, metrics and span were recorded (recordRequest runs once). */
+  recorded?: boolean;
 }
 
 declare module "fastify" {
   interface FastifyRequest {
     meter: RequestMeter;
     errorShape: ErrorShape;
+    /** The request's span: set only while tracing is on (observability/tracing.ts). */
+    trace: RequestTrace | undefined;
   }
 }
 
@@ -52,4 +66,64 @@ export function requestLogLine(request: FastifyRequest, status: number): Record<
     // Claude Code's session and agent ids (bounded, never prompt text): see client-attribution.ts.
     attribution: clientAttribution(request.headers),
   };
+}
+
+/**
+ * The one place a finished request is recorded: its log line, its metrics (metrics on), the end of
+ * its span (tracing on). Called by the onResponse hook, and by a stream the client left (Fastify
+ * runs no onResponse for a response destroyed before it finished).
+ */
+export function recordRequest(request: FastifyRequest, status: number, metrics: GatewayMetrics | null, config: GatewayConfig): void {
+  if (request.meter.recorded === true) return;
+  request.meter.recorded = true;
+  request.log.info(requestLogLine(request, status), "request");
+  if (metrics !== null) metrics.observeRequest(finishedRequest(request, status, config));
+  if (request.trace !== undefined) endRequestTrace(request, request.trace, status, config);
+}
+
+/** The route pattern a request matched (bounded, unlike its URL); "unmatched" for a 404. */
+export function routeOf(request: FastifyRequest): string {
+  return request.routeOptions.url ?? "unmatched";
+}
+
+/** The status metrics and traces record: 499 for a stream the client left (its head may have said 200). */
+export function recordedStatus(request: FastifyRequest, status: number): number {
+  return request.meter.errorType === "client_aborted" ? 499 : status;
+}
+
+/** What the metrics take from a finished request: read from the same meter as the log line. */
+export function finishedRequest(request: FastifyRequest, status: number, config: GatewayConfig): FinishedRequest {
+  const m = request.meter;
+  const now = performance.now();
+  return {
+    route: routeOf(request),
+    status: recordedStatus(request, status),
+    seconds: (now - m.startedAt) / 1000,
+    model: m.model,
+    provider: m.provider,
+    providerType: m.provider === undefined ? undefined : config.providers.get(m.provider)?.type,
+    accountId: m.accountId,
+    attempts: m.attempts,
+    usage: m.usage,
+    costNano: m.costNano,
+    firstByteSeconds: m.firstByteAt === undefined ? undefined : (m.firstByteAt - m.startedAt) / 1000,
+  };
+}
+
+/** Ends the request's span with what the meter holds (tracing on only). */
+export function endRequestTrace(request: FastifyRequest, trace: RequestTrace, status: number, config: GatewayConfig): void {
+  const m = request.meter;
+  trace.tracing.endRequest(trace, routeOf(request), {
+    status: recordedStatus(request, status),
+    requestId: request.id,
+    model: m.model,
+    provider: m.provider,
+    providerType: m.provider === undefined ? undefined : config.providers.get(m.provider)?.type,
+    responseModel: m.responseModel,
+    deployment: m.deployment,
+    attempts: m.attempts,
+    usage: m.usage,
+    costUsd: m.costNano === undefined ? undefined : formatUsd(m.costNano),
+    errorType: m.errorType,
+  });
 }

@@ -6,7 +6,7 @@ import { randomText } from "../core/ids.js";
 import { capConnections, clientErrorHandler, nodeServerOptions } from "./connections.js";
 import { installErrorHandling } from "./error-handler.js";
 import { installJsonBodyParser } from "./json-body.js";
-import { errorShapeFor, requestLogLine } from "./request-context.js";
+import { errorShapeFor, recordRequest, routeOf } from "./request-context.js";
 
 /** A route family (health, gateway routes, dashboard): registers its routes on the server. */
 export type RouteRegistrar = (app: FastifyInstance, ctx: RouteContext) => void;
@@ -48,16 +48,21 @@ export function buildServer(ctx: RouteContext, logger: Logger, routes: readonly 
   installJsonBodyParser(app);
   app.decorateRequest("meter", null as never);
   app.decorateRequest("errorShape", "openai");
+  app.decorateRequest("trace", undefined);
+  // Both null unless configured (decision 0018): then each request pays one check of each.
+  const { metrics, tracing } = ctx.pipeline;
+  const config = ctx.config;
 
   app.addHook("onRequest", (request, reply, done) => {
     request.meter = { startedAt: performance.now() };
     request.errorShape = errorShapeFor(request.url);
     reply.header("x-request-id", request.id);
+    if (tracing !== null) request.trace = tracing.startRequest(request.method, routeOf(request), request.headers);
     done();
   });
 
   app.addHook("onResponse", (request, reply, done) => {
-    request.log.info(requestLogLine(request, reply.statusCode), "request");
+    recordRequest(request, reply.statusCode, metrics, config);
     done();
   });
 

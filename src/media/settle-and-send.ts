@@ -30,6 +30,7 @@ export async function settleAndSend(
   }
   const { scrubbed, usage } = answer;
   const charge = await call.settle(usage);
+  request.meter.usage = usage;
   request.meter.inputTokens = usage.inputTokens;
   request.meter.outputTokens = usage.outputTokens;
   request.meter.costNano = charge.cost;

@@ -30,6 +30,13 @@ export class KeyRotation {
     this.#cooldownUntil.set(key, now + (parseRetryAfterMs(retryAfter, now) ?? backoff));
   }
 
+  /** How many keys are cooling down now (the gateway_upstream_keys_cooling_down gauge). */
+  coolingDown(now = Date.now()): number {
+    let count = 0;
+    for (const until of this.#cooldownUntil.values()) if (until > now) count += 1;
+    return count;
+  }
+
   succeeded(key: string): void {
     if (this.#strikes.has(key)) {
       this.#strikes.delete(key);

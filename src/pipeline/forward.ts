@@ -17,6 +17,9 @@ import type { Scrubber } from "./scrub.js";
 import type { PipelineServices } from "./services.js";
 import type { Outcome } from "../upstreams/health/upstream-health.js";
 import { upstreamOf } from "../upstreams/registry.js";
+import type { AttemptResult } from "../observability/metrics.js";
+import { endSpan, type RequestTrace } from "../observability/spans.js";
+import { SpanKind, type Span } from "@opentelemetry/api";
 
 export interface ForwardRequest {
   /** The request as sent with one upstream key (called once per attempt; a signature is made per attempt). */
@@ -26,6 +29,8 @@ export interface ForwardRequest {
   signal: AbortSignal | Cancellation;
   /** Called before each attempt with the attempt's number. */
   onAttempt: (attempts: number) => void;
+  /** The request's span when tracing is on: each attempt is a child span, and its traceparent goes upstream. */
+  trace?: RequestTrace | undefined;
 }
 
 export interface Forwarded {
@@ -39,7 +44,7 @@ export interface Forwarded {
   scrubber: Scrubber;
 }
 
-export type ForwardServices = Pick<PipelineServices, "rotation" | "upstreamKeys" | "scrubber" | "health">;
+export type ForwardServices = Pick<PipelineServices, "rotation" | "upstreamKeys" | "scrubber" | "health"> & Partial<Pick<PipelineServices, "metrics">>;
 
 export async function forward(services: ForwardServices, accountId: string, provider: ProviderConfig, request: ForwardRequest): Promise<Forwarded> {
   const { keys, scope, scrubber } = await services.upstreamKeys.keysFor(accountId, provider);
@@ -49,7 +54,8 @@ export async function forward(services: ForwardServices, accountId: string, prov
   if (order.length === 0) {
     throw new GatewayError("rate_limit_error", undefined, { headers: { "retry-after": String(rotation.secondsUntilReady(keys)) } });
   }
-  const { signal } = request;
+  const { signal, trace } = request;
+  const metrics = services.metrics ?? null;
   // HTTP, or the upstream type's in-process transport (the demo type).
   const send = upstreamOf(provider).transport ?? sendToProvider;
   let rateLimited = 0;
@@ -69,8 +75,16 @@ export async function forward(services: ForwardServices, accountId: string, prov
     request.onAttempt(attempts);
     let response: UpstreamHttpResponse;
     let firstChunk: Buffer | null | undefined;
+    let result: AttemptResult | undefined;
+    let status: number | undefined;
+    const span: Span | undefined =
+      trace === undefined ? undefined : trace.tracing.child(trace, "gateway.upstream_attempt", { "gateway.provider": provider.name, "gateway.attempt": attempts }, SpanKind.CLIENT);
     try {
-      response = await send(provider, await request.build(key), signal);
+      const built = await request.build(key);
+      if (span !== undefined) trace!.tracing.inject(span, built.headers);
+      response = await send(provider, built, signal);
+      status = response.status;
+      result = response.status === 429 ? "rate_limited" : response.status >= 500 ? "server_error" : response.status >= 400 ? "client_error" : "success";
       if (response.status === 429) {
         const header = response.headers["retry-after"];
         const keyRetryAfter = typeof header === "string" ? header : null;
@@ -85,6 +99,7 @@ export async function forward(services: ForwardServices, accountId: string, prov
           firstChunk = await readFirstChunk(response.body);
         } catch (error) {
           if (signal.aborted) throw error;
+          result = "no_response";
           throw new NoResponseError("connection lost before the first byte");
         }
       }
@@ -92,6 +107,7 @@ export async function forward(services: ForwardServices, accountId: string, prov
       outcome = response.status >= 500 ? "failure" : response.status < 400 ? "success" : "neutral";
     } catch (error) {
       if (error instanceof NoResponseError) {
+        result = "no_response";
         if (!signal.aborted) outcome = "failure";
         lastNetworkReason = error.reason;
         continue;
@@ -99,6 +115,8 @@ export async function forward(services: ForwardServices, accountId: string, prov
       throw error;
     } finally {
       health.settle(upstream, outcome);
+      if (metrics !== null && result !== undefined) metrics.observeAttempt(provider.name, result);
+      if (span !== undefined) endAttemptSpan(span, result, status);
     }
     rotation.succeeded(key);
     return { response, firstChunk, key, attempts, scrubber: scrubberForResponse(scrubber ?? services.scrubber, response.headers) };
@@ -113,4 +131,11 @@ export async function forward(services: ForwardServices, accountId: string, prov
     throw new GatewayError("provider_error", "Every upstream key of this provider is failing; try again later.", { headers: { "retry-after": retry } });
   }
   throw new GatewayError("provider_error", `The upstream provider could not be reached (${lastNetworkReason}).`);
+}
+
+/** The attempt's status and result on its span (no URL, host or key: docs/security.md). */
+function endAttemptSpan(span: Span, result: AttemptResult | undefined, status: number | undefined): void {
+  const attributes: Record<string, string | number> = { "gateway.attempt.result": result ?? "aborted" };
+  if (status !== undefined) attributes["http.response.status_code"] = status;
+  endSpan(span, attributes, result === "success" || result === "client_error" ? undefined : (result ?? "aborted"));
 }

@@ -23,6 +23,7 @@ import { encodeFrames, pumpStream, scrubValue } from "./relay.js";
 import { scrubHeaders } from "./scrub.js";
 import type { PipelineServices } from "./services.js";
 import { setRateLimitHeaders, trafficLimitsFor } from "./traffic.js";
+import { recordRequest } from "../http/request-context.js";
 
 export async function handleModelRequest(services: PipelineServices, format: ClientFormat, request: FastifyRequest, reply: FastifyReply): Promise<void> {
   const body = readBody(request.body);
@@ -72,6 +73,7 @@ export async function handleModelRequest(services: PipelineServices, format: Cli
     ...requestFor(body, plan),
     awaitFirstChunk: plan.stream,
     signal: cancellation,
+    trace: request.trace,
     onAttempt: countAttempts(request, reply),
     clamp: {
       minOutputTokens: services.config.billing.clampMinOutputTokens,
@@ -82,7 +84,13 @@ export async function handleModelRequest(services: PipelineServices, format: Cli
       },
     },
   });
-  if (call === null) return; // the client went away: nothing held, nobody to answer
+  if (call === null) {
+    // The client went away: nothing held, nobody to answer, and no response to finish, so Fastify's
+    // onResponse will not run: recorded here (status 499).
+    request.meter.errorType = "client_aborted";
+    recordRequest(request, 499, services.metrics, services.config);
+    return;
+  }
   setRateLimitHeaders(reply, call.hold, format.route);
   // Only an answer served with the lowered limit says so; a refusal or a failed upstream does not.
   if (call.clampedOutputTokens !== null) reply.header("x-gateway-max-tokens-clamped", String(call.clampedOutputTokens));
@@ -92,6 +100,7 @@ export async function handleModelRequest(services: PipelineServices, format: Cli
     throw new GatewayError("internal_error");
   }
   const { deployment } = call.hold.model;
+  request.meter.responseModel = call.hold.model.upstreamModel;
   if (deployment !== undefined) {
     request.meter.provider = call.hold.model.provider.name;
     request.meter.deployment = deployment;
@@ -192,6 +201,7 @@ async function relayStream(services: PipelineServices, request: FastifyRequest, 
   const raw = reply.raw;
   // The head goes out with the first scrubbed frame: until then a failure is still a proper error.
   const open = () => {
+    request.meter.firstByteAt = performance.now();
     raw.writeHead(200, {
       ...(reply.getHeaders() as Record<string, string>),
       "content-type": "text/event-stream; charset=utf-8",
@@ -257,6 +267,8 @@ async function relayStream(services: PipelineServices, request: FastifyRequest, 
   } else {
     request.meter.errorType = "client_aborted";
     raw.destroy();
+    // A destroyed response never finishes, so Fastify's onResponse does not run: recorded here.
+    recordRequest(request, raw.statusCode, services.metrics, services.config);
   }
 }
 
@@ -266,6 +278,7 @@ function estimateUsage(info: ClientRequestInfo, deliveredText: string): Usage {
 }
 
 function meter(request: FastifyRequest, usage: Usage, cost: bigint | undefined): void {
+  request.meter.usage = usage;
   request.meter.inputTokens = usage.inputTokens;
   request.meter.outputTokens = usage.outputTokens;
   request.meter.costNano = cost;

@@ -29,6 +29,7 @@ import { forward, type ForwardRequest, type Forwarded, type ForwardServices } fr
 import { forwardToGroup, type PlanFor } from "./routing.js";
 import type { PipelineServices } from "./services.js";
 import { upstreamError } from "./upstream-errors.js";
+import { endSpan, type RequestTrace } from "../observability/spans.js";
 
 export interface MeteredRequest extends ForwardRequest {
   /** The upstream is admission.model's provider, asked with the keys of admission.accountId. */
@@ -65,6 +66,8 @@ export class MeteredCall {
     readonly upstream: Forwarded,
     /** The output limit the request was admitted with when lower than it asked for (clamped); null otherwise. */
     readonly clampedOutputTokens: number | null = null,
+    /** The request's span while tracing is on: settlement is a child span. */
+    private readonly trace?: RequestTrace,
   ) {}
 
   /**
@@ -74,7 +77,14 @@ export class MeteredCall {
   settle(usage: Usage): Promise<Charge> {
     if (!this.#open) throw new Error("settle() after the metered call ended");
     this.#open = false;
-    return this.billing.settle(this.hold, usage, this.hold.model.provider.name);
+    const settled = this.billing.settle(this.hold, usage, this.hold.model.provider.name);
+    if (this.trace === undefined) return settled;
+    const span = this.trace.tracing.child(this.trace, "gateway.settlement", { "gateway.estimated_usage": usage.estimated });
+    settled.then(
+      () => endSpan(span, {}),
+      (error: unknown) => endSpan(span, {}, (error as { type?: string } | null)?.type ?? "settlement_failed"),
+    );
+    return settled;
   }
 
   /** Gives the hold back: nothing was delivered. Only the first call (before any settle()) does so. */
@@ -92,7 +102,7 @@ export class MeteredCall {
 export async function openMeteredCall(services: MeteringServices, request: MeteredRequest): Promise<MeteredCall | null> {
   const { admission } = request;
   const group = admission.model.group;
-  const { hold: admitted, clampedOutputTokens } = await admit(services, request);
+  const { hold: admitted, clampedOutputTokens } = request.trace === undefined ? await admit(services, request) : await tracedAdmit(services, request, request.trace);
   // Never charged beyond what was held for the lowered limit, whatever the upstream then reports.
   let hold = clampedOutputTokens === null ? admitted : { ...admitted, chargeCap: admitted.amount };
   // The number of upstream attempts, recorded with the settlement (the ledger's attempts column).
@@ -125,7 +135,20 @@ export async function openMeteredCall(services: MeteringServices, request: Meter
     if (error instanceof ClientAbortedError || request.signal.aborted) return null;
     throw error;
   }
-  return new MeteredCall(services.billing, { ...hold, attempts }, upstream, clampedOutputTokens);
+  return new MeteredCall(services.billing, { ...hold, attempts }, upstream, clampedOutputTokens, request.trace);
+}
+
+/** admit() inside the request's "gateway.admission" span. */
+async function tracedAdmit(services: MeteringServices, request: MeteredRequest, trace: RequestTrace): ReturnType<typeof admit> {
+  const span = trace.tracing.child(trace, "gateway.admission", {});
+  try {
+    const admitted = await admit(services, request);
+    endSpan(span, admitted.clampedOutputTokens === null ? {} : { "gateway.clamped_output_tokens": admitted.clampedOutputTokens });
+    return admitted;
+  } catch (error) {
+    endSpan(span, {}, (error as { type?: string } | null)?.type ?? "internal_error");
+    throw error;
+  }
 }
 
 /**

@@ -9,6 +9,8 @@ import type { KeyRotation } from "./failover.js";
 import type { Scrubber } from "./scrub.js";
 import type { UpstreamKeyResolver } from "./upstream-key-resolver.js";
 import type { SettlementRetries } from "./settlement-retries.js";
+import type { GatewayMetrics } from "../observability/metrics.js";
+import type { Tracing } from "../observability/tracing.js";
 
 export interface PipelineServices {
   config: GatewayConfig;
@@ -22,4 +24,8 @@ export interface PipelineServices {
   scrubber: Scrubber;
   upstreamKeys: UpstreamKeyResolver;
   settlementRetries: SettlementRetries;
+  /** Prometheus metrics; null when the config has no `metrics` section. */
+  metrics: GatewayMetrics | null;
+  /** OpenTelemetry traces; null unless the OTEL_* variables turn them on. */
+  tracing: Tracing | null;
 }

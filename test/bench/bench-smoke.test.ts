@@ -9,7 +9,7 @@ describe("bench smoke", () => {
   it("starts every process, measures direct and our gateway, and stops them", async () => {
     const lines: string[] = [];
     const results = await runBench({ smoke: true, log: (line) => lines.push(line) });
-    expect(results.targets).toEqual(["direct", "ours-sqlite"]);
+    expect(results.targets).toEqual(["direct", "ours-sqlite", "ours-sqlite-metrics"]);
     for (const mode of ["buffered", "stream"] as const) {
       for (const target of results.targets) {
         const run = results.latency.find((r) => r.target === target && r.mode === mode);

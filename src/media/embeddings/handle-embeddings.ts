@@ -53,6 +53,7 @@ export async function handleEmbeddings(services: PipelineServices, request: Fast
     awaitFirstChunk: false,
     signal: cancellation,
     onAttempt: countAttempts(request, reply),
+    trace: request.trace,
   });
   if (call === null) return; // the client went away: nothing held, nobody to answer
   setRateLimitHeaders(reply, call.hold, "embeddings");

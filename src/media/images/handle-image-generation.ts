@@ -53,6 +53,7 @@ export async function handleImageGeneration(services: PipelineServices, settings
     awaitFirstChunk: false,
     signal: cancellation,
     onAttempt: countAttempts(request, reply),
+    trace: request.trace,
   });
   if (call === null) return; // the client went away: nothing held, nobody to answer
   setRateLimitHeaders(reply, call.hold, "images");

@@ -55,6 +55,7 @@ export async function submitVideo(services: PipelineServices, settings: MediaSet
     awaitFirstChunk: false,
     signal: new AbortController().signal,
     onAttempt: countAttempts(request, reply),
+    trace: request.trace,
   });
   if (call === null) throw new GatewayError("internal_error"); // cannot happen: only a client's cancellation makes it null
   setRateLimitHeaders(reply, call.hold, "videos");

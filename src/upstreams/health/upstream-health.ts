@@ -8,7 +8,7 @@
 import { createHash } from "node:crypto";
 import type { Logger } from "pino";
 import type { UpstreamHealthStore } from "../../store/upstream-health-store.js";
-import { CircuitBreaker, type BreakerPass, type BreakerSettings, type SharedBreakerState } from "./circuit-breaker.js";
+import { CircuitBreaker, type BreakerPass, type BreakerSettings, type BreakerState, type SharedBreakerState } from "./circuit-breaker.js";
 
 export const BREAKER_POLL_MS = 500;
 const WINDOW_WRITE_MS = 5_000;
@@ -132,6 +132,14 @@ export class UpstreamHealth {
     this.store
       .writeState({ scope, state: state.state, openedUntil, changedAt: now })
       .catch((err: unknown) => this.logger.warn({ err, scope }, "writing circuit breaker state failed"));
+  }
+
+  /** Breakers known to this process by state (the gateway_circuit_breakers gauge). */
+  stateCounts(): Record<BreakerState, number> {
+    const counts: Record<BreakerState, number> = { closed: 0, open: 0, half_open: 0 };
+    const now = this.clock();
+    for (const breaker of this.#breakers.values()) counts[breaker.state(now)] += 1;
+    return counts;
   }
 
   #breaker(scope: string): CircuitBreaker {
