@@ -108,14 +108,18 @@ for (const kind of DATABASE_KINDS) {
         expect(tpm.filter((r) => r.status !== 200).every((r) => r.status === 429 && r.code === "key_tpm_exceeded")).toBe(true);
 
         // Concurrency 5 with slow streams: 5 in flight at the mock, the 6th refused at once.
-        const streams = Array.from({ length: 5 }, (_, i) => chat(gateways[i % 2]!, slotKey.raw, { stream: true }));
-        const heads = await Promise.all(streams);
+        // One after another, each at the mock before the next starts, so that gates[i] holds heads[i]'s
+        // stream (released below by index); in parallel their order at the mock varies under load.
+        const heads: Response[] = [];
+        for (let i = 0; i < 5; i++) {
+          heads.push(await chat(gateways[i % 2]!, slotKey.raw, { stream: true }));
+          await waitFor(
+            () => inFlight === i + 1,
+            10_000,
+            () => `in flight at the mock: ${inFlight}, expected ${i + 1}`,
+          );
+        }
         expect(heads.every((r) => r.status === 200)).toBe(true);
-        await waitFor(
-          () => inFlight === 5,
-          10_000,
-          () => `in flight at the mock: ${inFlight}`,
-        );
         const started = Date.now();
         const sixth = await chat(gateways[1], slotKey.raw, { stream: true });
         expect(Date.now() - started).toBeLessThan(2000);
