@@ -1,6 +1,6 @@
 // API sub-keys: minting (at most 50 enabled per account), lookup by hash, caps, revoke.
 import { limitsColumn, subjectLimitsOf, type SubjectLimits, type SubjectLimitsInput } from "../billing/traffic-limits.js";
-import type { Kysely, Selectable, Transaction } from "kysely";
+import type { Kysely, Selectable, Transaction, Updateable } from "kysely";
 import { mintApiKey } from "../accounts/api-keys.js";
 import { GatewayError } from "../errors/catalogue.js";
 import { newId, nowMs } from "../core/ids.js";
@@ -238,58 +238,33 @@ export class KeysStore {
 
   /** Turns output clamping on or off for one key (docs/billing.md, "Clamping"); a revoked key keeps its setting. */
   async setClampOutput(id: string, clampOutput: boolean): Promise<ApiKey> {
-    return transact(this.db, async (trx) => {
-      const row = await trx
-        .updateTable("keys")
-        .set({ clamp_output: clampOutput ? 1n : 0n, updated_at: nowMs() })
-        .where("id", "=", id)
-        .where("status", "!=", "revoked")
-        .returningAll()
-        .executeTakeFirst();
-      if (!row) {
-        const exists = await trx.selectFrom("keys").select("id").where("id", "=", id).executeTakeFirst();
-        if (!exists) throw new GatewayError("not_found", `no key ${id}`);
-        throw new GatewayError("invalid_state", "a revoked key's settings cannot be changed");
-      }
-      // Cached copies in other processes show the setting (GET /v1/me); admission reads the row itself.
-      await recordAuthChange(trx, { keyHash: row.hash });
-      return toApiKey(row);
-    });
+    return this.#changeSettings(id, () => ({ clamp_output: clampOutput ? 1n : 0n }));
   }
 
-  /** Sets (null: removes) the key's own rate and concurrency limits; cached copies everywhere are dropped (auth_events). */
+  /** Sets (null: removes) the key's own rate and concurrency limits. */
   async setLimits(id: string, limits: SubjectLimitsInput | null): Promise<ApiKey> {
-    return transact(this.db, async (trx) => {
-      const row = await trx
-        .updateTable("keys")
-        .set({ limits: limitsColumn(limits), updated_at: nowMs() })
-        .where("id", "=", id)
-        .where("status", "!=", "revoked")
-        .returningAll()
-        .executeTakeFirst();
-      if (!row) {
-        const exists = await trx.selectFrom("keys").select("id").where("id", "=", id).executeTakeFirst();
-        if (!exists) throw new GatewayError("not_found", `no key ${id}`);
-        throw new GatewayError("invalid_state", "a revoked key's settings cannot be changed");
-      }
-      // The limits reach the request path with the cached key: drop it in every process.
-      await recordAuthChange(trx, { keyHash: row.hash });
-      return toApiKey(row);
-    });
+    return this.#changeSettings(id, () => ({ limits: limitsColumn(limits) }));
+  }
+
+  /** Changes a key's policy (validated by the caller: validateKeyPolicy); a change of period starts its counters afresh. */
+  async setPolicy(id: string, change: KeyPolicyChange): Promise<ApiKey> {
+    return this.#changeSettings(id, (current) => policyColumns(change, { period: current.period ?? null }));
   }
 
   /**
-   * Changes a key's policy (validated by the caller: validateKeyPolicy). Other processes' auth caches
-   * drop the key through auth_events; admission reads the periodic budget from the row itself.
+   * Writes the columns `columnsFor` derives from the key's current row, unless the key is revoked
+   * (invalid_state) or missing (not_found). The settings travel with the cached key (limits, policy)
+   * or are shown from it (GET /v1/me): every process drops its copy through auth_events. Admission
+   * reads the caps and the periodic budget from the row itself.
    */
-  async setPolicy(id: string, change: KeyPolicyChange): Promise<ApiKey> {
+  async #changeSettings(id: string, columnsFor: (current: Selectable<KeysTable>) => Updateable<KeysTable>): Promise<ApiKey> {
     return transact(this.db, async (trx) => {
-      const current = await trx.selectFrom("keys").select(["status", "period"]).where("id", "=", id).executeTakeFirst();
+      const current = await trx.selectFrom("keys").selectAll().where("id", "=", id).executeTakeFirst();
       if (!current) throw new GatewayError("not_found", `no key ${id}`);
       if (current.status === "revoked") throw new GatewayError("invalid_state", "a revoked key's settings cannot be changed");
       const row = await trx
         .updateTable("keys")
-        .set({ ...policyColumns(change, { period: current.period ?? null }), updated_at: nowMs() })
+        .set({ ...columnsFor(current), updated_at: nowMs() })
         .where("id", "=", id)
         .where("status", "!=", "revoked")
         .returningAll()
