@@ -1,5 +1,6 @@
 // The composition root: config -> store -> services -> server. Everything a request needs is
-// built here once; the request path reads no config and parses nothing but its own body.
+// built here, per config snapshot (rebuilt by a reload, decision 0021); the request path reads no
+// config file and parses nothing but its own body.
 import pino, { type Logger } from "pino";
 import type { FastifyInstance } from "fastify";
 import { registerAdminApiRoutes } from "./admin/index.js";

@@ -1,5 +1,6 @@
 // The only reader of environment variables and of the config file. Everything is parsed and
-// validated once at start; the request path reads the typed result, never the file.
+// validated at start and again on a reload (decision 0021); the request path reads the typed
+// result, never the file.
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
