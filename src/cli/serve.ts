@@ -16,6 +16,9 @@ export async function serve(config: GatewayConfig, io: CliIo): Promise<void> {
   tuneHeapForServing(setFlagsFromString);
   // A reload reads the same file (GATEWAY_CONFIG or ./gateway.config.yaml) with the same environment.
   const app = await createApp(config, { reload: () => loadConfig(io.env, io.cwd) });
+  // From here on SIGHUP reloads (before, its default action would end the process).
+  const onHangup = () => void reloadOnSignal(app, io);
+  process.on("SIGHUP", onHangup);
   let first: BootstrapResult | null;
   let address: string;
   try {
@@ -23,6 +26,7 @@ export async function serve(config: GatewayConfig, io: CliIo): Promise<void> {
     address = await app.server.listen({ host: config.host, port: config.port });
   } catch (error) {
     // A failed start (port in use, ...) must not leave the database pool holding the process open.
+    process.off("SIGHUP", onHangup);
     await app.close().catch(() => undefined);
     throw error;
   }
@@ -36,8 +40,6 @@ export async function serve(config: GatewayConfig, io: CliIo): Promise<void> {
     io.stderr(`config: ${config.sourcePath} (${config.providers.size} providers, ${config.models.size} models)\n`);
   }
   if (first) io.stderr(firstStartMessage(address, first));
-  const onHangup = () => void reloadOnSignal(app, io);
-  process.on("SIGHUP", onHangup);
   await new Promise<void>((resolve) => {
     let stopping = false;
     const stop = (signal: string) => {
