@@ -333,6 +333,12 @@ for (const kind of DATABASE_KINDS) {
       const forbidden = await run({ GATEWAY_ADMIN_TOKEN: weak });
       expect(forbidden.code).toBe(1);
       expect(forbidden.stderr).toBe("gateway: forbidden: This admin token lacks the scope config:write.\n");
+      const unreachable = await run({ GATEWAY_ADMIN_TOKEN: adminToken, GATEWAY_URL: "http://127.0.0.1:9" });
+      expect(unreachable.code).toBe(1);
+      expect(unreachable.stderr).toMatch(/^gateway: cannot reach the gateway at http:\/\/127\.0\.0\.1:9: /);
+      const badUrl = await run({ GATEWAY_ADMIN_TOKEN: adminToken, GATEWAY_URL: "localhost:8080" });
+      expect(badUrl.code).toBe(2);
+      expect(badUrl.stderr).toBe('gateway: GATEWAY_URL: "localhost:8080" is not an http(s) URL such as http://127.0.0.1:8080\n');
     });
   });
 }

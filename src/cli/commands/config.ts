@@ -63,7 +63,7 @@ function describe(answer: ReloadAnswer): string {
 function gatewayUrl(option: string | undefined, env: NodeJS.ProcessEnv): string {
   const given = option ?? env.GATEWAY_URL;
   if (given) {
-    if (!/^https?:\/\/[^/]+/i.test(given)) throw new UsageError(`--url: "${given}" is not an http(s) URL such as http://127.0.0.1:8080`);
+    if (!/^https?:\/\/[^/]+/i.test(given)) throw new UsageError(`${option ? "--url" : "GATEWAY_URL"}: "${given}" is not an http(s) URL such as http://127.0.0.1:8080`);
     return given.replace(/\/+$/, "");
   }
   const host = !env.HOST || env.HOST === "0.0.0.0" || env.HOST === "::" ? "127.0.0.1" : env.HOST;
