@@ -1,14 +1,16 @@
 // The composition root: config -> store -> services -> server. Everything a request needs is
-// built here once; the request path reads no config and parses nothing but its own body.
+// built here, per config snapshot (rebuilt by a reload, decision 0021); the request path reads no
+// config file and parses nothing but its own body.
 import pino, { type Logger } from "pino";
 import type { FastifyInstance } from "fastify";
 import { registerAdminApiRoutes } from "./admin/index.js";
 import { StoreBilling } from "./billing/billing-store.js";
-import type { GatewayConfig } from "./config/load.js";
+import { configChanges } from "./config/config-diff.js";
+import { ConfigError, restartOnlyChanges, type GatewayConfig } from "./config/load.js";
 import { registerDashboardRoutes } from "./dashboard/index.js";
 import { resolveServerSecret } from "./config/server-secret.js";
 import { BlockLogDestination } from "./core/log-destination.js";
-import type { RouteContext } from "./http/route-context.js";
+import type { ConfigSnapshot, ReloadOutcome, RouteContext } from "./http/route-context.js";
 import { registerAccountRoutes } from "./http/routes/account.js";
 import { registerGatewayRoutes } from "./http/routes/gateway.js";
 import { registerHealthRoutes } from "./http/routes/health.js";
@@ -23,6 +25,7 @@ import type { PipelineServices } from "./pipeline/services.js";
 import { SettlementRetries } from "./pipeline/settlement-retries.js";
 import { UpstreamKeyResolver } from "./pipeline/upstream-key-resolver.js";
 import { openStore, type Store } from "./store/index.js";
+import type { AuditActor } from "./store/audit-store.js";
 import { UpstreamHealth } from "./upstreams/health/upstream-health.js";
 import type { GatewayMetrics } from "./observability/metrics.js";
 import { registerMetricsRoutes, startMetricsListener } from "./observability/metrics-routes.js";
@@ -31,6 +34,8 @@ import type { Server } from "node:http";
 
 export interface App {
   ctx: RouteContext;
+  /** Re-reads the config (createApp's `reload` option) and swaps it in when valid; SIGHUP and the admin API call it. */
+  reloadConfig(actor: AuditActor): Promise<ReloadOutcome>;
   server: FastifyInstance;
   /** The separate metrics listener's URL (metrics.listen), null when there is none. */
   metricsUrl: string | null;
@@ -58,7 +63,15 @@ export function createLogger(level: string, destination: BlockLogDestination): L
   return pino({ level, base: undefined, timestamp: pino.stdTimeFunctions.isoTime }, destination);
 }
 
-export async function createApp(config: GatewayConfig, options: { logger?: Logger; now?: () => number; traceExportDelayMs?: number } = {}): Promise<App> {
+export interface AppOptions {
+  logger?: Logger;
+  now?: () => number;
+  traceExportDelayMs?: number;
+  /** Loads the config again for a reload (`gateway serve`: the same file and environment); without it a reload is refused. */
+  reload?: () => GatewayConfig;
+}
+
+export async function createApp(config: GatewayConfig, options: AppOptions = {}): Promise<App> {
   const logDestination = options.logger ? null : new BlockLogDestination(process.stdout.fd);
   const logger = options.logger ?? createLogger(config.logLevel, logDestination!);
   const store = await openStore({
@@ -94,32 +107,92 @@ export async function createApp(config: GatewayConfig, options: { logger?: Logge
   const health = new UpstreamHealth(store.upstreamHealth, config.upstreamHealth, logger);
   await health.start();
   billing.startSweeper();
-  const providers = [...config.providers.values()];
-  const sharedSecrets = providers.flatMap((p) => p.sharedKeys);
-  const hosts = providers.map((p) => p.baseUrl);
   const rotation = new KeyRotation();
   const settlementRetries: SettlementRetries = new SettlementRetries(billing, logger);
-  const pipeline: PipelineServices = {
-    config,
+  // The services every snapshot shares: breakers, key cooldowns, caches and billing outlive a reload.
+  const shared = { store, logger, authCache, billing, rotation, health, settlementRetries, metrics, tracing };
+  const snapshotOf = (loaded: GatewayConfig): ConfigSnapshot => {
+    const providers = [...loaded.providers.values()];
+    const sharedSecrets = providers.flatMap((p) => p.sharedKeys);
+    const hosts = providers.map((p) => p.baseUrl);
+    const pipeline: PipelineServices = {
+      ...shared,
+      config: loaded,
+      scrubber: createScrubber({ secrets: sharedSecrets, hosts }),
+      upstreamKeys: new UpstreamKeyResolver(store, (own) => createScrubber({ secrets: [...sharedSecrets, ...own], hosts })),
+    };
+    return { config: loaded, pipeline, media: { settings: mediaSettingsFromConfig(loaded.media) }, loadedAt: Date.now() };
+  };
+  const live = { current: snapshotOf(config) };
+  let reloading: Promise<unknown> = Promise.resolve();
+  const reloadConfig = (actor: AuditActor): Promise<ReloadOutcome> => {
+    // One reload at a time: two at once could swap in the older file last.
+    const next = reloading.then(() => reloadOnce(actor));
+    reloading = next.catch(() => undefined);
+    return next;
+  };
+  const reloadOnce = async (actor: AuditActor): Promise<ReloadOutcome> => {
+    const running = live.current;
+    const refuse = (message: string): ReloadOutcome => {
+      logger.error({ config_version: running.config.version, reason: message }, "config reload refused; the running config stays");
+      return { status: "refused", message, version: running.config.version, loadedAt: running.loadedAt };
+    };
+    if (!options.reload) return refuse("this gateway was started without a config file loader; restart it to change its config");
+    let loaded: GatewayConfig;
+    try {
+      loaded = options.reload();
+    } catch (error) {
+      if (error instanceof ConfigError) return refuse(error.message);
+      throw error;
+    }
+    const needsRestart = restartOnlyChanges(running.config, loaded);
+    if (needsRestart.length > 0) {
+      return refuse(
+        `${loaded.sourcePath ?? "(defaults)"}: ${needsRestart.join(", ")}: changed; needs a restart (a reload cannot change ${needsRestart.length === 1 ? "it" : "them"})`,
+      );
+    }
+    if (loaded.version === running.config.version && loaded.sourcePath === running.config.sourcePath) {
+      return { status: "unchanged", version: running.config.version, loadedAt: running.loadedAt };
+    }
+    const snapshot = snapshotOf(loaded);
+    const changes = configChanges(running.config, loaded);
+    // Recorded before the swap: a reload the audit log cannot record does not happen.
+    await store.audited(actor, (tx) =>
+      tx.record({
+        action: "config.reload",
+        targetType: "config",
+        targetId: loaded.sourcePath ?? "(defaults)",
+        before: { version: running.config.version },
+        after: { version: loaded.version, ...changesAuditFields(changes) },
+      }),
+    );
+    live.current = snapshot;
+    logger.info({ config_version: loaded.version, previous_config_version: running.config.version, ...changesAuditFields(changes) }, "config reloaded");
+    return { status: "reloaded", version: loaded.version, previousVersion: running.config.version, loadedAt: snapshot.loadedAt, changes };
+  };
+  const ctx: RouteContext = {
+    live,
+    get config() {
+      return live.current.config;
+    },
+    get pipeline() {
+      return live.current.pipeline;
+    },
+    get media() {
+      return live.current.media;
+    },
     store,
     logger,
-    authCache,
     billing,
-    rotation,
-    health,
-    scrubber: createScrubber({ secrets: sharedSecrets, hosts }),
-    upstreamKeys: new UpstreamKeyResolver(store, (own) => createScrubber({ secrets: [...sharedSecrets, ...own], hosts })),
-    settlementRetries,
-    metrics,
-    tracing,
+    reloadConfig,
   };
-  const ctx: RouteContext = { config, store, logger, billing, pipeline, media: { settings: mediaSettingsFromConfig(config.media) } };
   const server = buildServer(ctx, logger, ROUTES);
   let metricsListener: { server: Server; url: string } | null = null;
   if (metrics && config.metrics?.listen) metricsListener = await startMetricsListener(metrics, config.metrics.listen, logger);
   let closed = false;
   return {
     ctx,
+    reloadConfig,
     server,
     metricsUrl: metricsListener?.url ?? null,
     async close() {
@@ -134,6 +207,18 @@ export async function createApp(config: GatewayConfig, options: { logger?: Logge
       await store.close();
       logDestination?.close();
     },
+  };
+}
+
+/** The audit row's and log line's fields of a reload's changes (names only). */
+function changesAuditFields(changes: ReturnType<typeof configChanges>): Record<string, string[]> {
+  return {
+    models_added: changes.modelsAdded,
+    models_removed: changes.modelsRemoved,
+    models_changed: changes.modelsChanged,
+    providers_added: changes.providersAdded,
+    providers_removed: changes.providersRemoved,
+    providers_changed: changes.providersChanged,
   };
 }
 

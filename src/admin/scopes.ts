@@ -9,6 +9,7 @@ export const ADMIN_SCOPES = [
   "audit:read",
   "provider_keys:read",
   "provider_keys:write",
+  "config:write",
 ] as const;
 
 export type AdminScope = (typeof ADMIN_SCOPES)[number];

@@ -10,6 +10,7 @@ import { openStore, type Store } from "../store/index.js";
 import { migrate } from "../store/migrate.js";
 import { accountsCommand } from "./commands/accounts.js";
 import { adminTokensCommand } from "./commands/admin-tokens.js";
+import { configCommand } from "./commands/config.js";
 import { keysCommand } from "./commands/keys.js";
 import { ledgerCommand } from "./commands/ledger.js";
 import { providerKeysCommand } from "./commands/provider-keys.js";
@@ -44,7 +45,9 @@ const USAGE = `usage: gateway <command>
   admin token create --name N --scope S [--scope S ...]   an admin API token (shown once); scopes in docs/operations.md
   admin token list
   admin token revoke ID
-Every command accepts --json. Environment: DATABASE_URL, GATEWAY_CONFIG, GATEWAY_SECRET, PORT, HOST.`;
+  admin config reload [--url URL]         the running gateway re-reads its config file (like SIGHUP); needs
+                                          GATEWAY_ADMIN_TOKEN (scope config:write); URL: GATEWAY_URL or HOST:PORT
+Every command accepts --json. Environment: DATABASE_URL, GATEWAY_CONFIG, GATEWAY_SECRET, PORT, HOST, GATEWAY_URL, GATEWAY_ADMIN_TOKEN.`;
 
 export async function runCli(argv: string[], io: CliIo): Promise<number> {
   try {
@@ -54,6 +57,8 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
       io.stdout(`${USAGE}\n`);
       return 0;
     }
+    // The running gateway reads its own file: a reload needs neither a valid local config nor the database.
+    if (command === "admin" && rest[0] === "config") return await configCommand(rest[1], rest.slice(2), io);
     const config = loadConfig(io.env, io.cwd);
     switch (command) {
       case "serve":
@@ -102,7 +107,7 @@ async function admin(args: string[], io: CliIo, store: Store, config: GatewayCon
       await adminTokensCommand(sub, rest, io, store);
       break;
     default:
-      throw new UsageError("usage: gateway admin accounts|keys|provider-keys|ledger|upstreams|token ...");
+      throw new UsageError("usage: gateway admin accounts|keys|provider-keys|ledger|upstreams|token|config ...");
   }
   return 0;
 }

@@ -1,9 +1,11 @@
+import { createHash } from "node:crypto";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_BREAKER_SETTINGS } from "../upstreams/health/circuit-breaker.js";
-import { ConfigError, loadConfig } from "./load.js";
+import { configChanges } from "./config-diff.js";
+import { ConfigError, loadConfig, restartOnlyChanges } from "./load.js";
 
 function withFile(text: string): { dir: string; path: string } {
   const dir = mkdtempSync(join(tmpdir(), "gw-config-"));
@@ -235,5 +237,48 @@ models:
   - { id: m, kind: chat, provider: mock, pricing: { long_context: { above_input_tokens: 10, cache_write_1h_per_mtok: "-1" } } }
 `);
     expect(() => loadConfig({}, negative.dir)).toThrow(/long_context.cache_write_1h_per_mtok/);
+  });
+});
+
+describe("reload support", () => {
+  it("versions a config by the SHA-256 of its file's bytes", () => {
+    const { dir } = withFile(MINIMAL);
+    expect(loadConfig({ MOCK_KEY: "k" }, dir).version).toBe(createHash("sha256").update(MINIMAL).digest("hex"));
+    // Without a file: the hash of nothing.
+    expect(loadConfig({}, mkdtempSync(join(tmpdir(), "gw-config-"))).version).toBe(createHash("sha256").update("").digest("hex"));
+  });
+
+  it("names the restart-only settings a new config changes, and nothing for catalog changes", () => {
+    // One directory, as a reload reads the same path (the data directory is relative to it).
+    const { dir, path } = withFile(MINIMAL);
+    const running = loadConfig({ MOCK_KEY: "k" }, dir);
+    writeFileSync(path, MINIMAL.replace('"0.0375"', '"0.05"'));
+    expect(restartOnlyChanges(running, loadConfig({ MOCK_KEY: "other" }, dir))).toEqual([]);
+    writeFileSync(path, `${MINIMAL}server: { body_limit_mb: 2, max_connections: 10, trusted_proxies: ["10.0.0.0/8"] }\nupstream_health: { open_ms: 1000 }\n`);
+    expect(restartOnlyChanges(running, loadConfig({ MOCK_KEY: "k", PORT: "9000" }, dir))).toEqual([
+      "PORT",
+      "server.body_limit_mb",
+      "server.max_connections",
+      "server.trusted_proxies",
+      "upstream_health",
+    ]);
+  });
+
+  it("reports catalog changes by name: added, removed and changed models and providers", () => {
+    const before = loadConfig({ MOCK_KEY: "k" }, withFile(MINIMAL).dir);
+    const after = loadConfig(
+      { MOCK_KEY: "rotated" },
+      withFile(MINIMAL.replace('"0.0375"', '"0.05"').replace("tiers:", "  - { id: m2, kind: chat, provider: mock, pricing: { input_per_mtok: 1, output_per_mtok: 2 } }\ntiers:"))
+        .dir,
+    );
+    expect(configChanges(before, after)).toEqual({
+      modelsAdded: ["m2"],
+      modelsRemoved: [],
+      modelsChanged: ["m1"],
+      providersAdded: [],
+      providersRemoved: [],
+      providersChanged: ["mock"],
+    });
+    expect(configChanges(before, before)).toEqual({ modelsAdded: [], modelsRemoved: [], modelsChanged: [], providersAdded: [], providersRemoved: [], providersChanged: [] });
   });
 });

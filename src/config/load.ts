@@ -1,5 +1,7 @@
 // The only reader of environment variables and of the config file. Everything is parsed and
-// validated once at start; the request path reads the typed result, never the file.
+// validated at start and again on a reload (decision 0021); the request path reads the typed
+// result, never the file.
+import { createHash } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import { parse as parseYaml } from "yaml";
@@ -22,6 +24,14 @@ export type { ModelConfig, ModelKind, ModelPricing, ProviderConfig, ProviderType
 export interface GatewayConfig {
   /** The config file read, or null when the gateway runs with an empty catalog. */
   sourcePath: string | null;
+  /** The config's version: the SHA-256 (hex) of the file's bytes as read (of nothing without a file), as `sha256sum` prints it. */
+  version: string;
+  /**
+   * The settings a reload cannot change (the listener, the database, the secret, the metrics and
+   * breaker machinery are built once at start), each as a comparable text keyed by its config name.
+   * A reload whose file changes one of them is refused: "needs a restart" (decision 0021).
+   */
+  restartOnlySettings: Readonly<Record<string, string>>;
   host: string;
   port: number;
   databaseUrl: string | null;
@@ -76,10 +86,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   const candidate = explicit ? resolvePath(cwd, explicit) : resolve(cwd, "gateway.config.yaml");
   if (explicit && !existsSync(candidate)) throw new ConfigError(`${candidate}: file not found (from GATEWAY_CONFIG)`);
   const sourcePath = existsSync(candidate) ? candidate : null;
-  const file = withDemoCatalog(sourcePath ? readConfigFile(sourcePath, env) : configFileSchema.parse({}), sourcePath ?? "(defaults)");
+  // Read once: the bytes parsed are the bytes hashed, even if the file changes meanwhile.
+  const text = sourcePath ? readConfigText(sourcePath) : "";
+  const file = withDemoCatalog(sourcePath ? parseConfigText(text, sourcePath, env) : configFileSchema.parse({}), sourcePath ?? "(defaults)");
   const dataDir = resolvePath(cwd, env.GATEWAY_DATA_DIR ?? "data");
-  return {
+  const config: Omit<GatewayConfig, "restartOnlySettings"> = {
     sourcePath,
+    version: createHash("sha256").update(text).digest("hex"),
     host: env.HOST ?? "127.0.0.1",
     port: parsePort(env.PORT),
     databaseUrl: env.DATABASE_URL?.trim() || null,
@@ -96,6 +109,38 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     }),
     ...buildCatalog(file, sourcePath ?? "(defaults)"),
   };
+  return { ...config, restartOnlySettings: restartOnlySettingsOf(config, file) };
+}
+
+/** Names are the config file's keys (or the environment variable's); values are compared, never shown. */
+function restartOnlySettingsOf(config: Omit<GatewayConfig, "restartOnlySettings">, file: ConfigFile): Record<string, string> {
+  const server = file.server;
+  return {
+    HOST: config.host,
+    PORT: String(config.port),
+    DATABASE_URL: config.databaseUrl ?? "",
+    GATEWAY_DATA_DIR: config.dataDir,
+    GATEWAY_SECRET: config.secret ?? "",
+    LOG_LEVEL: config.logLevel,
+    "server.body_limit_mb": String(server.body_limit_mb),
+    "server.headers_timeout_ms": String(server.headers_timeout_ms),
+    "server.request_timeout_ms": String(server.request_timeout_ms),
+    "server.keep_alive_timeout_ms": String(server.keep_alive_timeout_ms),
+    "server.max_connections": String(server.max_connections),
+    "server.trusted_proxies": JSON.stringify(server.trusted_proxies ?? []),
+    metrics: JSON.stringify(config.metrics),
+    upstream_health: JSON.stringify(config.upstreamHealth),
+    "OTEL_* (tracing)": JSON.stringify(config.tracing),
+  };
+}
+
+/**
+ * The settings whose values differ between the running config and a new one, by name: what a
+ * reload cannot apply. Empty when the new config may be swapped in.
+ */
+export function restartOnlyChanges(running: GatewayConfig, next: GatewayConfig): string[] {
+  const names = new Set([...Object.keys(running.restartOnlySettings), ...Object.keys(next.restartOnlySettings)]);
+  return [...names].filter((name) => running.restartOnlySettings[name] !== next.restartOnlySettings[name]);
 }
 
 /**
@@ -133,9 +178,21 @@ function parsePort(text: string | undefined): number {
 }
 
 export function readConfigFile(path: string, env: NodeJS.ProcessEnv): ConfigFile {
+  return parseConfigText(readConfigText(path), path, env);
+}
+
+function readConfigText(path: string): string {
+  try {
+    return readFileSync(path, "utf8");
+  } catch (error) {
+    throw new ConfigError(`${path}: cannot be read: ${(error as Error).message.split("\n")[0]}`);
+  }
+}
+
+function parseConfigText(text: string, path: string, env: NodeJS.ProcessEnv): ConfigFile {
   let raw: unknown;
   try {
-    raw = parseYaml(readFileSync(path, "utf8"));
+    raw = parseYaml(text);
   } catch (error) {
     throw new ConfigError(`${path}: not valid YAML: ${(error as Error).message.split("\n")[0]}`);
   }

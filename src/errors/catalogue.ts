@@ -27,6 +27,7 @@ export const ERROR_CATALOGUE = {
   key_show_expired: { status: 410, message: "The show-again window has passed or the token is not valid for this key. Revoke the key and create a new one." },
   invalid_state: { status: 409, message: "The resource's state does not allow this operation." },
   conflict: { status: 409, message: "This state transition is not allowed." },
+  config_reload_refused: { status: 422, message: "The config file was not reloaded; the running config stays." },
   internal_error: { status: 500, message: "Internal error." },
 } as const satisfies Record<string, { status: number; message: string }>;
 

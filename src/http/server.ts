@@ -49,11 +49,15 @@ export function buildServer(ctx: RouteContext, logger: Logger, routes: readonly 
   app.decorateRequest("meter", null as never);
   app.decorateRequest("errorShape", "openai");
   app.decorateRequest("trace", undefined);
-  // Both null unless configured (decision 0018): then each request pays one check of each.
+  app.decorateRequest("snapshot", null as never);
+  // Both null unless configured (decision 0018): then each request pays one check of each. Shared
+  // by every config snapshot (a reload cannot change them).
   const { metrics, tracing } = ctx.pipeline;
-  const config = ctx.config;
+  const live = ctx.live;
 
   app.addHook("onRequest", (request, reply, done) => {
+    // The config this request runs on to its end, whatever reloads meanwhile (decision 0021).
+    request.snapshot = live.current;
     request.meter = { startedAt: performance.now() };
     request.errorShape = errorShapeFor(request.url);
     reply.header("x-request-id", request.id);
@@ -62,7 +66,7 @@ export function buildServer(ctx: RouteContext, logger: Logger, routes: readonly 
   });
 
   app.addHook("onResponse", (request, reply, done) => {
-    recordRequest(request, reply.statusCode, metrics, config);
+    recordRequest(request, reply.statusCode, metrics, request.snapshot.config);
     done();
   });
 

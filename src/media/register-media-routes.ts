@@ -12,22 +12,22 @@ import { submitVideo } from "./videos/submit-video.js";
 import { VideoTaskService } from "./videos/video-task-service.js";
 
 export function registerMediaRoutes(app: FastifyInstance, ctx: RouteContext): void {
-  const services = ctx.pipeline;
-  const { settings } = ctx.media;
-  const tasks = new VideoTaskService(services, settings, ctx.logger);
+  // Shared by every config snapshot; the rest comes from the request's snapshot (the task service's background work: the current one).
+  const { authCache } = ctx.pipeline;
+  const tasks = new VideoTaskService(ctx.live, ctx.logger);
   const onRequest = async (request: FastifyRequest) => {
-    await authenticate(request, services.authCache);
+    await authenticate(request, authCache);
   };
 
   app.addHook("onReady", async () => tasks.startRefresher());
   app.addHook("onClose", async () => tasks.stopRefresher());
 
-  app.post("/v1/images/generations", { onRequest }, (request, reply) => handleImageGeneration(services, settings, request, reply));
-  app.post("/v1/embeddings", { onRequest }, (request, reply) => handleEmbeddings(services, request, reply));
+  app.post("/v1/images/generations", { onRequest }, (request, reply) => handleImageGeneration(request.snapshot.pipeline, request.snapshot.media.settings, request, reply));
+  app.post("/v1/embeddings", { onRequest }, (request, reply) => handleEmbeddings(request.snapshot.pipeline, request, reply));
 
   app.register(async (scope) => {
     scope.addContentTypeParser("multipart/form-data", { parseAs: "buffer", bodyLimit: ctx.config.bodyLimitBytes }, (_request, body, done) => done(null, body));
-    scope.post("/v1/videos", { onRequest }, (request, reply) => submitVideo(services, settings, tasks, request, reply));
+    scope.post("/v1/videos", { onRequest }, (request, reply) => submitVideo(request.snapshot.pipeline, request.snapshot.media.settings, tasks, request, reply));
   });
   app.get("/v1/videos/:id", { onRequest }, (request) => pollVideo(tasks, request as VideoRequest));
   app.get("/v1/videos/:id/content", { onRequest }, (request, reply) => downloadVideo(tasks, request as VideoRequest, reply));

@@ -311,5 +311,5 @@ describe.each(DATABASE_KINDS)("videos over an OpenAI Videos upstream (%s)", (kin
 
 /** The task service behind the routes, reached through a fresh instance over the same app context. */
 function gatewayTasks(gateway: TestGateway) {
-  return new VideoTaskService(gateway.app.ctx.pipeline, gateway.app.ctx.media.settings, gateway.app.ctx.logger);
+  return new VideoTaskService(gateway.app.ctx.live, gateway.app.ctx.logger);
 }

@@ -15,6 +15,8 @@ import { createTestDatabase, type TestDatabase } from "./databases.js";
 export interface TestGateway {
   url: string;
   app: App;
+  /** The config file the gateway loaded; a test may rewrite it and reload (app.reloadConfig re-reads it). */
+  configPath: string;
   database: TestDatabase;
   logs: Array<Record<string, unknown>>;
   createAccount(options?: {
@@ -39,7 +41,8 @@ export async function startGateway(
   const dir = mkdtempSync(join(tmpdir(), "gw-cfg-"));
   const configPath = join(dir, "gateway.config.yaml");
   writeFileSync(configPath, configYaml);
-  const config = loadConfig({ ...database.env, ...options.env, GATEWAY_CONFIG: configPath, PORT: "0", LOG_LEVEL: "info" }, dir);
+  const env = { ...database.env, ...options.env, GATEWAY_CONFIG: configPath, PORT: "0", LOG_LEVEL: "info" };
+  const config = loadConfig(env, dir);
   const logs: Array<Record<string, unknown>> = [];
   const sink = new Writable({
     write(chunk: Buffer, _enc, done) {
@@ -47,11 +50,17 @@ export async function startGateway(
       done();
     },
   });
-  const app = await createApp(config, { logger: pino({ level: "info", base: undefined }, sink), ...(options.now && { now: options.now }) });
+  const app = await createApp(config, {
+    logger: pino({ level: "info", base: undefined }, sink),
+    ...(options.now && { now: options.now }),
+    // As `gateway serve` does: a reload reads the same file with the same environment.
+    reload: () => loadConfig(env, dir),
+  });
   const address = await app.server.listen({ host: "127.0.0.1", port: 0 });
   return {
     url: address,
     app,
+    configPath,
     database,
     logs,
     async createAccount(o = {}) {

@@ -4,6 +4,7 @@ import { z } from "zod";
 import { MAX_BALANCE } from "../../core/money.js";
 import { GatewayError } from "../../errors/catalogue.js";
 import { email, parseWith } from "../../dashboard/validate.js";
+import type { GatewayConfig } from "../../config/load.js";
 import type { RouteContext } from "../../http/route-context.js";
 import { searchAccounts } from "../../store/account-search.js";
 import { ACCOUNT_STATUSES, type AccountStatus } from "../../store/accounts-store.js";
@@ -47,9 +48,8 @@ export const accountSchemas = {
   balanceBody: z.object({ amount_usd: usd(MAX_BALANCE), reason: z.string().trim().min(1).max(500) }).strict(),
 };
 
-function knownTier(ctx: RouteContext, name: string): string {
-  if (!ctx.config.tiers.has(name))
-    throw new GatewayError("invalid_request", `tier: unknown tier "${name}" (configured: ${[...ctx.config.tiers.keys()].join(", ")})`, { param: "tier" });
+function knownTier(config: GatewayConfig, name: string): string {
+  if (!config.tiers.has(name)) throw new GatewayError("invalid_request", `tier: unknown tier "${name}" (configured: ${[...config.tiers.keys()].join(", ")})`, { param: "tier" });
   return name;
 }
 
@@ -116,7 +116,7 @@ export const accountRoutes: AdminRoute[] = [
       const account = await ctx.store.audited(adminActor(request), (tx) =>
         createAccount(tx, {
           email: body.email,
-          tier: knownTier(ctx, body.tier ?? ctx.config.defaultTier),
+          tier: knownTier(request.snapshot.config, body.tier ?? request.snapshot.config.defaultTier),
           balance: body.balance_usd ?? 0n,
           monthlyBudget: body.monthly_budget_usd ?? null,
           monthlyTokenBudget: body.monthly_token_budget ?? null,
@@ -146,7 +146,7 @@ export const accountRoutes: AdminRoute[] = [
       const body = parseWith(accountSchemas.changeBody, request.body);
       const changes: AccountChanges = {
         ...(body.status !== undefined && { status: body.status }),
-        ...(body.tier !== undefined && { tier: knownTier(ctx, body.tier) }),
+        ...(body.tier !== undefined && { tier: knownTier(request.snapshot.config, body.tier) }),
         ...(body.monthly_budget_usd !== undefined && { monthlyBudget: body.monthly_budget_usd }),
         ...(body.monthly_token_budget !== undefined && { monthlyTokenBudget: body.monthly_token_budget }),
         ...(body.default_model !== undefined && { defaultModel: body.default_model }),

@@ -6,6 +6,7 @@ import { MAX_BALANCE } from "../../core/money.js";
 import { GatewayError } from "../../errors/catalogue.js";
 import { parseWith } from "../../dashboard/validate.js";
 import { keyView } from "../../dashboard/views.js";
+import type { GatewayConfig } from "../../config/load.js";
 import type { RouteContext } from "../../http/route-context.js";
 import type { ApiKey } from "../../store/keys-store.js";
 import { checkedPolicy, policyChange, policyFields } from "../../dashboard/routes/key-routes.js";
@@ -38,13 +39,13 @@ export const keySchemas = {
 type KeyFields = z.infer<typeof keySchemas.changeBody>;
 
 /** The store's names for the fields given (absent ones are left out); the policy checked against the catalogue and the account's tier. */
-async function keyInput(ctx: RouteContext, accountId: string, body: KeyFields, current: ApiKey | null) {
+async function keyInput(ctx: RouteContext, config: GatewayConfig, accountId: string, body: KeyFields, current: ApiKey | null) {
   const change = policyChange(body);
   return {
     ...(body.budget_cap_usd !== undefined && { budgetCap: body.budget_cap_usd }),
     ...(body.token_cap !== undefined && { tokenCap: body.token_cap }),
     ...(body.clamp_output !== undefined && { clampOutput: body.clamp_output }),
-    ...(Object.keys(change).length > 0 && { policy: await checkedPolicy(ctx, accountId, change, current) }),
+    ...(Object.keys(change).length > 0 && { policy: await checkedPolicy(ctx, config, accountId, change, current) }),
   } satisfies Partial<NewKey>;
 }
 
@@ -73,7 +74,7 @@ export const keyRoutes: AdminRoute[] = [
       const { id: accountId } = parseWith(keySchemas.accountParams, request.params, "id");
       const body = parseWith(keySchemas.createBody, request.body);
       if (!(await ctx.store.accounts.get(accountId))) throw new GatewayError("not_found", `No account ${accountId}.`);
-      const input = { accountId, name: body.name ?? "", ...(await keyInput(ctx, accountId, body, null)) };
+      const input = { accountId, name: body.name ?? "", ...(await keyInput(ctx, request.snapshot.config, accountId, body, null)) };
       const { key, raw } = await ctx.store.audited(adminActor(request), (tx) => createKey(tx, input));
       reply.code(201);
       // The raw key is shown here once; only its hash is stored.
@@ -97,7 +98,7 @@ export const keyRoutes: AdminRoute[] = [
       const { id: keyId } = parseWith(keySchemas.keyParams, request.params, "id");
       const body = parseWith(keySchemas.changeBody, request.body);
       const current = await keyOr404(ctx, keyId);
-      const changes = await keyInput(ctx, current.accountId, body, current);
+      const changes = await keyInput(ctx, request.snapshot.config, current.accountId, body, current);
       const key = await ctx.store.audited(adminActor(request), (tx) => updateKey(tx, keyId, changes, null));
       ctx.pipeline.authCache.invalidateKey(key.hash);
       return { key: keyView(key, ctx.pipeline.authCache.now()) };

@@ -6,7 +6,17 @@ import { parseWith } from "../../dashboard/validate.js";
 import { adminActor } from "../auth.js";
 import { addProviderKey, removeProviderKey } from "../operations.js";
 import { providerKeyView } from "../views.js";
+import type { ConfigSnapshot, RouteContext } from "../../http/route-context.js";
 import { id, type AdminRoute } from "./route.js";
+
+/**
+ * Drops the account's cached own keys in the request's snapshot and in the current one: a reload
+ * during the request may have built a resolver that already cached the old keys.
+ */
+function invalidateOwnKeys(snapshot: ConfigSnapshot, ctx: RouteContext, accountId: string): void {
+  snapshot.pipeline.upstreamKeys.invalidate(accountId);
+  ctx.live.current.pipeline.upstreamKeys.invalidate(accountId);
+}
 
 /** Every request schema of this file (OpenAPI is generated from these). */
 export const providerKeySchemas = {
@@ -33,12 +43,12 @@ export const providerKeyRoutes: AdminRoute[] = [
     async handler(request, reply, ctx) {
       const { id: accountId } = parseWith(providerKeySchemas.accountParams, request.params, "id");
       const body = parseWith(providerKeySchemas.addBody, request.body);
-      if (!ctx.config.providers.has(body.provider)) {
+      if (!request.snapshot.config.providers.has(body.provider)) {
         throw new GatewayError("invalid_request", `provider: unknown provider "${body.provider}"`, { param: "provider" });
       }
       if (!(await ctx.store.accounts.get(accountId))) throw new GatewayError("not_found", `No account ${accountId}.`);
       const info = await ctx.store.audited(adminActor(request), (tx) => addProviderKey(tx, { accountId, provider: body.provider, key: body.key, label: body.label ?? "" }));
-      ctx.pipeline.upstreamKeys.invalidate(accountId);
+      invalidateOwnKeys(request.snapshot, ctx, accountId);
       reply.code(201);
       return { provider_key: providerKeyView(info) };
     },
@@ -50,7 +60,7 @@ export const providerKeyRoutes: AdminRoute[] = [
     async handler(request, _reply, ctx) {
       const { id: accountId, keyId } = parseWith(providerKeySchemas.keyParams, request.params, "id");
       await ctx.store.audited(adminActor(request), (tx) => removeProviderKey(tx, keyId, accountId));
-      ctx.pipeline.upstreamKeys.invalidate(accountId);
+      invalidateOwnKeys(request.snapshot, ctx, accountId);
       return { id: keyId, deleted: true };
     },
   },

@@ -64,7 +64,7 @@ export function registerAdminRoutes(app: FastifyInstance, ctx: RouteContext): vo
   // The same statuses as `gateway admin upstreams status --json`: fingerprints, never keys.
   app.get("/admin/upstreams", async (request) => {
     requireAdmin(request);
-    return upstreamStatuses(ctx.store, ctx.config);
+    return upstreamStatuses(ctx.store, request.snapshot.config);
   });
 
   // The audit log (docs/operations.md, "Audit log"), newest first; `before` continues a page.

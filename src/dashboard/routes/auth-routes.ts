@@ -37,7 +37,7 @@ function requireJson(request: FastifyRequest): void {
 }
 
 export function registerAuthRoutes(app: FastifyInstance, ctx: RouteContext, throttle = new SignInThrottle()): void {
-  app.get("/config", async () => ({ signup: ctx.config.signup }));
+  app.get("/config", async (request) => ({ signup: request.snapshot.config.signup }));
 
   app.get("/session", async (request) => {
     const { session, account } = await requireSession(request, ctx);
@@ -77,7 +77,8 @@ export function registerAuthRoutes(app: FastifyInstance, ctx: RouteContext, thro
     checkOrigin(request);
     requireJson(request);
     const body = parseWith(signUpBody, request.body);
-    if (ctx.config.signup === "invite_only" && !body.invite_token) {
+    const { config } = request.snapshot;
+    if (config.signup === "invite_only" && !body.invite_token) {
       throw new GatewayError("forbidden", "Sign-up is by invite only; open the invite link you were sent.", { code: "invite_required", param: "invite_token" });
     }
     if (body.invite_token) {
@@ -87,7 +88,7 @@ export function registerAuthRoutes(app: FastifyInstance, ctx: RouteContext, thro
       if (invite.usedAt !== null) throw new GatewayError("invite_used");
       if (invite.expiresAt <= Date.now()) throw new GatewayError("invite_expired");
     }
-    const account = await ctx.store.accounts.create({ email: body.email, tier: ctx.config.defaultTier, balance: 0n, passwordHash: await hashPassword(body.password) });
+    const account = await ctx.store.accounts.create({ email: body.email, tier: config.defaultTier, balance: 0n, passwordHash: await hashPassword(body.password) });
     if (body.invite_token) await ctx.store.workspaces.acceptInvite(body.invite_token, account.id);
     reply.code(201);
     return startSession(ctx, request, reply, account);

@@ -4,6 +4,7 @@
 // follow the auth_events row the store wrote.
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
+import type { GatewayConfig } from "../../config/load.js";
 import type { RouteContext } from "../../http/route-context.js";
 import { GatewayError } from "../../errors/catalogue.js";
 import type { ApiKey } from "../../store/keys-store.js";
@@ -90,10 +91,10 @@ export async function revokeKey(ctx: RouteContext, key: ApiKey, actor: AuditActo
 }
 
 /** The policy change checked against the catalogue and the tier of the key's account. */
-export async function checkedPolicy(ctx: RouteContext, accountId: string, change: KeyPolicyChange, current: ApiKey | null): Promise<KeyPolicyChange> {
+export async function checkedPolicy(ctx: RouteContext, config: GatewayConfig, accountId: string, change: KeyPolicyChange, current: ApiKey | null): Promise<KeyPolicyChange> {
   const account = await ctx.store.accounts.get(accountId);
   if (!account) throw new GatewayError("account_not_found", `No account ${accountId}.`, { param: "account_id" });
-  return validateKeyPolicy(change, { config: ctx.config, tier: account.tier, now: ctx.pipeline.authCache.now(), current });
+  return validateKeyPolicy(change, { config, tier: account.tier, now: ctx.pipeline.authCache.now(), current });
 }
 
 export function registerKeyRoutes(app: FastifyInstance, ctx: RouteContext): void {
@@ -118,7 +119,7 @@ export function registerKeyRoutes(app: FastifyInstance, ctx: RouteContext): void
       const role = await ctx.store.workspaces.roleOf(body.workspace_id, accountId);
       if (!role) throw new GatewayError("not_found", `No workspace ${body.workspace_id}.`, { param: "workspace_id" });
     }
-    const policy = await checkedPolicy(ctx, accountId, policyChange(body), null);
+    const policy = await checkedPolicy(ctx, request.snapshot.config, accountId, policyChange(body), null);
     const input = {
       accountId,
       policy,
@@ -144,7 +145,9 @@ export function registerKeyRoutes(app: FastifyInstance, ctx: RouteContext): void
     const usage = await ctx.billing.keyUsage(key.id);
     const owner = await ctx.store.accounts.get(key.accountId);
     // Every rate and concurrency limit that applies to the key, with the current window's use.
-    const traffic = owner ? await trafficUse(ctx.store.db, ctx.config.tierLimits.get(owner.tier) ?? NO_TIER_LIMITS, limitSubjectsOf({ key, account: owner }), Date.now()) : [];
+    const traffic = owner
+      ? await trafficUse(ctx.store.db, request.snapshot.config.tierLimits.get(owner.tier) ?? NO_TIER_LIMITS, limitSubjectsOf({ key, account: owner }), Date.now())
+      : [];
     return {
       key: view(key),
       usage: { requests: usage.totals.requests, input_tokens: usage.totals.inputTokens, output_tokens: usage.totals.outputTokens },
@@ -162,7 +165,7 @@ export function registerKeyRoutes(app: FastifyInstance, ctx: RouteContext): void
     let key = await ownKey(ctx, request.dashboard.account.id, id);
     // Validated before anything is written: a bad field changes nothing.
     const change = policyChange(body);
-    const policy = Object.keys(change).length > 0 ? await checkedPolicy(ctx, key.accountId, change, key) : null;
+    const policy = Object.keys(change).length > 0 ? await checkedPolicy(ctx, request.snapshot.config, key.accountId, change, key) : null;
     if (policy) key = await ctx.store.keys.setPolicy(id, policy);
     if (changes.budgetCap !== undefined || changes.tokenCap !== undefined) key = await ctx.billing.setKeyCaps(id, changes, request.dashboard.account.id);
     if (body.clamp_output !== undefined) key = await ctx.store.keys.setClampOutput(id, body.clamp_output);

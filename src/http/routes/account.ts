@@ -69,7 +69,7 @@ export function registerAccountRoutes(app: FastifyInstance, ctx: RouteContext): 
       limits: {
         key: subjectLimitsJson(key.limits),
         account: subjectLimitsJson(request.principal.account.limits),
-        applied: await trafficUse(ctx.store.db, ctx.config.tierLimits.get(p.tier) ?? NO_TIER_LIMITS, limitSubjectsOf(request.principal), now),
+        applied: await trafficUse(ctx.store.db, request.snapshot.config.tierLimits.get(p.tier) ?? NO_TIER_LIMITS, limitSubjectsOf(request.principal), now),
       },
       // Whether a request this key sends may be clamped: the account's and the key's setting both on.
       clamp_output: request.principal.account.clampOutput && key.clampOutput,

@@ -11,9 +11,10 @@ import { handleModelRequest } from "../../pipeline/handle-model-request.js";
 import { GatewayError, invalidRequest } from "../../errors/catalogue.js";
 
 export function registerGatewayRoutes(app: FastifyInstance, ctx: RouteContext): void {
-  const services = ctx.pipeline;
+  // Shared by every config snapshot; the rest of the pipeline comes from the request's snapshot.
+  const { authCache } = ctx.pipeline;
   const onRequest = async (request: FastifyRequest) => {
-    await authenticate(request, services.authCache);
+    await authenticate(request, authCache);
   };
   const routes: ReadonlyArray<[string, ClientFormat]> = [
     ["/v1/chat/completions", chatFormat],
@@ -21,7 +22,7 @@ export function registerGatewayRoutes(app: FastifyInstance, ctx: RouteContext): 
     ["/v1/responses", responsesFormat(ctx.store.responses)],
   ];
   for (const [path, format] of routes) {
-    app.post(path, { onRequest }, (request, reply) => handleModelRequest(services, format, request, reply));
+    app.post(path, { onRequest }, (request, reply) => handleModelRequest(request.snapshot.pipeline, format, request, reply));
   }
 
   // Anthropic's token counter, which coding agents call before long requests: the upstream's own
@@ -29,7 +30,7 @@ export function registerGatewayRoutes(app: FastifyInstance, ctx: RouteContext): 
   app.post("/v1/messages/count_tokens", { onRequest }, async (request, reply) => {
     const body = request.body;
     if (!body || typeof body !== "object" || Array.isArray(body)) throw invalidRequest("body", "The request body must be a JSON object.");
-    return countMessagesTokens(services, body as Record<string, unknown>, request, reply);
+    return countMessagesTokens(request.snapshot.pipeline, body as Record<string, unknown>, request, reply);
   });
 
   app.get<{ Params: { id: string } }>("/v1/responses/:id", { onRequest }, async (request) => {

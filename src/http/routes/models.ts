@@ -121,15 +121,24 @@ function buildCatalog(config: GatewayConfig, compatibility: CompatibilitySummary
 }
 
 export function registerModelRoutes(app: FastifyInstance, ctx: RouteContext): void {
-  const catalog = buildCatalog(ctx.config, loadCompatibilitySummary());
+  const compatibility = loadCompatibilitySummary();
+  // Built once per config snapshot (a reload builds the next one on first use).
+  const catalogs = new WeakMap<GatewayConfig, { body: string; etag: string }>();
+  const catalogOf = (config: GatewayConfig) => {
+    let catalog = catalogs.get(config);
+    if (!catalog) catalogs.set(config, (catalog = buildCatalog(config, compatibility)));
+    return catalog;
+  };
+  catalogOf(ctx.config);
+  const { authCache } = ctx.pipeline;
   const onRequest = async (request: FastifyRequest) => {
     // Refusals (a missing key included) in the envelope the caller's SDK reads.
     if (isAnthropicStyle(request)) request.errorShape = "anthropic";
-    await authenticate(request, ctx.pipeline.authCache);
+    await authenticate(request, authCache);
   };
   // The key's tier, narrowed by the key's allowed models (its policy, ADR 0017).
   const visible = (request: FastifyRequest) =>
-    [...ctx.config.models.values()].filter((m) => m.tiers.includes(request.principal.account.tier) && modelAllowed(request.principal.key.allowedModels, m.id));
+    [...request.snapshot.config.models.values()].filter((m) => m.tiers.includes(request.principal.account.tier) && modelAllowed(request.principal.key.allowedModels, m.id));
 
   app.get("/v1/models", { onRequest }, async (request) => {
     if (isAnthropicStyle(request)) return anthropicModelPage(visible(request), request.query as Record<string, unknown>);
@@ -142,6 +151,7 @@ export function registerModelRoutes(app: FastifyInstance, ctx: RouteContext): vo
     return isAnthropicStyle(request) ? anthropicModelObject(model) : modelObject(model);
   });
   app.get("/v1/catalog", async (request, reply) => {
+    const catalog = catalogOf(request.snapshot.config);
     reply.header("etag", catalog.etag).header("cache-control", "public, max-age=300");
     if (request.headers["if-none-match"] === catalog.etag) return reply.code(304).send();
     return reply.header("content-type", "application/json; charset=utf-8").send(catalog.body);

@@ -34,7 +34,7 @@ export async function pollVideo(tasks: VideoTaskService, request: VideoRequest):
   if (typeof model !== "string" || model === "") throw invalidRequest("model", "The query parameter model (the model the task was created with) is required.");
   const row = await ownTask(tasks, request);
   checkModel(row, model);
-  return videoObject(await tasks.refresh(row));
+  return videoObject(await tasks.refresh(row, Date.now(), request.snapshot));
 }
 
 export async function downloadVideo(tasks: VideoTaskService, request: VideoRequest, reply: FastifyReply): Promise<void> {
@@ -43,11 +43,11 @@ export async function downloadVideo(tasks: VideoTaskService, request: VideoReque
   let row = await ownTask(tasks, request);
   // model is optional here (the SDK's downloadContent does not send it) but must match when given.
   if (model !== undefined) checkModel(row, model);
-  row = await tasks.refresh(row);
+  row = await tasks.refresh(row, Date.now(), request.snapshot);
   if (row.status !== "completed") {
     throw new GatewayError("invalid_state", `The video task ${row.id} is ${row.status === "expired" ? "expired" : row.status}; its content is available once it is completed.`);
   }
-  const provider = tasks.services.config.providers.get(row.provider);
+  const provider = request.snapshot.config.providers.get(row.provider);
   if (!provider) throw new GatewayError("not_found", `The provider of video task ${row.id} is no longer configured.`);
   const adapter = videoAdapterFor(provider);
   if (!adapter.variants.includes(variant)) throw invalidRequest("variant", `This model's provider offers only: ${adapter.variants.join(", ")}.`);
@@ -58,7 +58,7 @@ export async function downloadVideo(tasks: VideoTaskService, request: VideoReque
   });
   const key = tasks.upstreamKey(row);
   const response = await adapter.openContent(provider, row.upstream_task_id, key, variant, abort.signal);
-  const scrubber = scrubberForResponse(await tasks.scrubberFor(row, provider, key), response.headers);
+  const scrubber = scrubberForResponse(await tasks.scrubberFor(row, provider, key, request.snapshot), response.headers);
   if (response.status < 200 || response.status >= 300) {
     const text = await response.body.text().catch(() => "");
     throw upstreamError(response.status, text, scrubber);

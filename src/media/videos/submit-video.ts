@@ -104,7 +104,7 @@ export async function submitVideo(services: PipelineServices, settings: MediaSet
   }
   // A task the upstream refused at once is stored failed (hold released) so the client can poll it.
   if (upstream.state.status === "failed") {
-    await tasks.apply(row, upstream.state, now);
+    await tasks.apply(row, upstream.state, now, request.snapshot);
     row = (await services.store.videoTasks.get(id)) ?? row;
   }
   reply.code(200).send(videoObject(row));

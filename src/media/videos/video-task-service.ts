@@ -14,9 +14,9 @@ import type { Hold } from "../../billing/types.js";
 import type { ModelConfig, ProviderConfig } from "../../config/catalog.js";
 import { scrubberForResponse } from "../../pipeline/response-scrubber.js";
 import { createScrubber, REDACTED, type Scrubber } from "../../pipeline/scrub.js";
+import type { ConfigSnapshot, LiveConfig } from "../../http/route-context.js";
 import type { PipelineServices } from "../../pipeline/services.js";
 import { OPEN_STATUSES, type VideoTaskRow } from "../../store/video-tasks-store.js";
-import type { MediaSettings } from "../settings.js";
 import { sendToProvider } from "../../providers/upstream-client.js";
 import { readBounded } from "../upstream-post.js";
 import { videoAdapterFor, type UpstreamVideoState } from "./video-adapter.js";
@@ -30,32 +30,41 @@ export class VideoTaskService {
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<unknown> | undefined;
 
+  /**
+   * A request passes its own config snapshot (decision 0021); background work (the refresher) takes
+   * the current one. A task is priced by the config it settles under, as after a restart.
+   */
   constructor(
-    readonly services: PipelineServices,
-    private readonly settings: MediaSettings,
+    private readonly live: LiveConfig,
     private readonly logger: Logger,
   ) {}
+
+  /** The current snapshot's services (the store, billing and caches are the same in every snapshot). */
+  get services(): PipelineServices {
+    return this.live.current.pipeline;
+  }
 
   get store() {
     return this.services.store.videoTasks;
   }
 
   /** The task as the client should see it now: cached, or refreshed from the upstream when due. */
-  async refresh(row: VideoTaskRow, now = Date.now()): Promise<VideoTaskRow> {
+  async refresh(row: VideoTaskRow, now = Date.now(), snapshot: ConfigSnapshot = this.live.current): Promise<VideoTaskRow> {
     if (!OPEN_STATUSES.includes(row.status)) return row;
-    const model = this.services.config.models.get(row.model);
-    const provider = this.services.config.providers.get(row.provider);
+    const { config, media } = snapshot;
+    const model = config.models.get(row.model);
+    const provider = config.providers.get(row.provider);
     if (!model || !provider) return row; // removed from the config: nothing can be polled or priced
-    const interval = this.settings.videoPollIntervalMs;
+    const interval = media.settings.videoPollIntervalMs;
     if (row.last_polled_at !== null && now - Number(row.last_polled_at) < interval) return row;
     if (!(await this.store.claimPoll(row.id, now, interval))) return (await this.store.get(row.id)) ?? row;
 
-    if (now - Number(row.created_at) >= this.settings.videoTaskTtlMs) {
+    if (now - Number(row.created_at) >= media.settings.videoTaskTtlMs) {
       await this.#finishUnsuccessfully(row, model, "expired", "The video task did not finish within its lifetime.", now);
       return (await this.store.get(row.id)) ?? row;
     }
     try {
-      await this.apply(row, await this.#poll(row, provider), now);
+      await this.apply(row, await this.#poll(row, provider, snapshot), now, snapshot);
     } catch (error) {
       // The cached state stands; the next poll after the interval tries again.
       this.logger.warn({ video_task: row.id, err: error }, "video task poll failed");
@@ -64,8 +73,9 @@ export class VideoTaskService {
   }
 
   /** A scrubber for upstream text about this task: the account's, plus the task's own upstream key. */
-  async scrubberFor(row: VideoTaskRow, provider: ProviderConfig, key: string): Promise<Scrubber> {
-    const base = (await this.services.upstreamKeys.keysFor(row.account_id, provider)).scrubber ?? this.services.scrubber;
+  async scrubberFor(row: VideoTaskRow, provider: ProviderConfig, key: string, snapshot: ConfigSnapshot = this.live.current): Promise<Scrubber> {
+    const { pipeline } = snapshot;
+    const base = (await pipeline.upstreamKeys.keysFor(row.account_id, provider)).scrubber ?? pipeline.scrubber;
     const own = createScrubber({ secrets: [key], hosts: [provider.baseUrl] });
     return {
       scrubText: (text) => own.scrubText(base.scrubText(text)).split(key).join(REDACTED),
@@ -78,7 +88,7 @@ export class VideoTaskService {
     return this.services.store.box.decrypt(row.upstream_key_ciphertext);
   }
 
-  async #poll(row: VideoTaskRow, provider: ProviderConfig): Promise<UpstreamVideoState> {
+  async #poll(row: VideoTaskRow, provider: ProviderConfig, snapshot: ConfigSnapshot): Promise<UpstreamVideoState> {
     const adapter = videoAdapterFor(provider);
     const key = this.upstreamKey(row);
     const response = await sendToProvider(provider, adapter.pollRequest(provider, row.upstream_task_id, key), AbortSignal.timeout(POLL_TIMEOUT_MS));
@@ -94,14 +104,15 @@ export class VideoTaskService {
     if (!body) throw new Error("upstream poll answer too large");
     const state = adapter.parsePolled(JSON.parse(body.toString("utf8")));
     // apply() scrubs the message again when it records it, but only this answer knows its header ids.
-    if (state.error) state.error = scrubberForResponse(await this.scrubberFor(row, provider, key), response.headers).scrubText(state.error);
+    if (state.error) state.error = scrubberForResponse(await this.scrubberFor(row, provider, key, snapshot), response.headers).scrubText(state.error);
     return state;
   }
 
   /** Records what the upstream reported about a task, with the money that follows a final state. */
-  async apply(row: VideoTaskRow, state: UpstreamVideoState, now: number): Promise<void> {
-    const model = this.services.config.models.get(row.model);
-    const provider = this.services.config.providers.get(row.provider);
+  async apply(row: VideoTaskRow, state: UpstreamVideoState, now: number, snapshot: ConfigSnapshot = this.live.current): Promise<void> {
+    const { config, media } = snapshot;
+    const model = config.models.get(row.model);
+    const provider = config.providers.get(row.provider);
     if (!model || !provider) return;
     switch (state.status) {
       case "queued":
@@ -109,7 +120,7 @@ export class VideoTaskService {
         await this.store.updateProgress(row.id, state.status, state.progress ?? Number(row.progress), now);
         return;
       case "completed": {
-        const seconds = Math.ceil(billedSeconds(state.seconds) ?? Number(row.seconds ?? this.settings.defaultVideoSeconds));
+        const seconds = Math.ceil(billedSeconds(state.seconds) ?? Number(row.seconds ?? media.settings.defaultVideoSeconds));
         await this.#settle(row, model, seconds);
         await this.store.complete(row.id, seconds, now);
         return;
@@ -118,7 +129,7 @@ export class VideoTaskService {
         const key = this.upstreamKey(row);
         let message = "The video generation failed.";
         try {
-          message = (await this.scrubberFor(row, provider, key)).scrubText(state.error ?? message);
+          message = (await this.scrubberFor(row, provider, key, snapshot)).scrubText(state.error ?? message);
         } catch {
           // contract item 9: a generic message replaces what could not be scrubbed.
         }
@@ -164,7 +175,8 @@ export class VideoTaskService {
 
   /** Refreshes open tasks nobody polled for a while, so they settle or expire without a client. */
   startRefresher(): void {
-    const every = this.settings.videoRefreshIntervalMs;
+    // Read once: a reload changing media.video_refresh_interval_ms applies after a restart (docs/operations.md).
+    const every = this.live.current.media.settings.videoRefreshIntervalMs;
     if (this.#timer || every <= 0) return;
     this.#timer = setInterval(() => {
       if (this.#running) return;
@@ -176,8 +188,10 @@ export class VideoTaskService {
   }
 
   async refreshStale(now = Date.now()): Promise<number> {
-    const stale = await this.store.listStale(now, Math.max(this.settings.videoRefreshIntervalMs, this.settings.videoPollIntervalMs), REFRESH_BATCH);
-    for (const row of stale) await this.refresh(row, now);
+    const snapshot = this.live.current;
+    const { settings } = snapshot.media;
+    const stale = await this.store.listStale(now, Math.max(settings.videoRefreshIntervalMs, settings.videoPollIntervalMs), REFRESH_BATCH);
+    for (const row of stale) await this.refresh(row, now, snapshot);
     return stale.length;
   }
 
