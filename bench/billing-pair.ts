@@ -1,14 +1,16 @@
-// `node --import tsx bench/billing-pair.ts [--pairs 20000] [--concurrency 1] [--database postgres://…]`
+// `node --import tsx bench/billing-pair.ts [--pairs 20000] [--concurrency 1] [--limits] [--database postgres://…]`
 // What the billing store costs per request on its own, without HTTP: sequential admission + settlement
 // pairs for one account and key, each awaited before the next, so every group-commit batch holds one
 // operation (as at 1,000 req/s in the gateway). Prints wall time and this process's CPU (user, system)
 // per pair. `--concurrency N` keeps N pairs in flight instead (batches of up to N operations, as under
 // wrk's 50 connections). SQLite by default (a fresh file with background checkpoints, as `gateway serve` opens it);
-// with --database, a fresh PostgreSQL database created and dropped here.
+// with --database, a fresh PostgreSQL database created and dropped here. `--limits`: the key and the
+// account get rpm, tpm and concurrency limits too high to refuse (as the bench's "limits enabled").
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { StoreBilling } from "../src/billing/billing-store.js";
+import { applicableLimits, limitSubjectsOf, subjectLimitsFromInput, tierLimitsOf } from "../src/billing/traffic-limits.js";
 import { loadConfig } from "../src/config/load.js";
 import { newId } from "../src/core/ids.js";
 import { openStore } from "../src/store/index.js";
@@ -22,6 +24,8 @@ const valueOf = (flag: string, fallback: string) => {
 const pairs = Number(valueOf("--pairs", "20000"));
 const adminUrl = valueOf("--database", "");
 const concurrency = Number(valueOf("--concurrency", "1"));
+const withLimits = args.includes("--limits");
+const NEVER_REFUSING = subjectLimitsFromInput({ requests_per_minute: 10_000_000, tokens_per_minute: 1_000_000_000_000, concurrent_requests: 1_000_000 });
 const WARM_UP_PAIRS = 2000;
 
 const dir = mkdtempSync(join(tmpdir(), "gw-billing-pair-"));
@@ -57,9 +61,21 @@ try {
   const billing = new StoreBilling(store.handle);
   const account = await store.accounts.create({ email: "pair@example.com", tier: "standard", balance: 1_000_000_000_000_000n });
   const { key } = await store.keys.create({ accountId: account.id });
+  const limits = withLimits
+    ? applicableLimits(tierLimitsOf(undefined), limitSubjectsOf({ key: { id: key.id, limits: NEVER_REFUSING }, account: { id: account.id, limits: NEVER_REFUSING } }), "pair-model")
+    : undefined;
   const usage = { inputTokens: 20, cachedInputTokens: 0, outputTokens: 9, reasoningTokens: 0, estimated: false };
   const onePair = async () => {
-    const hold = await billing.admit({ requestId: newId("req"), accountId: account.id, keyId: key.id, model, route: "chat", projectedInputTokens: 20, projectedOutputTokens: 256 });
+    const hold = await billing.admit({
+      requestId: newId("req"),
+      accountId: account.id,
+      keyId: key.id,
+      model,
+      route: "chat",
+      projectedInputTokens: 20,
+      projectedOutputTokens: 256,
+      limits,
+    });
     await billing.settle(hold, usage, "mockai");
   };
   // `count` pairs, `concurrency` at a time.
@@ -82,7 +98,7 @@ try {
   const cpu = process.cpuUsage(cpuBefore);
   const database = databaseUrl ? "PostgreSQL" : "SQLite";
   console.log(
-    `${database}, ${pairs} admission+settlement pairs, ${concurrency} in flight: wall ${(wallUs / pairs).toFixed(1)} µs/pair, CPU user ${(cpu.user / pairs).toFixed(1)} + system ${(cpu.system / pairs).toFixed(1)} µs/pair`,
+    `${database}, ${pairs} admission+settlement pairs, ${concurrency} in flight${withLimits ? ", limits on key and account" : ""}: wall ${(wallUs / pairs).toFixed(1)} µs/pair, CPU user ${(cpu.user / pairs).toFixed(1)} + system ${(cpu.system / pairs).toFixed(1)} µs/pair`,
   );
 } finally {
   await store.close();

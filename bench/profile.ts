@@ -1,4 +1,4 @@
-// `node --import tsx bench/profile.ts [--seconds N] [--mode buffered,stream] [--billing off] [--database postgres://…] [--experiment stmt-cache] [--out DIR]`: CPU profile of our
+// `node --import tsx bench/profile.ts [--seconds N] [--mode buffered,stream] [--billing off] [--limits] [--database postgres://…] [--experiment stmt-cache] [--out DIR]`: CPU profile of our
 // gateway (SQLite) under wrk load, buffered then streaming; prints the top functions by self time.
 // The .cpuprofile files (open them in Chrome DevTools) are left in the output directory.
 // `--alloc` adds an allocation profile (where the garbage comes from).
@@ -44,6 +44,7 @@ async function profileUnderLoad(): Promise<void> {
     } = await startOurGateway("gateway", {
       mockUrl: `http://127.0.0.1:${mockPort}`,
       billing: billing === "off" ? "off" : "on",
+      limits: args.includes("--limits") ? "on" : "off",
       databaseUrl: database,
       nodeFlags: ["--cpu-prof", `--cpu-prof-dir=${outDir}`],
       env: { BENCH_EXPERIMENT: experiment, BENCH_ALLOC_PROFILE: allocFile },

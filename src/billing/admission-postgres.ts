@@ -35,12 +35,12 @@ export async function reservePostgres(batcher: PostgresBatcher, r: Reservation):
   const { outcome, detail } = row;
   if (outcome === "ok") return holdOf(r, limits === null ? null : trafficStatus(limits, windowsOf(row.windows, limits.length), r.now));
   if (outcome === "traffic_limited" && limits !== null) {
-    const verdict = row.traffic as { refused?: unknown; kind?: unknown; window_start?: unknown } | null;
+    const verdict = row.traffic as { refused?: unknown; kind?: unknown; window?: unknown } | null;
     const index = Number(verdict?.refused);
     const limit = limits[index];
     const kind = verdict?.kind;
     if (!limit || (kind !== "rpm" && kind !== "tpm" && kind !== "concurrency")) throw new Error(`gw_admit answered a traffic verdict of ${JSON.stringify(verdict)}`);
-    throw trafficRefusalError(limit, { index, kind, windowStart: Number(verdict?.window_start) }, r.now);
+    throw trafficRefusalError(limit, { index, kind, window: windowsOf([verdict?.window], 1)[0]! }, r.now, request.route === "messages");
   }
   if (typeof outcome === "string" && isRefusalCode(outcome)) {
     throw refusalError({ code: outcome, detail: typeof detail === "string" ? detail : null, headroom: headroomOf(row.headroom) }, month, amount, r.now);

@@ -134,7 +134,7 @@ export function reserveSqlite(exec: SqlExec, r: Reservation): Hold | GatewayErro
     if ("refusal" in verdict) {
       UNRESERVE_KEY.changes(exec, [amount, tokens, request.keyId]);
       UNRESERVE_ACCOUNT.changes(exec, [amount, tokens, request.accountId]);
-      return trafficRefusalError(limits[verdict.refusal.index]!, verdict.refusal, r.now);
+      return trafficRefusalError(limits[verdict.refusal.index]!, verdict.refusal, r.now, request.route === "messages");
     }
     verdict.next.forEach((w, i) => PUT_WINDOW.changes(exec, [limits[i]!.scope, BigInt(w.windowStart), BigInt(w.requests), BigInt(w.tokens), BigInt(w.inFlight)]));
     traffic = trafficRecordOf(limits, verdict.next, r.tokens);

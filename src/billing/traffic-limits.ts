@@ -7,7 +7,7 @@
 // admission after the previous window ended (a fixed window anchored at its first request, so "60
 // admitted per window" is exact and deterministic); requests and tokens count the admissions of the
 // current window, in_flight the holds not yet ended. The check and the count are part of the
-// admission (admission-sqlite.ts, gw_traffic_admit in gw-batch-function.ts): every scope is judged
+// admission (admission-sqlite.ts, gw_traffic_admit in migrations/traffic-functions.ts): every scope is judged
 // first and written only when all pass, so a refusal changes no counter. A scope without a limit is
 // never read nor written: with no limit configured admission runs exactly the statements it ran before.
 //
@@ -241,8 +241,8 @@ export type LimitKind = "rpm" | "tpm" | "concurrency";
 export interface TrafficRefusal {
   index: number;
   kind: LimitKind;
-  /** The refusing scope's window start (rpm and tpm). */
-  windowStart: number;
+  /** The refusing scope's counters as judged (its window's start, requests, tokens and requests in flight). */
+  window: WindowCounts;
 }
 
 /** The counters a scope starts the admission with: a new window when the stored one has ended (in_flight carries over). */
@@ -266,9 +266,9 @@ export function judgeTraffic(
   for (let i = 0; i < limits.length; i++) {
     const limit = limits[i]!;
     const w = currentWindow(stored[i], now);
-    if (limit.requestsPerMinute !== null && w.requests + 1 > limit.requestsPerMinute) return { refusal: { index: i, kind: "rpm", windowStart: w.windowStart } };
-    if (limit.tokensPerMinute !== null && w.tokens + tokens > limit.tokensPerMinute) return { refusal: { index: i, kind: "tpm", windowStart: w.windowStart } };
-    if (limit.concurrentRequests !== null && w.inFlight + 1 > limit.concurrentRequests) return { refusal: { index: i, kind: "concurrency", windowStart: w.windowStart } };
+    if (limit.requestsPerMinute !== null && w.requests + 1 > limit.requestsPerMinute) return { refusal: { index: i, kind: "rpm", window: w } };
+    if (limit.tokensPerMinute !== null && w.tokens + tokens > limit.tokensPerMinute) return { refusal: { index: i, kind: "tpm", window: w } };
+    if (limit.concurrentRequests !== null && w.inFlight + 1 > limit.concurrentRequests) return { refusal: { index: i, kind: "concurrency", window: w } };
     next.push({ windowStart: w.windowStart, requests: w.requests + 1, tokens: w.tokens + tokens, inFlight: w.inFlight + 1 });
   }
   return { next };
@@ -312,9 +312,13 @@ const SUBJECT_WORDS: Record<LimitSubject, string> = {
   account_model: "this account on this model",
 };
 
-/** The 429 for a refusal: code `<subject>_<kind>_exceeded`, Retry-After in whole seconds (at least 1). */
-export function trafficRefusalError(limit: TrafficLimit, refusal: TrafficRefusal, now: number): GatewayError {
-  const retryAfter = refusal.kind === "concurrency" ? CONCURRENCY_RETRY_AFTER_SECONDS : Math.max(1, Math.ceil((refusal.windowStart + WINDOW_MS - now) / 1000));
+/**
+ * The 429 for a refusal: code `<subject>_<kind>_exceeded`, Retry-After in whole seconds (at least 1),
+ * and the refusing limit's x-ratelimit-* figures (Anthropic's names too on /v1/messages) as they stood:
+ * a client reading only those headers learns as much as from an admitted request's.
+ */
+export function trafficRefusalError(limit: TrafficLimit, refusal: TrafficRefusal, now: number, anthropic: boolean): GatewayError {
+  const retryAfter = refusal.kind === "concurrency" ? CONCURRENCY_RETRY_AFTER_SECONDS : Math.max(1, Math.ceil((refusal.window.windowStart + WINDOW_MS - now) / 1000));
   const what =
     refusal.kind === "rpm"
       ? `${limit.requestsPerMinute} requests per minute`
@@ -325,7 +329,10 @@ export function trafficRefusalError(limit: TrafficLimit, refusal: TrafficRefusal
   return new GatewayError(
     "rate_limit_error",
     `This gateway's limit of ${what} for ${SUBJECT_WORDS[limit.subject]} is reached (the gateway's own limit, not the upstream provider's). Retry ${when}.`,
-    { code: `${limit.subject}_${refusal.kind}_exceeded`, headers: { "retry-after": String(retryAfter) } },
+    {
+      code: `${limit.subject}_${refusal.kind}_exceeded`,
+      headers: { ...rateLimitHeaders(trafficStatus([limit], [refusal.window], now), now, anthropic), "retry-after": String(retryAfter) },
+    },
   );
 }
 

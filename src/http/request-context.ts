@@ -81,6 +81,15 @@ export function recordRequest(request: FastifyRequest, status: number, metrics: 
   if (request.trace !== undefined) endRequestTrace(request, request.trace, status, config);
 }
 
+/**
+ * A request whose client went away before it was answered: nothing is sent, so Fastify runs no
+ * onResponse; recorded here as 499 (client_aborted), like a stream the client left.
+ */
+export function recordClientGone(request: FastifyRequest, metrics: GatewayMetrics | null, config: GatewayConfig): void {
+  request.meter.errorType = "client_aborted";
+  recordRequest(request, 499, metrics, config);
+}
+
 /** The route pattern a request matched (bounded, unlike its URL); "unmatched" for a 404. */
 export function routeOf(request: FastifyRequest): string {
   return request.routeOptions.url ?? "unmatched";

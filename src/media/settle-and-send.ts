@@ -6,12 +6,14 @@ import type { Cancellation } from "../core/cancellation.js";
 import { formatUsd } from "../core/money.js";
 import type { Usage } from "../core/usage.js";
 import type { MeteredCall } from "../pipeline/metered-call.js";
+import { setRateLimitHeaders } from "../pipeline/traffic.js";
+import type { Route } from "../billing/types.js";
 import { withCost, type ScrubbedBody } from "./images/base64-payloads.js";
 
 /**
  * The end of a buffered media route: read the answer (a failure releases the hold and is thrown,
- * or ends quietly when the client left), settle it before anything is sent (a failed settlement is
- * a 502 and nothing is charged), then send it with its cost.
+ * or, when the client left, answers undefined), settle it before anything is sent (a failed
+ * settlement is a 502 and nothing is charged), then send it with its cost and rate-limit headers.
  */
 export async function settleAndSend(
   call: MeteredCall,
@@ -19,7 +21,9 @@ export async function settleAndSend(
   reply: FastifyReply,
   cancellation: Cancellation,
   read: () => Promise<{ scrubbed: ScrubbedBody; usage: Usage }>,
+  route: Route,
 ): Promise<FastifyReply | undefined> {
+  setRateLimitHeaders(reply, call.hold, route);
   let answer: { scrubbed: ScrubbedBody; usage: Usage };
   try {
     answer = await read();

@@ -23,7 +23,7 @@ import { encodeFrames, pumpStream, scrubValue } from "./relay.js";
 import { scrubHeaders } from "./scrub.js";
 import type { PipelineServices } from "./services.js";
 import { setRateLimitHeaders, trafficLimitsFor } from "./traffic.js";
-import { recordRequest } from "../http/request-context.js";
+import { recordClientGone, recordRequest } from "../http/request-context.js";
 
 export async function handleModelRequest(services: PipelineServices, format: ClientFormat, request: FastifyRequest, reply: FastifyReply): Promise<void> {
   const body = readBody(request.body);
@@ -85,10 +85,8 @@ export async function handleModelRequest(services: PipelineServices, format: Cli
     },
   });
   if (call === null) {
-    // The client went away: nothing held, nobody to answer, and no response to finish, so Fastify's
-    // onResponse will not run: recorded here (status 499).
-    request.meter.errorType = "client_aborted";
-    recordRequest(request, 499, services.metrics, services.config);
+    // The client went away: nothing held, nobody to answer.
+    recordClientGone(request, services.metrics, services.config);
     return;
   }
   setRateLimitHeaders(reply, call.hold, format.route);
@@ -240,7 +238,7 @@ async function relayStream(services: PipelineServices, request: FastifyRequest, 
     cost = (await call.settle(usage)).cost;
   } catch (error) {
     services.logger.error({ request_id: request.id, err: error }, "stream settlement failed; retrying in the background");
-    services.settlementRetries.schedule(call.hold, usage, call.hold.model.provider.name);
+    services.settlementRetries.schedule(call.hold, usage, call.hold.model.provider.name, request.trace);
   }
   meter(request, usage, cost);
   // Unknown when settlement failed: the usage frame then goes out without a cost (docs/billing.md).

@@ -91,7 +91,20 @@ export class MeteredCall {
   async release(): Promise<void> {
     if (!this.#open) return;
     this.#open = false;
-    await this.billing.release(this.hold);
+    await releaseHold(this.billing, this.hold, this.trace);
+  }
+}
+
+/** Releases a hold, inside a "gateway.hold_release" child span while tracing is on. */
+async function releaseHold(billing: MeteringServices["billing"], hold: Hold, trace: RequestTrace | undefined): Promise<void> {
+  if (trace === undefined) return billing.release(hold);
+  const span = trace.tracing.child(trace, "gateway.hold_release", {});
+  try {
+    await billing.release(hold);
+    endSpan(span, {});
+  } catch (error) {
+    endSpan(span, {}, (error as { type?: string } | null)?.type ?? "release_failed");
+    throw error;
   }
 }
 
@@ -131,7 +144,7 @@ export async function openMeteredCall(services: MeteringServices, request: Meter
       }
     }
   } catch (error) {
-    await services.billing.release(hold);
+    await releaseHold(services.billing, hold, request.trace);
     if (error instanceof ClientAbortedError || request.signal.aborted) return null;
     throw error;
   }

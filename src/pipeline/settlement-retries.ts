@@ -1,9 +1,11 @@
 // A stream whose content already reached the client cannot be answered with 502 any more. If its
 // settlement fails, the charge is retried here with backoff (settlement is idempotent by request
-// id) while its hold keeps the amount reserved, so the charge is not lost.
+// id) while its hold keeps the amount reserved, so the charge is not lost. While tracing is on, each
+// retry is a "gateway.settlement_retry" span in the request's trace (after the request's own span ended).
 import type { Logger } from "pino";
 import type { Billing, Hold } from "../billing/types.js";
 import type { Usage } from "../core/usage.js";
+import { endSpan, type RequestTrace } from "../observability/spans.js";
 
 const DELAYS_MS = [250, 1_000, 5_000, 15_000, 60_000, 300_000];
 
@@ -19,18 +21,21 @@ export class SettlementRetries {
     return this.#pending;
   }
 
-  schedule(hold: Hold, usage: Usage, provider: string, attempt = 0): void {
+  schedule(hold: Hold, usage: Usage, provider: string, trace?: RequestTrace, attempt = 0): void {
     if (attempt === 0) this.#pending += 1;
     const delay = DELAYS_MS[Math.min(attempt, DELAYS_MS.length - 1)]!;
     const timer = setTimeout(() => {
+      const span = trace?.tracing.child(trace, "gateway.settlement_retry", { "gateway.attempt": attempt + 1 });
       this.billing.settle(hold, usage, provider).then(
         () => {
           this.#pending -= 1;
+          if (span !== undefined) endSpan(span, {});
           this.logger.info({ request_id: hold.requestId, attempt: attempt + 1 }, "deferred settlement recorded");
         },
         (error: unknown) => {
+          if (span !== undefined) endSpan(span, {}, (error as { type?: string } | null)?.type ?? "settlement_failed");
           this.logger.error({ request_id: hold.requestId, attempt: attempt + 1, err: error }, "deferred settlement failed; retrying");
-          this.schedule(hold, usage, provider, attempt + 1);
+          this.schedule(hold, usage, provider, trace, attempt + 1);
         },
       );
     }, delay);

@@ -8,6 +8,7 @@ import { chromium, type BrowserContext, type Page } from "playwright-core";
 import { build } from "vite";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hashPassword } from "../../src/accounts/passwords.js";
+import { updateAccount } from "../../src/admin/operations.js";
 import { parseUsd } from "../../src/core/money.js";
 import { keyFingerprint } from "../../src/upstreams/health/upstream-health.js";
 import { mockConfig, startGateway, type TestGateway } from "../support/gateway.js";
@@ -148,6 +149,59 @@ describe.skipIf(!HAVE_CHROMIUM && !IN_CI)("dashboard in Chromium", () => {
     await page.getByRole("button", { name: "Accept invite" }).click();
     await expect.poll(() => page.getByRole("alert").textContent()).toContain("invite_used");
     await shot("10-invite-used-error");
+  });
+
+  it("edits a key's limits, per model too, and shows each limit's use this minute with the account's", async () => {
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await signIn(emails.owner);
+    const store = gateway.app.ctx.store;
+    const owner = (await store.accounts.getByEmail(emails.owner))!;
+    await store.audited({ type: "cli", id: null, name: "browser test", clientAddress: null, requestId: null }, (tx) =>
+      updateAccount(tx, owner.id, { limits: { requests_per_minute: 100 } }),
+    );
+    await page.getByLabel("Name").fill("limited key");
+    await page.getByRole("button", { name: "Create key" }).click();
+    const raw = (await page.getByTestId("raw-key").textContent())!.trim();
+    await page.getByRole("button", { name: "Done" }).click();
+
+    await page.getByRole("button", { name: "Edit caps of limited key" }).click();
+    await page.getByLabel("Requests per minute").fill("5");
+    await page.getByLabel(/^Per-model limits/).fill("gpt-mock rpm=2 concurrent=1\nnot-a-setting");
+    await page.getByRole("button", { name: "Save caps" }).click();
+    await expect.poll(() => page.getByRole("alert").textContent()).toContain("line 2: give at least one of rpm=, tpm=, concurrent=");
+    await page.getByRole("button", { name: "Edit caps of limited key" }).click();
+    await page.getByLabel(/^Per-model limits/).fill("gpt-mock rpm=2 concurrent=1");
+    await page.getByRole("button", { name: "Save caps" }).click();
+    await page.getByRole("status").filter({ hasText: "Caps, policy and limits of limited key saved." }).waitFor();
+    const key = (await store.keys.listByAccount(owner.id)).find((k) => k.name === "limited key")!;
+    expect(key.limits).toMatchObject({ requestsPerMinute: 5, models: new Map([["gpt-mock", expect.objectContaining({ requestsPerMinute: 2, concurrentRequests: 1 })]]) });
+
+    mock.handler = (_req, res) => json(res, 200, chatCompletion("hello"));
+    const call = await fetch(`${gateway.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${raw}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "gpt-mock", messages: [{ role: "user", content: "hi" }] }),
+    });
+    expect(call.status).toBe(200);
+    expect(call.headers.get("x-ratelimit-remaining-requests")).toBe("1");
+    await page.getByRole("button", { name: "Limits in use of limited key" }).click();
+    const table = page.getByRole("table", { name: "Limits of limited key and this minute's use" });
+    // Requests and requests in flight exactly; tokens are counted in every window (here the call's actual 15), limited or not.
+    const cells = async (limitOf: string) =>
+      (
+        await table
+          .getByRole("row")
+          .filter({ has: page.getByRole("rowheader", { name: limitOf, exact: true }) })
+          .getByRole("cell")
+          .allTextContents()
+      ).slice(0, 3);
+    await expect.poll(() => cells("Key · gpt-mock")).toEqual(["1 / 2", "15 (no limit)", "0 / 1"]);
+    expect(await cells("Key")).toEqual(["1 / 5", "15 (no limit)", "0 (no limit)"]);
+    expect(await cells("Account")).toEqual(["1 / 100", "15 (no limit)", "0 (no limit)"]);
+    await shot("14-key-limits-1280");
+    await page.setViewportSize({ width: 375, height: 800 });
+    await shot("15-key-limits-375");
+    await page.setViewportSize({ width: 1280, height: 900 });
   });
 
   it("lets an administrator suspend and restore an account", async () => {

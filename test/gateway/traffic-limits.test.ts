@@ -70,6 +70,11 @@ for (const kind of DATABASE_KINDS) {
       const retryAfter = Number(refused.headers.get("retry-after"));
       expect(retryAfter).toBeGreaterThanOrEqual(1);
       expect(retryAfter).toBeLessThanOrEqual(60);
+      // The refusing limit's figures as they stood: none left, reset no later than Retry-After.
+      expect(refused.headers.get("x-ratelimit-limit-requests")).toBe("3");
+      expect(refused.headers.get("x-ratelimit-remaining-requests")).toBe("0");
+      expect(refused.headers.get("x-ratelimit-reset-requests")).toMatch(/^(\d+ms|\d+(\.\d+)?s|1m0s)$/);
+      expect(refused.headers.get("anthropic-ratelimit-requests-limit")).toBeNull();
       const requestId = refused.headers.get("x-request-id");
       expect(requestId).toMatch(/^req_/);
       const body = (await refused.json()) as { error: { type: string; code: string; message: string }; request_id: string };
@@ -107,6 +112,10 @@ for (const kind of DATABASE_KINDS) {
       expect(refused.status).toBe(429);
       expect(refused.headers.get("retry-after")).toMatch(/^\d+$/);
       expect(refused.headers.get("x-request-id")).toMatch(/^req_/);
+      expect(refused.headers.get("anthropic-ratelimit-requests-limit")).toBe("3");
+      expect(refused.headers.get("anthropic-ratelimit-requests-remaining")).toBe("0");
+      expect(refused.headers.get("anthropic-ratelimit-requests-reset")).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/);
+      expect(refused.headers.get("x-ratelimit-remaining-requests")).toBe("0");
       expect(await refused.json()).toMatchObject({ type: "error", error: { type: "rate_limit_error" } });
     });
 

@@ -5,6 +5,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { chatCompletion, chatStream, json, startMockUpstream, type MockUpstream } from "../support/mock-upstream.js";
 import { mockConfig, startGateway, type TestGateway } from "../support/gateway.js";
+import { mediaConfig } from "../media/support.js";
 import { histogramOf, parseExposition, seriesOf, valueOf, type Families } from "../support/prometheus.js";
 
 const KEYS = ["sk-mock-key-aaaaaaaaaaaa", "sk-mock-key-bbbbbbbbbbbb"];
@@ -220,5 +221,55 @@ describe("the metrics listener and the opt-ins", () => {
       /metrics.token_env: environment variable GW_TEST_UNSET_TOKEN is not set/,
     );
     await expect(startGateway(`providers: {}\nmetrics:\n  listen: "nowhere"\n`)).rejects.toThrow(/metrics.listen: "nowhere" is not host:port/);
+  });
+});
+
+describe.each(["sqlite", "postgres"] as const)("a media request the client leaves (%s)", (kind) => {
+  it("is a 499 in /metrics and in the one log line, before the upstream answers and while its answer is read", async () => {
+    mock = await startMockUpstream();
+    gateway = await startGateway(`${mediaConfig({ openaiUrl: mock.url })}\nmetrics:\n  token_env: GW_TEST_METRICS_TOKEN\n`, { kind, env: { GW_TEST_METRICS_TOKEN: TOKEN } });
+    const { raw, account } = await gateway.createAccount({ balance: "10" });
+    const before = await gateway.app.ctx.store.accounts.get(account.id);
+    const generate = (signal: AbortSignal) =>
+      fetch(`${gateway!.url}/v1/images/generations`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${raw}`, "content-type": "application/json" },
+        body: JSON.stringify({ model: "image-mock", prompt: "a lighthouse" }),
+        signal,
+      }).catch(() => null);
+    const labels = { route: "/v1/images/generations", model: "image-mock", provider: "mockai", status: "499" };
+    const aborted = async (count: number) => {
+      for (const deadline = Date.now() + 5000; Date.now() < deadline; await sleep(25)) {
+        if (valueOf(await scrape(gateway!.url), "gateway_requests_total", labels) === count) break;
+      }
+      expect(valueOf(await scrape(gateway!.url), "gateway_requests_total", labels)).toBe(count);
+      expect(gateway!.logs.filter((l) => l.msg === "request" && l.error === "client_aborted")).toHaveLength(count);
+    };
+
+    // 1. before the upstream answers
+    mock.handler = (_req, res) => void setTimeout(() => json(res, 200, { created: 1, data: [{ b64_json: "AAAA" }] }), 10_000).unref();
+    const early = new AbortController();
+    const first = generate(early.signal);
+    while (mock.requests.length < 1) await sleep(10);
+    early.abort();
+    await first;
+    await aborted(1);
+
+    // 2. while the gateway reads the upstream's answer (head sent, body unfinished)
+    mock.handler = (_req, res) => {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.write('{"created": 1, "data": [');
+    };
+    const late = new AbortController();
+    const second = generate(late.signal);
+    while (mock.requests.length < 2) await sleep(10);
+    await sleep(50);
+    late.abort();
+    await second;
+    await aborted(2);
+
+    // Nothing charged or held for either.
+    expect(await gateway.app.ctx.store.accounts.get(account.id)).toMatchObject({ balance: before!.balance, held: 0n });
+    expect(valueOf(await scrape(gateway.url), "gateway_holds_outstanding")).toBe(0);
   });
 });

@@ -153,6 +153,57 @@ describe("OpenTelemetry traces", () => {
     for (const canary of [CANARY_KEY, OTHER_KEY, CANARY_PROMPT, CANARY_COMPLETION, raw, mock.host]) expect(exported).not.toContain(canary);
   });
 
+  it("records a hold's release and each background settlement retry as spans of the request's trace", async () => {
+    receiver = await startReceiver();
+    mock = await startMockUpstream();
+    gateway = await startGateway(mockConfig({ openaiUrl: mock.url }), {
+      env: { OTEL_TRACES_EXPORTER: "otlp", OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url },
+    });
+    const { raw } = await gateway.createAccount();
+    const post = (body: object) =>
+      fetch(`${gateway!.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${raw}`, "content-type": "application/json" },
+        body: JSON.stringify({ model: "gpt-mock", messages: [{ role: "user", content: "Hi" }], ...body }),
+      });
+    // 1. The upstream refuses the request: its hold is released.
+    mock.handler = (_req, res) => json(res, 400, { error: { message: "bad request" } });
+    const refused = await post({});
+    expect(refused.status).toBe(400);
+    await refused.text();
+    // 2. A stream whose settlement fails once: charged by a retry after the response ended.
+    const { billing, settlementRetries, tracing } = gateway.app.ctx.pipeline;
+    const settle = billing.settle.bind(billing);
+    let failures = 1;
+    billing.settle = (...args: Parameters<typeof settle>) => (failures-- > 0 ? Promise.reject(Object.assign(new Error("injected"), { type: "internal_error" })) : settle(...args));
+    mock.handler = (req, res) => chatStream(req, res, ["Hi"]);
+    const streamed = await post({ stream: true });
+    expect(await streamed.text()).toContain("[DONE]");
+    for (const deadline = Date.now() + 5000; settlementRetries.pending > 0 && Date.now() < deadline;) await new Promise((r) => setTimeout(r, 25));
+    expect(settlementRetries.pending).toBe(0);
+    await tracing!.flush();
+
+    const spans = receiver.spans();
+    const roots = spans.filter((s) => s.kind === SERVER);
+    const childrenOf = (root: OtlpSpan) => spans.filter((s) => s.traceId === root.traceId && s !== root);
+    const refusedRoot = roots.find((s) => attrs(s)["http.response.status_code"] === 400)!;
+    expect(
+      childrenOf(refusedRoot)
+        .map((s) => s.name)
+        .sort(),
+    ).toEqual(["gateway.admission", "gateway.hold_release", "gateway.upstream_attempt"]);
+    const streamRoot = roots.find((s) => attrs(s)["http.response.status_code"] === 200)!;
+    const streamChildren = childrenOf(streamRoot);
+    expect(streamChildren.map((s) => s.name).sort()).toEqual(["gateway.admission", "gateway.settlement", "gateway.settlement_retry", "gateway.upstream_attempt"]);
+    for (const child of streamChildren) expect(child.parentSpanId).toBe(streamRoot.spanId);
+    const failed = streamChildren.find((s) => s.name === "gateway.settlement")!;
+    expect(failed.status?.code).toBe(2);
+    expect(attrs(failed)["error.type"]).toBe("internal_error");
+    const retry = streamChildren.find((s) => s.name === "gateway.settlement_retry")!;
+    expect(attrs(retry)).toMatchObject({ "gateway.attempt": 1 });
+    expect(retry.status?.code ?? 0).not.toBe(2);
+  });
+
   it("is off without OTEL_TRACES_EXPORTER: no tracer, nothing sent, no traceparent upstream", async () => {
     receiver = await startReceiver();
     mock = await startMockUpstream();

@@ -116,6 +116,19 @@ export interface KeyLimits extends LimitSet {
   models?: Record<string, LimitSet>;
 }
 
+/** One limit that applies to a key, with the current minute's use (src/billing/traffic-usage.ts). */
+export interface TrafficUse {
+  subject: "key" | "account";
+  model: string | null;
+  requests_per_minute: number | null;
+  tokens_per_minute: number | null;
+  concurrent_requests: number | null;
+  requests: number;
+  tokens: number;
+  in_flight: number;
+  resets_at: string | null;
+}
+
 export interface Key {
   id: string;
   account_id: string;

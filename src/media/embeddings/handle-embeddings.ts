@@ -19,7 +19,8 @@ import { settleAndSend } from "../settle-and-send.js";
 import { readWholeAnswer } from "../upstream-post.js";
 import { embeddingList } from "./embedding-list.js";
 import { parseEmbeddingRequest, type EmbeddingRequest } from "./embedding-request.js";
-import { setRateLimitHeaders, trafficLimitsFor } from "../../pipeline/traffic.js";
+import { trafficLimitsFor } from "../../pipeline/traffic.js";
+import { recordClientGone } from "../../http/request-context.js";
 
 /** 2,048 vectors of 3,072 floats as JSON text is about 140 MB. */
 export const MAX_EMBEDDINGS_RESPONSE_BYTES = 256 * 1024 * 1024;
@@ -55,10 +56,9 @@ export async function handleEmbeddings(services: PipelineServices, request: Fast
     onAttempt: countAttempts(request, reply),
     trace: request.trace,
   });
-  if (call === null) return; // the client went away: nothing held, nobody to answer
-  setRateLimitHeaders(reply, call.hold, "embeddings");
-
-  await settleAndSend(call, request, reply, cancellation, () => readAnswer(call.upstream, api, input, model.id));
+  // The client went away (before an answer, or while it was read): nothing held or charged, nobody to answer.
+  if (call === null || (await settleAndSend(call, request, reply, cancellation, () => readAnswer(call.upstream, api, input, model.id), "embeddings")) === undefined)
+    recordClientGone(request, services.metrics, services.config);
 }
 
 /** Reads, converts when the upstream is not OpenAI-shaped, and scrubs a 2xx answer; the usage to settle. */

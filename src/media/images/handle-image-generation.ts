@@ -19,7 +19,8 @@ import { settleAndSend } from "../settle-and-send.js";
 import { readWholeAnswer } from "../upstream-post.js";
 import { scrubJsonWithPayloads, type ScrubbedBody } from "./base64-payloads.js";
 import { imageVariant, parseImageRequest, type ImageRequest } from "./image-request.js";
-import { setRateLimitHeaders, trafficLimitsFor } from "../../pipeline/traffic.js";
+import { trafficLimitsFor } from "../../pipeline/traffic.js";
+import { recordClientGone } from "../../http/request-context.js";
 
 export async function handleImageGeneration(services: PipelineServices, settings: MediaSettings, request: FastifyRequest, reply: FastifyReply): Promise<void> {
   const input = parseImageRequest(request.body);
@@ -55,10 +56,9 @@ export async function handleImageGeneration(services: PipelineServices, settings
     onAttempt: countAttempts(request, reply),
     trace: request.trace,
   });
-  if (call === null) return; // the client went away: nothing held, nobody to answer
-  setRateLimitHeaders(reply, call.hold, "images");
-
-  await settleAndSend(call, request, reply, cancellation, () => readAnswer(call.upstream, input, settings));
+  // The client went away (before an answer, or while it was read): nothing held or charged, nobody to answer.
+  if (call === null || (await settleAndSend(call, request, reply, cancellation, () => readAnswer(call.upstream, input, settings), "images")) === undefined)
+    recordClientGone(request, services.metrics, services.config);
 }
 
 /** Reads and scrubs a 2xx answer whole, up to the configured limit. */

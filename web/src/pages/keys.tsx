@@ -2,6 +2,7 @@
 // caps, policies (docs/dashboard.md, "Key policies") and rate limits, revoke, permanent delete, enable.
 import { useState, type FormEvent } from "react";
 import { api, type Key, type KeyLimits, type Workspace } from "../api";
+import { KeyTraffic, modelLimitsText, parseModelLimits } from "./key-traffic";
 import { ErrorText, formatDate, Notice, useAction, useLoad } from "../components";
 
 interface Created {
@@ -194,34 +195,35 @@ function KeyRow(props: { item: Key; run: (action: () => Promise<unknown>, done: 
   const [rpm, setRpm] = useState(limitText(key.limits?.requests_per_minute));
   const [tpm, setTpm] = useState(limitText(key.limits?.tokens_per_minute));
   const [concurrent, setConcurrent] = useState(limitText(key.limits?.concurrent_requests));
+  const [modelLimits, setModelLimits] = useState(modelLimitsText(key.limits?.models));
+  const [showingTraffic, setShowingTraffic] = useState(false);
 
   function saveCaps(event: FormEvent) {
     event.preventDefault();
     setEditing(false);
     const list = (text: string) => (text.trim() === "" ? null : text.split(",").map((entry) => entry.trim()));
-    // The key's own limits; per-model limits set through the API are kept as they are.
-    const limits: KeyLimits = {
-      ...(rpm.trim() && { requests_per_minute: Number(rpm) }),
-      ...(tpm.trim() && { tokens_per_minute: Number(tpm) }),
-      ...(concurrent.trim() && { concurrent_requests: Number(concurrent) }),
-      ...(key.limits?.models && { models: key.limits.models }),
-    };
-    props.run(
-      () =>
-        api("PATCH", path, {
-          budget_cap_usd: budget.trim() === "" ? null : budget.trim(),
-          token_cap: tokens.trim() === "" ? null : Number(tokens),
-          clamp_output: clamp,
-          allowed_models: list(models),
-          allowed_networks: list(networks),
-          expires_at: expires.trim() === "" ? null : expires.trim(),
-          period: period === "" ? null : period,
-          period_budget_usd: period === "" || periodBudget.trim() === "" ? null : periodBudget.trim(),
-          period_token_cap: period === "" || periodTokens.trim() === "" ? null : Number(periodTokens),
-          limits: Object.keys(limits).length === 0 ? null : limits,
-        }),
-      `Caps, policy and limits of ${label} saved.`,
-    );
+    props.run(() => {
+      // The key's own limits, for every model and per model.
+      const perModel = parseModelLimits(modelLimits);
+      const limits: KeyLimits = {
+        ...(rpm.trim() && { requests_per_minute: Number(rpm) }),
+        ...(tpm.trim() && { tokens_per_minute: Number(tpm) }),
+        ...(concurrent.trim() && { concurrent_requests: Number(concurrent) }),
+        ...(perModel && { models: perModel }),
+      };
+      return api("PATCH", path, {
+        budget_cap_usd: budget.trim() === "" ? null : budget.trim(),
+        token_cap: tokens.trim() === "" ? null : Number(tokens),
+        clamp_output: clamp,
+        allowed_models: list(models),
+        allowed_networks: list(networks),
+        expires_at: expires.trim() === "" ? null : expires.trim(),
+        period: period === "" ? null : period,
+        period_budget_usd: period === "" || periodBudget.trim() === "" ? null : periodBudget.trim(),
+        period_token_cap: period === "" || periodTokens.trim() === "" ? null : Number(periodTokens),
+        limits: Object.keys(limits).length === 0 ? null : limits,
+      });
+    }, `Caps, policy and limits of ${label} saved.`);
   }
 
   return (
@@ -267,6 +269,10 @@ function KeyRow(props: { item: Key; run: (action: () => Promise<unknown>, done: 
             <label>
               Requests in flight
               <input value={concurrent} onChange={(e) => setConcurrent(e.target.value)} inputMode="numeric" placeholder="tier default" />
+            </label>
+            <label>
+              Per-model limits (one model a line: <code>model rpm=N tpm=N concurrent=N</code>)
+              <textarea value={modelLimits} onChange={(e) => setModelLimits(e.target.value)} rows={2} placeholder="none" />
             </label>
             <label>
               <input type="checkbox" checked={clamp} onChange={(e) => setClamp(e.target.checked)} />
@@ -336,6 +342,10 @@ function KeyRow(props: { item: Key; run: (action: () => Promise<unknown>, done: 
                 Caps
               </button>
             )}
+            <button type="button" onClick={() => setShowingTraffic(!showingTraffic)} aria-expanded={showingTraffic} aria-label={`Limits in use of ${label}`}>
+              Limits
+            </button>
+            {showingTraffic && <KeyTraffic keyId={key.id} label={label} />}
             {key.status === "exhausted" && (
               <button type="button" onClick={() => props.run(() => api("POST", `${path}/enable`, {}), `Key ${label} enabled.`)} aria-label={`Enable ${label}`}>
                 Enable
