@@ -2,7 +2,8 @@
 // caps, policies (docs/dashboard.md, "Key policies") and rate limits, revoke, permanent delete, enable.
 import { useState, type FormEvent } from "react";
 import { api, type Key, type KeyLimits, type Workspace } from "../api";
-import { ErrorText, formatDate, Notice, useAction, useLoad } from "../components";
+import { ErrorText, formatDate, Link, Notice, useAction, useLoad } from "../components";
+import { GettingStarted } from "./getting-started";
 
 interface Created {
   key: Key;
@@ -167,6 +168,8 @@ function NewKeyPanel(props: { created: Created; onDismiss: () => void }) {
           </button>
         </div>
       )}
+      <h3>Getting started</h3>
+      <GettingStarted keyId={props.created.key.id} rawKey={raw} />
       <button type="button" className="link" onClick={props.onDismiss}>
         Done
       </button>
@@ -226,7 +229,16 @@ function KeyRow(props: { item: Key; run: (action: () => Promise<unknown>, done: 
 
   return (
     <tr data-key-id={key.id}>
-      <td>{key.name || <em>unnamed</em>}</td>
+      <td>
+        {key.name || <em>unnamed</em>}
+        {key.status !== "revoked" && (
+          <div className="row-links">
+            <Link to={`/keys/${encodeURIComponent(key.id)}/start`}>
+              Getting started<span className="sr-only"> with {label}</span>
+            </Link>
+          </div>
+        )}
+      </td>
       <td>
         <code>{key.prefix}</code>
       </td>
