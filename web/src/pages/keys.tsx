@@ -24,31 +24,34 @@ export function KeysPage() {
       {created && <NewKeyPanel created={created} onDismiss={() => setCreated(null)} />}
       <ErrorText error={error ?? keys.error} />
       {status && <Notice>{status}</Notice>}
-      <table>
-        <caption>Your keys</caption>
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            <th scope="col">Key</th>
-            <th scope="col">Status</th>
-            <th scope="col">Spent / cap (USD)</th>
-            <th scope="col">Tokens / cap</th>
-            <th scope="col">Policy</th>
-            <th scope="col">Created</th>
-            <th scope="col">Actions</th>
-          </tr>
-        </thead>
-        <tbody>
-          {keys.data?.data.length === 0 && (
+      {/* Scrolls sideways on a narrow screen; focusable so a keyboard can scroll it too. */}
+      <div className="table-scroll" role="region" aria-label="Your keys" tabIndex={0}>
+        <table>
+          <caption>Your keys</caption>
+          <thead>
             <tr>
-              <td colSpan={8}>No keys yet.</td>
+              <th scope="col">Name</th>
+              <th scope="col">Key</th>
+              <th scope="col">Status</th>
+              <th scope="col">Spent / cap (USD)</th>
+              <th scope="col">Tokens / cap</th>
+              <th scope="col">Policy</th>
+              <th scope="col">Created</th>
+              <th scope="col">Actions</th>
             </tr>
-          )}
-          {keys.data?.data.map((key) => (
-            <KeyRow key={key.id} item={key} run={(action, done) => void run(action, done)} />
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {keys.data?.data.length === 0 && (
+              <tr>
+                <td colSpan={8}>No keys yet.</td>
+              </tr>
+            )}
+            {keys.data?.data.map((key) => (
+              <KeyRow key={key.id} item={key} run={(action, done) => void run(action, done)} />
+            ))}
+          </tbody>
+        </table>
+      </div>
     </section>
   );
 }

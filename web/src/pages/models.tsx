@@ -43,6 +43,10 @@ export function formatCount(value: number | null): string {
   return value === null ? "—" : COUNT.format(value);
 }
 
+function plural(count: number, noun: string): string {
+  return `${formatCount(count)} ${noun}${count === 1 ? "" : "s"}`;
+}
+
 /** "Cached input", "Cache write 5m", "Video second": the dimension's name for people. */
 function dimensionLabel(price: PriceView): string {
   const text = price.dimension.replace(/_/g, " ");
@@ -111,7 +115,7 @@ export function ModelsPage() {
       <ErrorText error={models.error ?? keys.error} />
       {models.data && (
         <p role="status" className="hint" data-testid="model-count">
-          {shown.length === models.data.data.length ? `${shown.length} models` : `${shown.length} of ${models.data.data.length} models`}
+          {shown.length === models.data.data.length ? plural(shown.length, "model") : `${shown.length} of ${plural(models.data.data.length, "model")}`}
         </p>
       )}
       <ul className="model-list" aria-label="Models">
@@ -187,7 +191,7 @@ function PriceTable(props: { caption: string; prices: PriceView[] }) {
       <thead>
         <tr>
           <th scope="col">Dimension</th>
-          <th scope="col">Price (USD)</th>
+          <th scope="col">Price</th>
         </tr>
       </thead>
       <tbody>
