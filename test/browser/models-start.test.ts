@@ -97,16 +97,17 @@ describe.skipIf(!HAVE_CHROMIUM && !IN_CI)("models page and getting started in Ch
     await page.screenshot({ path: join(SHOTS, `${name}-1280.png`), fullPage: true });
     await page.setViewportSize({ width: 375, height: 800 });
     // What sticks out, named for the failure message: the outermost elements past the right edge.
-    const wide = await page.evaluate(() =>
-      [...document.querySelectorAll<HTMLElement>("body *")]
-        .filter((el) => {
-          const past = (e: Element) => e.getBoundingClientRect().right > window.innerWidth + 0.5;
-          // Inside a sideways-scrolling box (a code block, a table region) is not past the page's edge.
-          for (let up = el.parentElement; up && up !== document.body; up = up.parentElement) if (getComputedStyle(up).overflowX !== "visible") return false;
-          return past(el) && !(el.parentElement && past(el.parentElement));
-        })
-        .map((el) => `${el.tagName.toLowerCase()}${el.className ? `.${el.className}` : ""}`),
-    );
+    const wide = await page.evaluate<string[]>(`(() => {
+      const past = (el) => el.getBoundingClientRect().right > window.innerWidth + 0.5;
+      // Inside a sideways-scrolling box (a code block, a table region) is not past the page's edge.
+      const scrolled = (el) => {
+        for (let up = el.parentElement; up && up !== document.body; up = up.parentElement) if (getComputedStyle(up).overflowX !== "visible") return true;
+        return false;
+      };
+      return [...document.querySelectorAll("body *")]
+        .filter((el) => !scrolled(el) && past(el) && !(el.parentElement && past(el.parentElement)))
+        .map((el) => el.tagName.toLowerCase() + (el.className ? "." + el.className : ""));
+    })()`);
     expect(wide).toEqual([]);
     expect(await page.evaluate<number>("document.documentElement.scrollWidth")).toBeLessThanOrEqual(375);
     await page.screenshot({ path: join(SHOTS, `${name}-375.png`), fullPage: true });
@@ -115,22 +116,21 @@ describe.skipIf(!HAVE_CHROMIUM && !IN_CI)("models page and getting started in Ch
 
   /** Every input and select on the page has a label (or an aria-label). */
   async function expectLabelledInputs() {
-    const unlabelled = await page.evaluate(() =>
-      [...document.querySelectorAll<HTMLInputElement | HTMLSelectElement>("input, select")]
-        .filter((el) => el.labels?.length === 0 && !el.getAttribute("aria-label"))
-        .map((el) => el.outerHTML),
+    // Run in the page (a string: this file is compiled without the DOM's types).
+    const unlabelled = await page.evaluate<string[]>(
+      `[...document.querySelectorAll("input, select")].filter((el) => (el.labels?.length ?? 0) === 0 && !el.getAttribute("aria-label")).map((el) => el.outerHTML)`,
     );
     expect(unlabelled).toEqual([]);
   }
 
   /** The element with the keyboard focus shows a visible outline. */
   async function expectVisibleFocus() {
-    const outline = await page.evaluate(() => {
-      const el = document.activeElement as HTMLElement | null;
+    const outline = await page.evaluate<{ style: string; width: string } | null>(`(() => {
+      const el = document.activeElement;
       if (!el || el === document.body) return null;
       const style = getComputedStyle(el);
       return { style: style.outlineStyle, width: style.outlineWidth };
-    });
+    })()`);
     expect(outline).not.toBeNull();
     expect(outline!.style).not.toBe("none");
     expect(outline!.width).not.toBe("0px");
@@ -173,7 +173,7 @@ describe.skipIf(!HAVE_CHROMIUM && !IN_CI)("models page and getting started in Ch
     // Copy puts the exact snippet on the clipboard.
     await page.getByRole("button", { name: "Copy the curl snippet" }).click();
     await page.getByRole("button", { name: "Copy the curl snippet" }).filter({ hasText: "Copied" }).waitFor();
-    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(curl);
+    expect(await page.evaluate<string>("navigator.clipboard.readText()")).toBe(curl);
     await expectLabelledInputs();
     await shotsAtBothWidths("20-new-key-getting-started");
 
@@ -198,14 +198,14 @@ describe.skipIf(!HAVE_CHROMIUM && !IN_CI)("models page and getting started in Ch
 
     // Keyboard: the summaries open a closed snippet, with a visible focus ring.
     const codex = page.locator('[data-snippet="codex"]');
-    expect(await codex.evaluate((d) => (d as HTMLDetailsElement).open)).toBe(false);
+    expect(await codex.getAttribute("open")).toBeNull();
     // From the snippet before it by Tab, as a keyboard user gets there.
     await page.locator('[data-snippet="claude-code"] summary').focus();
     await page.keyboard.press("Tab");
-    expect(await codex.locator("summary").evaluate((el) => el === document.activeElement)).toBe(true);
+    expect(await page.evaluate<boolean>(`document.activeElement?.matches('[data-snippet="codex"] summary') ?? false`)).toBe(true);
     await expectVisibleFocus();
     await page.keyboard.press("Enter");
-    expect(await codex.evaluate((d) => (d as HTMLDetailsElement).open)).toBe(true);
+    expect(await codex.getAttribute("open")).toBe("");
     await page.keyboard.press("Tab"); // into the snippet's scrollable code block
     await expectVisibleFocus();
     await expectLabelledInputs();
@@ -268,5 +268,16 @@ describe.skipIf(!HAVE_CHROMIUM && !IN_CI)("models page and getting started in Ch
     // The key's getting-started page uses a model the key may use.
     await page.getByRole("link", { name: "Getting started with key claude only" }).click();
     await expect.poll(async () => (await shownSnippets()).find((s) => s.id === "curl")!.code).toContain('"model":"claude-mock"');
+
+    // A revoked key's page says the gateway refuses it.
+    const keyId = new URL(page.url()).pathname.split("/")[3]!;
+    const revoked = await page.evaluate<number>(`(async () => {
+      const session = await (await fetch("/dashboard/api/session")).json();
+      const response = await fetch("/dashboard/api/keys/${keyId}?confirm=true", { method: "DELETE", headers: { "x-csrf-token": session.csrf_token } });
+      return response.status;
+    })()`);
+    expect(revoked).toBe(200);
+    await page.reload();
+    await expect.poll(() => page.getByRole("alert").textContent()).toContain("This key is revoked");
   });
 });

@@ -99,6 +99,11 @@ export function GettingStartedPage(props: { id: string }) {
         <Link to="/">Back to keys</Link> · <Link to={`/models?key=${encodeURIComponent(props.id)}`}>Models this key may use</Link>
       </p>
       <ErrorText error={key.error} />
+      {key.data && key.data.key.effective_status !== "enabled" && (
+        <p className="error" role="alert">
+          This key is {key.data.key.effective_status}: the gateway refuses it (or, exhausted, until its caps allow more). The snippets work with any enabled key.
+        </p>
+      )}
       {key.data && <GettingStarted keyId={props.id} rawKey={null} />}
     </section>
   );
