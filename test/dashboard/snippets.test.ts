@@ -3,7 +3,7 @@
 // tsx, each must get its answer (a 200). The Claude Code exports are run with `claude` swapped for
 // `env` to read what they set; the Codex config is parsed as TOML; the Python snippets are parsed.
 import { execFile } from "node:child_process";
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -45,8 +45,10 @@ describe.each(DATABASE_KINDS)("getting-started snippets against a gateway on %s"
     snippets = gettingStartedSnippets({ baseUrl: gatewayBaseUrl(null, gateway.url), rawKey: raw, model: model("demo-chat"), smallModel: model("demo-fast") });
     mkdirSync(SCRATCH, { recursive: true });
   });
+  const scratchDirs: string[] = [];
   afterAll(async () => {
     await gateway?.close();
+    for (const dir of scratchDirs) rmSync(dir, { recursive: true, force: true });
   });
 
   it("runs the curl snippet as rendered: a chat completion with the key it exports", async () => {
@@ -75,6 +77,7 @@ describe.each(DATABASE_KINDS)("getting-started snippets against a gateway on %s"
     ["vercel-ai", /\S/],
   ] as const)("runs the %s snippet as rendered with tsx", async (id, expected) => {
     const dir = mkdtempSync(join(SCRATCH, `${id}-`));
+    scratchDirs.push(dir);
     const file = join(dir, "hello.mts");
     writeFileSync(file, byId(snippets, id));
     const requests = async () => (await gateway.app.ctx.billing.keyUsage(keyId)).totals.requests;
