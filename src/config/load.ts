@@ -43,6 +43,8 @@ export interface GatewayConfig {
   connections: ConnectionLimits;
   signup: "open" | "invite_only";
   defaultTier: string;
+  /** server.public_url without a trailing slash; null: the dashboard uses the address the browser shows. */
+  publicUrl: string | null;
   providers: ReadonlyMap<string, ProviderConfig>;
   models: ReadonlyMap<string, ModelConfig>;
   tiers: ReadonlyMap<string, ReadonlySet<string>>;
@@ -101,6 +103,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     secret: env.GATEWAY_SECRET ?? null,
     logLevel: env.LOG_LEVEL ?? "info",
     trustedProxies: trustedProxiesFrom(file.server.trusted_proxies ?? [], sourcePath ?? "(defaults)"),
+    publicUrl: publicUrlFrom(file.server.public_url, sourcePath ?? "(defaults)"),
     metrics: metricsSettingsFrom(file.metrics, env, (field, message) => {
       throw new ConfigError(`${sourcePath ?? "(defaults)"}: ${field}: ${message}`);
     }),
@@ -141,6 +144,26 @@ function restartOnlySettingsOf(config: Omit<GatewayConfig, "restartOnlySettings"
 export function restartOnlyChanges(running: GatewayConfig, next: GatewayConfig): string[] {
   const names = new Set([...Object.keys(running.restartOnlySettings), ...Object.keys(next.restartOnlySettings)]);
   return [...names].filter((name) => running.restartOnlySettings[name] !== next.restartOnlySettings[name]);
+}
+
+/**
+ * server.public_url: an http(s) origin, optionally with a path prefix (a gateway mounted under one),
+ * without credentials, query or fragment; kept without its trailing slash so snippets append paths.
+ */
+export function publicUrlFrom(text: string | undefined, source: string): string | null {
+  if (text === undefined) return null;
+  const fail = (message: string): never => {
+    throw new ConfigError(`${source}: server.public_url: ${message}`);
+  };
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return fail(`"${text}" is not a URL`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") fail("must start with http:// or https://");
+  if (url.username || url.password || url.search || url.hash) fail("give the address only: no user, password, query or fragment");
+  return `${url.origin}${url.pathname}`.replace(/\/+$/, "");
 }
 
 /**

@@ -125,6 +125,11 @@ export const configFileSchema = z.strictObject({
       keep_alive_timeout_ms: z.number().int().positive().default(65_000),
       /** Connections beyond this many open at once are closed as they arrive. */
       max_connections: z.number().int().positive().default(4096),
+      /**
+       * The gateway's address as clients reach it (behind a proxy or a TLS terminator), for the dashboard's
+       * getting-started snippets; absent: the address the browser shows. Checked in load.ts.
+       */
+      public_url: z.string().max(2048).optional(),
     })
     .prefault({}),
   /** Video tasks and image answers; every field optional (defaults in src/media/settings.ts). */

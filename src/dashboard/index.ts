@@ -5,6 +5,7 @@ import type { RouteContext } from "../http/route-context.js";
 import { registerAdminRoutes } from "./routes/admin-routes.js";
 import { registerAuthRoutes } from "./routes/auth-routes.js";
 import { registerKeyRoutes } from "./routes/key-routes.js";
+import { registerModelRoutes } from "./routes/model-routes.js";
 import { registerUsageRoutes } from "./routes/usage-routes.js";
 import { registerWorkspaceRoutes } from "./routes/workspace-routes.js";
 import { isSafeMethod, requireActive, requireSession } from "./session-auth.js";
@@ -34,6 +35,7 @@ export function registerDashboardRoutes(app: FastifyInstance, ctx: RouteContext)
           if (!isSafeMethod(request.method)) requireActive(account);
         });
         registerKeyRoutes(signedIn, ctx);
+        registerModelRoutes(signedIn, ctx);
         registerUsageRoutes(signedIn, ctx);
         registerWorkspaceRoutes(signedIn, ctx);
         registerAdminRoutes(signedIn, ctx);

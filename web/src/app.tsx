@@ -4,7 +4,9 @@ import { api, setCsrfToken, ApiError, type SessionInfo } from "./api";
 import { ErrorText, Link } from "./components";
 import { AdminPage } from "./pages/admin";
 import { InvitePage } from "./pages/invite";
+import { GettingStartedPage } from "./pages/getting-started";
 import { KeysPage } from "./pages/keys";
+import { ModelsPage } from "./pages/models";
 import { SignInPage } from "./pages/sign-in";
 import { UpstreamsPage } from "./pages/upstreams";
 import { UsagePage } from "./pages/usage";
@@ -45,6 +47,7 @@ export function App() {
 
   const nav: Array<[string, string]> = [
     ["/", "Keys"],
+    ["/models", "Models"],
     ["/usage", "Usage"],
     ["/workspaces", "Workspaces"],
     ...(session.account.is_admin
@@ -58,8 +61,11 @@ export function App() {
   const under = (to: string) => path === to || (to !== "/" && path.startsWith(`${to}/`));
   const current = nav.map(([to]) => to).reduce((best: string | null, to) => (under(to) && (best === null || to.length > best.length) ? to : best), null);
   const workspaceMatch = /^\/workspaces\/([^/]+)$/.exec(path);
+  const keyStartMatch = /^\/keys\/([^/]+)\/start$/.exec(path);
   let page;
   if (path === "/") page = <KeysPage />;
+  else if (path === "/models") page = <ModelsPage />;
+  else if (keyStartMatch) page = <GettingStartedPage id={decodeURIComponent(keyStartMatch[1]!)} />;
   else if (path === "/usage") page = <UsagePage />;
   else if (path === "/workspaces") page = <WorkspacesPage />;
   else if (workspaceMatch) page = <WorkspacePage id={decodeURIComponent(workspaceMatch[1]!)} me={session.account} />;

@@ -3,7 +3,8 @@
 import { useState, type FormEvent } from "react";
 import { api, type Key, type KeyLimits, type Workspace } from "../api";
 import { KeyTraffic, modelLimitsText, parseModelLimits } from "./key-traffic";
-import { ErrorText, formatDate, Notice, useAction, useLoad } from "../components";
+import { ErrorText, formatDate, Link, Notice, useAction, useLoad } from "../components";
+import { GettingStarted } from "./getting-started";
 
 interface Created {
   key: Key;
@@ -24,31 +25,34 @@ export function KeysPage() {
       {created && <NewKeyPanel created={created} onDismiss={() => setCreated(null)} />}
       <ErrorText error={error ?? keys.error} />
       {status && <Notice>{status}</Notice>}
-      <table>
-        <caption>Your keys</caption>
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            <th scope="col">Key</th>
-            <th scope="col">Status</th>
-            <th scope="col">Spent / cap (USD)</th>
-            <th scope="col">Tokens / cap</th>
-            <th scope="col">Policy</th>
-            <th scope="col">Created</th>
-            <th scope="col">Actions</th>
-          </tr>
-        </thead>
-        <tbody>
-          {keys.data?.data.length === 0 && (
+      {/* Scrolls sideways on a narrow screen; focusable so a keyboard can scroll it too. */}
+      <div className="table-scroll" role="region" aria-label="Your keys" tabIndex={0}>
+        <table>
+          <caption>Your keys</caption>
+          <thead>
             <tr>
-              <td colSpan={8}>No keys yet.</td>
+              <th scope="col">Name</th>
+              <th scope="col">Key</th>
+              <th scope="col">Status</th>
+              <th scope="col">Spent / cap (USD)</th>
+              <th scope="col">Tokens / cap</th>
+              <th scope="col">Policy</th>
+              <th scope="col">Created</th>
+              <th scope="col">Actions</th>
             </tr>
-          )}
-          {keys.data?.data.map((key) => (
-            <KeyRow key={key.id} item={key} run={(action, done) => void run(action, done)} />
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {keys.data?.data.length === 0 && (
+              <tr>
+                <td colSpan={8}>No keys yet.</td>
+              </tr>
+            )}
+            {keys.data?.data.map((key) => (
+              <KeyRow key={key.id} item={key} run={(action, done) => void run(action, done)} />
+            ))}
+          </tbody>
+        </table>
+      </div>
     </section>
   );
 }
@@ -168,6 +172,8 @@ function NewKeyPanel(props: { created: Created; onDismiss: () => void }) {
           </button>
         </div>
       )}
+      <h3>Getting started</h3>
+      <GettingStarted keyId={props.created.key.id} rawKey={raw} />
       <button type="button" className="link" onClick={props.onDismiss}>
         Done
       </button>
@@ -228,7 +234,16 @@ function KeyRow(props: { item: Key; run: (action: () => Promise<unknown>, done: 
 
   return (
     <tr data-key-id={key.id}>
-      <td>{key.name || <em>unnamed</em>}</td>
+      <td>
+        {key.name || <em>unnamed</em>}
+        {key.status !== "revoked" && (
+          <div className="row-links">
+            <Link to={`/keys/${encodeURIComponent(key.id)}/start`}>
+              Getting started<span className="sr-only"> with {label}</span>
+            </Link>
+          </div>
+        )}
+      </td>
       <td>
         <code>{key.prefix}</code>
       </td>
