@@ -27,6 +27,7 @@ import { UpstreamHealth } from "./upstreams/health/upstream-health.js";
 import type { GatewayMetrics } from "./observability/metrics.js";
 import { registerMetricsRoutes, startMetricsListener } from "./observability/metrics-routes.js";
 import type { Tracing } from "./observability/tracing.js";
+import { RequestLog } from "./requestlog/request-log.js";
 import type { Server } from "node:http";
 
 export interface App {
@@ -78,9 +79,13 @@ export async function createApp(config: GatewayConfig, options: { logger?: Logge
         keysCoolingDown: (): number => rotation.coolingDown(),
         settlementRetriesPending: (): number => settlementRetries.pending,
         holdsOutstanding: async () => countHolds(store),
+        requestLogDropped: (): number => requestLog?.droppedTotal ?? 0,
       })
     : null;
   const dialect = store.handle.dialect;
+  // Written behind the request path (ADR 0023): the request path only appends to its buffer.
+  const requestLog: RequestLog | null = config.requestLog ? new RequestLog(store.handle, config.requestLog, logger, now) : null;
+  requestLog?.start();
   const billing: StoreBilling = new StoreBilling(store.handle, {
     now,
     onSweepError: (err) => logger.warn({ err }, "hold sweep failed"),
@@ -112,6 +117,7 @@ export async function createApp(config: GatewayConfig, options: { logger?: Logge
     settlementRetries,
     metrics,
     tracing,
+    requestLog,
   };
   const ctx: RouteContext = { config, store, logger, billing, pipeline, media: { settings: mediaSettingsFromConfig(config.media) } };
   const server = buildServer(ctx, logger, ROUTES);
@@ -126,6 +132,8 @@ export async function createApp(config: GatewayConfig, options: { logger?: Logge
       if (closed) return;
       closed = true;
       await server.close();
+      // After the server: every request it answered has been appended; before the store closes.
+      await requestLog?.close();
       if (metricsListener) await new Promise((resolve) => metricsListener.server.close(resolve));
       await tracing?.shutdown().catch((err: unknown) => logger.warn({ err }, "exporting the last spans failed"));
       authCache.stop();

@@ -50,8 +50,8 @@ export function buildServer(ctx: RouteContext, logger: Logger, routes: readonly 
   app.decorateRequest("errorShape", "openai");
   app.decorateRequest("trace", undefined);
   // Both null unless configured (decision 0018): then each request pays one check of each.
-  const { metrics, tracing } = ctx.pipeline;
-  const config = ctx.config;
+  const { tracing } = ctx.pipeline;
+  const recorders = ctx.pipeline;
 
   app.addHook("onRequest", (request, reply, done) => {
     request.meter = { startedAt: performance.now() };
@@ -62,7 +62,7 @@ export function buildServer(ctx: RouteContext, logger: Logger, routes: readonly 
   });
 
   app.addHook("onResponse", (request, reply, done) => {
-    recordRequest(request, reply.statusCode, metrics, config);
+    recordRequest(request, reply.statusCode, recorders);
     done();
   });
 

@@ -88,7 +88,7 @@ export async function handleModelRequest(services: PipelineServices, format: Cli
     // The client went away: nothing held, nobody to answer, and no response to finish, so Fastify's
     // onResponse will not run: recorded here (status 499).
     request.meter.errorType = "client_aborted";
-    recordRequest(request, 499, services.metrics, services.config);
+    recordRequest(request, 499, services);
     return;
   }
   setRateLimitHeaders(reply, call.hold, format.route);
@@ -268,7 +268,7 @@ async function relayStream(services: PipelineServices, request: FastifyRequest, 
     request.meter.errorType = "client_aborted";
     raw.destroy();
     // A destroyed response never finishes, so Fastify's onResponse does not run: recorded here.
-    recordRequest(request, raw.statusCode, services.metrics, services.config);
+    recordRequest(request, raw.statusCode, services);
   }
 }
 
