@@ -5,6 +5,7 @@ import { ErrorText, Link } from "./components";
 import { AdminPage } from "./pages/admin";
 import { InvitePage } from "./pages/invite";
 import { KeysPage } from "./pages/keys";
+import { RequestsPage } from "./pages/requests";
 import { SignInPage } from "./pages/sign-in";
 import { UpstreamsPage } from "./pages/upstreams";
 import { UsagePage } from "./pages/usage";
@@ -46,6 +47,7 @@ export function App() {
   const nav: Array<[string, string]> = [
     ["/", "Keys"],
     ["/usage", "Usage"],
+    ["/requests", "Requests"],
     ["/workspaces", "Workspaces"],
     ...(session.account.is_admin
       ? ([
@@ -61,6 +63,7 @@ export function App() {
   let page;
   if (path === "/") page = <KeysPage />;
   else if (path === "/usage") page = <UsagePage />;
+  else if (path === "/requests") page = <RequestsPage isAdmin={session.account.is_admin} />;
   else if (path === "/workspaces") page = <WorkspacesPage />;
   else if (workspaceMatch) page = <WorkspacePage id={decodeURIComponent(workspaceMatch[1]!)} me={session.account} />;
   else if (path === "/invite") page = <InvitePage />;
