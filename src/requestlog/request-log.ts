@@ -34,6 +34,7 @@ type Sink = { dialect: "sqlite"; writer: SqliteWriter } | { dialect: "postgres";
 export class RequestLog {
   #buffer: RequestLogEntry[] = [];
   #dropped = 0;
+  #written = 0;
   #droppedWarned = 0;
   #lastWarnAt = -Infinity;
   #flushing: Promise<void> | null = null;
@@ -88,6 +89,11 @@ export class RequestLog {
     return this.#dropped;
   }
 
+  /** Entries written since start. */
+  get writtenTotal(): number {
+    return this.#written;
+  }
+
   get buffered(): number {
     return this.#buffer.length;
   }
@@ -106,6 +112,7 @@ export class RequestLog {
       this.#buffer = batch === this.#buffer ? [] : this.#buffer.slice(BATCH_SIZE);
       try {
         await this.#write(batch);
+        this.#written += batch.length;
       } catch (err) {
         this.#dropped += batch.length;
         this.logger.warn({ err, entries: batch.length }, "writing request log entries failed; they are dropped");
