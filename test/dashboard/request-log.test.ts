@@ -165,6 +165,44 @@ describe.each(DATABASE_KINDS)("request log on %s", (kind) => {
     expect(all.text).toContain(ids.anonymous);
   });
 
+  it("streams a CSV larger than one page: chunked, every row once", async () => {
+    const log = gateway.app.ctx.pipeline.requestLog!;
+    const at = Date.now() - 3_600_000;
+    for (let i = 0; i < 2_345; i++) {
+      log.append({
+        createdAt: at + Math.floor(i / 3), // several rows per ms: the cursor must break ties by id
+        requestId: `req_bulk${String(i).padStart(6, "0")}`,
+        accountId: other.account.id,
+        keyId: null,
+        method: "POST",
+        route: "/v1/chat/completions",
+        model: "gpt-mock",
+        provider: "mockai",
+        deployment: null,
+        status: 200,
+        errorType: null,
+        latencyUs: 1_000,
+        firstByteUs: null,
+        attempts: 1,
+        inputTokens: 1,
+        cachedTokens: 0,
+        outputTokens: 1,
+        reasoningTokens: 0,
+        costNano: 3_000n,
+        estimated: 0,
+      });
+    }
+    await flush();
+    const response = await fetch(`${gateway.url}/dashboard/api/requests.csv`, { headers: { cookie: other.client.cookie! } });
+    expect(response.status).toBe(200);
+    expect(response.headers.get("transfer-encoding")).toBe("chunked");
+    expect(response.headers.get("content-length")).toBeNull();
+    const lines = (await response.text()).trim().split("\r\n").slice(1);
+    const bulk = lines.filter((line) => line.includes("req_bulk"));
+    expect(bulk).toHaveLength(2_345);
+    expect(new Set(bulk.map((line) => line.split(",")[1])).size).toBe(2_345);
+  });
+
   it("does not log the dashboard's own requests, health checks or the admin API", async () => {
     await fetch(`${gateway.url}/healthz`);
     await flush();
