@@ -30,6 +30,7 @@ describe.each(DATABASE_KINDS)("request log on %s", (kind) => {
   beforeAll(async () => {
     mock = await startMockUpstream();
     mock.handler = async (req, res) => {
+      if (JSON.stringify(req.body).includes("slow please")) return chatStream(req, res, Array<string>(50).fill("x"), { delayMs: 50 });
       if ((req.body as { stream?: boolean }).stream) return chatStream(req, res, [SECRET_ANSWER], { usage: { prompt_tokens: 10, completion_tokens: 7, total_tokens: 17 } });
       return json(res, 200, chatCompletion(SECRET_ANSWER, { usage: { prompt_tokens: 1000, completion_tokens: 500, total_tokens: 1500 } }));
     };
@@ -201,6 +202,29 @@ describe.each(DATABASE_KINDS)("request log on %s", (kind) => {
     const bulk = lines.filter((line) => line.includes("req_bulk"));
     expect(bulk).toHaveLength(2_345);
     expect(new Set(bulk.map((line) => line.split(",")[1])).size).toBe(2_345);
+  });
+
+  it("records a stream the client left as 499 client_aborted, with the time to its first byte", async () => {
+    const abort = new AbortController();
+    const response = await fetch(`${gateway.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${userKey.raw}`, "content-type": "application/json" },
+      body: JSON.stringify({ model: "gpt-mock", stream: true, messages: [{ role: "user", content: "slow please" }] }),
+      signal: abort.signal,
+    });
+    const requestId = response.headers.get("x-request-id")!;
+    const reader = response.body!.getReader();
+    await reader.read();
+    abort.abort();
+    await expect
+      .poll(async () => {
+        await flush();
+        return (await user.client.get(`/requests?request_id=${requestId}`)).body.data[0];
+      })
+      .toMatchObject({ status: 499, error_type: "client_aborted", model: "gpt-mock" });
+    const row = (await user.client.get(`/requests?request_id=${requestId}`)).body.data[0];
+    expect(row.first_byte_ms).toBeGreaterThan(0);
+    expect(row.latency_ms).toBeGreaterThanOrEqual(row.first_byte_ms);
   });
 
   it("does not log the dashboard's own requests, health checks or the admin API", async () => {
