@@ -227,6 +227,21 @@ describe.each(DATABASE_KINDS)("request log on %s", (kind) => {
     expect(row.latency_ms).toBeGreaterThanOrEqual(row.first_byte_ms);
   });
 
+  it("stays complete under concurrent load: one row per request, none dropped", async () => {
+    const log = gateway.app.ctx.pipeline.requestLog!;
+    const droppedBefore = log.droppedTotal;
+    const responses = await Promise.all(
+      Array.from({ length: 300 }, (_, i) => chat(userKey.raw, { model: i % 3 === 0 ? "nope" : "gpt-mock", messages: [{ role: "user", content: "hi" }] })),
+    );
+    const sent = responses.map((r) => r.headers.get("x-request-id")!);
+    await Promise.all(responses.map((r) => r.text()));
+    await flush();
+    const rows = await gateway.app.ctx.store.db.selectFrom("request_log").select(["request_id", "status"]).where("request_id", "in", sent).execute();
+    expect(rows).toHaveLength(300);
+    expect(rows.filter((r) => r.status === 404n)).toHaveLength(100);
+    expect(log.droppedTotal).toBe(droppedBefore);
+  });
+
   it("does not log the dashboard's own requests, health checks or the admin API", async () => {
     await fetch(`${gateway.url}/healthz`);
     await flush();
