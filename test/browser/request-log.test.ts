@@ -116,13 +116,15 @@ describe.skipIf(!HAVE_CHROMIUM && !IN_CI)("request log in Chromium", () => {
     // Every filter field has a label and Tab reaches each of them, then the buttons.
     for (const label of ["Request ID", "Key", "Model", "Status", "From", "Until"]) expect(await page.getByLabel(label, { exact: true }).count()).toBe(1);
     await page.getByLabel("Request ID").focus();
-    const focusedName = () => page.evaluate<string>('document.activeElement?.closest("label")?.firstChild?.textContent ?? document.activeElement?.textContent ?? ""');
+    const focusedName = () => page.evaluate<string>('(document.activeElement?.labels?.[0] ?? document.activeElement)?.textContent?.trim() ?? ""');
     const order: string[] = [];
     // The date fields take several Tabs (one per part of the date) in Chromium.
     for (let i = 0; i < 20 && order[order.length - 1] !== "Apply filters"; i++) {
       await page.keyboard.press("Tab");
-      order.push(await focusedName());
-      expect(await focusOutline()).toBe("solid");
+      const name = await focusedName();
+      order.push(name);
+      // Our :focus-visible outline on each stop; Chromium marks the focused part of a date field itself.
+      if (name !== "From" && name !== "Until") expect(await focusOutline(), name).toBe("solid");
     }
     expect(order.slice(0, 3)).toEqual(["Key", "Model", "Status"]);
     expect(order).toContain("From");

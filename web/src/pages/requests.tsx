@@ -1,7 +1,7 @@
 // Requests: the request log (docs/dashboard.md, "Requests"), every request of the account's keys,
 // answered or refused, newest first; filtered, paged and downloadable as CSV. Administrators can
 // switch to every account's requests, the ones no key was attributed to included.
-import { useState, type FormEvent } from "react";
+import { useId, useState, type FormEvent } from "react";
 import { api, type Key } from "../api";
 import { ErrorText, formatDate, useLoad } from "../components";
 
@@ -101,6 +101,9 @@ export function RequestsPage(props: { isAdmin: boolean }) {
     setApplied(NO_FILTERS);
     setCursors([null]);
   }
+  // Labels name their field with for/id: a label wrapping a select would fold its options into the name.
+  const idBase = useId();
+  const idOf = (name: keyof Filters) => `${idBase}-${name}`;
   const set = (name: keyof Filters) => (event: { target: { value: string } }) => setDraft({ ...draft, [name]: event.target.value });
   const columns = allAccounts ? 13 : 11;
 
@@ -125,25 +128,25 @@ export function RequestsPage(props: { isAdmin: boolean }) {
         </label>
       )}
       <form className="inline-form" aria-label="Filter requests" onSubmit={apply}>
-        <label>
-          Request ID
-          <input value={draft.request_id} onChange={set("request_id")} placeholder="req_…" maxLength={100} spellCheck={false} />
-        </label>
+        <div className="field">
+          <label htmlFor={idOf("request_id")}>Request ID</label>
+          <input id={idOf("request_id")} value={draft.request_id} onChange={set("request_id")} placeholder="req_…" maxLength={100} spellCheck={false} />
+        </div>
         {allAccounts ? (
           <>
-            <label>
-              Account ID
-              <input value={draft.account_id} onChange={set("account_id")} maxLength={100} spellCheck={false} />
-            </label>
-            <label>
-              Key ID
-              <input value={draft.key_id} onChange={set("key_id")} maxLength={100} spellCheck={false} />
-            </label>
+            <div className="field">
+              <label htmlFor={idOf("account_id")}>Account ID</label>
+              <input id={idOf("account_id")} value={draft.account_id} onChange={set("account_id")} maxLength={100} spellCheck={false} />
+            </div>
+            <div className="field">
+              <label htmlFor={idOf("key_id")}>Key ID</label>
+              <input id={idOf("key_id")} value={draft.key_id} onChange={set("key_id")} maxLength={100} spellCheck={false} />
+            </div>
           </>
         ) : (
-          <label>
-            Key
-            <select value={draft.key_id} onChange={set("key_id")}>
+          <div className="field">
+            <label htmlFor={idOf("key_id")}>Key</label>
+            <select id={idOf("key_id")} value={draft.key_id} onChange={set("key_id")}>
               <option value="">Any key</option>
               {keys.data?.data.map((k) => (
                 <option key={k.id} value={k.id}>
@@ -151,30 +154,30 @@ export function RequestsPage(props: { isAdmin: boolean }) {
                 </option>
               ))}
             </select>
-          </label>
+          </div>
         )}
-        <label>
-          Model
-          <input value={draft.model} onChange={set("model")} maxLength={200} spellCheck={false} />
-        </label>
-        <label>
-          Status
-          <select value={draft.status} onChange={set("status")}>
+        <div className="field">
+          <label htmlFor={idOf("model")}>Model</label>
+          <input id={idOf("model")} value={draft.model} onChange={set("model")} maxLength={200} spellCheck={false} />
+        </div>
+        <div className="field">
+          <label htmlFor={idOf("status")}>Status</label>
+          <select id={idOf("status")} value={draft.status} onChange={set("status")}>
             {STATUS_CHOICES.map(([value, label]) => (
               <option key={value} value={value}>
                 {label}
               </option>
             ))}
           </select>
-        </label>
-        <label>
-          From
-          <input type="datetime-local" value={draft.since} onChange={set("since")} />
-        </label>
-        <label>
-          Until
-          <input type="datetime-local" value={draft.until} onChange={set("until")} />
-        </label>
+        </div>
+        <div className="field">
+          <label htmlFor={idOf("since")}>From</label>
+          <input id={idOf("since")} type="datetime-local" value={draft.since} onChange={set("since")} />
+        </div>
+        <div className="field">
+          <label htmlFor={idOf("until")}>Until</label>
+          <input id={idOf("until")} type="datetime-local" value={draft.until} onChange={set("until")} />
+        </div>
         <div className="actions">
           <button type="submit">Apply filters</button>
           <button type="button" onClick={clear}>
