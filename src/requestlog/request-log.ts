@@ -20,7 +20,7 @@ import type { Database } from "../store/tables.js";
 import type { RequestLogSettings } from "./settings.js";
 
 /** Entries written per batch (one transaction on SQLite, a few INSERT statements on PostgreSQL). */
-const BATCH_SIZE = 500;
+const BATCH_SIZE = 200;
 /** Rows deleted per prune statement; the next batch runs a turn later. */
 const PRUNE_BATCH = 1_000;
 const PRUNE_INTERVAL_MS = 10 * 60_000;
