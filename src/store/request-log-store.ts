@@ -84,7 +84,7 @@ function valuesOf(e: RequestLogEntry): unknown[] {
 }
 
 /** Rows per INSERT statement: 20 parameters each, far below either database's parameter limit. */
-export const ROWS_PER_INSERT = 250;
+export const ROWS_PER_INSERT = 100;
 
 /** Multi-row INSERT statements by row count, prepared once per connection (sqlite-writer.ts). */
 const sqliteInserts = new Map<number, Statement<never>>();
