@@ -79,7 +79,8 @@ export async function createApp(config: GatewayConfig, options: { logger?: Logge
         keysCoolingDown: (): number => rotation.coolingDown(),
         settlementRetriesPending: (): number => settlementRetries.pending,
         holdsOutstanding: async () => countHolds(store),
-        requestLogDropped: (): number => requestLog?.droppedTotal ?? 0,
+        // Only with the request log on: no series for a log that is not there.
+        ...(config.requestLog && { requestLogDropped: (): number => requestLog?.droppedTotal ?? 0 }),
       })
     : null;
   const dialect = store.handle.dialect;

@@ -9,6 +9,7 @@ import { openStore, type Store } from "../../src/store/index.js";
 import type { RequestLogEntry } from "../../src/store/request-log-store.js";
 import { GatewayMetrics } from "../../src/observability/metrics.js";
 import { createTestDatabase, DATABASE_KINDS, type TestDatabase } from "../support/databases.js";
+import { mockConfig, startGateway } from "../support/gateway.js";
 
 const DAY_MS = 86_400_000;
 
@@ -144,5 +145,26 @@ describe.each(DATABASE_KINDS)("request log writer on %s", (kind) => {
     expect(await log.prune()).toBe(2_500);
     expect(await count()).toBe(20);
     await log.close();
+  });
+});
+
+describe("the request log in a running gateway", () => {
+  it("exposes its dropped count at /metrics while on, and is absent (no buffer, no metric) when off", async () => {
+    const metricsSection = "\nmetrics:\n  token_env: GW_TEST_METRICS_TOKEN\n";
+    const env = { GW_TEST_METRICS_TOKEN: "t".repeat(24) };
+    const on = await startGateway(`${mockConfig({ openaiUrl: "http://127.0.0.1:9" })}${metricsSection}`, { env });
+    const off = await startGateway(`${mockConfig({ openaiUrl: "http://127.0.0.1:9" })}${metricsSection}request_log:\n  enabled: false\n`, { env });
+    try {
+      const scrape = async (url: string) => (await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${env.GW_TEST_METRICS_TOKEN}` } })).text();
+      expect(await scrape(on.url)).toMatch(/^gateway_request_log_dropped_total 0$/m);
+      expect(on.app.ctx.pipeline.requestLog).not.toBeNull();
+      expect(await scrape(off.url)).not.toContain("gateway_request_log_dropped_total");
+      expect(off.app.ctx.pipeline.requestLog).toBeNull();
+      await fetch(`${off.url}/v1/models`);
+      expect(await off.app.ctx.store.db.selectFrom("request_log").selectAll().execute()).toEqual([]);
+    } finally {
+      await on.close();
+      await off.close();
+    }
   });
 });
