@@ -119,7 +119,7 @@ describe.skipIf(!HAVE_CHROMIUM && !IN_CI)("request log in Chromium", () => {
     const focusedName = () => page.evaluate<string>('(document.activeElement?.labels?.[0] ?? document.activeElement)?.textContent?.trim() ?? ""');
     const order: string[] = [];
     // The date fields take several Tabs (one per part of the date) in Chromium.
-    for (let i = 0; i < 20 && order[order.length - 1] !== "Apply filters"; i++) {
+    for (let i = 0; i < 30 && order[order.length - 1] !== "Apply filters"; i++) {
       await page.keyboard.press("Tab");
       const name = await focusedName();
       order.push(name);
