@@ -126,7 +126,16 @@ describe.each(DATABASE_KINDS)("request log on %s", (kind) => {
     expect(await ofIds("key_id=key_of_someone_else")).toEqual([]);
     expect(await ofIds(`since=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`)).toEqual([]);
     expect(await ofIds(`until=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}&since=${Date.now() - 600_000}`)).toHaveLength(3);
-    for (const bad of ["status=abc", "limit=0", "limit=201", "cursor=nope", "since=yesterday", `request_id=${"x".repeat(101)}`, `model=${"m".repeat(201)}`]) {
+    for (const bad of [
+      "status=abc",
+      "limit=0",
+      "limit=201",
+      "cursor=nope",
+      `cursor=${"9".repeat(19)}.1`,
+      "since=yesterday",
+      `request_id=${"x".repeat(101)}`,
+      `model=${"m".repeat(201)}`,
+    ]) {
       expectError(await user.client.get(`/requests?${bad}`), 400, "invalid_request");
     }
   });

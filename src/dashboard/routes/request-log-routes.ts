@@ -36,10 +36,10 @@ const statusFilter = z
     return { exact: Number(text) };
   });
 
-/** The cursor is the last row's created_at and id: "<epoch ms>.<id>". */
+/** The cursor is the last row's created_at and id: "<epoch ms>.<id>"; 18 digits each stay inside a signed 64-bit column. */
 const cursorParam = z
   .string()
-  .regex(/^\d{1,19}\.\d{1,19}$/, "must be a next_cursor from a previous page")
+  .regex(/^\d{1,18}\.\d{1,18}$/, "must be a next_cursor from a previous page")
   .transform((text): RequestLogCursor => {
     const [createdAt, id] = text.split(".");
     return { createdAt: BigInt(createdAt!), id: BigInt(id!) };
