@@ -30,6 +30,7 @@ import { UpstreamHealth } from "./upstreams/health/upstream-health.js";
 import type { GatewayMetrics } from "./observability/metrics.js";
 import { registerMetricsRoutes, startMetricsListener } from "./observability/metrics-routes.js";
 import type { Tracing } from "./observability/tracing.js";
+import { RequestLog } from "./requestlog/request-log.js";
 import type { Server } from "node:http";
 
 export interface App {
@@ -91,9 +92,14 @@ export async function createApp(config: GatewayConfig, options: AppOptions = {})
         keysCoolingDown: (): number => rotation.coolingDown(),
         settlementRetriesPending: (): number => settlementRetries.pending,
         holdsOutstanding: async () => countHolds(store),
+        // Only with the request log on: no series for a log that is not there.
+        ...(config.requestLog && { requestLogDropped: (): number => requestLog?.droppedTotal ?? 0 }),
       })
     : null;
   const dialect = store.handle.dialect;
+  // Written behind the request path (ADR 0023): the request path only appends to its buffer.
+  const requestLog: RequestLog | null = config.requestLog ? new RequestLog(store.handle, config.requestLog, logger, now) : null;
+  requestLog?.start();
   const billing: StoreBilling = new StoreBilling(store.handle, {
     now,
     onSweepError: (err) => logger.warn({ err }, "hold sweep failed"),
@@ -110,7 +116,7 @@ export async function createApp(config: GatewayConfig, options: AppOptions = {})
   const rotation = new KeyRotation();
   const settlementRetries: SettlementRetries = new SettlementRetries(billing, logger);
   // The services every snapshot shares: breakers, key cooldowns, caches and billing outlive a reload.
-  const shared = { store, logger, authCache, billing, rotation, health, settlementRetries, metrics, tracing };
+  const shared = { store, logger, authCache, billing, rotation, health, settlementRetries, metrics, tracing, requestLog };
   const snapshotOf = (loaded: GatewayConfig): ConfigSnapshot => {
     const providers = [...loaded.providers.values()];
     const sharedSecrets = providers.flatMap((p) => p.sharedKeys);
@@ -199,6 +205,8 @@ export async function createApp(config: GatewayConfig, options: AppOptions = {})
       if (closed) return;
       closed = true;
       await server.close();
+      // After the server: every request it answered has been appended; before the store closes.
+      await requestLog?.close();
       if (metricsListener) await new Promise((resolve) => metricsListener.server.close(resolve));
       await tracing?.shutdown().catch((err: unknown) => logger.warn({ err }, "exporting the last spans failed"));
       authCache.stop();

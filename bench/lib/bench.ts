@@ -21,7 +21,17 @@ const benchDir = resolve(here, "..");
 const repoDir = resolve(benchDir, "..");
 
 export type TargetName =
-  "direct" | "floor" | "ours-sqlite" | "ours-sqlite-metrics" | "ours-sqlite-nobill" | "ours-sqlite-limits" | "ours-pg" | "ours-pg-nobill" | "ours-pg-limits" | "peer";
+  | "direct"
+  | "floor"
+  | "ours-sqlite"
+  | "ours-sqlite-metrics"
+  | "ours-sqlite-nolog"
+  | "ours-sqlite-nobill"
+  | "ours-sqlite-limits"
+  | "ours-pg"
+  | "ours-pg-nobill"
+  | "ours-pg-limits"
+  | "peer";
 export type Mode = "buffered" | "stream";
 
 export const TARGET_LABELS: Record<TargetName, string> = {
@@ -29,6 +39,7 @@ export const TARGET_LABELS: Record<TargetName, string> = {
   floor: "floor: a minimal Node.js proxy",
   "ours-sqlite": "ours, SQLite, billing on",
   "ours-sqlite-metrics": "ours, SQLite, billing on, metrics on, tracing off",
+  "ours-sqlite-nolog": "ours, SQLite, billing on, request log off",
   "ours-sqlite-nobill": "ours, SQLite, billing off",
   "ours-sqlite-limits": "ours, SQLite, billing on, limits enabled",
   "ours-pg": "ours, PostgreSQL, billing on",
@@ -129,6 +140,12 @@ export interface LeakCheck {
   result: OpenLoopResult;
 }
 
+export interface RequestLogCounts {
+  written: number;
+  dropped: number;
+  buffered: number;
+}
+
 export interface BenchResults {
   meta: {
     startedAt: string;
@@ -146,6 +163,8 @@ export interface BenchResults {
   targets: TargetName[];
   idleRss: Partial<Record<TargetName, number>>;
   endIdleRss: Partial<Record<TargetName, number>>;
+  /** Per gateway at the end: request log entries written and dropped (null: the log is off). */
+  requestLog?: Partial<Record<TargetName, RequestLogCounts | null>>;
   latency: LatencyRun[];
   throughput: ThroughputRun[];
   leak: LeakCheck | null;
@@ -311,12 +330,13 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchResults
     const usePeer = !smoke && options.peer !== false;
 
     const names: TargetName[] = smoke
-      ? ["direct", "ours-sqlite", "ours-sqlite-metrics"]
+      ? ["direct", "ours-sqlite", "ours-sqlite-metrics", "ours-sqlite-nolog"]
       : [
           "direct",
           "floor",
           "ours-sqlite",
           "ours-sqlite-metrics",
+          "ours-sqlite-nolog",
           "ours-sqlite-nobill",
           "ours-sqlite-limits",
           ...(usePostgres ? (["ours-pg", "ours-pg-nobill", "ours-pg-limits"] as const) : []),
@@ -351,6 +371,8 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchResults
     await startOurs("ours-sqlite", true, null);
     // The same gateway with GET /metrics configured (every request recorded) and tracing off (no OTEL_*).
     if (names.includes("ours-sqlite-metrics")) await startOurs("ours-sqlite-metrics", true, null, false, { BENCH_METRICS: "on", OTEL_TRACES_EXPORTER: "" });
+    // The same gateway with the request log off: what writing it costs (every other target logs).
+    if (names.includes("ours-sqlite-nolog")) await startOurs("ours-sqlite-nolog", true, null, false, { BENCH_REQUEST_LOG: "off" });
     if (names.includes("ours-sqlite-nobill")) await startOurs("ours-sqlite-nobill", false, null);
     if (names.includes("ours-sqlite-limits")) await startOurs("ours-sqlite-limits", true, null, true);
     if (names.includes("ours-pg")) await startOurs("ours-pg", true, await newDatabase());
@@ -478,7 +500,7 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchResults
     if (wrk.ok) {
       for (let rep = 1; rep <= plan.reps; rep++) {
         for (const mode of ["buffered", "stream"] as const) {
-          const list = mode === "buffered" ? names : names.filter((n) => ["direct", "floor", "ours-sqlite", "ours-pg", "peer"].includes(n));
+          const list = mode === "buffered" ? names : names.filter((n) => ["direct", "floor", "ours-sqlite", "ours-sqlite-nolog", "ours-pg", "peer"].includes(n));
           for (const name of list) {
             log(`bench: throughput rep ${rep}/${plan.reps} ${mode} ${name} (wrk, ${plan.wrkConnections} connections, ${plan.wrkSeconds}s)`);
             const { result, cpu, peak } = await closedLoop(targets.get(name)!, mode, plan.wrkSeconds);
@@ -549,6 +571,16 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchResults
       if (child) endIdleRss[name] = (await ask<ProcStats & { type: string }>(child, "stats")).rss;
     }
 
+    // The request log under load: every entry written, none dropped (it is the correctness half of its verdict).
+    const requestLog: NonNullable<BenchResults["requestLog"]> = {};
+    for (const name of names) {
+      const child = targets.get(name)!.child;
+      if (!child || name === "floor" || name === "peer") continue;
+      const counts = (await ask<{ type: string; counts: RequestLogCounts | null }>(child, "request-log", 30_000)).counts;
+      requestLog[name] = counts;
+      if (counts !== null && counts.dropped > 0) notes.push(`${name}: the request log dropped ${counts.dropped} entries (wrote ${counts.written}).`);
+    }
+
     log("bench: stopping processes");
     await stopChild(loadgen);
     for (const name of names) {
@@ -574,6 +606,7 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchResults
       targets: names,
       idleRss,
       endIdleRss,
+      requestLog,
       latency,
       throughput,
       leak,

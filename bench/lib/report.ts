@@ -138,6 +138,8 @@ export function summarizeResults(r: BenchResults): Summary {
     "ours/peer stream": ratio(rps("ours-sqlite", "stream"), rps("peer", "stream")),
     "ours/direct buffered": ratio(rps("ours-sqlite", "buffered"), rps("direct", "buffered")),
     "SQLite metrics on/off (tracing off)": ratio(rps("ours-sqlite-metrics", "buffered"), rps("ours-sqlite", "buffered")),
+    "SQLite request log on/off (buffered)": ratio(rps("ours-sqlite", "buffered"), rps("ours-sqlite-nolog", "buffered")),
+    "SQLite request log on/off (stream)": ratio(rps("ours-sqlite", "stream"), rps("ours-sqlite-nolog", "stream")),
     "SQLite billing on/off": ratio(rps("ours-sqlite", "buffered"), rps("ours-sqlite-nobill", "buffered")),
     "PostgreSQL billing on/off": ratio(rps("ours-pg", "buffered"), rps("ours-pg-nobill", "buffered")),
     "PostgreSQL/SQLite (billing on)": ratio(rps("ours-pg", "buffered"), rps("ours-sqlite", "buffered")),
@@ -214,6 +216,7 @@ export function summarizeResults(r: BenchResults): Summary {
       `external ${leak!.externalAfterGcBeforeMiB.toFixed(1)} → ${leak!.externalAfterGcAfterMiB.toFixed(1)} MiB`,
     leak ? undefined : "only in the full run",
   );
+  judge("Maximum throughput (buffered, SQLite, billing on): request log on / off", "≥ 0.97×", ratios["SQLite request log on/off (buffered)"] ?? null, (v) => v >= 0.97, x);
   judge("PostgreSQL throughput / SQLite throughput (billing on)", "≥ 0.5×", ratios["PostgreSQL/SQLite (billing on)"] ?? null, (v) => v >= 0.5, x);
   return { latency, throughput, ratios, memory, leak, verdicts };
 }
@@ -275,6 +278,12 @@ export function renderMarkdown(r: BenchResults, s: Summary): string {
     out.push("");
   }
 
+  const logged = Object.entries(r.requestLog ?? {}).filter(([, counts]) => counts !== null);
+  if (logged.length > 0) {
+    out.push("## Request log", "", "| target | entries written | dropped |", "|---|---|---|");
+    for (const [target, counts] of logged) out.push(`| ${TARGET_LABELS[target as TargetName]} | ${counts!.written} | ${counts!.dropped} |`);
+    out.push("");
+  }
   out.push("## Resident memory (MiB)", "", "| target | idle after start | peak under load | idle at the end |", "|---|---|---|---|");
   for (const m of s.memory) out.push(`| ${TARGET_LABELS[m.target]} | ${f1(m.idleMiB)} | ${f1(m.peakMiB)} | ${f1(m.endIdleMiB)} |`);
   out.push("");
@@ -304,6 +313,7 @@ const ORDER: TargetName[] = [
   "floor",
   "ours-sqlite",
   "ours-sqlite-metrics",
+  "ours-sqlite-nolog",
   "ours-sqlite-nobill",
   "ours-sqlite-limits",
   "ours-pg",

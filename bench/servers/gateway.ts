@@ -30,6 +30,8 @@ const limitsOn = process.env.BENCH_LIMITS === "on";
 const NEVER_REFUSING_LIMITS = { requests_per_minute: 10_000_000, tokens_per_minute: 1_000_000_000_000, concurrent_requests: 1_000_000 };
 // BENCH_METRICS=on: GET /metrics configured, so every request is recorded (tracing stays off: no OTEL_*).
 const metricsOn = process.env.BENCH_METRICS === "on";
+// BENCH_REQUEST_LOG=off: the request log turned off (it is on by default, as in production).
+const requestLogOff = process.env.BENCH_REQUEST_LOG === "off";
 
 const dir = mkdtempSync(join(tmpdir(), "gw-bench-"));
 const configPath = join(dir, "gateway.config.yaml");
@@ -55,7 +57,7 @@ tiers:
   standard: { models: [${BENCH_MODEL}] }
 server:
   default_tier: standard
-${metricsOn ? "metrics:\n  token_env: BENCH_METRICS_TOKEN\n" : ""}`,
+${metricsOn ? "metrics:\n  token_env: BENCH_METRICS_TOKEN\n" : ""}${requestLogOff ? "request_log:\n  enabled: false\n" : ""}`,
 );
 
 const env: NodeJS.ProcessEnv = {
@@ -157,6 +159,12 @@ process.on("message", (message: unknown) => {
       loopDelayMs: { p50: loopDelay.percentile(50) / 1e6, p99: loopDelay.percentile(99) / 1e6, max: loopDelay.max / 1e6 },
       gcPauses,
     });
+  } else if (type === "request-log") {
+    // What the request log wrote and dropped, after writing what it holds (null: the log is off).
+    const log = app.ctx.pipeline.requestLog;
+    const reply = () => process.send?.({ type: "request-log", counts: log === null ? null : { written: log.writtenTotal, dropped: log.droppedTotal, buffered: log.buffered } });
+    if (log === null) reply();
+    else void log.flush().then(reply);
   } else if (type === "reset-peak") {
     peakRss = process.memoryUsage.rss();
     loopDelay.reset();

@@ -74,6 +74,16 @@ describe("loadConfig", () => {
     expect(() => loadConfig({}, withFile("billing: { clamp: { minimum: 5 } }").dir)).toThrow(/billing.clamp/);
   });
 
+  it("request_log: on with 30 days by default, read when set, off with enabled: false, bounds refused", () => {
+    expect(loadConfig({}, mkdtempSync(join(tmpdir(), "gw-config-"))).requestLog).toEqual({ retentionDays: 30, maxBuffered: 20_000, flushIntervalMs: 500 });
+    const custom = withFile("request_log: { retention_days: 7, max_buffered: 500, flush_interval_ms: 100 }");
+    expect(loadConfig({}, custom.dir).requestLog).toEqual({ retentionDays: 7, maxBuffered: 500, flushIntervalMs: 100 });
+    expect(loadConfig({}, withFile("request_log: { enabled: false }").dir).requestLog).toBeNull();
+    for (const bad of ["retention_days: 0", "retention_days: 3651", "max_buffered: 10", "flush_interval_ms: 0", "keep: forever"]) {
+      expect(() => loadConfig({}, withFile(`request_log: { ${bad} }`).dir)).toThrow(/request_log/);
+    }
+  });
+
   it("reads the default file, substitutes env vars and converts prices exactly", () => {
     const { dir } = withFile(MINIMAL);
     const config = loadConfig({ MOCK_KEY: "sk-test" }, dir);

@@ -18,6 +18,7 @@ import { configFileSchema, type ConfigFile, type ModelFileEntry } from "./schema
 import { tierLimitsOf, type TierLimits } from "../billing/traffic-limits.js";
 import type { MetricsSettings } from "../observability/metrics.js";
 import { metricsSettingsFrom, tracingSettingsFromEnv, type TracingSettings } from "../observability/settings.js";
+import type { RequestLogSettings } from "../requestlog/settings.js";
 
 export type { ModelConfig, ModelKind, ModelPricing, ProviderConfig, ProviderType, UpstreamApi } from "./catalog.js";
 
@@ -58,6 +59,8 @@ export interface GatewayConfig {
   upstreamHealth: BreakerSettings;
   /** The `billing` section. */
   billing: BillingSettings;
+  /** The `request_log` section; null when request_log.enabled is false. */
+  requestLog: RequestLogSettings | null;
   /** The `metrics` section (GET /metrics); null: no metrics are served or recorded. */
   metrics: MetricsSettings | null;
   /** Traces from the OTEL_* environment variables; null (the default): no tracing at all. */
@@ -133,6 +136,8 @@ function restartOnlySettingsOf(config: Omit<GatewayConfig, "restartOnlySettings"
     "server.trusted_proxies": JSON.stringify(server.trusted_proxies ?? []),
     metrics: JSON.stringify(config.metrics),
     upstream_health: JSON.stringify(config.upstreamHealth),
+    // The request log's writer is built once at start (its buffer and timers outlive a snapshot).
+    request_log: JSON.stringify(config.requestLog),
     "OTEL_* (tracing)": JSON.stringify(config.tracing),
   };
 }
@@ -352,6 +357,9 @@ function buildCatalog(file: ConfigFile, source: string) {
     media: file.media,
     upstreamHealth,
     billing: { clampMinOutputTokens: file.billing.clamp.min_output_tokens },
+    requestLog: file.request_log.enabled
+      ? { retentionDays: file.request_log.retention_days, maxBuffered: file.request_log.max_buffered, flushIntervalMs: file.request_log.flush_interval_ms }
+      : null,
   };
 }
 

@@ -160,6 +160,19 @@ export const configFileSchema = z.strictObject({
         .prefault({}),
     })
     .prefault({}),
+  /**
+   * The request log (docs/dashboard.md, "Requests"): every gateway request, answered or refused,
+   * written behind the request path and kept retention_days, apart from the ledger.
+   */
+  request_log: z
+    .strictObject({
+      enabled: z.boolean().default(true),
+      retention_days: z.number().int().min(1).max(3650).default(30),
+      /** Entries waiting to be written at most; beyond it they are dropped and counted. */
+      max_buffered: z.number().int().min(100).max(1_000_000).default(20_000),
+      flush_interval_ms: z.number().int().min(10).max(60_000).default(500),
+    })
+    .prefault({}),
   /** Circuit breakers per upstream key (docs/configuration.md); the defaults suit most providers. */
   upstream_health: z
     .strictObject({

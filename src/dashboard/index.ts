@@ -6,6 +6,7 @@ import { registerAdminRoutes } from "./routes/admin-routes.js";
 import { registerAuthRoutes } from "./routes/auth-routes.js";
 import { registerKeyRoutes } from "./routes/key-routes.js";
 import { registerModelRoutes } from "./routes/model-routes.js";
+import { registerRequestLogRoutes } from "./routes/request-log-routes.js";
 import { registerUsageRoutes } from "./routes/usage-routes.js";
 import { registerWorkspaceRoutes } from "./routes/workspace-routes.js";
 import { isSafeMethod, requireActive, requireSession } from "./session-auth.js";
@@ -37,6 +38,7 @@ export function registerDashboardRoutes(app: FastifyInstance, ctx: RouteContext)
         registerKeyRoutes(signedIn, ctx);
         registerModelRoutes(signedIn, ctx);
         registerUsageRoutes(signedIn, ctx);
+        registerRequestLogRoutes(signedIn, ctx);
         registerWorkspaceRoutes(signedIn, ctx);
         registerAdminRoutes(signedIn, ctx);
       });

@@ -7,6 +7,8 @@ import type { GatewayConfig } from "../config/load.js";
 import type { FinishedRequest, GatewayMetrics } from "../observability/metrics.js";
 import type { RequestTrace } from "../observability/spans.js";
 import type { ErrorShape } from "../errors/catalogue.js";
+import type { RequestLog } from "../requestlog/request-log.js";
+import type { RequestLogEntry } from "../store/request-log-store.js";
 import { clientAttribution } from "./client-attribution.js";
 
 export interface RequestMeter {
@@ -68,26 +70,77 @@ export function requestLogLine(request: FastifyRequest, status: number): Record<
   };
 }
 
+/** Where a finished request is recorded besides its log line (PipelineServices has them all). */
+export interface RequestRecorders {
+  config: GatewayConfig;
+  /** Null when metrics are off. */
+  metrics: GatewayMetrics | null;
+  /** Null when request_log.enabled is false. */
+  requestLog: RequestLog | null;
+}
+
 /**
- * The one place a finished request is recorded: its log line, its metrics (metrics on), the end of
- * its span (tracing on). Called by the onResponse hook, and by a stream the client left (Fastify
- * runs no onResponse for a response destroyed before it finished).
+ * The one place a finished request is recorded: its log line, its metrics (metrics on), its request
+ * log entry (request log on: one push to a buffer), the end of its span (tracing on). Called by the
+ * onResponse hook, and by a stream the client left (Fastify runs no onResponse for a response
+ * destroyed before it finished).
  */
-export function recordRequest(request: FastifyRequest, status: number, metrics: GatewayMetrics | null, config: GatewayConfig): void {
+export function recordRequest(request: FastifyRequest, status: number, recorders: RequestRecorders): void {
   if (request.meter.recorded === true) return;
   request.meter.recorded = true;
+  const { config, metrics, requestLog } = recorders;
   request.log.info(requestLogLine(request, status), "request");
   if (metrics !== null) metrics.observeRequest(finishedRequest(request, status, config));
+  if (requestLog !== null && isGatewayRequest(request.url)) requestLog.append(requestLogEntry(request, status));
   if (request.trace !== undefined) endRequestTrace(request, request.trace, status, config);
 }
 
 /**
+/**
  * A request whose client went away before it was answered: nothing is sent, so Fastify runs no
  * onResponse; recorded here as 499 (client_aborted), like a stream the client left.
  */
-export function recordClientGone(request: FastifyRequest, metrics: GatewayMetrics | null, config: GatewayConfig): void {
+export function recordClientGone(request: FastifyRequest, recorders: RequestRecorders): void {
   request.meter.errorType = "client_aborted";
-  recordRequest(request, 499, metrics, config);
+  recordRequest(request, 499, recorders);
+}
+
+/**
+ * The request log keeps the gateway's own API (model requests, /v1/models, /v1/me…) and whatever
+ * matched no route; not the dashboard, the admin API, health checks and /metrics, which are the
+ * operator's tooling and would otherwise fill it with their own polling.
+ */
+export function isGatewayRequest(url: string): boolean {
+  return !(url.startsWith("/dashboard") || url.startsWith("/admin/") || url.startsWith("/healthz") || url.startsWith("/readyz") || url.startsWith("/metrics"));
+}
+
+/** The request log's entry: ids, names and numbers from the meter, never prompt or completion text. */
+export function requestLogEntry(request: FastifyRequest, status: number): RequestLogEntry {
+  const m = request.meter;
+  const now = performance.now();
+  const usage = m.usage;
+  return {
+    createdAt: Math.round(performance.timeOrigin + m.startedAt),
+    requestId: request.id,
+    accountId: m.accountId ?? null,
+    keyId: m.keyId ?? null,
+    method: request.method,
+    route: routeOf(request),
+    model: m.model ?? null,
+    provider: m.provider ?? null,
+    deployment: m.deployment ?? null,
+    status: recordedStatus(request, status),
+    errorType: m.errorType ?? null,
+    latencyUs: Math.round((now - m.startedAt) * 1000),
+    firstByteUs: m.firstByteAt === undefined ? null : Math.round((m.firstByteAt - m.startedAt) * 1000),
+    attempts: m.attempts ?? null,
+    inputTokens: usage === undefined ? null : usage.inputTokens,
+    cachedTokens: usage === undefined ? null : usage.cachedInputTokens,
+    outputTokens: usage === undefined ? null : usage.outputTokens,
+    reasoningTokens: usage === undefined ? null : usage.reasoningTokens,
+    costNano: m.costNano ?? null,
+    estimated: usage === undefined ? null : usage.estimated ? 1 : 0,
+  };
 }
 
 /** The route pattern a request matched (bounded, unlike its URL); "unmatched" for a 404. */

@@ -50,9 +50,9 @@ export function buildServer(ctx: RouteContext, logger: Logger, routes: readonly 
   app.decorateRequest("errorShape", "openai");
   app.decorateRequest("trace", undefined);
   app.decorateRequest("snapshot", null as never);
-  // Both null unless configured (decision 0018): then each request pays one check of each. Shared
-  // by every config snapshot (a reload cannot change them).
-  const { metrics, tracing } = ctx.pipeline;
+  // Null unless configured (decision 0018): then each request pays one check. Shared by every
+  // config snapshot (a reload cannot change it), as are the metrics and the request log.
+  const { tracing } = ctx.pipeline;
   const live = ctx.live;
 
   app.addHook("onRequest", (request, reply, done) => {
@@ -66,7 +66,7 @@ export function buildServer(ctx: RouteContext, logger: Logger, routes: readonly 
   });
 
   app.addHook("onResponse", (request, reply, done) => {
-    recordRequest(request, reply.statusCode, metrics, request.snapshot.config);
+    recordRequest(request, reply.statusCode, request.snapshot.pipeline);
     done();
   });
 

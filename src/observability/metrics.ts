@@ -30,6 +30,8 @@ export interface MetricsSources {
   keysCoolingDown(): number;
   settlementRetriesPending(): number;
   holdsOutstanding(): Promise<number>;
+  /** Request log entries dropped because the database did not keep up (absent: no request log). */
+  requestLogDropped?: () => number;
 }
 
 /** What one finished request contributes (from request.meter, see http/request-context.ts). */
@@ -285,6 +287,12 @@ export class GatewayMetrics {
         this.set(sources.settlementRetriesPending());
       },
     });
+    const requestLogDropped = sources.requestLogDropped;
+    if (requestLogDropped !== undefined) {
+      family(registry, "gateway_request_log_dropped_total", "Request log entries dropped because the database did not keep up with them (this process).", "counter", () => [
+        { labels: {}, value: requestLogDropped() },
+      ]);
+    }
     if (settings.accountSeriesMax !== null) {
       const cap = `at most ${settings.accountSeriesMax} accounts, the rest as account="${OTHER_ACCOUNTS}"`;
       family(registry, "gateway_account_requests_total", `Requests per account and HTTP status (opt-in; ${cap}).`, "counter", () =>

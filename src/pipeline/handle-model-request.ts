@@ -86,7 +86,7 @@ export async function handleModelRequest(services: PipelineServices, format: Cli
   });
   if (call === null) {
     // The client went away: nothing held, nobody to answer.
-    recordClientGone(request, services.metrics, services.config);
+    recordClientGone(request, services);
     return;
   }
   setRateLimitHeaders(reply, call.hold, format.route);
@@ -266,7 +266,7 @@ async function relayStream(services: PipelineServices, request: FastifyRequest, 
     request.meter.errorType = "client_aborted";
     raw.destroy();
     // A destroyed response never finishes, so Fastify's onResponse does not run: recorded here.
-    recordRequest(request, raw.statusCode, services.metrics, services.config);
+    recordRequest(request, raw.statusCode, services);
   }
 }
 

@@ -11,6 +11,7 @@ import type { UpstreamKeyResolver } from "./upstream-key-resolver.js";
 import type { SettlementRetries } from "./settlement-retries.js";
 import type { GatewayMetrics } from "../observability/metrics.js";
 import type { Tracing } from "../observability/tracing.js";
+import type { RequestLog } from "../requestlog/request-log.js";
 
 export interface PipelineServices {
   config: GatewayConfig;
@@ -28,4 +29,6 @@ export interface PipelineServices {
   metrics: GatewayMetrics | null;
   /** OpenTelemetry traces; null unless the OTEL_* variables turn them on. */
   tracing: Tracing | null;
+  /** The request log's buffer (ADR 0023); null when request_log.enabled is false. */
+  requestLog: RequestLog | null;
 }

@@ -293,6 +293,35 @@ export interface AdminIdempotencyTable {
   created_at: Stamp;
 }
 
+/** One request, answered or refused (migration 0015): written in batches behind the request path, pruned by time. */
+export interface RequestLogTable {
+  id: Generated<Int>;
+  /** When the request arrived (epoch ms). */
+  created_at: Stamp;
+  request_id: string;
+  /** Null for a request no key was attributed to (administrators only see those). */
+  account_id: string | null;
+  key_id: string | null;
+  method: string;
+  /** The route pattern the request matched ("unmatched" for a 404), never its URL. */
+  route: string;
+  model: string | null;
+  provider: string | null;
+  deployment: string | null;
+  status: Int;
+  error_type: string | null;
+  latency_us: Int;
+  first_byte_us: Int | null;
+  attempts: Int | null;
+  input_tokens: Int | null;
+  cached_tokens: Int | null;
+  output_tokens: Int | null;
+  reasoning_tokens: Int | null;
+  cost_nano: Int | null;
+  /** 1 when the tokens were estimated by the gateway, 0 when the upstream reported them, null without usage. */
+  estimated: Int | null;
+}
+
 export interface Database {
   accounts: AccountsTable;
   keys: KeysTable;
@@ -314,4 +343,5 @@ export interface Database {
   admin_tokens: AdminTokensTable;
   audit_log: AuditLogTable;
   admin_idempotency: AdminIdempotencyTable;
+  request_log: RequestLogTable;
 }

@@ -9,7 +9,8 @@ describe("bench smoke", () => {
   it("starts every process, measures direct and our gateway, and stops them", async () => {
     const lines: string[] = [];
     const results = await runBench({ smoke: true, log: (line) => lines.push(line) });
-    expect(results.targets).toEqual(["direct", "ours-sqlite", "ours-sqlite-metrics"]);
+    // ours-sqlite writes the request log (the default); ours-sqlite-nolog is the same gateway without it.
+    expect(results.targets).toEqual(["direct", "ours-sqlite", "ours-sqlite-metrics", "ours-sqlite-nolog"]);
     for (const mode of ["buffered", "stream"] as const) {
       for (const target of results.targets) {
         const run = results.latency.find((r) => r.target === target && r.mode === mode);
@@ -23,9 +24,19 @@ describe("bench smoke", () => {
     expect(results.idleRss["ours-sqlite"]).toBeGreaterThan(0);
     if (results.meta.wrk) expect(results.throughput.some((r) => r.target === "ours-sqlite" && r.result.requests > 0)).toBe(true);
 
+    // The request log kept up: every request to ours-sqlite written (warm-up requests too), none dropped; off in ours-sqlite-nolog.
+    const sent = results.latency.filter((r) => r.target === "ours-sqlite").reduce((n, r) => n + r.result.ok, 0);
+    const logged = results.requestLog?.["ours-sqlite"];
+    expect(logged).toBeTruthy();
+    expect(logged!.dropped).toBe(0);
+    expect(logged!.buffered).toBe(0);
+    expect(logged!.written).toBeGreaterThanOrEqual(sent);
+    expect(results.requestLog?.["ours-sqlite-nolog"]).toBeNull();
+
     const summary = summarizeResults(results);
     const markdown = renderMarkdown(results, summary);
     expect(markdown).toContain("## Targets");
+    expect(markdown).toContain("## Request log");
     expect(summary.verdicts.length).toBeGreaterThan(0);
   }, 180_000);
 });

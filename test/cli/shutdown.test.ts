@@ -59,6 +59,10 @@ it("finishes a stream in flight after SIGTERM, refuses new connections, exits 0"
     expect(gateway.stdout()).toContain(`"request_id":"${requestId}"`);
     const after = await openStore({ databaseUrl: null, sqlitePath: database.sqlitePath, secret: database.secret });
     expect(await after.ledger.count(account.id)).toBe(2); // the opening balance's credit and the stream's charge
+    // The stored request log has the stream: its entry was appended as the stream ended, during the
+    // shutdown, and written by the close that follows the server's (or by the flush timer just before).
+    const logged = await after.db.selectFrom("request_log").select(["status", "output_tokens"]).where("request_id", "=", requestId!).execute();
+    expect(logged).toEqual([{ status: 200n, output_tokens: 15n }]);
     await after.close();
   } finally {
     killAll();

@@ -7,6 +7,7 @@ import { InvitePage } from "./pages/invite";
 import { GettingStartedPage } from "./pages/getting-started";
 import { KeysPage } from "./pages/keys";
 import { ModelsPage } from "./pages/models";
+import { RequestsPage } from "./pages/requests";
 import { SignInPage } from "./pages/sign-in";
 import { UpstreamsPage } from "./pages/upstreams";
 import { UsagePage } from "./pages/usage";
@@ -49,6 +50,7 @@ export function App() {
     ["/", "Keys"],
     ["/models", "Models"],
     ["/usage", "Usage"],
+    ["/requests", "Requests"],
     ["/workspaces", "Workspaces"],
     ...(session.account.is_admin
       ? ([
@@ -67,6 +69,7 @@ export function App() {
   else if (path === "/models") page = <ModelsPage />;
   else if (keyStartMatch) page = <GettingStartedPage id={decodeURIComponent(keyStartMatch[1]!)} />;
   else if (path === "/usage") page = <UsagePage />;
+  else if (path === "/requests") page = <RequestsPage isAdmin={session.account.is_admin} />;
   else if (path === "/workspaces") page = <WorkspacesPage />;
   else if (workspaceMatch) page = <WorkspacePage id={decodeURIComponent(workspaceMatch[1]!)} me={session.account} />;
   else if (path === "/invite") page = <InvitePage />;

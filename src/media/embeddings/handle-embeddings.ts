@@ -58,7 +58,7 @@ export async function handleEmbeddings(services: PipelineServices, request: Fast
   });
   // The client went away (before an answer, or while it was read): nothing held or charged, nobody to answer.
   if (call === null || (await settleAndSend(call, request, reply, cancellation, () => readAnswer(call.upstream, api, input, model.id), "embeddings")) === undefined)
-    recordClientGone(request, services.metrics, services.config);
+    recordClientGone(request, services);
 }
 
 /** Reads, converts when the upstream is not OpenAI-shaped, and scrubs a 2xx answer; the usage to settle. */

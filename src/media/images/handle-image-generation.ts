@@ -58,7 +58,7 @@ export async function handleImageGeneration(services: PipelineServices, settings
   });
   // The client went away (before an answer, or while it was read): nothing held or charged, nobody to answer.
   if (call === null || (await settleAndSend(call, request, reply, cancellation, () => readAnswer(call.upstream, input, settings), "images")) === undefined)
-    recordClientGone(request, services.metrics, services.config);
+    recordClientGone(request, services);
 }
 
 /** Reads and scrubs a 2xx answer whole, up to the configured limit. */
