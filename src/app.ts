@@ -26,6 +26,7 @@ import { openStore, type Store } from "./store/index.js";
 import { UpstreamHealth } from "./upstreams/health/upstream-health.js";
 import type { GatewayMetrics } from "./observability/metrics.js";
 import { registerMetricsRoutes, startMetricsListener } from "./observability/metrics-routes.js";
+import { registerOpenApiRoutes } from "./openapi/routes.js";
 import type { Tracing } from "./observability/tracing.js";
 import type { Server } from "node:http";
 
@@ -47,6 +48,7 @@ export const ROUTES: readonly RouteRegistrar[] = [
   registerDashboardRoutes,
   registerAdminApiRoutes,
   registerMetricsRoutes,
+  registerOpenApiRoutes,
 ];
 
 /**
