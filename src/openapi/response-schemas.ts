@@ -131,19 +131,26 @@ const usageTotalsShape = {
     read_cost_usd: usdText,
     write_tokens: count,
     write_cost_usd: usdText,
-    hit_ratio: z.number().nullable(),
+    hit_ratio: z
+      .string()
+      .regex(/^\d+\.\d{6}$/)
+      .nullable()
+      .describe("cached input tokens / input tokens, six decimals; null without input"),
     saving_usd: usdText,
   }),
 };
 export const usageTotalsSchema = z.object(usageTotalsShape);
+
+/** A row of usageSummary: the totals and their input plus output tokens. */
+const summaryShape = { ...usageTotalsShape, tokens: count };
 
 /** usageSummary (dashboard/usage-queries.ts). */
 export const usageSummarySchema = z.object({
   start: isoTime,
   end: isoTime,
   days: count,
-  totals: usageTotalsSchema,
-  by_day: z.array(z.object({ day: z.string(), ...usageTotalsShape })),
+  totals: z.object(summaryShape),
+  by_day: z.array(z.object({ day: z.string(), ...summaryShape })),
   by_key: z.array(
     z.object({
       key_id: z.string().nullable(),
@@ -151,10 +158,10 @@ export const usageSummarySchema = z.object({
       prefix: z.string().nullable(),
       status: z.string(),
       owner_email: z.string().nullable(),
-      ...usageTotalsShape,
+      ...summaryShape,
     }),
   ),
-  by_model: z.array(z.object({ model: z.string(), ...usageTotalsShape })),
+  by_model: z.array(z.object({ model: z.string(), ...summaryShape })),
 });
 
 /** trafficUse (billing/traffic-usage.ts): each limit that applies, with the current window's use. */

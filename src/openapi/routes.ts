@@ -2,7 +2,6 @@
 // memory (generating it walks every schema; no request pays that but the first).
 import type { FastifyInstance } from "fastify";
 import { readFileSync } from "node:fs";
-import type { RouteContext } from "../http/route-context.js";
 import { buildOpenApiDocument } from "./document.js";
 
 function packageVersion(): string {
@@ -14,7 +13,7 @@ function packageVersion(): string {
   }
 }
 
-export function registerOpenApiRoutes(app: FastifyInstance, _ctx: RouteContext): void {
+export function registerOpenApiRoutes(app: FastifyInstance): void {
   let body: string | null = null;
   app.get("/openapi.json", async (_request, reply) => {
     body ??= JSON.stringify(buildOpenApiDocument(packageVersion()));
