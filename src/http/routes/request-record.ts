@@ -32,7 +32,7 @@ export function requestRecordJson(row: Selectable<LedgerTable>) {
   addSums(totals, { ...row, requests: 1n });
   const { dimensions, cache } = usageTotalsJson(totals);
   return {
-    object: "request",
+    object: "request" as const,
     id: row.request_id,
     created_at: new Date(Number(row.created_at)).toISOString(),
     model: row.model,
