@@ -79,8 +79,12 @@ tiers:
   standard: { models: ["*"] }
 server:
   default_tier: standard
+metrics:
+  token_env: GW_TEST_OPENAPI_METRICS_TOKEN
 `;
 }
+
+const METRICS_TOKEN = "openapi-metrics-token";
 
 /** `/v1/models/{id}` as a regex over real paths. */
 function pathPattern(template: string): RegExp {
@@ -157,7 +161,7 @@ describe.each(DATABASE_KINDS)("OpenAPI description on %s", (kind) => {
     const code = await runCli([...argv, "--json"], {
       stdout: (text) => void (stdout += text),
       stderr: (text) => void (stderr += text),
-      env: { ...gateway.database.env, GATEWAY_CONFIG: join(configDir, "gateway.config.yaml") },
+      env: { ...gateway.database.env, GW_TEST_OPENAPI_METRICS_TOKEN: METRICS_TOKEN, GATEWAY_CONFIG: join(configDir, "gateway.config.yaml") },
       cwd: configDir,
     });
     if (code !== 0) throw new Error(`gateway ${argv.join(" ")} exited ${code}: ${stderr}`);
@@ -167,7 +171,7 @@ describe.each(DATABASE_KINDS)("OpenAPI description on %s", (kind) => {
   beforeAll(async () => {
     mock = await startMockUpstream();
     const yaml = config(mock.url);
-    gateway = await startGateway(yaml, { kind });
+    gateway = await startGateway(yaml, { kind, env: { GW_TEST_OPENAPI_METRICS_TOKEN: METRICS_TOKEN } });
     configDir = mkdtempSync(join(tmpdir(), "gw-openapi-"));
     writeFileSync(join(configDir, "gateway.config.yaml"), yaml);
     openaiVideos(
@@ -226,8 +230,7 @@ describe.each(DATABASE_KINDS)("OpenAPI description on %s", (kind) => {
     const registered = new Set(routes.map((r) => `${r.method} ${normalised(r.url)}`));
     const orphans = Object.entries(document.paths)
       .flatMap(([path, item]) => Object.keys(item).map((method) => `${method.toUpperCase()} ${normalised(path)}`))
-      // /metrics is registered only when a metrics token is configured (not in this config).
-      .filter((operation) => !registered.has(operation) && operation !== "GET /metrics");
+      .filter((operation) => !registered.has(operation));
     expect(orphans).toEqual([]);
   });
 
@@ -288,6 +291,8 @@ describe.each(DATABASE_KINDS)("OpenAPI description on %s", (kind) => {
     expect((await recordingFetch(`${gateway.url}/v1/catalog`, { headers: { "if-none-match": catalog.headers.get("etag")! } })).status).toBe(304);
     expect((await call("GET", "/healthz")).status).toBe(200);
     expect((await call("GET", "/readyz")).status).toBe(200);
+    expect((await call("GET", "/metrics", { headers: { authorization: `Bearer ${METRICS_TOKEN}` } })).status).toBe(200);
+    expect((await call("GET", "/metrics")).status).toBe(401);
 
     // ---- /dashboard/api, the rest ----
     expect((await dash.get("/keys")).status).toBe(200);
@@ -410,8 +415,8 @@ describe.each(DATABASE_KINDS)("OpenAPI description on %s", (kind) => {
         problems.push(`${answer.method} ${answer.path} ${answer.status}: ${ajv.errorsText(validateAnswer.errors)} in ${JSON.stringify(answer.body).slice(0, 300)}`);
     }
     expect(problems).toEqual([]);
-    // Every operation of the three families was driven at least once (/metrics is not configured here).
+    // Every operation was driven at least once.
     const documented = Object.entries(document.paths).flatMap(([path, item]) => Object.keys(item).map((method) => `${method.toUpperCase()} ${path}`));
-    expect(documented.filter((operation) => !checkedOperations.has(operation) && operation !== "GET /metrics")).toEqual([]);
+    expect(documented.filter((operation) => !checkedOperations.has(operation))).toEqual([]);
   });
 });
