@@ -21,6 +21,7 @@ export const MAX_EMBEDDING_DIMENSIONS = 16_384;
 export const MAX_USER_CHARS = 512;
 
 const FIELDS = ["model", "input", "dimensions", "encoding_format", "user"];
+const DIMENSIONS_MESSAGE = `dimensions must be an integer from 1 to ${MAX_EMBEDDING_DIMENSIONS}.`;
 
 const INPUT_SHAPE = "input must be a non-empty string, an array of non-empty strings, an array of token ids, or an array of token-id arrays.";
 const text = z.string({ error: INPUT_SHAPE }).min(1, "must not be empty.").max(MAX_EMBEDDING_INPUT_CHARS, `is longer than ${MAX_EMBEDDING_INPUT_CHARS} characters.`);
@@ -33,21 +34,17 @@ const tokenIdArray = z
  * The body, checked before anything else; the OpenAPI document describes the route from it
  * (src/openapi). The total-token bound across inputs is parseInput's, below.
  */
-export const embeddingRequestSchema = z
-  .strictObject({
-    model: z.string({ error: "model is required and must be a string." }).min(1, "model is required and must be a string."),
-    input: z.union([text, z.array(text).min(1).max(MAX_EMBEDDING_INPUTS), tokenIdArray, z.array(tokenIdArray).min(1).max(MAX_EMBEDDING_INPUTS)], { error: INPUT_SHAPE }),
-    dimensions: z
-      .number()
-      .int()
-      .min(1)
-      .max(MAX_EMBEDDING_DIMENSIONS, { error: `dimensions must be an integer from 1 to ${MAX_EMBEDDING_DIMENSIONS}.` })
-      .nullable()
-      .optional(),
-    encoding_format: z.enum(["float", "base64"], { error: 'encoding_format must be "float" or "base64".' }).nullable().optional(),
-    user: z.string().max(MAX_USER_CHARS, `user must be a string of at most ${MAX_USER_CHARS} characters.`).nullable().optional(),
-  })
-  .meta({ id: "EmbeddingRequest" });
+export const embeddingRequestSchema = z.strictObject({
+  model: z.string({ error: "model is required and must be a string." }).min(1, "model is required and must be a string."),
+  input: z.union([text, z.array(text).min(1).max(MAX_EMBEDDING_INPUTS), tokenIdArray, z.array(tokenIdArray).min(1).max(MAX_EMBEDDING_INPUTS)], { error: INPUT_SHAPE }),
+  dimensions: z.number({ error: DIMENSIONS_MESSAGE }).int(DIMENSIONS_MESSAGE).min(1, DIMENSIONS_MESSAGE).max(MAX_EMBEDDING_DIMENSIONS, DIMENSIONS_MESSAGE).nullable().optional(),
+  encoding_format: z.enum(["float", "base64"], { error: 'encoding_format must be "float" or "base64".' }).nullable().optional(),
+  user: z
+    .string({ error: `user must be a string of at most ${MAX_USER_CHARS} characters.` })
+    .max(MAX_USER_CHARS, `user must be a string of at most ${MAX_USER_CHARS} characters.`)
+    .nullable()
+    .optional(),
+});
 
 export type EmbeddingInput = string | string[] | number[] | number[][];
 

@@ -49,28 +49,26 @@ const emptyAsAbsent = (value: unknown) => (value === "" ? undefined : value);
  * The fields as the gateway checks them, from a JSON body or a multipart form (where every field
  * but the upload is text); the OpenAPI document describes the route from it (src/openapi).
  */
-export const videoRequestSchema = z
-  .looseObject({
-    model: z.string({ error: "model is required and must be a string." }).min(1, "model is required and must be a string."),
-    prompt: z.string({ error: "prompt is required and must be a non-empty string." }).refine((text) => text.trim() !== "", "prompt is required and must be a non-empty string."),
-    seconds: z.preprocess(
-      emptyAsAbsent,
-      z
-        .union([z.number().int().min(1).max(MAX_VIDEO_SECONDS), z.string().regex(/^\s*\d{1,4}\s*$/)], { error: SECONDS_MESSAGE })
-        .nullable()
-        .optional(),
-    ),
-    size: z.preprocess(
-      emptyAsAbsent,
-      z
-        .string({ error: 'size must be WIDTHxHEIGHT, for example "1280x720".' })
-        .regex(/^[1-9]\d{1,4}x[1-9]\d{1,4}$/, 'size must be WIDTHxHEIGHT, for example "1280x720".')
-        .nullable()
-        .optional(),
-    ),
-    input_reference: z.preprocess(emptyAsAbsent, z.instanceof(File, { error: "input_reference must be an uploaded image file." }).nullable().optional()),
-  })
-  .meta({ id: "VideoRequest" });
+export const videoRequestSchema = z.looseObject({
+  model: z.string({ error: "model is required and must be a string." }).min(1, "model is required and must be a string."),
+  prompt: z.string({ error: "prompt is required and must be a non-empty string." }).refine((text) => text.trim() !== "", "prompt is required and must be a non-empty string."),
+  seconds: z.preprocess(
+    emptyAsAbsent,
+    z
+      .union([z.number().int().min(1).max(MAX_VIDEO_SECONDS), z.string().regex(/^\s*\d{1,4}\s*$/)], { error: SECONDS_MESSAGE })
+      .nullable()
+      .optional(),
+  ),
+  size: z.preprocess(
+    emptyAsAbsent,
+    z
+      .string({ error: 'size must be WIDTHxHEIGHT, for example "1280x720".' })
+      .regex(/^[1-9]\d{1,4}x[1-9]\d{1,4}$/, 'size must be WIDTHxHEIGHT, for example "1280x720".')
+      .nullable()
+      .optional(),
+  ),
+  input_reference: z.preprocess(emptyAsAbsent, z.instanceof(File, { error: "input_reference must be an uploaded image file." }).nullable().optional()),
+});
 
 function fromFields(fields: Map<string, unknown>): VideoRequest {
   const checked = checkRequestBody(videoRequestSchema, Object.fromEntries(fields));
