@@ -16,7 +16,11 @@ import { workspaceRouteSchemas } from "../dashboard/routes/workspace-routes.js";
 import { confirmQuery } from "../dashboard/validate.js";
 import { embeddingRequestSchema } from "../media/embeddings/embedding-request.js";
 import { imageRequestSchema } from "../media/images/image-request.js";
+import { videoReadSchemas } from "../media/videos/read-video.js";
 import { videoRequestSchema } from "../media/videos/video-request.js";
+import { usageQuerySchema } from "../http/routes/account.js";
+import { anthropicModelQuerySchema } from "../http/routes/models.js";
+import { requestIdParamSchema } from "../http/routes/request-record.js";
 import { chatRequestSchema, countTokensRequestSchema, messagesRequestSchema, responsesRequestSchema } from "../pipeline/formats/request-schemas.js";
 import * as r from "./response-schemas.js";
 
@@ -75,23 +79,9 @@ const workspaceView = z.object({ id: z.string(), name: z.string(), created_by: z
 const memberView = z.object({ account_id: z.string(), email: z.string(), role: z.enum(["member", "admin", "owner"]), joined_at: z.string().nullable() });
 const role = z.enum(["member", "admin", "owner"]);
 const sessionView = z.object({ account: r.accountViewSchema, csrf_token: z.string() });
-const modelParam = z.object({ id: z.string().max(256) });
-const requestIdParam = z.object({ request_id: z.string().regex(/^[A-Za-z0-9_-]{1,100}$/) });
-const videoIdParam = z.object({ id: z.string().min(1).max(100) });
-const responseIdParam = z.object({ id: z.string().min(1) });
-const usageQuery = z.object({
-  start: z.string().max(40).optional().describe("A date (YYYY-MM-DD), an ISO date-time or epoch seconds"),
-  end: z.string().max(40).optional().describe("A date (YYYY-MM-DD), an ISO date-time or epoch seconds"),
-});
-const anthropicModelQuery = z.object({
-  limit: z
-    .string()
-    .regex(/^\d{1,4}$/)
-    .optional()
-    .describe("Anthropic-style callers: page size, 1 to 1000 (default 20)"),
-  after_id: z.string().max(256).optional(),
-  before_id: z.string().max(256).optional(),
-});
+// Path parameters no route checks beyond being a path segment (the lookup answers 404).
+const modelParam = z.object({ id: z.string() });
+const responseIdParam = z.object({ id: z.string() });
 
 const v1 = (spec: Omit<OperationSpec, "tag" | "auth" | "errorShape"> & Partial<Pick<OperationSpec, "auth" | "errorShape">>): OperationSpec => ({
   tag: "v1",
@@ -151,7 +141,7 @@ export const OPERATIONS: readonly OperationSpec[] = [
     route: "/v1/models",
     summary: "The models this key may use (Anthropic's list shape to Anthropic-style callers)",
     errorShape: "openai_or_anthropic",
-    query: anthropicModelQuery,
+    query: anthropicModelQuerySchema,
     responses: ok(r.modelListSchema),
   }),
   v1({ method: "GET", route: "/v1/models/*", wildcard: "id", summary: "One model", errorShape: "openai_or_anthropic", params: modelParam, responses: ok(r.modelSchema) }),
@@ -163,13 +153,13 @@ export const OPERATIONS: readonly OperationSpec[] = [
     responses: { 200: { description: "OK", json: r.catalogSchema }, 304: { description: "Not modified (If-None-Match)" } },
   }),
   v1({ method: "GET", route: "/v1/me", summary: "The key's account, policy, limits and this month's usage", responses: ok(r.meSchema) }),
-  v1({ method: "GET", route: "/v1/usage", summary: "The key's usage by model and by day", query: usageQuery, responses: ok(r.keyUsageSchema) }),
+  v1({ method: "GET", route: "/v1/usage", summary: "The key's usage by model and by day", query: usageQuerySchema, responses: ok(r.keyUsageSchema) }),
   v1({
     method: "GET",
     route: "/v1/requests/*",
     wildcard: "request_id",
     summary: "One request of the account (its ledger row)",
-    params: requestIdParam,
+    params: requestIdParamSchema,
     responses: ok(r.requestRecordSchema),
   }),
 
@@ -215,12 +205,13 @@ export const OPERATIONS: readonly OperationSpec[] = [
     bodyMediaTypes: ["application/json", "multipart/form-data"],
     responses: ok(r.videoSchema),
   }),
-  v1({ method: "GET", route: "/v1/videos/:id", summary: "A video task", params: videoIdParam, responses: ok(r.videoSchema) }),
+  v1({ method: "GET", route: "/v1/videos/:id", summary: "A video task", params: videoReadSchemas.params, query: videoReadSchemas.pollQuery, responses: ok(r.videoSchema) }),
   v1({
     method: "GET",
     route: "/v1/videos/:id/content",
     summary: "A finished video's bytes",
-    params: videoIdParam,
+    params: videoReadSchemas.params,
+    query: videoReadSchemas.contentQuery,
     responses: {
       200: { description: "The video file", raw: [{ mediaType: "application/octet-stream", description: "The video, in the upstream's media type (video/mp4 usually)" }] },
     },
