@@ -28,7 +28,7 @@ export function openApiPath(operation: Pick<OperationSpec, "route" | "wildcard">
   return operation.route.replace(/:([A-Za-z_]+)/g, "{$1}").replace(/\*$/, `{${operation.wildcard ?? "path"}}`);
 }
 
-function parameters(schema: z.ZodObject | undefined, where: "path" | "query"): JsonSchema[] {
+function parameters(schema: z.ZodObject | undefined, where: "path" | "query" | "header"): JsonSchema[] {
   if (!schema) return [];
   const json = jsonSchemaOf(schema, "input");
   const properties = (json.properties ?? {}) as Record<string, JsonSchema>;
@@ -88,7 +88,7 @@ function operationObject(operation: OperationSpec): JsonSchema {
     tags: [operation.tag],
     ...(withScope.scope && { description: `Needs the admin scope \`${withScope.scope}\`.` }),
     security: SECURITY[operation.auth](withScope),
-    parameters: [...parameters(operation.params, "path"), ...parameters(operation.query, "query")],
+    parameters: [...parameters(operation.params, "path"), ...parameters(operation.query, "query"), ...parameters(operation.headers, "header")],
     ...(body && { requestBody: { required: true, content: Object.fromEntries(bodyTypes.map((type) => [type, { schema: body }])) } }),
     responses: {
       ...Object.fromEntries(Object.entries(operation.responses).map(([status, spec]) => [status, response(spec)])),

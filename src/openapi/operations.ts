@@ -4,6 +4,7 @@
 // response-schemas.ts. test/openapi checks that every registered /v1, /admin/v1 and /dashboard/api
 // route has exactly one entry here, and that real answers match.
 import { z } from "zod";
+import { idempotencyHeaderSchema } from "../admin/idempotency.js";
 import { accountSchemas } from "../admin/routes/accounts.js";
 import { keySchemas } from "../admin/routes/keys.js";
 import { providerKeySchemas } from "../admin/routes/provider-keys.js";
@@ -58,6 +59,7 @@ export interface OperationSpec {
   errorShape: "openai" | "anthropic" | "openai_or_anthropic";
   params?: z.ZodObject;
   query?: z.ZodObject;
+  headers?: z.ZodObject;
   body?: z.ZodType;
   /** Media types the body may come as; JSON unless said. */
   bodyMediaTypes?: string[];
@@ -234,6 +236,7 @@ export const OPERATIONS: readonly OperationSpec[] = [
       path: `/accounts/:id/${kind}s`,
       summary: `${kind === "credit" ? "Credit" : "Debit"} an account (Idempotency-Key)`,
       params: accountSchemas.params,
+      headers: idempotencyHeaderSchema,
       body: accountSchemas.balanceBody,
       responses: ok(z.object({ object: z.literal(kind), account: r.adminAccountViewSchema, reason: z.string() })),
     }),
