@@ -78,8 +78,7 @@ function scopeOf(operation: OperationSpec): string | undefined {
 
 function operationObject(operation: OperationSpec): JsonSchema {
   const withScope = { ...operation, scope: operation.scope ?? scopeOf(operation) };
-  const bodyTypes = operation.bodyMediaTypes ?? ["application/json"];
-  const body = operation.body && jsonSchemaOf(operation.body, "input");
+  const bodies = Object.entries({ ...(operation.body && { "application/json": operation.body }), ...operation.otherBodies });
   return {
     operationId: `${operation.method.toLowerCase()}${openApiPath(operation)
       .replace(/[{}]/g, "")
@@ -89,7 +88,9 @@ function operationObject(operation: OperationSpec): JsonSchema {
     ...(withScope.scope && { description: `Needs the admin scope \`${withScope.scope}\`.` }),
     security: SECURITY[operation.auth](withScope),
     parameters: [...parameters(operation.params, "path"), ...parameters(operation.query, "query"), ...parameters(operation.headers, "header")],
-    ...(body && { requestBody: { required: true, content: Object.fromEntries(bodyTypes.map((type) => [type, { schema: body }])) } }),
+    ...(bodies.length > 0 && {
+      requestBody: { required: true, content: Object.fromEntries(bodies.map(([type, schema]) => [type, { schema: jsonSchemaOf(schema, "input") }])) },
+    }),
     responses: {
       ...Object.fromEntries(Object.entries(operation.responses).map(([status, spec]) => [status, response(spec)])),
       ...errorResponses(operation),

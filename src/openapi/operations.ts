@@ -18,7 +18,7 @@ import { confirmQuery } from "../dashboard/validate.js";
 import { embeddingRequestSchema } from "../media/embeddings/embedding-request.js";
 import { imageRequestSchema } from "../media/images/image-request.js";
 import { videoReadSchemas } from "../media/videos/read-video.js";
-import { videoRequestSchema } from "../media/videos/video-request.js";
+import { videoJsonRequestSchema, videoRequestSchema } from "../media/videos/video-request.js";
 import { usageQuerySchema } from "../http/routes/account.js";
 import { anthropicModelQuerySchema } from "../http/routes/models.js";
 import { requestIdParamSchema } from "../http/routes/request-record.js";
@@ -61,8 +61,8 @@ export interface OperationSpec {
   query?: z.ZodObject;
   headers?: z.ZodObject;
   body?: z.ZodType;
-  /** Media types the body may come as; JSON unless said. */
-  bodyMediaTypes?: string[];
+  /** Other media types the body may come as, each with its schema (JSON is `body`). */
+  otherBodies?: Record<string, z.ZodType>;
   responses: Record<number, ResponseSpec>;
   /** The admin scope the route needs (admin routes). */
   scope?: string;
@@ -203,8 +203,8 @@ export const OPERATIONS: readonly OperationSpec[] = [
     method: "POST",
     route: "/v1/videos",
     summary: "Start a video generation (OpenAI Videos)",
-    body: videoRequestSchema,
-    bodyMediaTypes: ["application/json", "multipart/form-data"],
+    body: videoJsonRequestSchema,
+    otherBodies: { "multipart/form-data": videoRequestSchema },
     responses: ok(r.videoSchema),
   }),
   v1({ method: "GET", route: "/v1/videos/:id", summary: "A video task", params: videoReadSchemas.params, query: videoReadSchemas.pollQuery, responses: ok(r.videoSchema) }),

@@ -17,13 +17,9 @@ export interface VideoRequest {
 export const MAX_VIDEO_SECONDS = 600;
 
 export async function parseVideoRequest(body: unknown, contentType: string | undefined): Promise<VideoRequest> {
-  if (Buffer.isBuffer(body)) return fromFields(await formFields(body, contentType ?? ""));
+  if (Buffer.isBuffer(body)) return fromFields(videoRequestSchema, Object.fromEntries(await formFields(body, contentType ?? "")));
   if (!body || typeof body !== "object" || Array.isArray(body)) throw invalidRequest("body", "The request body must be a JSON object or multipart form.");
-  const fields = body as Record<string, unknown>;
-  if (fields.input_reference !== undefined && fields.input_reference !== null) {
-    throw invalidRequest("input_reference", "input_reference must be an image file uploaded as multipart/form-data.");
-  }
-  return fromFields(new Map(Object.entries(fields)));
+  return fromFields(videoJsonRequestSchema, body as Record<string, unknown>);
 }
 
 async function formFields(body: Buffer, contentType: string): Promise<Map<string, unknown>> {
@@ -70,8 +66,13 @@ export const videoRequestSchema = z.looseObject({
   input_reference: z.preprocess(emptyAsAbsent, z.instanceof(File, { error: "input_reference must be an uploaded image file." }).nullable().optional()),
 });
 
-function fromFields(fields: Map<string, unknown>): VideoRequest {
-  const checked = checkRequestBody(videoRequestSchema, Object.fromEntries(fields));
+/** The same fields as JSON, where no file can travel. */
+export const videoJsonRequestSchema = videoRequestSchema.extend({
+  input_reference: z.null({ error: "input_reference must be an image file uploaded as multipart/form-data." }).optional(),
+});
+
+function fromFields(schema: typeof videoRequestSchema | typeof videoJsonRequestSchema, fields: Record<string, unknown>): VideoRequest {
+  const checked = checkRequestBody(schema, fields);
   let seconds: number | null = null;
   if (checked.seconds !== undefined && checked.seconds !== null) {
     seconds = Number(checked.seconds);
