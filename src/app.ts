@@ -29,6 +29,7 @@ import type { AuditActor } from "./store/audit-store.js";
 import { UpstreamHealth } from "./upstreams/health/upstream-health.js";
 import type { GatewayMetrics } from "./observability/metrics.js";
 import { registerMetricsRoutes, startMetricsListener } from "./observability/metrics-routes.js";
+import { registerOpenApiRoutes } from "./openapi/routes.js";
 import type { Tracing } from "./observability/tracing.js";
 import { RequestLog } from "./requestlog/request-log.js";
 import type { Server } from "node:http";
@@ -53,6 +54,7 @@ export const ROUTES: readonly RouteRegistrar[] = [
   registerDashboardRoutes,
   registerAdminApiRoutes,
   registerMetricsRoutes,
+  registerOpenApiRoutes,
 ];
 
 /**

@@ -7,6 +7,7 @@
 //     back everything they did and answer with the winner's stored response;
 //   - the same key with another request: 409 conflict, code idempotency_key_reused;
 //   - a failed request stores nothing (its transaction rolled back): a retry runs it again.
+import { z } from "zod";
 import { createHash } from "node:crypto";
 import type { Transaction } from "kysely";
 import { nowMs } from "../core/ids.js";
@@ -23,14 +24,22 @@ export interface StoredResponse {
   replayed: boolean;
 }
 
+/** The header as checked (and described in the OpenAPI document). */
+export const idempotencyHeaderSchema = z.object({
+  "idempotency-key": z
+    .string()
+    .regex(IDEMPOTENCY_KEY_PATTERN)
+    .optional()
+    .describe("A retry with the same key and request gets the first answer again; 1 to 200 printable ASCII characters"),
+});
+
 /** The key from the Idempotency-Key header; null when absent; 400 when malformed. */
 export function idempotencyKeyOf(headers: Record<string, string | string[] | undefined>): string | null {
-  const value = headers["idempotency-key"];
-  if (value === undefined) return null;
-  if (typeof value !== "string" || !IDEMPOTENCY_KEY_PATTERN.test(value)) {
+  const result = idempotencyHeaderSchema.safeParse({ "idempotency-key": headers["idempotency-key"] });
+  if (!result.success) {
     throw new GatewayError("invalid_request", "Idempotency-Key must be 1 to 200 printable ASCII characters without spaces.", { param: "Idempotency-Key" });
   }
-  return value;
+  return result.data["idempotency-key"] ?? null;
 }
 
 function canonical(value: unknown): string {

@@ -36,14 +36,17 @@ export const password = z.string().min(8, "must be at least 8 characters").max(2
 /** Path ids are opaque; anything very long is simply not one of ours. */
 export const idParam = z.string().min(1).max(100);
 
-/** `?confirm=true` must be spelled out for destructive key routes. */
+/** `?confirm=true` must be spelled out for destructive key routes; `permanent=true` deletes instead of revoking. */
+export const confirmQuery = z.object({
+  confirm: z.literal("true", { error: "Add ?confirm=true to confirm this destructive action." }),
+  permanent: z.enum(["true", "false"], { error: "permanent must be true or false" }).optional(),
+});
+
 export function requireConfirm(query: Record<string, unknown>): { permanent: boolean } {
-  if (query.confirm !== "true") {
-    throw new GatewayError("invalid_request", "Add ?confirm=true to confirm this destructive action.", { param: "confirm" });
+  const result = confirmQuery.safeParse({ confirm: query.confirm, permanent: query.permanent });
+  if (!result.success) {
+    const issue = result.error.issues[0]!;
+    throw new GatewayError("invalid_request", issue.message, { param: String(issue.path[0] ?? "confirm") });
   }
-  const permanent = query.permanent;
-  if (permanent !== undefined && permanent !== "true" && permanent !== "false") {
-    throw new GatewayError("invalid_request", "permanent must be true or false", { param: "permanent" });
-  }
-  return { permanent: permanent === "true" };
+  return { permanent: result.data.permanent === "true" };
 }

@@ -51,7 +51,7 @@ export function keyView(key: ApiKey, now = Date.now()) {
 }
 
 export function inviteView(invite: Invite, now = Date.now()) {
-  const state = invite.usedAt !== null ? "used" : invite.expiresAt <= now ? "expired" : "pending";
+  const state: "used" | "expired" | "pending" = invite.usedAt !== null ? "used" : invite.expiresAt <= now ? "expired" : "pending";
   return {
     id: invite.id,
     workspace_id: invite.workspaceId,

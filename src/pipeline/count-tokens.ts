@@ -9,7 +9,8 @@ import { ClientAbortedError } from "../providers/upstream-client.js";
 import { signedRequest } from "../upstreams/request.js";
 import { upstreamOf } from "../upstreams/registry.js";
 import { estimateMessagesPromptTokens } from "./formats/messages-format.js";
-import { readModelField } from "./formats/fields.js";
+import { checkRequestBody, readModelField } from "./formats/fields.js";
+import { countTokensRequestSchema } from "./formats/request-schemas.js";
 import { forward, type Forwarded } from "./forward.js";
 import { checkTier, resolveModel } from "./handle-model-request.js";
 import { cancelOnClientClose, countAttempts } from "./metered-call.js";
@@ -20,6 +21,7 @@ import { upstreamError } from "./upstream-errors.js";
 const MAX_COUNT = 1_000_000_000;
 
 export async function countMessagesTokens(services: PipelineServices, body: Record<string, unknown>, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
+  checkRequestBody(countTokensRequestSchema, body);
   const model = resolveModel(services, readModelField(body), "chat");
   request.meter.model = model.id;
   request.meter.provider = model.provider.name;

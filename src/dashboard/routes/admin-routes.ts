@@ -39,6 +39,9 @@ const changeBody = z
     message: "give status, is_admin, clamp_output or limits",
   });
 
+/** Every request schema of this file (OpenAPI is generated from these). */
+export const adminRouteSchemas = { auditQuery, listQuery, changeBody, params: z.object({ id: idParam }) };
+
 /** The audit log's actor of a dashboard administrator's change. */
 export function dashboardActor(request: FastifyRequest): AuditActor {
   const me = request.dashboard.account;
@@ -83,7 +86,7 @@ export function registerAdminRoutes(app: FastifyInstance, ctx: RouteContext): vo
 
   app.patch("/admin/accounts/:id", async (request) => {
     const me = requireAdmin(request);
-    const { id } = parseWith(z.object({ id: idParam }), request.params, "id");
+    const { id } = parseWith(adminRouteSchemas.params, request.params, "id");
     const body = parseWith(changeBody, request.body);
     // An administrator who suspends or demotes themselves could lock everyone out.
     if (id === me.id && (body.status !== undefined || body.is_admin !== undefined)) {

@@ -14,6 +14,9 @@ import { accountView } from "../views.js";
 const signInBody = z.object({ email, password: z.string().min(1).max(200) });
 const signUpBody = z.object({ email, password, invite_token: z.string().min(1).max(200).optional() });
 
+/** Every request schema of this file (OpenAPI is generated from these). */
+export const authRouteSchemas = { signInBody, signUpBody };
+
 // Verifying against this when the email is unknown keeps both paths equally slow, so timing
 // does not tell which emails have accounts.
 const DUMMY_HASH = hashPassword("not-a-real-password-for-timing");

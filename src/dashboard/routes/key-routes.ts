@@ -72,6 +72,9 @@ const capsBody = z
 const showAgainBody = z.object({ token: z.string().min(1).max(200) });
 const params = z.object({ id: idParam });
 
+/** Every request schema of this file (OpenAPI is generated from these). */
+export const keyRouteSchemas = { params, createBody, capsBody, showAgainBody };
+
 /** The signed-in account's key, or 404 for a missing key and for anyone else's. */
 export async function ownKey(ctx: RouteContext, accountId: string, id: string): Promise<ApiKey> {
   const key = await ctx.store.keys.get(id);

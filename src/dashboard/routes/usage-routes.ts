@@ -18,6 +18,9 @@ const ledgerQuery = z.object({
 });
 const csvQuery = z.object({ days: z.coerce.number().int().min(1).max(3660).optional() });
 
+/** Every request schema of this file (OpenAPI is generated from these). */
+export const usageRouteSchemas = { daysQuery, ledgerQuery, csvQuery };
+
 /** RFC 4180 quoting, and a leading quote on text a spreadsheet would run as a formula. */
 export function csvCell(value: unknown): string {
   if (value === null || value === undefined) return "";

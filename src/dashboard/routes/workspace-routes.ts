@@ -28,6 +28,9 @@ const inviteParams = z.object({ id: idParam, inviteId: idParam });
 const keyParams = z.object({ id: idParam, keyId: idParam });
 const daysQuery = z.object({ days: z.coerce.number().int().min(1).max(366).default(30) });
 
+/** Every request schema of this file (OpenAPI is generated from these). */
+export const workspaceRouteSchemas = { nameBody, inviteBody, roleBody, tokenBody, wsParams, memberParams, inviteParams, keyParams, daysQuery };
+
 function workspaceView(ws: Workspace) {
   return { id: ws.id, name: ws.name, created_by: ws.createdBy, created_at: iso(ws.createdAt) };
 }

@@ -3,6 +3,8 @@
 // GET /v1/requests/{request_id} (one request of the account). Money as decimal strings; times as
 // ISO 8601 (UTC).
 import type { FastifyInstance, FastifyRequest } from "fastify";
+import { z } from "zod";
+import { checkRequestBody } from "../../pipeline/formats/fields.js";
 import type { RouteContext } from "../route-context.js";
 import { formatUsd } from "../../core/money.js";
 import { usageTotalsJson as totalsJson } from "../../billing/usage-report.js";
@@ -21,6 +23,14 @@ export function parseTimeParam(name: string, value: unknown): number | undefined
   if (Number.isNaN(ms)) throw invalidRequest(name, `${name} must be a date (YYYY-MM-DD), an ISO date-time or epoch seconds.`);
   return ms;
 }
+
+const TIME_PARAM = "A date (YYYY-MM-DD), an ISO date-time or epoch seconds";
+
+/** GET /v1/usage's query, as checked (and described in the OpenAPI document); parseTimeParam reads each value. */
+export const usageQuerySchema = z.object({
+  start: z.string().max(64).optional().describe(TIME_PARAM),
+  end: z.string().max(64).optional().describe(TIME_PARAM),
+});
 
 export function registerAccountRoutes(app: FastifyInstance, ctx: RouteContext): void {
   const onRequest = async (request: FastifyRequest) => {
@@ -81,9 +91,10 @@ export function registerAccountRoutes(app: FastifyInstance, ctx: RouteContext): 
     };
   });
 
-  app.get<{ Querystring: { start?: string; end?: string } }>("/v1/usage", { onRequest }, async (request) => {
-    const start = parseTimeParam("start", request.query.start);
-    const end = parseTimeParam("end", request.query.end);
+  app.get("/v1/usage", { onRequest }, async (request) => {
+    const query = checkRequestBody(usageQuerySchema, request.query);
+    const start = parseTimeParam("start", query.start);
+    const end = parseTimeParam("end", query.end);
     if (start !== undefined && end !== undefined && end <= start) throw invalidRequest("end", "end must be after start.");
     const usage = await ctx.billing.keyUsage(request.principal.key.id, { start, end });
     return {

@@ -4,6 +4,8 @@
 import { DIMENSIONS, TOKEN_DIMENSIONS } from "../../billing/dimensions.js";
 import { createHash } from "node:crypto";
 import type { FastifyInstance, FastifyRequest } from "fastify";
+import { z } from "zod";
+import { checkRequestBody } from "../../pipeline/formats/fields.js";
 import type { RouteContext } from "../route-context.js";
 import type { GatewayConfig, ModelConfig } from "../../config/load.js";
 import { formatUsd, type Nano } from "../../core/money.js";
@@ -45,20 +47,31 @@ const DEFAULT_PAGE = 20;
 const MAX_PAGE = 1000;
 const MAX_ID_LENGTH = 256;
 
-function queryText(query: Record<string, unknown>, name: string): string | undefined {
-  const value = query[name];
-  if (value === undefined) return undefined;
-  if (typeof value !== "string" || value.length > MAX_ID_LENGTH) throw invalidRequest(name, `${name} must be a single value of at most ${MAX_ID_LENGTH} characters.`);
-  return value;
-}
+const idParam = (name: string) =>
+  z
+    .string({ error: `${name} must be a single value of at most ${MAX_ID_LENGTH} characters.` })
+    .max(MAX_ID_LENGTH, `${name} must be a single value of at most ${MAX_ID_LENGTH} characters.`)
+    .optional();
+const LIMIT_MESSAGE = `limit must be an integer from 1 to ${MAX_PAGE}.`;
+
+/** Anthropic's list query, as checked (and described in the OpenAPI document); OpenAI-style callers' query is ignored. */
+export const anthropicModelQuerySchema = z.looseObject({
+  limit: z
+    .string({ error: LIMIT_MESSAGE })
+    .regex(/^\d{1,4}$/, LIMIT_MESSAGE)
+    .refine((text) => Number(text) >= 1 && Number(text) <= MAX_PAGE, LIMIT_MESSAGE)
+    .optional()
+    .describe(`Anthropic-style callers: the page size, 1 to ${MAX_PAGE} (default ${DEFAULT_PAGE})`),
+  after_id: idParam("after_id"),
+  before_id: idParam("before_id"),
+});
 
 /** Anthropic's list page: `limit` (1..1000, default 20) after `after_id` or before `before_id`. */
 export function anthropicModelPage(models: readonly ModelConfig[], query: Record<string, unknown>) {
-  const limitText = queryText(query, "limit");
-  const limit = limitText === undefined ? DEFAULT_PAGE : /^\d{1,4}$/.test(limitText) ? Number(limitText) : NaN;
-  if (!(limit >= 1 && limit <= MAX_PAGE)) throw invalidRequest("limit", `limit must be an integer from 1 to ${MAX_PAGE}.`);
-  const afterId = queryText(query, "after_id");
-  const beforeId = queryText(query, "before_id");
+  const checked = checkRequestBody(anthropicModelQuerySchema, query);
+  const limit = checked.limit === undefined ? DEFAULT_PAGE : Number(checked.limit);
+  const afterId = checked.after_id;
+  const beforeId = checked.before_id;
   if (afterId !== undefined && beforeId !== undefined) throw invalidRequest("before_id", "Give after_id or before_id, not both.");
   const indexOf = (param: string, id: string) => {
     const index = models.findIndex((m) => m.id === id);

@@ -1,6 +1,7 @@
 // GET /v1/requests/{request_id}: one request's ledger row, as its key's account sees it. The row is
 // read whole (selectAll), so a ledger column added later only needs a line in requestRecordJson.
 import type { Selectable } from "kysely";
+import { z } from "zod";
 import { addSums, emptyTotals, usageTotalsJson } from "../../billing/usage-report.js";
 import { formatUsd } from "../../core/money.js";
 import { GatewayError, invalidRequest } from "../../errors/catalogue.js";
@@ -9,11 +10,13 @@ import type { LedgerTable } from "../../store/tables.js";
 /** Request ids are `req_` and 32 hex digits; the bound leaves room for other ids the ledger records. */
 const REQUEST_ID = /^[A-Za-z0-9_-]{1,100}$/;
 
+/** The route's one parameter, as checked (and described in the OpenAPI document). */
+export const requestIdParamSchema = z.object({ request_id: z.string().regex(REQUEST_ID) });
+
 export function readRequestIdParam(value: unknown): string {
-  if (typeof value !== "string" || !REQUEST_ID.test(value)) {
-    throw invalidRequest("request_id", "request_id must be 1 to 100 letters, digits, '_' or '-'.");
-  }
-  return value;
+  const result = requestIdParamSchema.safeParse({ request_id: value });
+  if (!result.success) throw invalidRequest("request_id", "request_id must be 1 to 100 letters, digits, '_' or '-'.");
+  return result.data.request_id;
 }
 
 /** The same answer for an unknown id and for another account's: nothing says which it was. */
@@ -32,7 +35,7 @@ export function requestRecordJson(row: Selectable<LedgerTable>) {
   addSums(totals, { ...row, requests: 1n });
   const { dimensions, cache } = usageTotalsJson(totals);
   return {
-    object: "request",
+    object: "request" as const,
     id: row.request_id,
     created_at: new Date(Number(row.created_at)).toISOString(),
     model: row.model,

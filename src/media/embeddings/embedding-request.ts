@@ -2,7 +2,9 @@
 // failure names it; a field the API does not have is refused too (the upstream would refuse it),
 // so the body sent upstream is built from checked values only.
 import { estimateTextTokens } from "../../billing/estimate-tokens.js";
+import { z } from "zod";
 import { invalidRequest } from "../../errors/catalogue.js";
+import { checkRequestBody } from "../../pipeline/formats/fields.js";
 
 /** OpenAI's own limit of inputs in one request. */
 export const MAX_EMBEDDING_INPUTS = 2_048;
@@ -18,7 +20,31 @@ export const MAX_EMBEDDING_TOTAL_TOKENS = 1_000_000;
 export const MAX_EMBEDDING_DIMENSIONS = 16_384;
 export const MAX_USER_CHARS = 512;
 
-const FIELDS = new Set(["model", "input", "dimensions", "encoding_format", "user"]);
+const FIELDS = ["model", "input", "dimensions", "encoding_format", "user"];
+const DIMENSIONS_MESSAGE = `dimensions must be an integer from 1 to ${MAX_EMBEDDING_DIMENSIONS}.`;
+
+const INPUT_SHAPE = "input must be a non-empty string, an array of non-empty strings, an array of token ids, or an array of token-id arrays.";
+const text = z.string({ error: INPUT_SHAPE }).min(1, "must not be empty.").max(MAX_EMBEDDING_INPUT_CHARS, `is longer than ${MAX_EMBEDDING_INPUT_CHARS} characters.`);
+const tokenIdArray = z
+  .array(z.number().int().min(0).max(MAX_TOKEN_ID), { error: INPUT_SHAPE })
+  .min(1, INPUT_SHAPE)
+  .max(MAX_EMBEDDING_INPUT_TOKENS, `holds more than ${MAX_EMBEDDING_INPUT_TOKENS} token ids.`);
+
+/**
+ * The body, checked before anything else; the OpenAPI document describes the route from it
+ * (src/openapi). The total-token bound across inputs is parseInput's, below.
+ */
+export const embeddingRequestSchema = z.strictObject({
+  model: z.string({ error: "model is required and must be a string." }).min(1, "model is required and must be a string."),
+  input: z.union([text, z.array(text).min(1).max(MAX_EMBEDDING_INPUTS), tokenIdArray, z.array(tokenIdArray).min(1).max(MAX_EMBEDDING_INPUTS)], { error: INPUT_SHAPE }),
+  dimensions: z.number({ error: DIMENSIONS_MESSAGE }).int(DIMENSIONS_MESSAGE).min(1, DIMENSIONS_MESSAGE).max(MAX_EMBEDDING_DIMENSIONS, DIMENSIONS_MESSAGE).nullable().optional(),
+  encoding_format: z.enum(["float", "base64"], { error: 'encoding_format must be "float" or "base64".' }).nullable().optional(),
+  user: z
+    .string({ error: `user must be a string of at most ${MAX_USER_CHARS} characters.` })
+    .max(MAX_USER_CHARS, `user must be a string of at most ${MAX_USER_CHARS} characters.`)
+    .nullable()
+    .optional(),
+});
 
 export type EmbeddingInput = string | string[] | number[] | number[][];
 
@@ -38,33 +64,17 @@ export interface EmbeddingRequest {
 export function parseEmbeddingRequest(raw: unknown): EmbeddingRequest {
   if (!raw || typeof raw !== "object" || Array.isArray(raw)) throw invalidRequest("body", "The request body must be a JSON object.");
   const body = raw as Record<string, unknown>;
-  for (const field of Object.keys(body)) if (!FIELDS.has(field)) throw invalidRequest(field, `Unknown field ${field}; an embeddings request has ${[...FIELDS].join(", ")}.`);
-  const model = body.model;
-  if (typeof model !== "string" || model === "") throw invalidRequest("model", "model is required and must be a string.");
+  for (const field of Object.keys(body)) if (!FIELDS.includes(field)) throw invalidRequest(field, `Unknown field ${field}; an embeddings request has ${FIELDS.join(", ")}.`);
+  // Input first: its refusals name the very item (input[3]).
   const { input, inputCount, projectedTokens } = parseInput(body.input);
-
-  let dimensions: number | null = null;
-  if (body.dimensions !== undefined && body.dimensions !== null) {
-    const d = body.dimensions;
-    if (typeof d !== "number" || !Number.isInteger(d) || d < 1 || d > MAX_EMBEDDING_DIMENSIONS) {
-      throw invalidRequest("dimensions", `dimensions must be an integer from 1 to ${MAX_EMBEDDING_DIMENSIONS}.`);
-    }
-    dimensions = d;
-  }
-  let encodingFormat: EmbeddingRequest["encodingFormat"] = "float";
-  if (body.encoding_format !== undefined && body.encoding_format !== null) {
-    if (body.encoding_format !== "float" && body.encoding_format !== "base64") throw invalidRequest("encoding_format", 'encoding_format must be "float" or "base64".');
-    encodingFormat = body.encoding_format;
-  }
-  let user: string | null = null;
-  if (body.user !== undefined && body.user !== null) {
-    if (typeof body.user !== "string" || body.user.length > MAX_USER_CHARS) throw invalidRequest("user", `user must be a string of at most ${MAX_USER_CHARS} characters.`);
-    user = body.user;
-  }
+  const checked = checkRequestBody(embeddingRequestSchema, body);
+  const model = checked.model;
+  const dimensions = checked.dimensions ?? null;
+  // OpenAI's default is float.
+  const encodingFormat = checked.encoding_format ?? "float";
+  const user = checked.user ?? null;
   return { model, input, inputCount, projectedTokens, dimensions, encodingFormat, user };
 }
-
-const INPUT_SHAPE = "input must be a non-empty string, an array of non-empty strings, an array of token ids, or an array of token-id arrays.";
 
 function parseInput(input: unknown): { input: EmbeddingInput; inputCount: number; projectedTokens: number } {
   if (typeof input === "string") return { input, inputCount: 1, projectedTokens: textTokens(input, "input") };

@@ -1,6 +1,8 @@
 // POST /v1/images/generations request checks (OpenAI Images). Every failure names its field; fields
 // the gateway does not know are passed on untouched, so newer upstream options keep working.
+import { z } from "zod";
 import { invalidRequest } from "../../errors/catalogue.js";
+import { checkRequestBody } from "../../pipeline/formats/fields.js";
 
 export interface ImageRequest {
   model: string;
@@ -12,55 +14,57 @@ export interface ImageRequest {
   body: Record<string, unknown>;
 }
 
-const QUALITIES = ["auto", "low", "medium", "high", "standard", "hd"];
-const RESPONSE_FORMATS = ["url", "b64_json"];
-const OUTPUT_FORMATS = ["png", "jpeg", "webp"];
-const BACKGROUNDS = ["transparent", "opaque", "auto"];
+const QUALITIES = ["auto", "low", "medium", "high", "standard", "hd"] as const;
+const RESPONSE_FORMATS = ["url", "b64_json"] as const;
+const OUTPUT_FORMATS = ["png", "jpeg", "webp"] as const;
+const BACKGROUNDS = ["transparent", "opaque", "auto"] as const;
 export const MAX_IMAGES = 10;
+
+const optionalOneOf = (field: string, allowed: readonly [string, ...string[]]) =>
+  z
+    .enum(allowed, { error: `${field} must be one of ${allowed.join(", ")}.` })
+    .nullable()
+    .optional();
+
+/**
+ * The body as the gateway checks it; the OpenAPI document describes the route from it (src/openapi).
+ * Fields it does not name pass on to the upstream untouched.
+ */
+export const imageRequestSchema = z.looseObject({
+  model: z.string({ error: "model is required and must be a string." }).min(1, "model is required and must be a string."),
+  prompt: z.string({ error: "prompt is required and must be a non-empty string." }).refine((text) => text.trim() !== "", "prompt is required and must be a non-empty string."),
+  n: z
+    .number({ error: `n must be an integer from 1 to ${MAX_IMAGES}.` })
+    .int(`n must be an integer from 1 to ${MAX_IMAGES}.`)
+    .min(1, `n must be an integer from 1 to ${MAX_IMAGES}.`)
+    .max(MAX_IMAGES, `n must be an integer from 1 to ${MAX_IMAGES}.`)
+    .nullable()
+    .optional(),
+  size: z
+    .string({ error: "size must be a string." })
+    .regex(/^(auto|[1-9]\d{1,4}x[1-9]\d{1,4})$/, 'size must be "auto" or WIDTHxHEIGHT, for example "1024x1024".')
+    .nullable()
+    .optional(),
+  quality: optionalOneOf("quality", QUALITIES),
+  response_format: optionalOneOf("response_format", RESPONSE_FORMATS),
+  output_format: optionalOneOf("output_format", OUTPUT_FORMATS),
+  background: optionalOneOf("background", BACKGROUNDS),
+  output_compression: z
+    .number({ error: "output_compression must be an integer from 0 to 100." })
+    .int("output_compression must be an integer from 0 to 100.")
+    .min(0, "output_compression must be an integer from 0 to 100.")
+    .max(100, "output_compression must be an integer from 0 to 100.")
+    .nullable()
+    .optional(),
+  // Partial-image events would need their own relay and metering; one buffered answer is supported.
+  stream: z.literal(false, { error: "Streaming image generation is not supported; omit stream." }).nullable().optional(),
+});
 
 export function parseImageRequest(raw: unknown): ImageRequest {
   if (!raw || typeof raw !== "object" || Array.isArray(raw)) throw invalidRequest("body", "The request body must be a JSON object.");
   const body = raw as Record<string, unknown>;
-  const model = body.model;
-  if (typeof model !== "string" || model === "") throw invalidRequest("model", "model is required and must be a string.");
-  const prompt = body.prompt;
-  if (typeof prompt !== "string" || prompt.trim() === "") throw invalidRequest("prompt", "prompt is required and must be a non-empty string.");
-
-  let n = 1;
-  if (body.n !== undefined && body.n !== null) {
-    if (typeof body.n !== "number" || !Number.isInteger(body.n) || body.n < 1 || body.n > MAX_IMAGES) {
-      throw invalidRequest("n", `n must be an integer from 1 to ${MAX_IMAGES}.`);
-    }
-    n = body.n;
-  }
-  const size = optionalString(body, "size");
-  if (size !== null && size !== "auto" && !/^[1-9]\d{1,4}x[1-9]\d{1,4}$/.test(size)) {
-    throw invalidRequest("size", 'size must be "auto" or WIDTHxHEIGHT, for example "1024x1024".');
-  }
-  const quality = oneOf(body, "quality", QUALITIES);
-  oneOf(body, "response_format", RESPONSE_FORMATS);
-  oneOf(body, "output_format", OUTPUT_FORMATS);
-  oneOf(body, "background", BACKGROUNDS);
-  if (body.output_compression !== undefined && body.output_compression !== null) {
-    const c = body.output_compression;
-    if (typeof c !== "number" || !Number.isInteger(c) || c < 0 || c > 100) throw invalidRequest("output_compression", "output_compression must be an integer from 0 to 100.");
-  }
-  // Partial-image events would need their own relay and metering; one buffered answer is supported.
-  if (body.stream === true) throw invalidRequest("stream", "Streaming image generation is not supported; omit stream.");
-  return { model, prompt, n, size, quality, body };
-}
-
-function optionalString(body: Record<string, unknown>, field: string): string | null {
-  const value = body[field];
-  if (value === undefined || value === null) return null;
-  if (typeof value !== "string") throw invalidRequest(field, `${field} must be a string.`);
-  return value;
-}
-
-function oneOf(body: Record<string, unknown>, field: string, allowed: readonly string[]): string | null {
-  const value = optionalString(body, field);
-  if (value !== null && !allowed.includes(value)) throw invalidRequest(field, `${field} must be one of ${allowed.join(", ")}.`);
-  return value;
+  const checked = checkRequestBody(imageRequestSchema, body);
+  return { model: checked.model, prompt: checked.prompt, n: checked.n ?? 1, size: checked.size ?? null, quality: checked.quality ?? null, body };
 }
 
 /** The pricing key of a request: "SIZE/QUALITY", missing parts as "auto" (pricing falls back to SIZE, then "default"). */

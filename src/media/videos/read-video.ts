@@ -1,6 +1,8 @@
 // GET /v1/videos/{id}?model=... (poll) and GET /v1/videos/{id}/content (download).
 // Another account's task is indistinguishable from an unknown one (404), so ids reveal nothing.
 import type { FastifyReply, FastifyRequest } from "fastify";
+import { z } from "zod";
+import { checkRequestBody } from "../../pipeline/formats/fields.js";
 import { GatewayError, invalidRequest } from "../../errors/catalogue.js";
 import { scrubberForResponse } from "../../pipeline/response-scrubber.js";
 import { scrubHeaders } from "../../pipeline/scrub.js";
@@ -13,7 +15,22 @@ import type { VideoTaskService } from "./video-task-service.js";
 
 export type VideoRequest = FastifyRequest<{ Params: { id: string }; Querystring: Record<string, unknown> }>;
 
-const VARIANTS = ["video", "thumbnail", "spritesheet"];
+const VARIANTS = ["video", "thumbnail", "spritesheet"] as const;
+
+/** The parameters of the two routes, as they are checked (and described in the OpenAPI document). */
+export const videoReadSchemas = {
+  params: z.object({ id: z.string() }),
+  pollQuery: z.looseObject({
+    model: z
+      .string({ error: "The query parameter model (the model the task was created with) is required." })
+      .min(1, "The query parameter model (the model the task was created with) is required."),
+  }),
+  // model is optional here (the SDK's downloadContent does not send it) but must match when given.
+  contentQuery: z.looseObject({
+    model: z.string().optional(),
+    variant: z.enum(VARIANTS, { error: `variant must be one of ${VARIANTS.join(", ")}.` }).default("video"),
+  }),
+};
 /** Text answers on the content route (an error page with a 200) are scrubbed, so they are read whole. */
 const MAX_TEXT_CONTENT_BYTES = 8 * 1024 * 1024;
 
@@ -30,18 +47,15 @@ function checkModel(row: VideoTaskRow, model: unknown): void {
 }
 
 export async function pollVideo(tasks: VideoTaskService, request: VideoRequest): Promise<VideoObject> {
-  const model = request.query.model;
-  if (typeof model !== "string" || model === "") throw invalidRequest("model", "The query parameter model (the model the task was created with) is required.");
+  const { model } = checkRequestBody(videoReadSchemas.pollQuery, request.query);
   const row = await ownTask(tasks, request);
   checkModel(row, model);
   return videoObject(await tasks.refresh(row, Date.now(), request.snapshot));
 }
 
 export async function downloadVideo(tasks: VideoTaskService, request: VideoRequest, reply: FastifyReply): Promise<void> {
-  const { model, variant = "video" } = request.query;
-  if (typeof variant !== "string" || !VARIANTS.includes(variant)) throw invalidRequest("variant", `variant must be one of ${VARIANTS.join(", ")}.`);
+  const { model, variant } = checkRequestBody(videoReadSchemas.contentQuery, request.query);
   let row = await ownTask(tasks, request);
-  // model is optional here (the SDK's downloadContent does not send it) but must match when given.
   if (model !== undefined) checkModel(row, model);
   row = await tasks.refresh(row, Date.now(), request.snapshot);
   if (row.status !== "completed") {

@@ -1,6 +1,8 @@
 // POST /v1/videos request checks. The official SDK sends multipart/form-data (it may carry an image
 // upload); plain JSON with the same fields is accepted too. Every failure names its field.
+import { z } from "zod";
 import { invalidRequest } from "../../errors/catalogue.js";
+import { checkRequestBody } from "../../pipeline/formats/fields.js";
 
 export interface VideoRequest {
   model: string;
@@ -15,13 +17,9 @@ export interface VideoRequest {
 export const MAX_VIDEO_SECONDS = 600;
 
 export async function parseVideoRequest(body: unknown, contentType: string | undefined): Promise<VideoRequest> {
-  if (Buffer.isBuffer(body)) return fromFields(await formFields(body, contentType ?? ""));
+  if (Buffer.isBuffer(body)) return fromFields(videoRequestSchema, Object.fromEntries(await formFields(body, contentType ?? "")));
   if (!body || typeof body !== "object" || Array.isArray(body)) throw invalidRequest("body", "The request body must be a JSON object or multipart form.");
-  const fields = body as Record<string, unknown>;
-  if (fields.input_reference !== undefined && fields.input_reference !== null) {
-    throw invalidRequest("input_reference", "input_reference must be an image file uploaded as multipart/form-data.");
-  }
-  return fromFields(new Map(Object.entries(fields)));
+  return fromFields(videoJsonRequestSchema, body as Record<string, unknown>);
 }
 
 async function formFields(body: Buffer, contentType: string): Promise<Map<string, unknown>> {
@@ -40,34 +38,46 @@ async function formFields(body: Buffer, contentType: string): Promise<Map<string
   return fields;
 }
 
-function fromFields(fields: Map<string, unknown>): VideoRequest {
-  const model = fields.get("model");
-  if (typeof model !== "string" || model === "") throw invalidRequest("model", "model is required and must be a string.");
-  const prompt = fields.get("prompt");
-  if (typeof prompt !== "string" || prompt.trim() === "") throw invalidRequest("prompt", "prompt is required and must be a non-empty string.");
+const SECONDS_MESSAGE = `seconds must be a whole number from 1 to ${MAX_VIDEO_SECONDS}, for example "8".`;
+const emptyAsAbsent = (value: unknown) => (value === "" ? undefined : value);
 
+/**
+ * The fields as the gateway checks them, from a JSON body or a multipart form (where every field
+ * but the upload is text); the OpenAPI document describes the route from it (src/openapi).
+ */
+export const videoRequestSchema = z.looseObject({
+  model: z.string({ error: "model is required and must be a string." }).min(1, "model is required and must be a string."),
+  prompt: z.string({ error: "prompt is required and must be a non-empty string." }).refine((text) => text.trim() !== "", "prompt is required and must be a non-empty string."),
+  seconds: z.preprocess(
+    emptyAsAbsent,
+    z
+      .union([z.number().int().min(1).max(MAX_VIDEO_SECONDS), z.string().regex(/^\s*\d{1,4}\s*$/)], { error: SECONDS_MESSAGE })
+      .nullable()
+      .optional(),
+  ),
+  size: z.preprocess(
+    emptyAsAbsent,
+    z
+      .string({ error: 'size must be WIDTHxHEIGHT, for example "1280x720".' })
+      .regex(/^[1-9]\d{1,4}x[1-9]\d{1,4}$/, 'size must be WIDTHxHEIGHT, for example "1280x720".')
+      .nullable()
+      .optional(),
+  ),
+  input_reference: z.preprocess(emptyAsAbsent, z.instanceof(File, { error: "input_reference must be an uploaded image file." }).nullable().optional()),
+});
+
+/** The same fields as JSON, where no file can travel. */
+export const videoJsonRequestSchema = videoRequestSchema.extend({
+  input_reference: z.null({ error: "input_reference must be an image file uploaded as multipart/form-data." }).optional(),
+});
+
+function fromFields(schema: typeof videoRequestSchema | typeof videoJsonRequestSchema, fields: Record<string, unknown>): VideoRequest {
+  const checked = checkRequestBody(schema, fields);
   let seconds: number | null = null;
-  const rawSeconds = fields.get("seconds");
-  if (rawSeconds !== undefined && rawSeconds !== null && rawSeconds !== "") {
-    const value = typeof rawSeconds === "string" && /^\d+$/.test(rawSeconds.trim()) ? Number(rawSeconds) : rawSeconds;
-    if (typeof value !== "number" || !Number.isInteger(value) || value < 1 || value > MAX_VIDEO_SECONDS) {
-      throw invalidRequest("seconds", `seconds must be a whole number from 1 to ${MAX_VIDEO_SECONDS}, for example "8".`);
-    }
-    seconds = value;
+  if (checked.seconds !== undefined && checked.seconds !== null) {
+    seconds = Number(checked.seconds);
+    // A text field's number is bounded here: the schema can only say it is digits.
+    if (seconds < 1 || seconds > MAX_VIDEO_SECONDS) throw invalidRequest("seconds", SECONDS_MESSAGE);
   }
-
-  let size: string | null = null;
-  const rawSize = fields.get("size");
-  if (rawSize !== undefined && rawSize !== null && rawSize !== "") {
-    if (typeof rawSize !== "string" || !/^[1-9]\d{1,4}x[1-9]\d{1,4}$/.test(rawSize)) throw invalidRequest("size", 'size must be WIDTHxHEIGHT, for example "1280x720".');
-    size = rawSize;
-  }
-
-  const reference = fields.get("input_reference");
-  let inputReference: File | null = null;
-  if (reference !== undefined && reference !== null && reference !== "") {
-    if (!(reference instanceof File)) throw invalidRequest("input_reference", "input_reference must be an uploaded image file.");
-    inputReference = reference;
-  }
-  return { model, prompt, seconds, size, inputReference };
+  return { model: checked.model, prompt: checked.prompt, seconds, size: checked.size ?? null, inputReference: checked.input_reference ?? null };
 }

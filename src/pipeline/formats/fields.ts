@@ -1,8 +1,22 @@
 // Field readers shared by the client formats; each names the field it rejects.
+import type { z } from "zod";
 import type { ModelConfig } from "../../config/catalog.js";
 import { MAX_OUTPUT_TOKENS_CEILING } from "../../core/usage.js";
 import { invalidRequest } from "../../errors/catalogue.js";
 import type { OutputTokenField } from "../plan.js";
+
+/** `messages[0].role` for the path ["messages", 0, "role"]: how refusals name a field. */
+export function fieldName(path: readonly PropertyKey[]): string {
+  return path.map((part, i) => (typeof part === "number" ? `[${part}]` : i === 0 ? String(part) : `.${String(part)}`)).join("");
+}
+
+/** Checks a request body with its schema (request-schemas.ts); the first problem is a 400 naming its field. */
+export function checkRequestBody<T>(schema: z.ZodType<T>, body: unknown): T {
+  const result = schema.safeParse(body);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0]!;
+  throw invalidRequest(issue.path.length > 0 ? fieldName(issue.path) : "body", issue.message);
+}
 
 export function readModelField(body: Record<string, unknown>): string {
   if (typeof body.model !== "string" || body.model.trim() === "") throw invalidRequest("model", "model is required and must be a string.");

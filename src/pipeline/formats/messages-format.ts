@@ -1,10 +1,10 @@
 // POST /v1/messages (Anthropic Messages). Errors use the Anthropic envelope.
 import { estimateTextTokens } from "../../billing/estimate-tokens.js";
-import { invalidRequest } from "../../errors/catalogue.js";
 import type { ClientFormat } from "../client-format.js";
 import { chatPlanOf, upstreamOf } from "../../upstreams/registry.js";
 import { messagesOverChat } from "../plans/messages-plans.js";
-import { readModelField, readOutputTokens, readStreamFlag, withOutputLimit } from "./fields.js";
+import { checkRequestBody, readModelField, readOutputTokens, readStreamFlag, withOutputLimit } from "./fields.js";
+import { messagesRequestSchema } from "./request-schemas.js";
 
 /** A prompt estimate for admission: system, messages and tool definitions, as text. */
 export function estimateMessagesPromptTokens(body: Record<string, unknown>): number {
@@ -15,10 +15,9 @@ export const messagesFormat: ClientFormat = {
   route: "messages",
   errorShape: "anthropic",
   describe(body) {
-    const model = readModelField(body);
-    if (!Array.isArray(body.messages)) throw invalidRequest("messages", "messages must be an array.");
+    checkRequestBody(messagesRequestSchema, body);
     return {
-      model,
+      model: readModelField(body),
       stream: readStreamFlag(body),
       ...readOutputTokens(body, ["max_tokens"]),
       promptTokens: estimateMessagesPromptTokens(body),

@@ -4,13 +4,15 @@ import type { ResponsesStore } from "../../store/responses-store.js";
 import type { ClientFormat } from "../client-format.js";
 import { chatPlanOf, upstreamOf } from "../../upstreams/registry.js";
 import { responsesOverChat } from "../plans/responses-plans.js";
-import { readModelField, readOutputTokens, readStreamFlag, withOutputLimit } from "./fields.js";
+import { checkRequestBody, readModelField, readOutputTokens, readStreamFlag, withOutputLimit } from "./fields.js";
+import { responsesRequestSchema } from "./request-schemas.js";
 
 export function responsesFormat(responses: ResponsesStore): ClientFormat {
   return {
     route: "responses",
     errorShape: "openai",
     describe(body) {
+      checkRequestBody(responsesRequestSchema, body);
       return {
         model: readModelField(body),
         stream: readStreamFlag(body),

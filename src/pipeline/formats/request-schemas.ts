@@ -1,0 +1,49 @@
+// The request bodies of the /v1 model routes, as far as the gateway itself reads them: each format's
+// describe() checks a body with its schema (checkRequestBody), and the OpenAPI document
+// (src/openapi) describes the body from the same schema. Everything else in a body belongs to the
+// upstream's wire format and passes through untouched (loose objects).
+import { z } from "zod";
+
+const model = z.string({ error: "model is required and must be a string." }).refine((text) => text.trim() !== "", "model is required and must be a string.");
+const stream = z.boolean({ error: "stream must be true or false." }).nullable().optional();
+// Any integer from 1 up: not zod's .int(), which stops at 2^53 and would refuse 1e30 with the wrong
+// reason; the model's own limit bounds these once the model is known (checkOutputTokenLimits).
+const positiveInt = (field: string) =>
+  z
+    .number({ error: `${field} must be a positive integer.` })
+    .min(1, `${field} must be a positive integer.`)
+    .refine(Number.isInteger, `${field} must be a positive integer.`)
+    .meta({ type: "integer" })
+    .nullable()
+    .optional();
+
+/** POST /v1/chat/completions (OpenAI Chat Completions). */
+export const chatRequestSchema = z.looseObject({
+  model,
+  messages: z
+    .array(z.looseObject({ role: z.string({ error: "each message must be an object with a role." }) }, { error: "each message must be an object with a role." }), {
+      error: "messages must be a non-empty array.",
+    })
+    .min(1, "messages must be a non-empty array."),
+  stream,
+  max_completion_tokens: positiveInt("max_completion_tokens"),
+  max_tokens: positiveInt("max_tokens"),
+});
+
+/** POST /v1/messages (Anthropic Messages). */
+export const messagesRequestSchema = z.looseObject({
+  model,
+  messages: z.array(z.unknown(), { error: "messages must be an array." }),
+  stream,
+  max_tokens: positiveInt("max_tokens"),
+});
+
+/** POST /v1/messages/count_tokens: the Messages body without max_tokens; nothing else is read. */
+export const countTokensRequestSchema = z.looseObject({ model });
+
+/** POST /v1/responses (OpenAI Responses). */
+export const responsesRequestSchema = z.looseObject({
+  model,
+  stream,
+  max_output_tokens: positiveInt("max_output_tokens"),
+});
