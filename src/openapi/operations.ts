@@ -8,10 +8,13 @@ import { idempotencyHeaderSchema } from "../admin/idempotency.js";
 import { accountSchemas } from "../admin/routes/accounts.js";
 import { keySchemas } from "../admin/routes/keys.js";
 import { providerKeySchemas } from "../admin/routes/provider-keys.js";
+import { configSchemas } from "../admin/routes/config.js";
 import { usageAuditSchemas } from "../admin/routes/usage-audit.js";
 import { adminRouteSchemas } from "../dashboard/routes/admin-routes.js";
 import { authRouteSchemas } from "../dashboard/routes/auth-routes.js";
 import { keyRouteSchemas } from "../dashboard/routes/key-routes.js";
+import { modelRouteSchemas } from "../dashboard/routes/model-routes.js";
+import { requestLogRouteSchemas } from "../dashboard/routes/request-log-routes.js";
 import { usageRouteSchemas } from "../dashboard/routes/usage-routes.js";
 import { workspaceRouteSchemas } from "../dashboard/routes/workspace-routes.js";
 import { confirmQuery } from "../dashboard/validate.js";
@@ -116,7 +119,13 @@ export const OPERATIONS: readonly OperationSpec[] = [
     tag: "service",
     auth: "none",
     errorShape: "openai",
-    responses: { 200: { description: "Ready", json: z.object({ status: z.literal("ready") }) }, 503: { description: "Not ready", json: z.object({ status: z.string() }) } },
+    responses: {
+      200: {
+        description: "Ready, with the serving config's version (SHA-256 of the file) and load time",
+        json: z.object({ status: z.literal("ready"), config: r.configVersionSchema }),
+      },
+      503: { description: "Not ready", json: z.object({ status: z.string(), config: r.configVersionSchema.optional() }) },
+    },
   },
   {
     method: "GET",
@@ -284,6 +293,13 @@ export const OPERATIONS: readonly OperationSpec[] = [
     responses: ok(r.usageSummarySchema.extend({ account_id: z.string() })),
   }),
   admin({ method: "GET", path: "/audit", summary: "The audit log, newest first", query: usageAuditSchemas.auditQuery, responses: ok(r.adminPage(r.auditViewSchema)) }),
+  admin({
+    method: "POST",
+    path: "/config/reload",
+    summary: "Re-read the config file and swap it in when valid (422 config_reload_refused otherwise)",
+    body: configSchemas.reloadBody,
+    responses: ok(r.configReloadSchema),
+  }),
 
   // ---- /dashboard/api: sign-in ----
   dash({ method: "GET", path: "/config", auth: "none", summary: "Public settings of the sign-in page", responses: ok(z.object({ signup: z.string() })) }),
@@ -338,6 +354,45 @@ export const OPERATIONS: readonly OperationSpec[] = [
     params: keyRouteSchemas.params,
     body: keyRouteSchemas.showAgainBody,
     responses: ok(z.object({ id: z.string(), raw_key: z.string(), expires_at: z.string().nullable() })),
+  }),
+
+  // ---- /dashboard/api: models ----
+  dash({
+    method: "GET",
+    path: "/models",
+    summary: "The models the account's tier (and a key's policy, with key_id) allows, with every price",
+    query: modelRouteSchemas.query,
+    responses: ok(r.dashboardModelsSchema),
+  }),
+
+  // ---- /dashboard/api: the request log ----
+  dash({
+    method: "GET",
+    path: "/requests",
+    summary: "The account's requests, answered or refused, newest first",
+    query: requestLogRouteSchemas.pageQuery,
+    responses: ok(z.object({ data: z.array(r.requestLogViewSchema), next_cursor: z.string().nullable() })),
+  }),
+  dash({
+    method: "GET",
+    path: "/requests.csv",
+    summary: "The account's requests as CSV, streamed",
+    query: requestLogRouteSchemas.csvQuery,
+    responses: { 200: { description: "CSV, a header line first", raw: [{ mediaType: "text/csv", description: "RFC 4180 CSV" }] } },
+  }),
+  dash({
+    method: "GET",
+    path: "/admin/requests",
+    summary: "Every account's requests, and those no key was attributed to (administrators)",
+    query: requestLogRouteSchemas.adminPageQuery,
+    responses: ok(z.object({ data: z.array(r.adminRequestLogViewSchema), next_cursor: z.string().nullable() })),
+  }),
+  dash({
+    method: "GET",
+    path: "/admin/requests.csv",
+    summary: "Every account's requests as CSV, streamed (administrators)",
+    query: requestLogRouteSchemas.adminCsvQuery,
+    responses: { 200: { description: "CSV, a header line first", raw: [{ mediaType: "text/csv", description: "RFC 4180 CSV" }] } },
   }),
 
   // ---- /dashboard/api: usage ----

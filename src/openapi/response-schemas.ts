@@ -358,3 +358,74 @@ export const upstreamStatusesSchema = z.object({
 });
 /** A text/event-stream answer (stream: true): the format's events, one `data:` line each. */
 export const eventStreamSchema = z.string().describe("Server-sent events in the route's native streaming format");
+
+/** The serving config's version and load time (/readyz, decision 0021). */
+export const configVersionSchema = z.object({ version: z.string(), loaded_at: z.string() });
+
+/** POST /admin/v1/config/reload when not refused (src/admin/routes/config.ts, reloadView). */
+export const configReloadSchema = z.object({
+  object: z.literal("config.reload"),
+  status: z.enum(["reloaded", "unchanged"]),
+  version: z.string(),
+  loaded_at: z.string(),
+  previous_version: z.string().optional(),
+  changes: z
+    .object({
+      models_added: z.array(z.string()),
+      models_removed: z.array(z.string()),
+      models_changed: z.array(z.string()),
+      providers_added: z.array(z.string()),
+      providers_removed: z.array(z.string()),
+      providers_changed: z.array(z.string()),
+    })
+    .optional(),
+});
+
+const priceView = z.object({ dimension: z.string(), unit: z.enum(["token", "unit"]), counts: z.string(), variant: z.string().nullable(), usd: z.string() });
+
+/** GET /dashboard/api/models (src/dashboard/routes/model-routes.ts). */
+export const dashboardModelsSchema = z.object({
+  tier: z.string(),
+  key: z.object({ id: z.string(), name: z.string(), prefix: z.string(), allowed_models: z.array(z.string()).nullable() }).nullable(),
+  public_url: z.string().nullable(),
+  data: z.array(
+    z.object({
+      id: z.string(),
+      kind: z.string(),
+      context_window: z.number().int().nullable(),
+      max_output_tokens: z.number().int().nullable(),
+      modalities: z.object({ input: z.array(z.string()), output: z.array(z.string()) }),
+      demo: z.boolean(),
+      routing_group: z.boolean(),
+      prices: z.array(priceView),
+      long_context: z.object({ above_input_tokens: z.number().int(), prices: z.array(priceView) }).nullable(),
+    }),
+  ),
+});
+
+/** One request log row as its account sees it (src/dashboard/routes/request-log-routes.ts). */
+export const requestLogViewSchema = z.object({
+  request_id: z.string(),
+  created_at: z.string(),
+  key_id: z.string().nullable(),
+  key_name: z.string().nullable(),
+  key_prefix: z.string().nullable(),
+  method: z.string(),
+  route: z.string(),
+  model: z.string().nullable(),
+  deployment: z.string().nullable(),
+  status: z.number().int(),
+  error_type: z.string().nullable(),
+  latency_ms: z.number().nullable(),
+  first_byte_ms: z.number().nullable(),
+  attempts: z.number().int().nullable(),
+  input_tokens: z.number().int().nullable(),
+  cached_tokens: z.number().int().nullable(),
+  output_tokens: z.number().int().nullable(),
+  reasoning_tokens: z.number().int().nullable(),
+  cost_usd: z.string().nullable(),
+  estimated: z.boolean().nullable(),
+});
+
+/** An administrator's request log row: also the account and the provider. */
+export const adminRequestLogViewSchema = requestLogViewSchema.extend({ account_id: z.string().nullable(), provider: z.string().nullable() });

@@ -302,6 +302,17 @@ describe.each(DATABASE_KINDS)("OpenAPI description on %s", (kind) => {
     expect((await dash.patch(`/keys/${keyId}`, { token_cap: 1_000_000, limits: { requests_per_minute: 100 } })).status).toBe(200);
     expect((await dash.get("/usage?days=7")).status).toBe(200);
     expect((await dash.get("/ledger.csv")).status).toBe(200);
+    const models = await dash.get(`/models?key_id=${keyId}`);
+    expect(models.status).toBe(200);
+    expect(models.body.data.length).toBeGreaterThan(0);
+    expect((await dash.get("/models")).status).toBe(200);
+    // The request log is written behind the request path: flushed before it is read.
+    await gateway.app.ctx.pipeline.requestLog!.flush();
+    const requests = await dash.get("/requests?limit=5");
+    expect(requests.status).toBe(200);
+    expect(requests.body.data.length).toBeGreaterThan(0);
+    expect((await dash.get("/requests.csv")).status).toBe(200);
+    expect((await dash.get("/requests?status=nope")).status).toBe(400);
     const spare = await dash.post("/keys", { name: "spare" });
     // An enabled key answers with itself; a revoked one is never re-enabled (409 conflict).
     expect((await dash.post(`/keys/${spare.body.key.id}/enable`)).status).toBe(200);
@@ -335,6 +346,9 @@ describe.each(DATABASE_KINDS)("OpenAPI description on %s", (kind) => {
     expect((await dash.get("/admin/accounts?limit=10")).status).toBe(200);
     expect((await dash.get("/admin/upstreams")).status).toBe(200);
     expect((await dash.get("/admin/audit?limit=10")).status).toBe(200);
+    expect((await dash.get("/admin/requests?limit=5")).status).toBe(200);
+    expect((await dash.get("/admin/requests.csv")).status).toBe(200);
+    expect((await otherDash.get("/admin/requests")).status).toBe(403);
     expect((await dash.patch(`/admin/accounts/${other.id}`, { clamp_output: false })).status).toBe(200);
     expect((await dash.patch(`/admin/accounts/${me.id}`, { status: "suspended" })).status).toBe(400);
     expect((await otherDash.post("/signout")).status).toBe(204);
@@ -370,6 +384,7 @@ describe.each(DATABASE_KINDS)("OpenAPI description on %s", (kind) => {
     expect((await adminCall("DELETE", `/accounts/${accountId}/provider-keys/${providerKey.body.provider_key.id}`)).status).toBe(200);
     expect((await adminCall("GET", `/accounts/${me.id}/usage?days=7`)).status).toBe(200);
     expect((await adminCall("GET", "/audit?limit=20")).status).toBe(200);
+    expect((await adminCall("POST", "/config/reload", {})).status).toBe(200);
     expect((await call("GET", "/admin/v1/accounts")).status).toBe(401);
 
     // ---- every answer against its operation ----

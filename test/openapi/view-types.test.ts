@@ -10,6 +10,9 @@ import { requestRecordJson } from "../../src/http/routes/request-record.js";
 import { videoObject } from "../../src/media/videos/video-object.js";
 import type { upstreamStatuses } from "../../src/upstreams/health/upstream-status.js";
 import type { trafficUse } from "../../src/billing/traffic-usage.js";
+import type { reloadView } from "../../src/admin/routes/config.js";
+import type { dashboardModelView } from "../../src/dashboard/routes/model-routes.js";
+import type { adminRequestLogView, requestLogView } from "../../src/dashboard/routes/request-log-routes.js";
 import type * as r from "../../src/openapi/response-schemas.js";
 
 /** Compiles only when View is assignable to the schema's output type. */
@@ -32,7 +35,11 @@ describe("view types", () => {
     checks.push(viewOf<z.output<typeof r.usageSummarySchema>>()<Awaited<ReturnType<typeof usageSummary>>>());
     checks.push(viewOf<z.output<typeof r.upstreamStatusesSchema>>()<Awaited<ReturnType<typeof upstreamStatuses>>>());
     checks.push(viewOf<z.output<typeof r.trafficUseSchema>>()<Awaited<ReturnType<typeof trafficUse>>>());
+    checks.push(viewOf<z.output<typeof r.configReloadSchema>>()<ReturnType<typeof reloadView>>());
+    checks.push(viewOf<z.output<typeof r.dashboardModelsSchema>["data"][number]>()<ReturnType<typeof dashboardModelView>>());
+    checks.push(viewOf<z.output<typeof r.requestLogViewSchema>>()<ReturnType<typeof requestLogView>>());
+    checks.push(viewOf<z.output<typeof r.adminRequestLogViewSchema>>()<ReturnType<typeof adminRequestLogView>>());
     // The assertions are the type arguments above; this only says all of them were compiled.
-    expect(checks).toHaveLength(11);
+    expect(checks).toHaveLength(15);
   });
 });

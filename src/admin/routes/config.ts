@@ -31,7 +31,7 @@ export const configRoutes: AdminRoute[] = [
 
 /** The answer of a reload that was not refused, in the API's snake_case. */
 export function reloadView(outcome: Exclude<ReloadOutcome, { status: "refused" }>) {
-  const base = { object: "config.reload", status: outcome.status, version: outcome.version, loaded_at: new Date(outcome.loadedAt).toISOString() };
+  const base = { object: "config.reload" as const, status: outcome.status, version: outcome.version, loaded_at: new Date(outcome.loadedAt).toISOString() };
   if (outcome.status === "unchanged") return base;
   const c = outcome.changes;
   return {

@@ -15,6 +15,9 @@ import { ownKey } from "./key-routes.js";
 
 const query = z.object({ key_id: idParam.optional() });
 
+/** Every request schema of this file (OpenAPI is generated from these). */
+export const modelRouteSchemas = { query };
+
 /** One price of a model: the dimension, what it counts, and USD per million tokens or per unit. */
 export interface PriceView {
   dimension: string;
@@ -64,12 +67,13 @@ export function registerModelRoutes(app: FastifyInstance, ctx: RouteContext): vo
     const account = request.dashboard.account;
     const key = keyId === undefined ? null : await ownKey(ctx, account.id, keyId);
     // The same filter as GET /v1/models: the tier, then the key's allowed models.
-    const models = [...ctx.config.models.values()].filter((m) => m.tiers.includes(account.tier) && (key === null || modelAllowed(key.allowedModels, m.id)));
+    const config = request.snapshot.config;
+    const models = [...config.models.values()].filter((m) => m.tiers.includes(account.tier) && (key === null || modelAllowed(key.allowedModels, m.id)));
     return {
       tier: account.tier,
       key: key && { id: key.id, name: key.name, prefix: key.prefix, allowed_models: key.allowedModels },
       /** server.public_url, or null: the dashboard uses the address the browser shows. */
-      public_url: ctx.config.publicUrl,
+      public_url: config.publicUrl,
       data: models.map(dashboardModelView),
     };
   });

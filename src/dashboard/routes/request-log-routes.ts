@@ -61,6 +61,9 @@ const adminPageQuery = pageQuery.extend({ account_id: idParam.optional() });
 const csvQuery = z.object(filters);
 const adminCsvQuery = csvQuery.extend({ account_id: idParam.optional() });
 
+/** Every request schema of this file (OpenAPI is generated from these). */
+export const requestLogRouteSchemas = { pageQuery, adminPageQuery, csvQuery, adminCsvQuery };
+
 type FilterQuery = z.infer<typeof csvQuery> & { account_id?: string | undefined };
 
 function filterOf(q: FilterQuery, accountId: string | undefined): RequestLogFilter {
