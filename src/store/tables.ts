@@ -293,6 +293,24 @@ export interface AdminIdempotencyTable {
   created_at: Stamp;
 }
 
+/** Single-use top-up codes (migration 0016): only the hash of the code is stored. */
+export interface RedemptionCodesTable {
+  id: string;
+  hash: string;
+  prefix: string;
+  value_nano: Int;
+  batch: string | null;
+  note: string | null;
+  /** Who minted it, as the audit log names the actor. */
+  created_by: string | null;
+  created_at: Stamp;
+  expires_at: Stamp;
+  used_at: Stamp | null;
+  /** The account that redeemed it. */
+  used_by: string | null;
+  revoked_at: Stamp | null;
+}
+
 export interface Database {
   accounts: AccountsTable;
   keys: KeysTable;
@@ -314,4 +332,5 @@ export interface Database {
   admin_tokens: AdminTokensTable;
   audit_log: AuditLogTable;
   admin_idempotency: AdminIdempotencyTable;
+  redemption_codes: RedemptionCodesTable;
 }

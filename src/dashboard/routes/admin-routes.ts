@@ -46,7 +46,7 @@ export function dashboardActor(request: FastifyRequest): AuditActor {
 }
 
 /** Administrator powers, reads included, need an active account: suspension takes them away too. */
-function requireAdmin(request: FastifyRequest): Account {
+export function requireAdmin(request: FastifyRequest): Account {
   const me = request.dashboard.account;
   if (!me.isAdmin) throw new GatewayError("forbidden", "Only administrators may use the admin routes.");
   requireActive(me);
