@@ -143,6 +143,8 @@ export class RedemptionCodesStore {
       case "unused":
         query = query.where("used_at", "is", null).where("revoked_at", "is", null).where("expires_at", ">", now);
         break;
+      case undefined:
+        break;
     }
     return (await query.execute()).map(toCode);
   }
@@ -166,6 +168,20 @@ export class RedemptionCodesStore {
   async redeem(input: string, accountId: string): Promise<{ code: RedemptionCode; account: Account }> {
     const hash = hashRedemptionCode(input);
     if (hash === null) throw notRedeemable("code_unknown");
+    // Several processes on one SQLite file: a deferred transaction that must wait for another's write
+    // lock can get SQLITE_BUSY at once instead of waiting; it wrote nothing, so it is tried again.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.#redeemOnce(hash, accountId);
+      } catch (error) {
+        const code = String((error as { code?: unknown }).code ?? "");
+        if (this.db.isTransaction || !code.startsWith("SQLITE_BUSY") || attempt >= MAX_BUSY_ATTEMPTS) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 10 * attempt + Math.random() * 10));
+      }
+    }
+  }
+
+  #redeemOnce(hash: string, accountId: string): Promise<{ code: RedemptionCode; account: Account }> {
     return transact(this.db, async (trx) => {
       const now = nowMs();
       const marked = await trx
@@ -189,6 +205,8 @@ export class RedemptionCodesStore {
     });
   }
 }
+
+const MAX_BUSY_ATTEMPTS = 25;
 
 const REASONS = {
   code_unknown: "This is not a code this gateway issued; check it for typos.",
