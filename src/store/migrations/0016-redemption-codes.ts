@@ -3,6 +3,9 @@
 // A code is redeemed once: the redeeming transaction sets used_at with a conditional UPDATE (used_at,
 // revoked_at null, expires_at in the future) and writes the ledger credit, so a concurrent second
 // redemption finds no row to update. A used or revoked code keeps its row (the ledger note names it).
+//
+// ledger_time: the administrators' usage across all accounts (docs/dashboard.md) reads a window of
+// the whole ledger by time; the existing indexes all lead with an account or key.
 import type { Kysely } from "kysely";
 import type { Dialect } from "../dialect.js";
 
@@ -23,5 +26,6 @@ export async function up(db: Kysely<unknown>, _dialect: Dialect): Promise<void> 
     .addColumn("revoked_at", "bigint")
     .execute();
   await db.schema.createIndex("redemption_codes_batch").on("redemption_codes").columns(["batch", "created_at"]).execute();
+  await db.schema.createIndex("ledger_time").on("ledger").column("created_at").execute();
   await db.schema.createIndex("redemption_codes_created").on("redemption_codes").columns(["created_at", "id"]).execute();
 }
