@@ -77,3 +77,30 @@ export function useAction(afterSuccess: () => void): { error: unknown; status: s
 export function formatDate(iso: string | null): string {
   return iso ? new Date(iso).toLocaleString() : "—";
 }
+
+const COUNT = new Intl.NumberFormat("en-US");
+
+/** Counts (requests, tokens) the same way on every page: digits grouped by thousands. */
+export function formatCount(n: number): string {
+  return COUNT.format(n);
+}
+
+/**
+ * A decimal USD string from the API ("1234.5", "-0.0018") as "$1,234.50": exact (never through a
+ * float), thousands grouped, at least two decimals, sub-cent digits kept.
+ */
+export function formatMoney(usd: string): string {
+  const negative = usd.startsWith("-");
+  const [whole = "0", fraction = ""] = (negative ? usd.slice(1) : usd).split(".");
+  const grouped = whole.replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+  return `${negative ? "-" : ""}$${grouped}.${fraction.padEnd(2, "0")}`;
+}
+
+/** A wide table that scrolls sideways on a narrow screen; focusable so a keyboard can scroll it. */
+export function TableScroll(props: { label: string; children: ReactNode }) {
+  return (
+    <div className="table-scroll" role="region" aria-label={props.label} tabIndex={0}>
+      {props.children}
+    </div>
+  );
+}

@@ -98,7 +98,8 @@ export function registerAdminRoutes(app: FastifyInstance, ctx: RouteContext): vo
   app.get("/admin/accounts/:id", async (request) => {
     requireAdmin(request);
     const { id } = parseWith(idParams, request.params, "id");
-    return { account: adminAccountView(await accountOr404(ctx, id)) };
+    // The configured tiers, for the page's tier choice.
+    return { account: adminAccountView(await accountOr404(ctx, id)), tiers: [...ctx.config.tiers.keys()].sort() };
   });
 
   // A credit or debit with its required reason: the ledger row (its note) and the audit row in one transaction.

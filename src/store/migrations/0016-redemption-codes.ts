@@ -7,9 +7,8 @@
 // ledger_time: the administrators' usage across all accounts (docs/dashboard.md) reads a window of
 // the whole ledger by time; the existing indexes all lead with an account or key.
 import type { Kysely } from "kysely";
-import type { Dialect } from "../dialect.js";
 
-export async function up(db: Kysely<unknown>, _dialect: Dialect): Promise<void> {
+export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createTable("redemption_codes")
     .addColumn("id", "text", (c) => c.primaryKey())
