@@ -252,6 +252,11 @@ export interface UpstreamHealthTable {
   failures: Generated<Int>;
   p50_ms: Int | null;
   stats_at: Generated<Stamp>;
+  /** The key's latest upstream error, e.g. "HTTP 503" (migration 0016); null: none seen. */
+  last_error: ColumnType<string | null, string | null | undefined, string | null>;
+  last_error_at: Generated<Stamp>;
+  /** When the key's 429 cooldown ends (epoch ms); 0: never cooled down. */
+  cooldown_until: Generated<Stamp>;
 }
 
 export interface AdminTokensTable {

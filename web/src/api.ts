@@ -229,6 +229,11 @@ export interface BreakerStatus {
   p50_ms: number | null;
   window_at: string | null;
   state_changed_at: string | null;
+  /** The key's latest upstream error ("HTTP 503", "HTTP 429 (rate limited)", "no response: …") and when. */
+  last_error: string | null;
+  last_error_at: string | null;
+  /** Seconds left of the key's cooldown after a 429. */
+  rate_limit_cooldown_seconds: number;
 }
 
 export interface UpstreamKeyStatus extends BreakerStatus {

@@ -4,6 +4,10 @@
 // revoked_at null, expires_at in the future) and writes the ledger credit, so a concurrent second
 // redemption finds no row to update. A used or revoked code keeps its row (the ledger note names it).
 //
+// upstream_health gains each key's last error (what it was, when) and the end of its 429 cooldown,
+// written with the breaker window by the process that saw them, for the Upstreams page and
+// `gateway admin upstreams status`.
+//
 // ledger_time: the administrators' usage across all accounts (docs/dashboard.md) reads a window of
 // the whole ledger by time; the existing indexes all lead with an account or key.
 import type { Kysely } from "kysely";
@@ -25,6 +29,15 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn("revoked_at", "bigint")
     .execute();
   await db.schema.createIndex("redemption_codes_batch").on("redemption_codes").columns(["batch", "created_at"]).execute();
+  await db.schema.alterTable("upstream_health").addColumn("last_error", "text").execute();
+  await db.schema
+    .alterTable("upstream_health")
+    .addColumn("last_error_at", "bigint", (c) => c.notNull().defaultTo(0))
+    .execute();
+  await db.schema
+    .alterTable("upstream_health")
+    .addColumn("cooldown_until", "bigint", (c) => c.notNull().defaultTo(0))
+    .execute();
   await db.schema.createIndex("ledger_time").on("ledger").column("created_at").execute();
   await db.schema.createIndex("redemption_codes_created").on("redemption_codes").columns(["created_at", "id"]).execute();
 }
