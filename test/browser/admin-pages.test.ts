@@ -252,6 +252,13 @@ describe.skipIf(!HAVE_CHROMIUM && !IN_CI)("administration pages in Chromium", ()
     await page.getByRole("status").filter({ hasText: "Limits saved" }).waitFor();
     await expect.poll(async () => (await user())!.limits?.requestsPerMinute ?? null).toBe(60);
     await shotBoth("account-limits");
+    // The accounts list shows them too.
+    await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Accounts" }).click();
+    const row = page.getByRole("row", { name: new RegExp(emails.user) });
+    await expect.poll(() => row.textContent()).toContain("60 rpm; 1 model");
+    expect(await row.textContent()).toContain("$30.00");
+    await page.getByRole("link", { name: emails.user }).click();
+    await page.getByRole("heading", { name: emails.user }).waitFor();
     await page.getByRole("button", { name: "Clear limits" }).click();
     await page.getByRole("status").filter({ hasText: "Limits cleared" }).waitFor();
     await expect.poll(async () => (await user())!.limits).toBeNull();

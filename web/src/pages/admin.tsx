@@ -4,8 +4,8 @@
 // Clamping off makes a request the account cannot fully cover a 402 instead of a shorter answer.
 // Below: the audit log of every administrative change.
 import { useState, type FormEvent } from "react";
-import { api, type Account, type AdminAccount } from "../api";
-import { ErrorText, formatDate, formatMoney, Link, Notice, TableScroll, useAction, useLoad } from "../components";
+import { api, type Account, type AdminAccount, type KeyLimits } from "../api";
+import { ErrorText, formatCount, formatDate, formatMoney, Link, Notice, TableScroll, useAction, useLoad } from "../components";
 
 /** One audit log row as GET /dashboard/api/admin/audit returns it. */
 export interface AuditRow {
@@ -20,6 +20,18 @@ export interface AuditRow {
 }
 
 const fields = (value: Record<string, unknown> | null) => (value === null ? "—" : JSON.stringify(value));
+
+/** The account's own limits in a few words ("60 rpm, 2 concurrent; 1 model"); the tier's when it has none. */
+function limitsSummary(limits: KeyLimits | null | undefined): string {
+  if (!limits) return "tier's";
+  const parts = [
+    limits.requests_per_minute !== undefined && `${formatCount(limits.requests_per_minute)} rpm`,
+    limits.tokens_per_minute !== undefined && `${formatCount(limits.tokens_per_minute)} tpm`,
+    limits.concurrent_requests !== undefined && `${formatCount(limits.concurrent_requests)} concurrent`,
+  ].filter(Boolean);
+  const models = Object.keys(limits.models ?? {}).length;
+  return [parts.join(", "), models > 0 && `${models} ${models === 1 ? "model" : "models"}`].filter(Boolean).join("; ") || "tier's";
+}
 
 export function AdminPage(props: { me: Account }) {
   const [search, setSearch] = useState("");
@@ -68,15 +80,21 @@ export function AdminPage(props: { me: Account }) {
               <th scope="col">Administrator</th>
               <th scope="col">Clamp output</th>
               <th scope="col">Tier</th>
-              <th scope="col">Balance</th>
-              <th scope="col">Spent</th>
+              <th scope="col">Limits</th>
+              <th scope="col" className="num">
+                Balance
+              </th>
+              <th scope="col" className="num">
+                Spent
+              </th>
+              <th scope="col">Monthly budget</th>
               <th scope="col">Created</th>
             </tr>
           </thead>
           <tbody>
             {list.data?.data.length === 0 && (
               <tr>
-                <td colSpan={8}>No accounts found.</td>
+                <td colSpan={10}>No accounts found.</td>
               </tr>
             )}
             {list.data?.data.map((a) => {
@@ -125,8 +143,13 @@ export function AdminPage(props: { me: Account }) {
                     </label>
                   </td>
                   <td>{a.tier}</td>
+                  <td>{limitsSummary(a.limits)}</td>
                   <td className="num">{formatMoney(a.balance_usd)}</td>
                   <td className="num">{formatMoney(a.total_spent_usd)}</td>
+                  <td>
+                    {a.monthly_budget_usd === null ? "—" : formatMoney(a.monthly_budget_usd)}
+                    {a.monthly_token_budget !== null && ` / ${formatCount(a.monthly_token_budget)} tokens`}
+                  </td>
                   <td>{formatDate(a.created_at)}</td>
                 </tr>
               );
