@@ -234,6 +234,14 @@ describe.skipIf(!HAVE_CHROMIUM && !IN_CI)("administration pages in Chromium", ()
     await page.keyboard.press("Enter");
     await page.getByRole("status").filter({ hasText: "Debited $1.00" }).waitFor();
     await expect.poll(() => page.getByTestId("admin-balance").textContent()).toBe("$19.00");
+    // A debit past the balance is refused with the API's error; what was typed stays.
+    await page.getByLabel("Amount (USD)").fill("500");
+    await page.getByLabel("Reason (required; shown in the ledger)").fill("too much");
+    await page.getByRole("button", { name: "Debit account" }).click();
+    await expect.poll(() => page.getByRole("alert").first().textContent()).toContain("balance_invariant");
+    expect(await page.getByLabel("Reason (required; shown in the ledger)").inputValue()).toBe("too much");
+    expect(await page.getByTestId("admin-balance").textContent()).toBe("$19.00");
+    await shotBoth("account-debit-refused");
   });
 
   it("an administrator changes tier and budgets, sets and clears limits, adds and removes a provider key", async () => {

@@ -57,18 +57,21 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): { data: T |
  * State for a page's write actions: run(action, done) clears the last message, runs the action,
  * then shows `done` and calls `afterSuccess` (typically reloads), or shows the API's error.
  */
-export function useAction(afterSuccess: () => void): { error: unknown; status: string | null; run: (action: () => Promise<unknown>, done: string) => Promise<void> } {
+export function useAction(afterSuccess: () => void): { error: unknown; status: string | null; run: (action: () => Promise<unknown>, done: string) => Promise<boolean> } {
   const [error, setError] = useState<unknown>(null);
   const [status, setStatus] = useState<string | null>(null);
-  async function run(action: () => Promise<unknown>, done: string): Promise<void> {
+  /** Resolves true when the action succeeded (a form keeps what was typed otherwise). */
+  async function run(action: () => Promise<unknown>, done: string): Promise<boolean> {
     setError(null);
     setStatus(null);
     try {
       await action();
       setStatus(done);
       afterSuccess();
+      return true;
     } catch (err) {
       setError(err);
+      return false;
     }
   }
   return { error, status, run };

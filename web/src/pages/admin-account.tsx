@@ -109,7 +109,7 @@ export function AdminAccountPage(props: { id: string }) {
   );
 }
 
-type Run = (action: () => Promise<unknown>, done: string) => Promise<void>;
+type Run = (action: () => Promise<unknown>, done: string) => Promise<boolean>;
 
 function Card(props: { title: string; children: ReactNode; testId?: string }) {
   return (
@@ -128,12 +128,14 @@ function BalanceForm(props: { run: Run; path: string }) {
 
   async function submit(event: FormEvent) {
     event.preventDefault();
-    await props.run(
+    const done = await props.run(
       () => api("POST", `${props.path}/${kind}s`, { amount_usd: amount.trim(), reason: reason.trim() }),
       `${kind === "credit" ? "Credited" : "Debited"} ${formatMoney(amount.trim() || "0")}: ${reason.trim()}.`,
     );
-    setAmount("");
-    setReason("");
+    if (done) {
+      setAmount("");
+      setReason("");
+    }
   }
 
   return (
@@ -287,8 +289,7 @@ function ProviderKeys(props: { path: string; data: { data: ProviderKey[]; provid
     const body = { provider: chosen, key: secret, ...(label.trim() && { label: label.trim() }) };
     // The key leaves the page's state as soon as it is sent: it is never shown again.
     setSecret("");
-    await props.run(() => api("POST", `${props.path}/provider-keys`, body), `Added a ${chosen} key; it will not be shown again.`);
-    setLabel("");
+    if (await props.run(() => api("POST", `${props.path}/provider-keys`, body), `Added a ${chosen} key; it will not be shown again.`)) setLabel("");
   }
 
   return (
