@@ -5,6 +5,7 @@ import { formatUsd } from "../core/money.js";
 import type { Account } from "../store/accounts-store.js";
 import type { AdminToken } from "../store/admin-tokens-store.js";
 import type { ApiKey } from "../store/keys-store.js";
+import type { RedemptionCode } from "../store/redemption-codes-store.js";
 import type { UpstreamKeyInfo } from "../store/upstream-keys-store.js";
 
 const usdOrNull = (nano: bigint | null) => (nano === null ? null : formatUsd(nano));
@@ -50,4 +51,15 @@ export function providerKeyAuditFields(k: UpstreamKeyInfo) {
 
 export function adminTokenAuditFields(t: AdminToken) {
   return { name: t.name, prefix: t.prefix, scopes: t.scopes, revoked: t.revokedAt !== null };
+}
+
+export function codeAuditFields(c: RedemptionCode) {
+  return {
+    prefix: c.prefix,
+    value_usd: formatUsd(c.value),
+    batch: c.batch,
+    note: c.note,
+    expires_at: new Date(c.expiresAt).toISOString(),
+    revoked_at: c.revokedAt === null ? null : new Date(c.revokedAt).toISOString(),
+  };
 }

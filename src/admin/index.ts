@@ -6,6 +6,7 @@ import type { RouteContext } from "../http/route-context.js";
 import { authenticateAdmin, requireScope } from "./auth.js";
 import { accountRoutes } from "./routes/accounts.js";
 import { configRoutes } from "./routes/config.js";
+import { codeRoutes } from "./routes/codes.js";
 import { keyRoutes } from "./routes/keys.js";
 import { providerKeyRoutes } from "./routes/provider-keys.js";
 import type { AdminRoute } from "./routes/route.js";
@@ -14,7 +15,7 @@ import { usageAuditRoutes } from "./routes/usage-audit.js";
 export const ADMIN_API_PREFIX = "/admin/v1";
 
 /** Every admin API route (tests walk this list to check each one's scope). */
-export const ADMIN_API_ROUTES: readonly AdminRoute[] = [...accountRoutes, ...keyRoutes, ...providerKeyRoutes, ...usageAuditRoutes, ...configRoutes];
+export const ADMIN_API_ROUTES: readonly AdminRoute[] = [...accountRoutes, ...codeRoutes, ...keyRoutes, ...providerKeyRoutes, ...usageAuditRoutes, ...configRoutes];
 
 export function registerAdminApiRoutes(app: FastifyInstance, ctx: RouteContext): void {
   app.register(

@@ -16,7 +16,8 @@ import type { ApiKey, KeysStore } from "../store/keys-store.js";
 import type { UpstreamKeyInfo } from "../store/upstream-keys-store.js";
 import type { Invite, Member } from "../store/workspaces-store.js";
 import type { Role } from "../store/tables.js";
-import { accountAuditFields, adminTokenAuditFields, keyAuditFields, providerKeyAuditFields } from "./audit-fields.js";
+import type { NewRedemptionCodes, RedemptionCode } from "../store/redemption-codes-store.js";
+import { accountAuditFields, adminTokenAuditFields, codeAuditFields, keyAuditFields, providerKeyAuditFields } from "./audit-fields.js";
 
 export type AccountChanges = Parameters<AccountsStore["update"]>[1];
 export type NewKey = Parameters<KeysStore["create"]>[0];
@@ -116,6 +117,24 @@ export async function removeProviderKey(tx: AuditedTransaction, id: string, acco
   await tx.upstreamKeys.remove(id);
   const info = { id: row.id, accountId: row.account_id, provider: row.provider, label: row.label, last4: row.last4, createdAt: Number(row.created_at) };
   await tx.record({ action: "provider_key.remove", targetType: "provider_key", targetId: id, before: providerKeyAuditFields(info), after: null });
+}
+
+/** Mints redemption codes, one audit row per code (never its text: that is shown once, to the caller). */
+export async function mintCodes(tx: AuditedTransaction, input: NewRedemptionCodes): Promise<Array<{ code: RedemptionCode; raw: string }>> {
+  const minted = await tx.codes.mint(input);
+  for (const { code } of minted) await tx.record({ action: "code.mint", targetType: "redemption_code", targetId: code.id, before: null, after: codeAuditFields(code) });
+  return minted;
+}
+
+/** Revokes an unused code; revoking a revoked one changes nothing and writes no audit row. */
+export async function revokeCode(tx: AuditedTransaction, id: string): Promise<RedemptionCode> {
+  const before = await tx.codes.get(id);
+  if (!before) throw new GatewayError("not_found", `No redemption code ${id}.`);
+  const after = await tx.codes.revoke(id);
+  if (before.revokedAt === null) {
+    await tx.record({ action: "code.revoke", targetType: "redemption_code", targetId: id, ...changedFields(codeAuditFields(before), codeAuditFields(after)) });
+  }
+  return after;
 }
 
 export async function createAdminToken(tx: AuditedTransaction, input: { name: string; scopes: readonly string[] }): Promise<{ token: AdminToken; raw: string }> {

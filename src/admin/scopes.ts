@@ -4,6 +4,7 @@ export const ADMIN_SCOPES = [
   "accounts:write",
   "keys:read",
   "keys:write",
+  "credits:read",
   "credits:write",
   "usage:read",
   "audit:read",

@@ -6,6 +6,7 @@ import { GatewayError } from "../errors/catalogue.js";
 import type { Account } from "../store/accounts-store.js";
 import type { AuditEntry } from "../store/audit-store.js";
 import type { UpstreamKeyInfo } from "../store/upstream-keys-store.js";
+import { redemptionCodeState, type RedemptionCode } from "../store/redemption-codes-store.js";
 
 export function adminAccountView(a: Account) {
   return {
@@ -19,6 +20,24 @@ export function adminAccountView(a: Account) {
 
 export function providerKeyView(k: UpstreamKeyInfo) {
   return { id: k.id, account_id: k.accountId, provider: k.provider, label: k.label, last4: k.last4, created_at: iso(k.createdAt) };
+}
+
+/** A redemption code as lists show it; `now` judges expiry. The code's text is never part of it. */
+export function codeView(c: RedemptionCode, now = Date.now()) {
+  return {
+    id: c.id,
+    prefix: c.prefix,
+    value_usd: formatUsd(c.value),
+    batch: c.batch,
+    note: c.note,
+    state: redemptionCodeState(c, now),
+    created_by: c.createdBy,
+    created_at: iso(c.createdAt),
+    expires_at: iso(c.expiresAt),
+    used_at: iso(c.usedAt),
+    used_by: c.usedBy,
+    revoked_at: iso(c.revokedAt),
+  };
 }
 
 export function auditView(e: AuditEntry) {

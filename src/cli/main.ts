@@ -11,6 +11,7 @@ import { migrate } from "../store/migrate.js";
 import { accountsCommand } from "./commands/accounts.js";
 import { adminTokensCommand } from "./commands/admin-tokens.js";
 import { configCommand } from "./commands/config.js";
+import { codesCommand } from "./commands/codes.js";
 import { keysCommand } from "./commands/keys.js";
 import { ledgerCommand } from "./commands/ledger.js";
 import { providerKeysCommand } from "./commands/provider-keys.js";
@@ -42,6 +43,9 @@ const USAGE = `usage: gateway <command>
   admin ledger prune --older-than-days N
   admin ledger verify [--account ID]      walks the ledger's hash chains; exit 1 names the first broken link
   admin upstreams status                  every upstream key's circuit breaker, error rate and latency
+  admin codes mint --value USD [--count N] [--expires-in-days N] [--batch B] [--note TEXT]   redemption codes (shown once)
+  admin codes list [--batch B] [--state unused|used|revoked|expired]
+  admin codes revoke ID
   admin token create --name N --scope S [--scope S ...]   an admin API token (shown once); scopes in docs/operations.md
   admin token list
   admin token revoke ID
@@ -106,8 +110,11 @@ async function admin(args: string[], io: CliIo, store: Store, config: GatewayCon
     case "token":
       await adminTokensCommand(sub, rest, io, store);
       break;
+    case "codes":
+      await codesCommand(sub, rest, io, store);
+      break;
     default:
-      throw new UsageError("usage: gateway admin accounts|keys|provider-keys|ledger|upstreams|token|config ...");
+      throw new UsageError("usage: gateway admin accounts|keys|provider-keys|ledger|upstreams|token|codes|config ...");
   }
   return 0;
 }

@@ -4,6 +4,7 @@ import type { FastifyInstance } from "fastify";
 import type { RouteContext } from "../http/route-context.js";
 import { registerAdminRoutes } from "./routes/admin-routes.js";
 import { registerAuthRoutes } from "./routes/auth-routes.js";
+import { registerCodeRoutes } from "./routes/code-routes.js";
 import { registerKeyRoutes } from "./routes/key-routes.js";
 import { registerModelRoutes } from "./routes/model-routes.js";
 import { registerRequestLogRoutes } from "./routes/request-log-routes.js";
@@ -41,6 +42,7 @@ export function registerDashboardRoutes(app: FastifyInstance, ctx: RouteContext)
         registerRequestLogRoutes(signedIn, ctx);
         registerWorkspaceRoutes(signedIn, ctx);
         registerAdminRoutes(signedIn, ctx);
+        registerCodeRoutes(signedIn, ctx);
       });
     },
     { prefix: DASHBOARD_API_PREFIX },

@@ -75,6 +75,41 @@ export async function usageSummary(db: Kysely<Database>, scope: UsageScope, days
   };
 }
 
+type AllAccountsRow = UsageSumsRow & { account_id: string; model: string | null; provider: string | null };
+
+/**
+ * Usage of every account over the last `days` UTC days (today included), for administrators: totals
+ * by account (with its email), by model and by provider. One grouped scan of the window (ledger_time).
+ */
+export async function usageAcrossAccounts(db: Kysely<Database>, days: number, now = Date.now()) {
+  const today = Math.floor(now / DAY_MS);
+  const start = BigInt((today - days + 1) * DAY_MS);
+  const end = BigInt((today + 1) * DAY_MS);
+  const { rows } = await sql<AllAccountsRow>`select account_id, model, provider, ${sumColumnsSql()}
+    from ledger
+    where kind = 'usage' and created_at >= ${start} and created_at < ${end}
+    group by account_id, model, provider`.execute(db);
+  const totals = emptyTotals();
+  const byAccount = new Map<string, UsageTotals>();
+  const byModel = new Map<string, UsageTotals>();
+  const byProvider = new Map<string, UsageTotals>();
+  for (const row of rows) {
+    for (const target of [totals, bucket(byAccount, row.account_id), bucket(byModel, row.model ?? "unknown"), bucket(byProvider, row.provider ?? "unknown")]) addSums(target, row);
+  }
+  const ids = [...byAccount.keys()];
+  const emails = new Map(ids.length ? (await db.selectFrom("accounts").select(["id", "email"]).where("id", "in", ids).execute()).map((a) => [a.id, a.email] as const) : []);
+  const byCost = (a: [string, UsageTotals], b: [string, UsageTotals]) => (b[1].cost > a[1].cost ? 1 : b[1].cost < a[1].cost ? -1 : a[0] < b[0] ? -1 : 1);
+  return {
+    start: new Date(Number(start)).toISOString(),
+    end: new Date(Number(end)).toISOString(),
+    days,
+    totals: view(totals),
+    by_account: [...byAccount].sort(byCost).map(([accountId, t]) => ({ account_id: accountId, email: emails.get(accountId) ?? null, ...view(t) })),
+    by_model: [...byModel].sort(byCost).map(([model, t]) => ({ model, ...view(t) })),
+    by_provider: [...byProvider].sort(byCost).map(([provider, t]) => ({ provider, ...view(t) })),
+  };
+}
+
 interface LedgerPageBase {
   id: bigint;
   created_at: bigint;

@@ -30,6 +30,11 @@ export class KeyRotation {
     this.#cooldownUntil.set(key, now + (parseRetryAfterMs(retryAfter, now) ?? backoff));
   }
 
+  /** When the key's 429 cooldown ends (epoch ms); 0 when it never cooled down. */
+  cooldownEnd(key: string): number {
+    return this.#cooldownUntil.get(key) ?? 0;
+  }
+
   /** How many keys are cooling down now (the gateway_upstream_keys_cooling_down gauge). */
   coolingDown(now = Date.now()): number {
     let count = 0;

@@ -115,6 +115,10 @@ export async function forward(services: ForwardServices, accountId: string, prov
       throw error;
     } finally {
       health.settle(upstream, outcome);
+      // What the Upstreams page shows as the key's last error (only on an error: off the common path).
+      if (result === "rate_limited") health.noteError(keyScope, "HTTP 429 (rate limited)", rotation.cooldownEnd(key));
+      else if (result === "server_error") health.noteError(keyScope, `HTTP ${status}`);
+      else if (result === "no_response" && !signal.aborted) health.noteError(keyScope, `no response: ${lastNetworkReason || "connection lost before the first byte"}`);
       if (metrics !== null && result !== undefined) metrics.observeAttempt(provider.name, result);
       if (span !== undefined) endAttemptSpan(span, result, status);
     }

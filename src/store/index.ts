@@ -8,6 +8,7 @@ import { openDatabase, type DatabaseHandle, type DatabaseOptions } from "./datab
 import { KeysStore } from "./keys-store.js";
 import { LedgerStore } from "./ledger-store.js";
 import { migrate } from "./migrate.js";
+import { RedemptionCodesStore } from "./redemption-codes-store.js";
 import { SessionsStore } from "./sessions-store.js";
 import { ShowAgainStore } from "./show-again-store.js";
 import { ResponsesStore } from "./responses-store.js";
@@ -29,6 +30,7 @@ export interface AuditedTransaction {
   adminTokens: AdminTokensStore;
   workspaces: WorkspacesStore;
   ledger: LedgerStore;
+  codes: RedemptionCodesStore;
   record(change: AuditChange): Promise<void>;
 }
 
@@ -45,6 +47,7 @@ export class Store {
   readonly videoTasks: VideoTasksStore;
   readonly adminTokens: AdminTokensStore;
   readonly audit: AuditStore;
+  readonly codes: RedemptionCodesStore;
 
   constructor(
     readonly handle: DatabaseHandle,
@@ -62,6 +65,7 @@ export class Store {
     this.videoTasks = new VideoTasksStore(handle.db);
     this.adminTokens = new AdminTokensStore(handle.db);
     this.audit = new AuditStore(handle.db);
+    this.codes = new RedemptionCodesStore(handle.db);
   }
 
   /**
@@ -80,6 +84,7 @@ export class Store {
         // The same injected failure point as this store's, for the fault tests of workspace writes.
         workspaces: new WorkspacesStore(trx, { failAfter: this.workspaces.failAfter }),
         ledger: new LedgerStore(trx),
+        codes: new RedemptionCodesStore(trx),
         record: (change) => appendAudit(trx, actor, change),
       }),
     );

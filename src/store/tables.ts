@@ -252,6 +252,11 @@ export interface UpstreamHealthTable {
   failures: Generated<Int>;
   p50_ms: Int | null;
   stats_at: Generated<Stamp>;
+  /** The key's latest upstream error, e.g. "HTTP 503" (migration 0016); null: none seen. */
+  last_error: ColumnType<string | null, string | null | undefined, string | null>;
+  last_error_at: Generated<Stamp>;
+  /** When the key's 429 cooldown ends (epoch ms); 0: never cooled down. */
+  cooldown_until: Generated<Stamp>;
 }
 
 export interface AdminTokensTable {
@@ -322,6 +327,24 @@ export interface RequestLogTable {
   estimated: Int | null;
 }
 
+/** Single-use top-up codes (migration 0016): only the hash of the code is stored. */
+export interface RedemptionCodesTable {
+  id: string;
+  hash: string;
+  prefix: string;
+  value_nano: Int;
+  batch: string | null;
+  note: string | null;
+  /** Who minted it, as the audit log names the actor. */
+  created_by: string | null;
+  created_at: Stamp;
+  expires_at: Stamp;
+  used_at: Stamp | null;
+  /** The account that redeemed it. */
+  used_by: string | null;
+  revoked_at: Stamp | null;
+}
+
 export interface Database {
   accounts: AccountsTable;
   keys: KeysTable;
@@ -344,4 +367,5 @@ export interface Database {
   audit_log: AuditLogTable;
   admin_idempotency: AdminIdempotencyTable;
   request_log: RequestLogTable;
+  redemption_codes: RedemptionCodesTable;
 }

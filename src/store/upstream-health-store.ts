@@ -17,7 +17,14 @@ export interface BreakerWindowRow {
   statsAt: number;
 }
 
-export type UpstreamHealthRow = BreakerRow & BreakerWindowRow;
+/** A key's latest upstream error and 429 cooldown, as the process that saw them last wrote them. */
+export interface UpstreamErrorRow {
+  lastError: string | null;
+  lastErrorAt: number;
+  cooldownUntil: number;
+}
+
+export type UpstreamHealthRow = BreakerRow & BreakerWindowRow & UpstreamErrorRow;
 
 export class UpstreamHealthStore {
   constructor(private readonly db: Kysely<Database>) {}
@@ -31,12 +38,14 @@ export class UpstreamHealthStore {
       .execute();
   }
 
-  async writeWindow(scope: string, window: BreakerWindowRow): Promise<void> {
+  /** The scope's window; with `error`, also its latest error and cooldown end (kept otherwise). */
+  async writeWindow(scope: string, window: BreakerWindowRow, error?: UpstreamErrorRow): Promise<void> {
     const values = {
       requests: BigInt(window.requests),
       failures: BigInt(window.failures),
       p50_ms: window.p50Ms === null ? null : BigInt(window.p50Ms),
       stats_at: BigInt(window.statsAt),
+      ...(error && { last_error: error.lastError, last_error_at: BigInt(error.lastErrorAt), cooldown_until: BigInt(error.cooldownUntil) }),
     };
     await this.db
       .insertInto("upstream_health")
@@ -67,6 +76,9 @@ export class UpstreamHealthStore {
       failures: Number(r.failures),
       p50Ms: r.p50_ms === null ? null : Number(r.p50_ms),
       statsAt: Number(r.stats_at),
+      lastError: r.last_error,
+      lastErrorAt: Number(r.last_error_at),
+      cooldownUntil: Number(r.cooldown_until),
     }));
   }
 }

@@ -28,6 +28,8 @@ const HINTS: Record<string, string> = {
   account_suspended: "This account is suspended or closed.",
   workspace_write_failed: "The change could not be saved and nothing changed; try again.",
   rate_limit_error: "Too many attempts; wait a moment.",
+  code_not_redeemable: "The code cannot be redeemed.",
+  balance_invariant: "The balance must stay between 0.00 and 1,000,000.00.",
   internal_error: "Something went wrong on the server.",
 };
 
@@ -81,7 +83,31 @@ export interface Account {
   total_spent_usd: string;
   /** Output clamping (docs/billing.md, "Clamping"). */
   clamp_output: boolean;
+  /** The account's own rate and concurrency limits (docs/billing.md); null: the tier's apply. */
+  limits?: KeyLimits | null;
   created_at: string;
+}
+
+/** An account as the administrator routes show it. */
+export interface AdminAccount extends Account {
+  held_usd: string;
+  monthly_budget_usd: string | null;
+  monthly_token_budget: number | null;
+  default_model: string | null;
+}
+
+/** A ledger row as GET /ledger and GET /admin/accounts/:id/ledger return it. */
+export interface LedgerRow {
+  id: string;
+  created_at: string;
+  kind: string;
+  key_name: string | null;
+  key_id: string | null;
+  model: string | null;
+  input_tokens: number;
+  output_tokens: number;
+  cost_usd: string;
+  note: string | null;
 }
 
 /** What sign-in and the session route answer. */
@@ -216,6 +242,11 @@ export interface BreakerStatus {
   p50_ms: number | null;
   window_at: string | null;
   state_changed_at: string | null;
+  /** The key's latest upstream error ("HTTP 503", "HTTP 429 (rate limited)", "no response: …") and when. */
+  last_error: string | null;
+  last_error_at: string | null;
+  /** Seconds left of the key's cooldown after a 429. */
+  rate_limit_cooldown_seconds: number;
 }
 
 export interface UpstreamKeyStatus extends BreakerStatus {

@@ -3,6 +3,9 @@ import { useEffect, useState } from "react";
 import { api, setCsrfToken, ApiError, type SessionInfo } from "./api";
 import { ErrorText, Link } from "./components";
 import { AdminPage } from "./pages/admin";
+import { AdminAccountPage } from "./pages/admin-account";
+import { AdminCodesPage } from "./pages/admin-codes";
+import { AdminUsagePage } from "./pages/admin-usage";
 import { InvitePage } from "./pages/invite";
 import { GettingStartedPage } from "./pages/getting-started";
 import { KeysPage } from "./pages/keys";
@@ -55,6 +58,8 @@ export function App() {
     ...(session.account.is_admin
       ? ([
           ["/admin", "Accounts"],
+          ["/admin/codes", "Codes"],
+          ["/admin/usage", "Reports"],
           ["/admin/upstreams", "Upstreams"],
         ] as Array<[string, string]>)
       : []),
@@ -64,6 +69,7 @@ export function App() {
   const current = nav.map(([to]) => to).reduce((best: string | null, to) => (under(to) && (best === null || to.length > best.length) ? to : best), null);
   const workspaceMatch = /^\/workspaces\/([^/]+)$/.exec(path);
   const keyStartMatch = /^\/keys\/([^/]+)\/start$/.exec(path);
+  const adminAccountMatch = /^\/admin\/accounts\/([^/]+)$/.exec(path);
   let page;
   if (path === "/") page = <KeysPage />;
   else if (path === "/models") page = <ModelsPage />;
@@ -75,6 +81,9 @@ export function App() {
   else if (path === "/invite") page = <InvitePage />;
   else if (path === "/admin" && session.account.is_admin) page = <AdminPage me={session.account} />;
   else if (path === "/admin/upstreams" && session.account.is_admin) page = <UpstreamsPage />;
+  else if (path === "/admin/codes" && session.account.is_admin) page = <AdminCodesPage />;
+  else if (path === "/admin/usage" && session.account.is_admin) page = <AdminUsagePage />;
+  else if (adminAccountMatch && session.account.is_admin) page = <AdminAccountPage id={decodeURIComponent(adminAccountMatch[1]!)} />;
   else
     page = (
       <p>

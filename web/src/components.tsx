@@ -57,18 +57,21 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): { data: T |
  * State for a page's write actions: run(action, done) clears the last message, runs the action,
  * then shows `done` and calls `afterSuccess` (typically reloads), or shows the API's error.
  */
-export function useAction(afterSuccess: () => void): { error: unknown; status: string | null; run: (action: () => Promise<unknown>, done: string) => Promise<void> } {
+export function useAction(afterSuccess: () => void): { error: unknown; status: string | null; run: (action: () => Promise<unknown>, done: string) => Promise<boolean> } {
   const [error, setError] = useState<unknown>(null);
   const [status, setStatus] = useState<string | null>(null);
-  async function run(action: () => Promise<unknown>, done: string): Promise<void> {
+  /** Resolves true when the action succeeded (a form keeps what was typed otherwise). */
+  async function run(action: () => Promise<unknown>, done: string): Promise<boolean> {
     setError(null);
     setStatus(null);
     try {
       await action();
       setStatus(done);
       afterSuccess();
+      return true;
     } catch (err) {
       setError(err);
+      return false;
     }
   }
   return { error, status, run };
@@ -76,4 +79,31 @@ export function useAction(afterSuccess: () => void): { error: unknown; status: s
 
 export function formatDate(iso: string | null): string {
   return iso ? new Date(iso).toLocaleString() : "—";
+}
+
+const COUNT = new Intl.NumberFormat("en-US");
+
+/** Counts (requests, tokens) the same way on every page: digits grouped by thousands. */
+export function formatCount(n: number): string {
+  return COUNT.format(n);
+}
+
+/**
+ * A decimal USD string from the API ("1234.5", "-0.0018") as "$1,234.50": exact (never through a
+ * float), thousands grouped, at least two decimals, sub-cent digits kept.
+ */
+export function formatMoney(usd: string): string {
+  const negative = usd.startsWith("-");
+  const [whole = "0", fraction = ""] = (negative ? usd.slice(1) : usd).split(".");
+  const grouped = whole.replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+  return `${negative ? "-" : ""}$${grouped}.${fraction.padEnd(2, "0")}`;
+}
+
+/** A wide table that scrolls sideways on a narrow screen; focusable so a keyboard can scroll it. */
+export function TableScroll(props: { label: string; children: ReactNode }) {
+  return (
+    <div className="table-scroll" role="region" aria-label={props.label} tabIndex={0}>
+      {props.children}
+    </div>
+  );
 }

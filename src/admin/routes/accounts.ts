@@ -1,6 +1,7 @@
 // /admin/v1/accounts: create, list (cursor paging, search by email or id), get, change (status, tier,
-// budgets, default model, clamping), credit and debit (a required reason; Idempotency-Key).
+// budgets, default model, clamping, rate and concurrency limits), credit and debit (a required reason; Idempotency-Key).
 import { z } from "zod";
+import { subjectLimitsSchema } from "../../billing/traffic-limits.js";
 import { MAX_BALANCE } from "../../core/money.js";
 import { GatewayError } from "../../errors/catalogue.js";
 import { email, parseWith } from "../../dashboard/validate.js";
@@ -42,9 +43,11 @@ export const accountSchemas = {
       monthly_token_budget: tokenCount.nullable().optional(),
       default_model: defaultModel.optional(),
       clamp_output: z.boolean().optional(),
+      /** The account's own rate and concurrency limits (docs/billing.md); null removes them (the tier's apply). */
+      limits: subjectLimitsSchema.nullable().optional(),
     })
     .strict()
-    .refine((b) => Object.keys(b).length > 0, { message: "give at least one of status, tier, monthly_budget_usd, monthly_token_budget, default_model, clamp_output" }),
+    .refine((b) => Object.keys(b).length > 0, { message: "give at least one of status, tier, monthly_budget_usd, monthly_token_budget, default_model, clamp_output, limits" }),
   balanceBody: z.object({ amount_usd: usd(MAX_BALANCE), reason: z.string().trim().min(1).max(500) }).strict(),
 };
 
@@ -151,10 +154,11 @@ export const accountRoutes: AdminRoute[] = [
         ...(body.monthly_token_budget !== undefined && { monthlyTokenBudget: body.monthly_token_budget }),
         ...(body.default_model !== undefined && { defaultModel: body.default_model }),
         ...(body.clamp_output !== undefined && { clampOutput: body.clamp_output }),
+        ...(body.limits !== undefined && { limits: body.limits }),
       };
       await accountOr404(ctx, accountId);
       const account = await ctx.store.audited(adminActor(request), (tx) => updateAccount(tx, accountId, changes));
-      // Status, tier and budgets decide admission: this process drops its cached copy at once, others via auth_events.
+      // Status, tier, budgets and limits decide admission: this process drops its cached copy at once, others via auth_events.
       ctx.pipeline.authCache.invalidateAccount(accountId);
       return { account: adminAccountView(account) };
     },

@@ -13,7 +13,7 @@ import { id, type AdminRoute } from "./route.js";
  * Drops the account's cached own keys in the request's snapshot and in the current one: a reload
  * during the request may have built a resolver that already cached the old keys.
  */
-function invalidateOwnKeys(snapshot: ConfigSnapshot, ctx: RouteContext, accountId: string): void {
+export function invalidateOwnKeys(snapshot: ConfigSnapshot, ctx: RouteContext, accountId: string): void {
   snapshot.pipeline.upstreamKeys.invalidate(accountId);
   ctx.live.current.pipeline.upstreamKeys.invalidate(accountId);
 }

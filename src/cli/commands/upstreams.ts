@@ -24,5 +24,7 @@ function breakerColumns(s: BreakerStatus) {
     cooldown_s: s.cooldown_seconds,
     errors: s.error_rate === null ? null : `${Math.round(s.error_rate * 100)}% of ${s.requests}`,
     p50_ms: s.p50_ms,
+    rate_limit_cooldown_s: s.rate_limit_cooldown_seconds,
+    last_error: s.last_error,
   };
 }

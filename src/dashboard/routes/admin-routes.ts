@@ -1,20 +1,26 @@
-// Administrators (accounts.is_admin = 1; the bootstrap account is one) list accounts and change
-// their status or admin flag, and see every upstream key's circuit breaker. A status change drops the account's keys from this process's auth
-// cache at once, so a suspended or closed account's keys get 402 account_suspended on the very next
-// gateway request (other processes follow the auth_events row that setStatus writes).
+// Administrators (accounts.is_admin = 1; the bootstrap account is one) search accounts and change
+// their status, admin flag, tier, budgets, clamping and limits; credit or debit them with a reason;
+// manage each account's provider keys; see usage across all accounts and every upstream key's circuit
+// breaker (docs/dashboard.md, "Administration"). The writes run the admin API's operations
+// (src/admin/operations.ts) in audited transactions. A change drops the account's keys from this
+// process's auth cache at once, so a suspended or closed account's keys get 402 account_suspended on
+// the very next gateway request (other processes follow the auth_events row the update writes).
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { z } from "zod";
 import type { RouteContext } from "../../http/route-context.js";
 import { subjectLimitsSchema } from "../../billing/traffic-limits.js";
 import { GatewayError } from "../../errors/catalogue.js";
 import { ACCOUNT_STATUSES, type Account, type AccountStatus } from "../../store/accounts-store.js";
-import { updateAccount } from "../../admin/operations.js";
-import { auditView } from "../../admin/views.js";
+import { accountSchemas } from "../../admin/routes/accounts.js";
+import { invalidateOwnKeys, providerKeySchemas } from "../../admin/routes/provider-keys.js";
+import { addProviderKey, adjustBalance, removeProviderKey, updateAccount, type AccountChanges } from "../../admin/operations.js";
+import { adminAccountView, auditView, providerKeyView } from "../../admin/views.js";
+import { searchAccounts } from "../../store/account-search.js";
+import { ledgerPage, ledgerRowView, usageAcrossAccounts } from "../usage-queries.js";
 import type { AuditActor } from "../../store/audit-store.js";
 import { upstreamStatuses } from "../../upstreams/health/upstream-status.js";
 import { requireActive } from "../session-auth.js";
 import { idParam, parseWith } from "../validate.js";
-import { accountView } from "../views.js";
 
 const auditQuery = z.object({
   limit: z.coerce.number().int().min(1).max(500).default(100),
@@ -26,7 +32,13 @@ const auditQuery = z.object({
   actor_id: idParam.optional(),
   action: z.string().min(1).max(100).optional(),
 });
-const listQuery = z.object({ limit: z.coerce.number().int().min(1).max(500).default(100), offset: z.coerce.number().int().min(0).default(0) });
+const listQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(500).default(100),
+  offset: z.coerce.number().int().min(0).max(1_000_000).default(0),
+  /** An exact account id or part of an email address. */
+  q: z.string().trim().max(254).optional(),
+});
+const idParams = z.object({ id: idParam });
 const changeBody = z
   .object({
     status: z.enum(ACCOUNT_STATUSES as [AccountStatus, ...AccountStatus[]]).optional(),
@@ -34,10 +46,22 @@ const changeBody = z
     clamp_output: z.boolean().optional(),
     /** The account's own rate and concurrency limits (docs/billing.md); null removes them (the tier's apply). */
     limits: subjectLimitsSchema.nullable().optional(),
+    tier: accountSchemas.changeBody.shape.tier,
+    monthly_budget_usd: accountSchemas.changeBody.shape.monthly_budget_usd,
+    monthly_token_budget: accountSchemas.changeBody.shape.monthly_token_budget,
   })
-  .refine((b) => b.status !== undefined || b.is_admin !== undefined || b.clamp_output !== undefined || b.limits !== undefined, {
-    message: "give status, is_admin, clamp_output or limits",
+  .strict()
+  .refine((b) => Object.keys(b).length > 0, {
+    message: "give status, is_admin, clamp_output, limits, tier, monthly_budget_usd or monthly_token_budget",
   });
+const ledgerQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(500).default(50),
+  before: z
+    .string()
+    .regex(/^\d{1,19}$/, "must be a ledger row id")
+    .optional(),
+});
+const usageQuery = z.object({ days: z.coerce.number().int().min(1).max(366).default(30) });
 
 /** Every request schema of this file (OpenAPI is generated from these). */
 export const adminRouteSchemas = { auditQuery, listQuery, changeBody, params: z.object({ id: idParam }) };
@@ -46,6 +70,12 @@ export const adminRouteSchemas = { auditQuery, listQuery, changeBody, params: z.
 export function dashboardActor(request: FastifyRequest): AuditActor {
   const me = request.dashboard.account;
   return { type: "dashboard", id: me.id, name: me.email, clientAddress: request.ip, requestId: request.id };
+}
+
+async function accountOr404(ctx: RouteContext, id: string): Promise<Account> {
+  const account = await ctx.store.accounts.get(id);
+  if (!account) throw new GatewayError("not_found", `No account ${id}.`);
+  return account;
 }
 
 /** Administrator powers, reads included, need an active account: suspension takes them away too. */
@@ -59,9 +89,78 @@ export function requireAdmin(request: FastifyRequest): Account {
 export function registerAdminRoutes(app: FastifyInstance, ctx: RouteContext): void {
   app.get("/admin/accounts", async (request) => {
     requireAdmin(request);
-    const { limit, offset } = parseWith(listQuery, request.query, "query");
+    const { limit, offset, q } = parseWith(listQuery, request.query, "query");
+    if (q) {
+      const found = await searchAccounts(ctx.store.db, { limit, search: q });
+      return { data: found.map(adminAccountView), total: found.length };
+    }
     const [accounts, total] = await Promise.all([ctx.store.accounts.list({ limit, offset }), ctx.store.accounts.count()]);
-    return { data: accounts.map(accountView), total };
+    return { data: accounts.map(adminAccountView), total };
+  });
+
+  app.get("/admin/accounts/:id", async (request) => {
+    requireAdmin(request);
+    const { id } = parseWith(idParams, request.params, "id");
+    // The configured tiers, for the page's tier choice.
+    return { account: adminAccountView(await accountOr404(ctx, id)), tiers: [...request.snapshot.config.tiers.keys()].sort() };
+  });
+
+  // A credit or debit with its required reason: the ledger row (its note) and the audit row in one transaction.
+  for (const kind of ["credit", "debit"] as const) {
+    app.post(`/admin/accounts/:id/${kind}s`, async (request) => {
+      requireAdmin(request);
+      const { id } = parseWith(idParams, request.params, "id");
+      const body = parseWith(accountSchemas.balanceBody, request.body);
+      if (body.amount_usd === 0n) throw new GatewayError("invalid_request", "amount_usd: must be more than 0", { param: "amount_usd" });
+      await accountOr404(ctx, id);
+      const account = await ctx.store.audited(dashboardActor(request), (tx) => adjustBalance(tx, id, kind === "credit" ? body.amount_usd : -body.amount_usd, body.reason));
+      return { object: kind, account: adminAccountView(account), reason: body.reason };
+    });
+  }
+
+  app.get("/admin/accounts/:id/ledger", async (request) => {
+    requireAdmin(request);
+    const { id } = parseWith(idParams, request.params, "id");
+    const query = parseWith(ledgerQuery, request.query, "query");
+    await accountOr404(ctx, id);
+    const rows = await ledgerPage(ctx.store.db, id, { limit: query.limit + 1, ...(query.before !== undefined && { before: BigInt(query.before) }) });
+    const page = rows.slice(0, query.limit);
+    return { data: page.map(ledgerRowView), next_before: rows.length > query.limit ? page[page.length - 1]!.id.toString() : null };
+  });
+
+  // The account's own provider keys: the key is write-only (only its last four characters come back).
+  app.get("/admin/accounts/:id/provider-keys", async (request) => {
+    requireAdmin(request);
+    const { id } = parseWith(idParams, request.params, "id");
+    await accountOr404(ctx, id);
+    return { data: (await ctx.store.upstreamKeys.list(id)).map(providerKeyView), providers: [...request.snapshot.config.providers.keys()].sort() };
+  });
+
+  app.post("/admin/accounts/:id/provider-keys", async (request, reply) => {
+    requireAdmin(request);
+    const { id } = parseWith(idParams, request.params, "id");
+    const body = parseWith(providerKeySchemas.addBody, request.body);
+    if (!request.snapshot.config.providers.has(body.provider)) throw new GatewayError("invalid_request", `provider: unknown provider "${body.provider}"`, { param: "provider" });
+    await accountOr404(ctx, id);
+    const info = await ctx.store.audited(dashboardActor(request), (tx) => addProviderKey(tx, { accountId: id, provider: body.provider, key: body.key, label: body.label ?? "" }));
+    invalidateOwnKeys(request.snapshot, ctx, id);
+    reply.code(201);
+    return { provider_key: providerKeyView(info) };
+  });
+
+  app.delete("/admin/accounts/:id/provider-keys/:keyId", async (request) => {
+    requireAdmin(request);
+    const { id, keyId } = parseWith(providerKeySchemas.keyParams, request.params, "id");
+    await ctx.store.audited(dashboardActor(request), (tx) => removeProviderKey(tx, keyId, id));
+    invalidateOwnKeys(request.snapshot, ctx, id);
+    return { id: keyId, deleted: true };
+  });
+
+  // Usage across all accounts, by account, model and provider.
+  app.get("/admin/usage", async (request) => {
+    requireAdmin(request);
+    const { days } = parseWith(usageQuery, request.query, "query");
+    return usageAcrossAccounts(ctx.store.db, days);
   });
 
   // The same statuses as `gateway admin upstreams status --json`: fingerprints, never keys.
@@ -92,16 +191,21 @@ export function registerAdminRoutes(app: FastifyInstance, ctx: RouteContext): vo
     if (id === me.id && (body.status !== undefined || body.is_admin !== undefined)) {
       throw new GatewayError("invalid_request", "You cannot change your own account's status or admin flag.", { param: "id" });
     }
-    const current = await ctx.store.accounts.get(id);
-    if (!current) throw new GatewayError("not_found", `No account ${id}.`);
-    const changes = {
+    const current = await accountOr404(ctx, id);
+    if (body.tier !== undefined && !request.snapshot.config.tiers.has(body.tier)) {
+      throw new GatewayError("invalid_request", `tier: unknown tier "${body.tier}" (configured: ${[...request.snapshot.config.tiers.keys()].join(", ")})`, { param: "tier" });
+    }
+    const changes: AccountChanges = {
       ...(body.status !== undefined && body.status !== current.status && { status: body.status }),
       ...(body.is_admin !== undefined && body.is_admin !== current.isAdmin && { isAdmin: body.is_admin }),
       ...(body.clamp_output !== undefined && body.clamp_output !== current.clampOutput && { clampOutput: body.clamp_output }),
       ...(body.limits !== undefined && { limits: body.limits }),
+      ...(body.tier !== undefined && body.tier !== current.tier && { tier: body.tier }),
+      ...(body.monthly_budget_usd !== undefined && { monthlyBudget: body.monthly_budget_usd }),
+      ...(body.monthly_token_budget !== undefined && { monthlyTokenBudget: body.monthly_token_budget }),
     };
     const account = Object.keys(changes).length === 0 ? current : await ctx.store.audited(dashboardActor(request), (tx) => updateAccount(tx, id, changes));
     ctx.pipeline.authCache.invalidateAccount(id);
-    return { account: accountView(account) };
+    return { account: adminAccountView(account) };
   });
 }

@@ -7,7 +7,7 @@
 // "deployment:<model>/<name>" for a routing group's deployment (src/pipeline/routing.ts).
 import { createHash } from "node:crypto";
 import type { Logger } from "pino";
-import type { UpstreamHealthStore } from "../../store/upstream-health-store.js";
+import type { UpstreamErrorRow, UpstreamHealthStore } from "../../store/upstream-health-store.js";
 import { CircuitBreaker, type BreakerPass, type BreakerSettings, type BreakerState, type SharedBreakerState } from "./circuit-breaker.js";
 
 export const BREAKER_POLL_MS = 500;
@@ -40,6 +40,8 @@ export class UpstreamHealth {
   readonly #breakers = new Map<string, CircuitBreaker>();
   readonly #scopeOfKey = new Map<string, string>();
   readonly #withTraffic = new Set<string>();
+  /** Each scope's latest error since its window was last written (and the key's 429 cooldown end). */
+  readonly #errors = new Map<string, UpstreamErrorRow>();
   #newestChange = 0;
   #pollTimer: NodeJS.Timeout | undefined;
   #windowTimer: NodeJS.Timeout | undefined;
@@ -84,6 +86,17 @@ export class UpstreamHealth {
     if (changed) this.#publish(upstream.scope, changed, now);
   }
 
+  /**
+   * An attempt's error on the scope, for the Upstreams page: what it was ("HTTP 503", "HTTP 429",
+   * "no response: …") and, for a 429, when the key's cooldown ends. Written with the next window.
+   */
+  noteError(scope: string, error: string, cooldownUntil = 0): void {
+    if (this.#errors.size >= MAX_FINGERPRINTS) this.#errors.clear();
+    const previous = this.#errors.get(scope);
+    this.#errors.set(scope, { lastError: error.slice(0, 200), lastErrorAt: this.clock(), cooldownUntil: Math.max(cooldownUntil, previous?.cooldownUntil ?? 0) });
+    this.#withTraffic.add(scope);
+  }
+
   /** Seconds until the first of these scopes admits a trial (at least 1). */
   secondsUntilTrial(scopes: readonly string[]): number {
     const now = this.clock();
@@ -122,7 +135,9 @@ export class UpstreamHealth {
       const breaker = this.#breakers.get(scope);
       if (!breaker) continue;
       const stats = breaker.stats(now);
-      await this.store.writeWindow(scope, { ...stats, statsAt: now }).catch((err: unknown) => this.logger.warn({ err, scope }, "writing upstream health failed"));
+      const error = this.#errors.get(scope);
+      this.#errors.delete(scope);
+      await this.store.writeWindow(scope, { ...stats, statsAt: now }, error).catch((err: unknown) => this.logger.warn({ err, scope }, "writing upstream health failed"));
     }
   }
 

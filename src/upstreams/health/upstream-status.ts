@@ -19,6 +19,11 @@ export interface BreakerStatus {
   p50_ms: number | null;
   window_at: string | null;
   state_changed_at: string | null;
+  /** The latest upstream error seen on this key ("HTTP 503", "HTTP 429 (rate limited)", "no response: …") and when. */
+  last_error: string | null;
+  last_error_at: string | null;
+  /** Seconds left of the key's cooldown after a 429 (the process that saw the 429); 0 otherwise. */
+  rate_limit_cooldown_seconds: number;
 }
 
 export interface KeyStatus extends BreakerStatus {
@@ -74,5 +79,8 @@ export function describeBreaker(row: UpstreamHealthRow | undefined, now: number)
     p50_ms: row?.p50Ms ?? null,
     window_at: iso(row?.statsAt),
     state_changed_at: iso(row?.changedAt),
+    last_error: row?.lastError ?? null,
+    last_error_at: iso(row?.lastErrorAt),
+    rate_limit_cooldown_seconds: row && row.cooldownUntil > now ? Math.ceil((row.cooldownUntil - now) / 1000) : 0,
   };
 }

@@ -1,11 +1,14 @@
-// Administrators: every account, with its status and admin flag. Suspending or closing an account
+// Administrators: accounts, searchable by email or id, with status, admin flag, clamping, tier and
+// balance; each links to its detail page (pages/admin-account.tsx). Suspending or closing an account
 // makes the gateway refuse its keys at once (account_suspended); setting it active restores them.
 // Clamping off makes a request the account cannot fully cover a 402 instead of a shorter answer.
-import { api, type Account } from "../api";
-import { ErrorText, formatDate, Notice, useAction, useLoad } from "../components";
+// Below: the audit log of every administrative change.
+import { useState, type FormEvent } from "react";
+import { api, type Account, type AdminAccount, type KeyLimits } from "../api";
+import { ErrorText, formatCount, formatDate, formatMoney, Link, Notice, TableScroll, useAction, useLoad } from "../components";
 
 /** One audit log row as GET /dashboard/api/admin/audit returns it. */
-interface AuditRow {
+export interface AuditRow {
   id: string;
   created_at: string;
   actor: { type: string; id: string | null; name: string | null };
@@ -18,8 +21,22 @@ interface AuditRow {
 
 const fields = (value: Record<string, unknown> | null) => (value === null ? "—" : JSON.stringify(value));
 
+/** The account's own limits in a few words ("60 rpm, 2 concurrent; 1 model"); the tier's when it has none. */
+function limitsSummary(limits: KeyLimits | null | undefined): string {
+  if (!limits) return "tier's";
+  const parts = [
+    limits.requests_per_minute !== undefined && `${formatCount(limits.requests_per_minute)} rpm`,
+    limits.tokens_per_minute !== undefined && `${formatCount(limits.tokens_per_minute)} tpm`,
+    limits.concurrent_requests !== undefined && `${formatCount(limits.concurrent_requests)} concurrent`,
+  ].filter(Boolean);
+  const models = Object.keys(limits.models ?? {}).length;
+  return [parts.join(", "), models > 0 && `${models} ${models === 1 ? "model" : "models"}`].filter(Boolean).join("; ") || "tier's";
+}
+
 export function AdminPage(props: { me: Account }) {
-  const list = useLoad(() => api<{ data: Account[]; total: number }>("GET", "/admin/accounts?limit=500"), []);
+  const [search, setSearch] = useState("");
+  const [query, setQuery] = useState("");
+  const list = useLoad(() => api<{ data: AdminAccount[]; total: number }>("GET", `/admin/accounts?limit=500${query ? `&q=${encodeURIComponent(query)}` : ""}`), [query]);
   const audit = useLoad(() => api<{ data: AuditRow[] }>("GET", "/admin/audit?limit=100"), []);
   const { error, status, run } = useAction(() => {
     list.reload();
@@ -28,80 +45,130 @@ export function AdminPage(props: { me: Account }) {
   const change = (account: Account, body: { status?: string; is_admin?: boolean; clamp_output?: boolean }, done: string) =>
     run(() => api("PATCH", `/admin/accounts/${encodeURIComponent(account.id)}`, body), done);
 
+  function submit(event: FormEvent) {
+    event.preventDefault();
+    setQuery(search.trim());
+  }
+
+  const caption = list.data ? (query ? `${list.data.total} accounts matching “${query}”` : `${list.data.total} accounts`) : "Accounts";
   return (
     <section aria-labelledby="admin-title">
       <h1 id="admin-title">Accounts</h1>
+      <form className="inline-form" role="search" aria-label="Search accounts" onSubmit={submit}>
+        <label>
+          Email or account id
+          <input name="q" type="search" value={search} maxLength={254} onChange={(e) => setSearch(e.target.value)} />
+        </label>
+        <button type="submit" className="primary">
+          Search
+        </button>
+        {query && (
+          <button type="button" onClick={() => (setSearch(""), setQuery(""))}>
+            Show all
+          </button>
+        )}
+      </form>
       <ErrorText error={error ?? list.error} />
       {status && <Notice>{status}</Notice>}
-      <table>
-        <caption>{list.data ? `${list.data.total} accounts` : "Accounts"}</caption>
-        <thead>
-          <tr>
-            <th scope="col">Email</th>
-            <th scope="col">Status</th>
-            <th scope="col">Administrator</th>
-            <th scope="col">Clamp output</th>
-            <th scope="col">Balance (USD)</th>
-            <th scope="col">Spent (USD)</th>
-            <th scope="col">Created</th>
-          </tr>
-        </thead>
-        <tbody>
-          {list.data?.data.map((a) => {
-            const self = a.id === props.me.id;
-            return (
-              <tr key={a.id}>
-                <th scope="row">{a.email}</th>
-                <td>
-                  <label className="sr-only" htmlFor={`status-${a.id}`}>
-                    Status of {a.email}
-                  </label>
-                  <select
-                    id={`status-${a.id}`}
-                    value={a.status}
-                    disabled={self}
-                    onChange={(e) => void change(a, { status: e.target.value }, `${a.email} is now ${e.target.value}.`)}
-                  >
-                    <option value="active">active</option>
-                    <option value="suspended">suspended</option>
-                    <option value="closed">closed</option>
-                  </select>
-                </td>
-                <td>
-                  <label>
-                    <input
-                      type="checkbox"
-                      checked={a.is_admin}
-                      disabled={self}
-                      onChange={(e) => void change(a, { is_admin: e.target.checked }, `${a.email} ${e.target.checked ? "is now" : "is no longer"} an administrator.`)}
-                    />
-                    <span className="sr-only">Administrator: {a.email}</span>
-                  </label>
-                </td>
-                <td>
-                  <label>
-                    <input
-                      type="checkbox"
-                      checked={a.clamp_output}
-                      onChange={(e) =>
-                        void change(a, { clamp_output: e.target.checked }, `${a.email}: requests beyond the budget are ${e.target.checked ? "clamped" : "refused"}.`)
-                      }
-                    />
-                    <span className="sr-only">Clamp output: {a.email}</span>
-                  </label>
-                </td>
-                <td>{a.balance_usd}</td>
-                <td>{a.total_spent_usd}</td>
-                <td>{formatDate(a.created_at)}</td>
+      <TableScroll label="Accounts table">
+        <table>
+          <caption>{caption}</caption>
+          <thead>
+            <tr>
+              <th scope="col">Email</th>
+              <th scope="col">Status</th>
+              <th scope="col">Administrator</th>
+              <th scope="col">Clamp output</th>
+              <th scope="col">Tier</th>
+              <th scope="col">Limits</th>
+              <th scope="col" className="num">
+                Balance
+              </th>
+              <th scope="col" className="num">
+                Spent
+              </th>
+              <th scope="col">Monthly budget</th>
+              <th scope="col">Created</th>
+            </tr>
+          </thead>
+          <tbody>
+            {list.data?.data.length === 0 && (
+              <tr>
+                <td colSpan={10}>No accounts found.</td>
               </tr>
-            );
-          })}
-        </tbody>
-      </table>
+            )}
+            {list.data?.data.map((a) => {
+              const self = a.id === props.me.id;
+              return (
+                <tr key={a.id}>
+                  <th scope="row">
+                    <Link to={`/admin/accounts/${encodeURIComponent(a.id)}`}>{a.email}</Link>
+                  </th>
+                  <td>
+                    <label className="sr-only" htmlFor={`status-${a.id}`}>
+                      Status of {a.email}
+                    </label>
+                    <select
+                      id={`status-${a.id}`}
+                      value={a.status}
+                      disabled={self}
+                      onChange={(e) => void change(a, { status: e.target.value }, `${a.email} is now ${e.target.value}.`)}
+                    >
+                      <option value="active">active</option>
+                      <option value="suspended">suspended</option>
+                      <option value="closed">closed</option>
+                    </select>
+                  </td>
+                  <td>
+                    <label>
+                      <input
+                        type="checkbox"
+                        checked={a.is_admin}
+                        disabled={self}
+                        onChange={(e) => void change(a, { is_admin: e.target.checked }, `${a.email} ${e.target.checked ? "is now" : "is no longer"} an administrator.`)}
+                      />
+                      <span className="sr-only">Administrator: {a.email}</span>
+                    </label>
+                  </td>
+                  <td>
+                    <label>
+                      <input
+                        type="checkbox"
+                        checked={a.clamp_output}
+                        onChange={(e) =>
+                          void change(a, { clamp_output: e.target.checked }, `${a.email}: requests beyond the budget are ${e.target.checked ? "clamped" : "refused"}.`)
+                        }
+                      />
+                      <span className="sr-only">Clamp output: {a.email}</span>
+                    </label>
+                  </td>
+                  <td>{a.tier}</td>
+                  <td>{limitsSummary(a.limits)}</td>
+                  <td className="num">{formatMoney(a.balance_usd)}</td>
+                  <td className="num">{formatMoney(a.total_spent_usd)}</td>
+                  <td>
+                    {a.monthly_budget_usd === null ? "—" : formatMoney(a.monthly_budget_usd)}
+                    {a.monthly_token_budget !== null && ` / ${formatCount(a.monthly_token_budget)} tokens`}
+                  </td>
+                  <td>{formatDate(a.created_at)}</td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      </TableScroll>
       <h2 id="audit-title">Audit log</h2>
       <ErrorText error={audit.error} />
-      <table aria-labelledby="audit-title">
-        <caption>The latest 100 administrative changes (admin API, dashboard, CLI)</caption>
+      <AuditTable rows={audit.data?.data ?? []} caption="The latest 100 administrative changes (admin API, dashboard, CLI)" />
+    </section>
+  );
+}
+
+export function AuditTable(props: { rows: AuditRow[]; caption: string }) {
+  return (
+    <TableScroll label={props.caption}>
+      <table>
+        <caption>{props.caption}</caption>
         <thead>
           <tr>
             <th scope="col">When</th>
@@ -114,7 +181,12 @@ export function AdminPage(props: { me: Account }) {
           </tr>
         </thead>
         <tbody>
-          {audit.data?.data.map((row) => (
+          {props.rows.length === 0 && (
+            <tr>
+              <td colSpan={7}>No changes recorded.</td>
+            </tr>
+          )}
+          {props.rows.map((row) => (
             <tr key={row.id}>
               <td>{formatDate(row.created_at)}</td>
               <td>
@@ -125,16 +197,16 @@ export function AdminPage(props: { me: Account }) {
                 {row.target.type} {row.target.id}
               </td>
               <td>
-                <code>{fields(row.before)}</code>
+                <code className="wrap">{fields(row.before)}</code>
               </td>
               <td>
-                <code>{fields(row.after)}</code>
+                <code className="wrap">{fields(row.after)}</code>
               </td>
               <td>{row.client_address ?? "—"}</td>
             </tr>
           ))}
         </tbody>
       </table>
-    </section>
+    </TableScroll>
   );
 }

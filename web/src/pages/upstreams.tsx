@@ -1,5 +1,6 @@
-// Administrators: every upstream key's and routing deployment's circuit breaker,
-// as `gateway admin upstreams status` shows them, refreshed every 5 seconds while the page is open.
+// Administrators: every upstream key's and routing deployment's circuit breaker, each key's 429
+// cooldown and last error, as `gateway admin upstreams status` shows them, refreshed every 5 seconds
+// while the page is open.
 import { useEffect, useState } from "react";
 import { api, type BreakerStatus, type UpstreamKeyStatus, type UpstreamStatuses } from "../api";
 import { ErrorText, formatDate, useLoad } from "../components";
@@ -89,6 +90,8 @@ function BreakerTable(props: { caption: string; columns: [string, string]; rows:
             <th scope="col">p50 latency</th>
             <th scope="col">Next trial</th>
             <th scope="col">Last change</th>
+            <th scope="col">429 cooldown</th>
+            <th scope="col">Last error</th>
           </tr>
         </thead>
         <tbody>
@@ -106,6 +109,8 @@ function BreakerTable(props: { caption: string; columns: [string, string]; rows:
               <td>{status.p50_ms === null ? "—" : `${status.p50_ms} ms`}</td>
               <td>{nextTrial(status)}</td>
               <td>{formatDate(status.state_changed_at)}</td>
+              <td>{status.rate_limit_cooldown_seconds > 0 ? `${status.rate_limit_cooldown_seconds} s left` : "—"}</td>
+              <td>{status.last_error === null ? "—" : `${status.last_error} (${formatDate(status.last_error_at)})`}</td>
             </tr>
           ))}
         </tbody>

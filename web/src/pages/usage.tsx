@@ -1,8 +1,9 @@
-// Usage: balance and this month's budget, spend and tokens by day, by key, by model; the ledger.
-import { useState } from "react";
-import { api, type Totals, type UsageSummary } from "../api";
+// Usage: balance and this month's budget, spend and tokens by day, by key, by model; the ledger; and
+// redeeming a top-up code (docs/dashboard.md, "Redeeming a code").
+import { useState, type FormEvent } from "react";
+import { api, type LedgerRow, type Totals, type UsageSummary } from "../api";
 import { TotalsTable, UsageChart } from "../chart";
-import { ErrorText, formatDate, useLoad } from "../components";
+import { ErrorText, formatDate, formatMoney, Notice, TableScroll, useLoad } from "../components";
 
 interface Balance {
   balance_usd: string;
@@ -14,25 +15,16 @@ interface Balance {
   month_requests: number;
 }
 
-interface LedgerRow {
-  id: string;
-  created_at: string;
-  kind: string;
-  key_name: string | null;
-  key_id: string | null;
-  model: string | null;
-  input_tokens: number;
-  output_tokens: number;
-  cost_usd: string;
-}
-
 export function UsagePage() {
   const [days, setDays] = useState(30);
-  const usage = useLoad(() => api<UsageSummary & { balance: Balance }>("GET", `/usage?days=${days}`), [days]);
+  // Bumped by a redemption: the balance and the ledger load again.
+  const [round, setRound] = useState(0);
+  const usage = useLoad(() => api<UsageSummary & { balance: Balance }>("GET", `/usage?days=${days}`), [days, round]);
   const u = usage.data;
   return (
     <section aria-labelledby="usage-title">
       <h1 id="usage-title">Usage</h1>
+      <RedeemForm onRedeemed={() => setRound((r) => r + 1)} />
       <ErrorText error={usage.error} />
       {u && (
         <>
@@ -70,22 +62,78 @@ export function UsagePage() {
             </select>
           </label>
           <UsageChart days={u.by_day} title={`Spend and tokens per day, last ${days} days`} />
-          <TotalsTable
-            caption="By key"
-            first="Key"
-            rows={u.by_key.map((k) => ({ ...k, label: k.name || k.prefix || (k.status === "deleted" ? "(deleted key)" : (k.key_id ?? "—")) }))}
-          />
-          <TotalsTable caption="By model" first="Model" rows={u.by_model.map((m) => ({ ...m, label: m.model }))} />
-          <CacheTable
-            caption="Prompt caching, per key"
-            first="Key"
-            rows={u.by_key.map((k) => ({ ...k, label: k.name || k.prefix || (k.status === "deleted" ? "(deleted key)" : (k.key_id ?? "—")) }))}
-          />
-          <CacheTable caption="Prompt caching, per model" first="Model" rows={u.by_model.map((m) => ({ ...m, label: m.model }))} />
+          {/* Each table scrolls sideways on a narrow screen rather than widening the page. */}
+          <TableScroll label="By key table">
+            <TotalsTable
+              caption="By key"
+              first="Key"
+              rows={u.by_key.map((k) => ({ ...k, label: k.name || k.prefix || (k.status === "deleted" ? "(deleted key)" : (k.key_id ?? "—")) }))}
+            />
+          </TableScroll>
+          <TableScroll label="By model table">
+            <TotalsTable caption="By model" first="Model" rows={u.by_model.map((m) => ({ ...m, label: m.model }))} />
+          </TableScroll>
+          <TableScroll label="Prompt caching per key table">
+            <CacheTable
+              caption="Prompt caching, per key"
+              first="Key"
+              rows={u.by_key.map((k) => ({ ...k, label: k.name || k.prefix || (k.status === "deleted" ? "(deleted key)" : (k.key_id ?? "—")) }))}
+            />
+          </TableScroll>
+          <TableScroll label="Prompt caching per model table">
+            <CacheTable caption="Prompt caching, per model" first="Model" rows={u.by_model.map((m) => ({ ...m, label: m.model }))} />
+          </TableScroll>
         </>
       )}
-      <Ledger />
+      <Ledger round={round} />
     </section>
+  );
+}
+
+/** A top-up code: credited to this account's balance at once, once. */
+function RedeemForm(props: { onRedeemed: () => void }) {
+  const [code, setCode] = useState("");
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const [done, setDone] = useState<string | null>(null);
+
+  async function submit(event: FormEvent) {
+    event.preventDefault();
+    setBusy(true);
+    setError(null);
+    setDone(null);
+    try {
+      const result = await api<{ credited_usd: string; account: { balance_usd: string } }>("POST", "/redeem", { code });
+      setDone(`${formatMoney(result.credited_usd)} added; your balance is now ${formatMoney(result.account.balance_usd)}.`);
+      setCode("");
+      props.onRedeemed();
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  return (
+    <form className="inline-form" onSubmit={(event) => void submit(event)} aria-label="Redeem a code">
+      <label>
+        Top-up code
+        <input
+          name="code"
+          value={code}
+          maxLength={80}
+          autoComplete="off"
+          spellCheck={false}
+          placeholder="MGW-XXXXX-XXXXX-XXXXX-XXXXX-XXXXX"
+          onChange={(e) => setCode(e.target.value)}
+        />
+      </label>
+      <button type="submit" className="primary" disabled={busy || code.trim() === ""}>
+        Redeem
+      </button>
+      {done && <Notice>{done}</Notice>}
+      <ErrorText error={error} />
+    </form>
   );
 }
 
@@ -129,11 +177,11 @@ function CacheTable(props: { caption: string; first: string; rows: Array<Totals 
   );
 }
 
-function Ledger() {
+function Ledger(props: { round: number }) {
   // A stack of cursors: the top one is the page shown; "Newer" pops, "Older" pushes.
   const [cursors, setCursors] = useState<Array<string | null>>([null]);
   const cursor = cursors[cursors.length - 1] ?? null;
-  const page = useLoad(() => api<{ data: LedgerRow[]; next_before: string | null }>("GET", `/ledger?limit=20${cursor ? `&before=${cursor}` : ""}`), [cursor]);
+  const page = useLoad(() => api<{ data: LedgerRow[]; next_before: string | null }>("GET", `/ledger?limit=20${cursor ? `&before=${cursor}` : ""}`), [cursor, props.round]);
   return (
     <section aria-labelledby="ledger-title">
       <h2 id="ledger-title">Ledger</h2>
@@ -143,38 +191,42 @@ function Ledger() {
         </a>
       </p>
       <ErrorText error={page.error} />
-      <table>
-        <caption>Ledger rows, newest first</caption>
-        <thead>
-          <tr>
-            <th scope="col">Time</th>
-            <th scope="col">Kind</th>
-            <th scope="col">Key</th>
-            <th scope="col">Model</th>
-            <th scope="col">Input</th>
-            <th scope="col">Output</th>
-            <th scope="col">USD</th>
-          </tr>
-        </thead>
-        <tbody>
-          {page.data?.data.length === 0 && (
+      <TableScroll label="Ledger rows, newest first">
+        <table>
+          <caption>Ledger rows, newest first</caption>
+          <thead>
             <tr>
-              <td colSpan={7}>No ledger rows.</td>
+              <th scope="col">Time</th>
+              <th scope="col">Kind</th>
+              <th scope="col">Key</th>
+              <th scope="col">Model</th>
+              <th scope="col">Input</th>
+              <th scope="col">Output</th>
+              <th scope="col">USD</th>
+              <th scope="col">Note</th>
             </tr>
-          )}
-          {page.data?.data.map((row) => (
-            <tr key={row.id}>
-              <td>{formatDate(row.created_at)}</td>
-              <td>{row.kind}</td>
-              <td>{row.key_name ?? row.key_id ?? "—"}</td>
-              <td>{row.model ?? "—"}</td>
-              <td>{row.input_tokens}</td>
-              <td>{row.output_tokens}</td>
-              <td>{row.cost_usd}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {page.data?.data.length === 0 && (
+              <tr>
+                <td colSpan={8}>No ledger rows.</td>
+              </tr>
+            )}
+            {page.data?.data.map((row) => (
+              <tr key={row.id}>
+                <td>{formatDate(row.created_at)}</td>
+                <td>{row.kind}</td>
+                <td>{row.key_name ?? row.key_id ?? "—"}</td>
+                <td>{row.model ?? "—"}</td>
+                <td>{row.input_tokens}</td>
+                <td>{row.output_tokens}</td>
+                <td>{row.cost_usd}</td>
+                <td>{row.note ?? "—"}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </TableScroll>
       <div className="actions">
         <button type="button" disabled={cursors.length <= 1} onClick={() => setCursors(cursors.slice(0, -1))}>
           Newer

@@ -1,0 +1,74 @@
+// Redemption codes in the dashboard (docs/dashboard.md, "Redeeming a code"): a signed-in account
+// redeems a code for its own balance; administrators mint, list and revoke codes through the same
+// operations as the admin API (/admin/v1/codes). Failed redemptions are throttled like sign-in: 5
+// per (account, IP) and 50 per IP in 15 minutes, per process; a success clears the account's count.
+import type { FastifyInstance } from "fastify";
+import { z } from "zod";
+import { codeSchemas, mintFromBody } from "../../admin/routes/codes.js";
+import { revokeCode } from "../../admin/operations.js";
+import { codeView, decodeCursor, encodeCursor } from "../../admin/views.js";
+import { MAX_CODE_INPUT } from "../../billing/redemption-code.js";
+import { formatUsd } from "../../core/money.js";
+import { GatewayError } from "../../errors/catalogue.js";
+import type { RouteContext } from "../../http/route-context.js";
+import { SignInThrottle } from "../sign-in-throttle.js";
+import { parseWith } from "../validate.js";
+import { accountView } from "../views.js";
+import { dashboardActor, requireAdmin } from "./admin-routes.js";
+
+const redeemBody = z.object({ code: z.string().trim().min(1).max(MAX_CODE_INPUT) }).strict();
+
+export function registerCodeRoutes(app: FastifyInstance, ctx: RouteContext, throttle = new SignInThrottle()): void {
+  app.post("/redeem", async (request) => {
+    const me = request.dashboard.account;
+    const ip = request.ip;
+    const wait = throttle.retryAfter(me.id, ip);
+    if (wait > 0) {
+      throw new GatewayError("rate_limit_error", `Too many failed redemptions; try again in ${wait} seconds.`, {
+        code: "redeem_throttled",
+        headers: { "retry-after": String(wait) },
+      });
+    }
+    const body = parseWith(redeemBody, request.body);
+    try {
+      const { code, account } = await ctx.store.codes.redeem(body.code, me.id);
+      throttle.recordSuccess(me.id, ip);
+      return { credited_usd: formatUsd(code.value), code: { id: code.id, prefix: code.prefix }, account: accountView(account) };
+    } catch (error) {
+      if (error instanceof GatewayError && error.type === "code_not_redeemable") throttle.recordFailure(me.id, ip);
+      throw error;
+    }
+  });
+
+  app.get("/admin/codes", async (request) => {
+    requireAdmin(request);
+    const q = parseWith(codeSchemas.listQuery, request.query, "query");
+    const after = q.cursor === undefined ? undefined : decodeCursor(q.cursor, 2);
+    if (after && !/^\d{1,16}$/.test(after[0]!)) throw new GatewayError("invalid_request", "cursor is not a cursor this API returned", { param: "cursor" });
+    const codes = await ctx.store.codes.list({
+      limit: q.limit + 1,
+      ...(after && { after: { createdAt: BigInt(after[0]!), id: after[1]! } }),
+      ...(q.batch !== undefined && { batch: q.batch }),
+      ...(q.state !== undefined && { state: q.state }),
+    });
+    const page = codes.slice(0, q.limit);
+    const last = page.at(-1);
+    const more = codes.length > q.limit && last !== undefined;
+    return { data: page.map((c) => codeView(c)), next_cursor: more ? encodeCursor([String(last.createdAt), last.id]) : null };
+  });
+
+  app.post("/admin/codes", async (request, reply) => {
+    requireAdmin(request);
+    const body = parseWith(codeSchemas.mintBody, request.body);
+    const result = await mintFromBody(ctx.store, dashboardActor(request), body);
+    reply.code(201);
+    return result;
+  });
+
+  app.post("/admin/codes/:id/revoke", async (request) => {
+    requireAdmin(request);
+    const { id } = parseWith(codeSchemas.params, request.params, "id");
+    const code = await ctx.store.audited(dashboardActor(request), (tx) => revokeCode(tx, id));
+    return { code: codeView(code) };
+  });
+}
