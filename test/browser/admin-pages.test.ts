@@ -168,7 +168,7 @@ describe.skipIf(!HAVE_CHROMIUM && !IN_CI)("administration pages in Chromium", ()
   it("a non-administrator reaches neither the admin pages nor their API routes (403)", async () => {
     // Still signed in as the user.
     const nav = page.getByRole("navigation", { name: "Main" });
-    expect(await nav.getByRole("link").allTextContents()).toEqual(["Keys", "Usage", "Workspaces"]);
+    expect(await nav.getByRole("link").allTextContents()).toEqual(["Keys", "Models", "Usage", "Requests", "Workspaces"]);
     for (const path of ["/admin", "/admin/codes", "/admin/usage", "/admin/upstreams", "/admin/accounts/acct_x"]) {
       await page.goto(`${gateway.url}/dashboard${path}`);
       await page.getByText("Nothing here.").waitFor();
