@@ -255,10 +255,11 @@ describe.skipIf(!HAVE_CHROMIUM && !IN_CI)("administration pages in Chromium", ()
     expect((await user())!.monthlyBudget).toBe(parseUsd("30"));
 
     await page.getByLabel("Requests per minute").fill("60");
-    await page.getByLabel("Per-model limits (JSON, optional)").fill('{"gpt-mock": {"concurrent_requests": 2}}');
+    await page.getByLabel(/^Per-model limits/).fill("gpt-mock concurrent=2");
     await page.getByRole("button", { name: "Save limits" }).click();
     await page.getByRole("status").filter({ hasText: "Limits saved" }).waitFor();
     await expect.poll(async () => (await user())!.limits?.requestsPerMinute ?? null).toBe(60);
+    expect((await user())!.limits?.models.get("gpt-mock")?.concurrentRequests).toBe(2);
     await shotBoth("account-limits");
     // The accounts list shows them too.
     await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Accounts" }).click();

@@ -4,6 +4,7 @@
 // rows and audit entries. Every change is audited and takes effect at the gateway at once.
 import { useState, type FormEvent, type ReactNode } from "react";
 import { api, type AdminAccount, type KeyLimits, type LedgerRow, type LimitSet } from "../api";
+import { modelLimitsText, parseModelLimits } from "./key-traffic";
 import { ErrorText, formatCount, formatDate, formatMoney, Link, Notice, TableScroll, useAction, useLoad } from "../components";
 import { AuditTable, type AuditRow } from "./admin";
 
@@ -217,12 +218,12 @@ const LIMIT_FIELDS: Array<[keyof LimitSet, string]> = [
   ["concurrent_requests", "Concurrent requests"],
 ];
 
-/** The account's own rate and concurrency limits (docs/billing.md); per-model entries as JSON. */
+/** The account's own rate and concurrency limits (docs/billing.md); per-model ones as on a key's Caps form. */
 function LimitsForm(props: { limits: KeyLimits | null; run: Run; path: string }) {
   const [values, setValues] = useState<Record<string, string>>(() =>
     Object.fromEntries(LIMIT_FIELDS.map(([name]) => [name, props.limits?.[name] === undefined ? "" : String(props.limits[name])])),
   );
-  const [models, setModels] = useState(props.limits?.models ? JSON.stringify(props.limits.models, null, 2) : "");
+  const [models, setModels] = useState(modelLimitsText(props.limits?.models));
   const [problem, setProblem] = useState<string | null>(null);
 
   async function submit(event: FormEvent) {
@@ -230,13 +231,12 @@ function LimitsForm(props: { limits: KeyLimits | null; run: Run; path: string })
     setProblem(null);
     const limits: Record<string, unknown> = {};
     for (const [name] of LIMIT_FIELDS) if (values[name]!.trim() !== "") limits[name] = Number(values[name]!.trim());
-    if (models.trim() !== "") {
-      try {
-        limits.models = JSON.parse(models) as unknown;
-      } catch {
-        setProblem('Per-model limits must be JSON, e.g. {"gpt-4o": {"requests_per_minute": 10}}.');
-        return;
-      }
+    try {
+      const perModel = parseModelLimits(models);
+      if (perModel) limits.models = perModel;
+    } catch (error) {
+      setProblem((error as Error).message);
+      return;
     }
     await props.run(() => api("PATCH", props.path, { limits: Object.keys(limits).length === 0 ? null : limits }), "Limits saved.");
   }
@@ -252,8 +252,8 @@ function LimitsForm(props: { limits: KeyLimits | null; run: Run; path: string })
         </label>
       ))}
       <label>
-        Per-model limits (JSON, optional)
-        <textarea name="models" maxLength={20000} value={models} onChange={(e) => setModels(e.target.value)} />
+        Per-model limits (one model a line: <code>model rpm=N tpm=N concurrent=N</code>)
+        <textarea name="models" maxLength={20000} value={models} onChange={(e) => setModels(e.target.value)} placeholder="none" />
       </label>
       {problem && (
         <p className="error" role="alert">
