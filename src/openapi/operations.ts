@@ -9,9 +9,11 @@ import { accountSchemas } from "../admin/routes/accounts.js";
 import { keySchemas } from "../admin/routes/keys.js";
 import { providerKeySchemas } from "../admin/routes/provider-keys.js";
 import { configSchemas } from "../admin/routes/config.js";
+import { codeSchemas } from "../admin/routes/codes.js";
 import { usageAuditSchemas } from "../admin/routes/usage-audit.js";
 import { adminRouteSchemas } from "../dashboard/routes/admin-routes.js";
 import { authRouteSchemas } from "../dashboard/routes/auth-routes.js";
+import { codeRouteSchemas } from "../dashboard/routes/code-routes.js";
 import { keyRouteSchemas } from "../dashboard/routes/key-routes.js";
 import { modelRouteSchemas } from "../dashboard/routes/model-routes.js";
 import { requestLogRouteSchemas } from "../dashboard/routes/request-log-routes.js";
@@ -84,6 +86,8 @@ const workspaceView = z.object({ id: z.string(), name: z.string(), created_by: z
 const memberView = z.object({ account_id: z.string(), email: z.string(), role: z.enum(["member", "admin", "owner"]), joined_at: z.string().nullable() });
 const role = z.enum(["member", "admin", "owner"]);
 const sessionView = z.object({ account: r.accountViewSchema, csrf_token: z.string() });
+const ledgerPageView = z.object({ data: z.array(r.ledgerRowViewSchema), next_before: z.string().nullable() });
+const codeWrap = z.object({ code: r.codeViewSchema });
 // Path parameters no route checks beyond being a path segment (the lookup answers 404).
 const modelParam = z.object({ id: z.string() });
 const responseIdParam = z.object({ id: z.string() });
@@ -300,6 +304,21 @@ export const OPERATIONS: readonly OperationSpec[] = [
     body: configSchemas.reloadBody,
     responses: ok(r.configReloadSchema),
   }),
+  admin({
+    method: "POST",
+    path: "/codes",
+    summary: "Mint redemption codes (their texts are in this answer only)",
+    body: codeSchemas.mintBody,
+    responses: created(r.mintedCodesSchema),
+  }),
+  admin({
+    method: "GET",
+    path: "/codes",
+    summary: "Redemption codes, newest first (by batch or state)",
+    query: codeSchemas.listQuery,
+    responses: ok(r.adminPage(r.codeViewSchema)),
+  }),
+  admin({ method: "POST", path: "/codes/:id/revoke", summary: "Revoke an unused redemption code", params: codeSchemas.params, responses: ok(codeWrap) }),
 
   // ---- /dashboard/api: sign-in ----
   dash({ method: "GET", path: "/config", auth: "none", summary: "Public settings of the sign-in page", responses: ok(z.object({ signup: z.string() })) }),
@@ -423,12 +442,7 @@ export const OPERATIONS: readonly OperationSpec[] = [
     path: "/ledger",
     summary: "The ledger, page by page",
     query: usageRouteSchemas.ledgerQuery,
-    responses: ok(
-      z.object({
-        data: z.array(z.looseObject({ id: z.string(), created_at: z.string(), request_id: z.string().nullable(), cost_usd: z.string() })),
-        next_before: z.string().nullable(),
-      }),
-    ),
+    responses: ok(ledgerPageView),
   }),
   dash({
     method: "GET",
@@ -521,7 +535,61 @@ export const OPERATIONS: readonly OperationSpec[] = [
     path: "/admin/accounts",
     summary: "Every account (administrators)",
     query: adminRouteSchemas.listQuery,
-    responses: ok(z.object({ data: z.array(r.accountViewSchema), total: z.number().int() })),
+    responses: ok(z.object({ data: z.array(r.adminAccountViewSchema), total: z.number().int() })),
+  }),
+  dash({
+    method: "GET",
+    path: "/admin/accounts/:id",
+    summary: "One account and the configured tiers (administrators)",
+    params: adminRouteSchemas.params,
+    responses: ok(z.object({ account: r.adminAccountViewSchema, tiers: z.array(z.string()) })),
+  }),
+  ...(["credit", "debit"] as const).map((kind) =>
+    dash({
+      method: "POST",
+      path: `/admin/accounts/:id/${kind}s`,
+      summary: `${kind === "credit" ? "Credit" : "Debit"} an account, with its reason (administrators)`,
+      params: adminRouteSchemas.params,
+      body: accountSchemas.balanceBody,
+      responses: ok(z.object({ object: z.literal(kind), account: r.adminAccountViewSchema, reason: z.string() })),
+    }),
+  ),
+  dash({
+    method: "GET",
+    path: "/admin/accounts/:id/ledger",
+    summary: "An account's ledger, page by page (administrators)",
+    params: adminRouteSchemas.params,
+    query: adminRouteSchemas.ledgerQuery,
+    responses: ok(ledgerPageView),
+  }),
+  dash({
+    method: "GET",
+    path: "/admin/accounts/:id/provider-keys",
+    summary: "An account's own upstream keys (last four characters only) and the configured providers (administrators)",
+    params: adminRouteSchemas.params,
+    responses: ok(z.object({ data: z.array(r.providerKeyViewSchema), providers: z.array(z.string()) })),
+  }),
+  dash({
+    method: "POST",
+    path: "/admin/accounts/:id/provider-keys",
+    summary: "Add an upstream key to an account (administrators)",
+    params: adminRouteSchemas.params,
+    body: providerKeySchemas.addBody,
+    responses: created(z.object({ provider_key: r.providerKeyViewSchema })),
+  }),
+  dash({
+    method: "DELETE",
+    path: "/admin/accounts/:id/provider-keys/:keyId",
+    summary: "Remove an upstream key (administrators)",
+    params: providerKeySchemas.keyParams,
+    responses: ok(r.deletedSchema),
+  }),
+  dash({
+    method: "GET",
+    path: "/admin/usage",
+    summary: "Usage across all accounts, by account, model and provider (administrators)",
+    query: adminRouteSchemas.usageQuery,
+    responses: ok(r.usageAcrossAccountsSchema),
   }),
   dash({ method: "GET", path: "/admin/upstreams", summary: "Every upstream key's and deployment's circuit breaker (administrators)", responses: ok(r.upstreamStatusesSchema) }),
   dash({
@@ -537,6 +605,36 @@ export const OPERATIONS: readonly OperationSpec[] = [
     summary: "Change an account's status, admin flag, clamping or limits (administrators)",
     params: adminRouteSchemas.params,
     body: adminRouteSchemas.changeBody,
-    responses: ok(z.object({ account: r.accountViewSchema })),
+    responses: ok(z.object({ account: r.adminAccountViewSchema })),
+  }),
+
+  // ---- /dashboard/api: redemption codes ----
+  dash({
+    method: "POST",
+    path: "/redeem",
+    summary: "Redeem a code for the account's balance (failures are throttled)",
+    body: codeRouteSchemas.redeemBody,
+    responses: ok(z.object({ credited_usd: r.usdText, code: z.object({ id: z.string(), prefix: z.string() }), account: r.accountViewSchema })),
+  }),
+  dash({
+    method: "GET",
+    path: "/admin/codes",
+    summary: "Redemption codes, newest first (administrators)",
+    query: codeSchemas.listQuery,
+    responses: ok(z.object({ data: z.array(r.codeViewSchema), next_cursor: z.string().nullable() })),
+  }),
+  dash({
+    method: "POST",
+    path: "/admin/codes",
+    summary: "Mint redemption codes; their texts are in this answer only (administrators)",
+    body: codeSchemas.mintBody,
+    responses: created(r.mintedCodesSchema),
+  }),
+  dash({
+    method: "POST",
+    path: "/admin/codes/:id/revoke",
+    summary: "Revoke an unused redemption code (administrators)",
+    params: codeSchemas.params,
+    responses: ok(codeWrap),
   }),
 ];

@@ -5,8 +5,9 @@
 import { z } from "zod";
 import { ERROR_CATALOGUE, type ErrorType } from "../errors/catalogue.js";
 import { subjectLimitsSchema } from "../billing/traffic-limits.js";
+import { BASE_COUNT_COLUMNS, DIMENSIONS } from "../billing/dimensions.js";
 
-const usdText = z
+export const usdText = z
   .string()
   .regex(/^-?\d+(\.\d+)?$/)
   .describe("USD as an exact decimal string");
@@ -164,6 +165,17 @@ export const usageSummarySchema = z.object({
   by_model: z.array(z.object({ model: z.string(), ...summaryShape })),
 });
 
+/** usageAcrossAccounts (dashboard/usage-queries.ts): every account's usage, by account, model and provider. */
+export const usageAcrossAccountsSchema = z.object({
+  start: isoTime,
+  end: isoTime,
+  days: count,
+  totals: z.object(summaryShape),
+  by_account: z.array(z.object({ account_id: z.string(), email: z.string().nullable(), ...summaryShape })),
+  by_model: z.array(z.object({ model: z.string(), ...summaryShape })),
+  by_provider: z.array(z.object({ provider: z.string(), ...summaryShape })),
+});
+
 /** trafficUse (billing/traffic-usage.ts): each limit that applies, with the current window's use. */
 export const trafficUseSchema = z.array(
   z.object({
@@ -185,6 +197,59 @@ export function adminPage<T extends z.ZodType>(item: T) {
 }
 
 export const deletedSchema = z.object({ id: z.string(), deleted: z.literal(true) });
+
+/** codeView (admin/views.ts): a redemption code as lists show it, never its text. */
+export const codeViewSchema = z.object({
+  id: z.string(),
+  prefix: z.string(),
+  value_usd: usdText,
+  batch: z.string().nullable(),
+  note: z.string().nullable(),
+  state: z.enum(["unused", "used", "revoked", "expired"]),
+  created_by: z.string().nullable(),
+  created_at: nullableIso,
+  expires_at: nullableIso,
+  used_at: nullableIso,
+  used_by: z.string().nullable(),
+  revoked_at: nullableIso,
+});
+
+/** mintFromBody (admin/routes/codes.ts): the minted codes, each with its text (shown only here). */
+export const mintedCodesSchema = z.object({
+  object: z.literal("list"),
+  data: z.array(codeViewSchema.extend({ code: z.string().describe("The code to hand out; stored only as a hash, never shown again") })),
+});
+
+/**
+ * ledgerRowView (dashboard/usage-queries.ts): one ledger row, with a count per pricing dimension
+ * beyond the base tokens and a cost per dimension (their names come from billing/dimensions.ts).
+ */
+export const ledgerRowViewSchema = z.object({
+  id: z.string(),
+  created_at: isoTime,
+  kind: z.string(),
+  key_id: z.string().nullable(),
+  key_name: z.string().nullable(),
+  request_id: z.string(),
+  model: z.string().nullable(),
+  provider: z.string().nullable(),
+  route: z.string().nullable(),
+  input_tokens: count,
+  cached_tokens: count,
+  output_tokens: count,
+  reasoning_tokens: count,
+  cost_usd: usdText,
+  estimated: z.boolean(),
+  note: z.string().nullable(),
+  deployment: z.string().nullable(),
+  // Named at run time, as dimensionFields names them: the view types them only as a record, so
+  // test/openapi's real answers (strict) are what checks them.
+  ...Object.fromEntries([
+    ...DIMENSIONS.flatMap((d) => (d.countColumn !== null && !BASE_COUNT_COLUMNS.has(d.countColumn) ? [[d.countColumn, count]] : [])),
+    ...DIMENSIONS.map((d) => [`${d.name}_cost_usd`, usdText]),
+    ["cache_saving_usd", usdText],
+  ]),
+});
 
 // ---- /v1 (the gateway's own JSON) ----
 
@@ -340,6 +405,9 @@ const breakerShape = {
   p50_ms: z.number().nullable(),
   window_at: nullableIso,
   state_changed_at: nullableIso,
+  last_error: z.string().nullable().describe('The latest upstream error on this key ("HTTP 503", "no response: ...")'),
+  last_error_at: nullableIso,
+  rate_limit_cooldown_seconds: count.describe("Seconds left of the cooldown after an upstream 429; 0 otherwise"),
 };
 
 /** upstreamStatuses (upstreams/health/upstream-status.ts): fingerprints, never keys. */

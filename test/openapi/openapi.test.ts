@@ -351,6 +351,39 @@ describe.each(DATABASE_KINDS)("OpenAPI description on %s", (kind) => {
     expect((await otherDash.get("/admin/requests")).status).toBe(403);
     expect((await dash.patch(`/admin/accounts/${other.id}`, { clamp_output: false })).status).toBe(200);
     expect((await dash.patch(`/admin/accounts/${me.id}`, { status: "suspended" })).status).toBe(400);
+    expect((await dash.get(`/admin/accounts/${other.id}`)).status).toBe(200);
+    expect((await dash.get("/admin/accounts/acct_nope")).status).toBe(404);
+    expect((await dash.post(`/admin/accounts/${other.id}/credits`, { amount_usd: "2.00", reason: "openapi" })).status).toBe(200);
+    expect((await dash.post(`/admin/accounts/${other.id}/debits`, { amount_usd: "0.50", reason: "openapi" })).status).toBe(200);
+    expect((await dash.post(`/admin/accounts/${other.id}/credits`, { amount_usd: "2.00" })).status).toBe(400);
+    expect((await otherDash.post(`/admin/accounts/${other.id}/credits`, { amount_usd: "2.00", reason: "mine" })).status).toBe(403);
+    // The administrator's own ledger has usage rows (every pricing dimension's fields), the other's a credit and a debit.
+    const adminLedger = await dash.get(`/admin/accounts/${me.id}/ledger?limit=5`);
+    expect(adminLedger.status).toBe(200);
+    expect(adminLedger.body.data.length).toBeGreaterThan(0);
+    expect((await dash.get(`/admin/accounts/${other.id}/ledger`)).status).toBe(200);
+    expect((await dash.get(`/admin/accounts/${other.id}/ledger?before=nope`)).status).toBe(400);
+    const dashProviderKey = await dash.post(`/admin/accounts/${other.id}/provider-keys`, { provider: "mockai", key: "sk-dash-own-key-123456789", label: "own" });
+    expect(dashProviderKey.status).toBe(201);
+    expect((await dash.post(`/admin/accounts/${other.id}/provider-keys`, { provider: "nobody", key: "sk-dash-own-key-123456789" })).status).toBe(400);
+    expect((await dash.get(`/admin/accounts/${other.id}/provider-keys`)).status).toBe(200);
+    expect((await dash.delete(`/admin/accounts/${other.id}/provider-keys/${dashProviderKey.body.provider_key.id}`)).status).toBe(200);
+    const adminUsage = await dash.get("/admin/usage?days=7");
+    expect(adminUsage.status).toBe(200);
+    expect(adminUsage.body.by_account.length).toBeGreaterThan(0);
+    expect((await otherDash.get("/admin/usage")).status).toBe(403);
+    // Redemption codes: minted, listed and revoked by the administrator, redeemed by the other account.
+    const minted = await dash.post("/admin/codes", { value_usd: "3.00", count: 2, batch: "openapi", note: "test" });
+    expect(minted.status).toBe(201);
+    expect((await dash.post("/admin/codes", { value_usd: "3.00", expires_in_days: 1, expires_at: "2099-01-01T00:00:00Z" })).status).toBe(400);
+    expect((await otherDash.post("/admin/codes", { value_usd: "3.00" })).status).toBe(403);
+    expect((await dash.get("/admin/codes?limit=10&batch=openapi")).status).toBe(200);
+    expect((await dash.post(`/admin/codes/${minted.body.data[1].id}/revoke`)).status).toBe(200);
+    expect((await otherDash.post("/redeem", { code: minted.body.data[0].code })).status).toBe(200);
+    const unknownCode = await otherDash.post("/redeem", { code: "GW-NOT-A-REAL-CODE" });
+    expect(unknownCode.status).toBe(400);
+    expect(unknownCode.body.error.type).toBe("code_not_redeemable");
+    expect((await otherDash.get("/admin/codes")).status).toBe(403);
     expect((await otherDash.post("/signout")).status).toBe(204);
     expect((await otherDash.get("/session")).status).toBe(401);
     const visitor = recordDashboard(new DashboardClient(gateway.url));
@@ -385,6 +418,13 @@ describe.each(DATABASE_KINDS)("OpenAPI description on %s", (kind) => {
     expect((await adminCall("GET", `/accounts/${me.id}/usage?days=7`)).status).toBe(200);
     expect((await adminCall("GET", "/audit?limit=20")).status).toBe(200);
     expect((await adminCall("POST", "/config/reload", {})).status).toBe(200);
+    const adminMinted = await adminCall("POST", "/codes", { value_usd: "1.00", count: 1, expires_in_days: 30 });
+    expect(adminMinted.status).toBe(201);
+    expect((await adminCall("POST", "/codes", { value_usd: "1.00", count: 0 })).status).toBe(400);
+    expect((await adminCall("GET", "/codes?limit=5&state=unused")).status).toBe(200);
+    expect((await adminCall("GET", "/codes?state=lost")).status).toBe(400);
+    expect((await adminCall("POST", `/codes/${adminMinted.body.data[0].id}/revoke`)).status).toBe(200);
+    expect((await adminCall("POST", "/codes/code_nope/revoke")).status).toBe(404);
     expect((await call("GET", "/admin/v1/accounts")).status).toBe(401);
 
     // ---- every answer against its operation ----

@@ -3,9 +3,9 @@
 // before the end-to-end test (openapi.test.ts) sees it in a real answer.
 import { describe, expect, it } from "vitest";
 import type { z } from "zod";
-import { adminAccountView, auditView, providerKeyView } from "../../src/admin/views.js";
+import { adminAccountView, auditView, codeView, providerKeyView } from "../../src/admin/views.js";
 import { accountView, inviteView, keyView } from "../../src/dashboard/views.js";
-import type { usageSummary } from "../../src/dashboard/usage-queries.js";
+import type { ledgerRowView, usageAcrossAccounts, usageSummary } from "../../src/dashboard/usage-queries.js";
 import { requestRecordJson } from "../../src/http/routes/request-record.js";
 import { videoObject } from "../../src/media/videos/video-object.js";
 import type { upstreamStatuses } from "../../src/upstreams/health/upstream-status.js";
@@ -39,7 +39,10 @@ describe("view types", () => {
     checks.push(viewOf<z.output<typeof r.dashboardModelsSchema>["data"][number]>()<ReturnType<typeof dashboardModelView>>());
     checks.push(viewOf<z.output<typeof r.requestLogViewSchema>>()<ReturnType<typeof requestLogView>>());
     checks.push(viewOf<z.output<typeof r.adminRequestLogViewSchema>>()<ReturnType<typeof adminRequestLogView>>());
+    checks.push(viewOf<z.output<typeof r.codeViewSchema>>()<ReturnType<typeof codeView>>());
+    checks.push(viewOf<z.output<typeof r.ledgerRowViewSchema>>()<ReturnType<typeof ledgerRowView>>());
+    checks.push(viewOf<z.output<typeof r.usageAcrossAccountsSchema>>()<Awaited<ReturnType<typeof usageAcrossAccounts>>>());
     // The assertions are the type arguments above; this only says all of them were compiled.
-    expect(checks).toHaveLength(15);
+    expect(checks).toHaveLength(18);
   });
 });

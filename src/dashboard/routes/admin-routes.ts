@@ -64,7 +64,7 @@ const ledgerQuery = z.object({
 const usageQuery = z.object({ days: z.coerce.number().int().min(1).max(366).default(30) });
 
 /** Every request schema of this file (OpenAPI is generated from these). */
-export const adminRouteSchemas = { auditQuery, listQuery, changeBody, params: z.object({ id: idParam }) };
+export const adminRouteSchemas = { auditQuery, listQuery, changeBody, ledgerQuery, usageQuery, params: idParams };
 
 /** The audit log's actor of a dashboard administrator's change. */
 export function dashboardActor(request: FastifyRequest): AuditActor {

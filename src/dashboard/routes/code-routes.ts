@@ -18,6 +18,9 @@ import { dashboardActor, requireAdmin } from "./admin-routes.js";
 
 const redeemBody = z.object({ code: z.string().trim().min(1).max(MAX_CODE_INPUT) }).strict();
 
+/** Every request schema of this file (OpenAPI is generated from these; the administrator routes use codeSchemas). */
+export const codeRouteSchemas = { redeemBody };
+
 export function registerCodeRoutes(app: FastifyInstance, ctx: RouteContext, throttle = new SignInThrottle()): void {
   app.post("/redeem", async (request) => {
     const me = request.dashboard.account;
