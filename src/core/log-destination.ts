@@ -187,7 +187,7 @@ export class BlockLogDestination {
 }
 
 /** The longest run of whole lines from offset within PIPE_BUF bytes (one whole line when it is longer). */
-function lineAlignedLength(block: Buffer, offset: number): number {
+export function lineAlignedLength(block: Buffer, offset: number): number {
   const remaining = block.length - offset;
   if (remaining <= PIPE_BUF) return remaining;
   const lastNewline = block.lastIndexOf(0x0a, offset + PIPE_BUF - 1);
