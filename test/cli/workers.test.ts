@@ -241,25 +241,50 @@ for (const kind of DATABASE_KINDS) {
           () => `no combined reload line:\n${gateway.stderr()}`,
         );
         // Every connection, whichever worker takes it, sees the new config.
-        for (let i = 0; i < 4; i++) {
-          const ready = await new Promise<string>((resolve, reject) => {
-            request(`${gateway.baseUrl}/readyz`, { agent: false }, (res) => {
-              let text = "";
-              res.setEncoding("utf8").on("data", (chunk: string) => (text += chunk));
-              res.on("end", () => resolve(text));
-            })
-              .on("error", reject)
-              .end();
-          });
-          expect((JSON.parse(ready) as { config: { version: string } }).config.version).toBe(sha(config("3.00")));
-        }
+        const versions = async () =>
+          Promise.all(
+            Array.from({ length: 4 }, async () => {
+              const ready = await new Promise<string>((resolve, reject) => {
+                request(`${gateway.baseUrl}/readyz`, { agent: false }, (res) => {
+                  let text = "";
+                  res.setEncoding("utf8").on("data", (chunk: string) => (text += chunk));
+                  res.on("end", () => resolve(text));
+                })
+                  .on("error", reject)
+                  .end();
+              });
+              return (JSON.parse(ready) as { config: { version: string } }).config.version;
+            }),
+          );
+        expect(await versions()).toEqual(Array(4).fill(sha(config("3.00"))));
+
+        // The admin API's reload reaches one worker; the primary has the other follow it.
+        const admin = await openStore({ databaseUrl: database.databaseUrl, sqlitePath: database.sqlitePath, secret: database.secret });
+        const adminToken = (await admin.adminTokens.create({ name: "reload", scopes: ["config:write"] })).raw;
+        await admin.close();
+        writeFileSync(path, config("5.00"));
+        const response = await fetch(`${gateway.baseUrl}/admin/v1/config/reload`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
+          body: "{}",
+          signal: AbortSignal.timeout(15_000),
+        });
+        expect(response.status).toBe(200);
+        await waitFor(
+          () => /^config reloaded through the admin API by worker \d+ \(\w{12}\)\n {2}worker \d+: config reloaded: /m.test(gateway.stderr()),
+          15_000,
+          () => `the other worker did not follow:\n${gateway.stderr()}`,
+        );
+        expect(await versions()).toEqual(Array(4).fill(sha(config("5.00"))));
         gateway.child.kill("SIGTERM");
         expect(await gateway.exited(20_000)).toEqual({ code: 0, signal: null });
         const store = await openStore({ databaseUrl: database.databaseUrl, sqlitePath: database.sqlitePath, secret: database.secret });
         try {
-          const rows = await store.db.selectFrom("audit_log").selectAll().where("action", "=", "config.reload").execute();
-          expect(rows).toHaveLength(1);
+          // One row per reload, not one per worker.
+          const rows = await store.db.selectFrom("audit_log").selectAll().where("action", "=", "config.reload").orderBy("id").execute();
+          expect(rows).toHaveLength(2);
           expect(rows[0]).toMatchObject({ actor_type: "cli", actor_name: "SIGHUP", target_id: path });
+          expect(rows[1]).toMatchObject({ actor_type: "admin_token", target_id: path });
         } finally {
           await store.close();
         }
