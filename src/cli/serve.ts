@@ -38,15 +38,20 @@ export async function serve(config: GatewayConfig, io: CliIo, workers = 1): Prom
   await runUntilStopped(app, io, () => process.off("SIGHUP", onHangup));
 }
 
-/** Serves until SIGTERM or SIGINT, then stops taking connections and waits for requests in flight. */
-async function runUntilStopped(app: App, io: CliIo, onStopping: () => void): Promise<void> {
+/**
+ * Serves until SIGTERM or SIGINT, then stops taking connections and waits for requests in flight.
+ * A cluster worker (asWorker) stays quiet (the primary says it for all) and keeps draining through
+ * further signals: a service manager or `timeout` signals the whole process group, and the primary
+ * forwards its own, so a worker often gets two, and the second must not end it mid-drain.
+ */
+async function runUntilStopped(app: App, io: CliIo, onStopping: () => void, asWorker = false): Promise<void> {
   await new Promise<void>((resolve) => {
     let stopping = false;
     const stop = (signal: string) => {
       if (stopping) return;
       stopping = true;
       onStopping();
-      io.stderr(`${signal}: no new connections; waiting up to ${SHUTDOWN_DEADLINE_MS / 1000}s for requests in flight\n`);
+      if (!asWorker) io.stderr(`${signal}: no new connections; waiting up to ${SHUTDOWN_DEADLINE_MS / 1000}s for requests in flight\n`);
       const deadline = setTimeout(() => {
         io.stderr("shutdown deadline reached; closing remaining connections\n");
         app.server.server.closeAllConnections();
@@ -61,8 +66,14 @@ async function runUntilStopped(app: App, io: CliIo, onStopping: () => void): Pro
           resolve();
         });
     };
-    process.once("SIGTERM", () => stop("SIGTERM"));
-    process.once("SIGINT", () => stop("SIGINT"));
+    if (asWorker) {
+      // Left registered: the process exits once drained and out of the cluster.
+      process.on("SIGTERM", () => stop("SIGTERM"));
+      process.on("SIGINT", () => stop("SIGINT"));
+    } else {
+      process.once("SIGTERM", () => stop("SIGTERM"));
+      process.once("SIGINT", () => stop("SIGINT"));
+    }
   });
 }
 
@@ -114,10 +125,7 @@ async function serveAsWorker(config: GatewayConfig, io: CliIo, worker: Worker): 
     throw error;
   }
   send({ type: "listening", address });
-  await runUntilStopped(app, io, () => {
-    worker.off("message", onMessage);
-    process.off("SIGHUP", ignoreHangup);
-  });
+  await runUntilStopped(app, io, () => worker.off("message", onMessage), true);
 }
 
 function send(message: WorkerMessage): void {

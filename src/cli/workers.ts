@@ -94,15 +94,17 @@ class Supervisor {
     const onMessage = (worker: Worker, message: WorkerMessage) => this.#onMessage(worker, message);
     const onExit = (worker: Worker, code: number | null, signal: string | null) => this.#onExit(worker, code, signal);
     const onHangup = () => void this.#serially(() => this.#reloadAll());
+    // Left registered while draining: a second signal (the process group's, a repeated Ctrl-C) changes nothing.
     const onTerminate = (signal: NodeJS.Signals) => {
+      if (this.#phase === "stopping") return;
       this.#io.stderr(`${signal}: no new connections; waiting up to ${SHUTDOWN_DEADLINE_MS / 1000}s for requests in flight in ${this.#live.size} workers\n`);
       this.#stop();
     };
     cluster.on("message", onMessage);
     cluster.on("exit", onExit);
     process.on("SIGHUP", onHangup);
-    process.once("SIGTERM", onTerminate);
-    process.once("SIGINT", onTerminate);
+    process.on("SIGTERM", onTerminate);
+    process.on("SIGINT", onTerminate);
     try {
       for (let i = 0; i < this.#count; i++) this.#fork();
       await Promise.race([started, stopped]);
