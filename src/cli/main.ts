@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 // The `gateway` command. Every subcommand takes --json; bad input exits non-zero with one line.
+import cluster from "node:cluster";
 import { realpathSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
@@ -177,5 +178,9 @@ if (isEntryPoint()) {
   // runCli reports every failure itself and resolves to the exit code.
   void runCli(process.argv.slice(2), io).then((code) => {
     process.exitCode = code;
+    // A cluster worker (`serve --workers N`), drained or failed at start (a config it cannot load,
+    // a port it cannot take): leaving the cluster ends the IPC channel that would keep it alive,
+    // and tells the primary it left on purpose.
+    if (cluster.worker?.isConnected()) cluster.worker.disconnect();
   });
 }

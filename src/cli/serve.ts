@@ -1,7 +1,7 @@
 // `gateway serve`: migrate, bootstrap an empty database, listen, reload the config on SIGHUP, and
 // shut down cleanly on SIGTERM. With --workers N (N > 1) the process is a supervisor (workers.ts)
 // and each worker it forks runs serveWorker: the same server on the shared listening socket.
-import cluster, { type Worker } from "node:cluster";
+import cluster from "node:cluster";
 import { createApp } from "../app.js";
 import { bootstrapIfEmpty, type BootstrapResult } from "../accounts/bootstrap.js";
 import { loadConfig, type GatewayConfig } from "../config/load.js";
@@ -83,16 +83,6 @@ async function runUntilStopped(app: App, io: CliIo, onStopping: () => void, asWo
  */
 async function serveWorker(config: GatewayConfig, io: CliIo): Promise<void> {
   const worker = cluster.worker!;
-  try {
-    await serveAsWorker(config, io, worker);
-  } finally {
-    // Drained or failed to start: leaving the cluster on purpose ends the IPC channel that would
-    // keep this process alive, and tells the primary the exit was no crash of a serving worker.
-    worker.disconnect();
-  }
-}
-
-async function serveAsWorker(config: GatewayConfig, io: CliIo, worker: Worker): Promise<void> {
   tuneHeapForServing(setFlagsFromString);
   const app = await createApp(config, { reload: () => loadConfig(io.env, io.cwd), logFields: { worker: worker.id }, sharedStdout: true });
   // The admin API's reload reaches one worker: once it has swapped (and recorded) it, the primary

@@ -10,7 +10,13 @@ describe("RestartBudget", () => {
       delays.push(budget.next());
       now += 1_000;
     }
-    expect(delays).toEqual([250, 500, 1000, 2000, 4000, 8000, 8000, 8000, 8000, 8000, null]);
+    expect(delays).toEqual([250, 500, 1000, 2000, 4000, null]);
+  });
+
+  it("never waits more than 4 s, however high the cap", () => {
+    const budget = new RestartBudget(20, 60_000, () => 0);
+    const delays = Array.from({ length: 8 }, () => budget.next());
+    expect(delays).toEqual([250, 500, 1000, 2000, 4000, 4000, 4000, 4000]);
   });
 
   it("forgets restarts older than the window", () => {

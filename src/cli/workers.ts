@@ -12,10 +12,14 @@ import { openStore } from "../store/index.js";
 import type { CliIo } from "./io.js";
 import { printStartBanner, SHUTDOWN_DEADLINE_MS, type PrimaryMessage, type ReloadStatus, type WorkerMessage } from "./serve-common.js";
 
-/** More unexpected exits than this within a minute is a crash loop: the gateway stops. */
-export const MAX_RESTARTS_PER_MINUTE = 10;
+/**
+ * More unexpected exits than this within a minute is a crash loop: the gateway stops. Small enough
+ * that a worker failing at every start reaches it well within the minute (the delays add up to
+ * 7.75 s), or the cap would never trip and the loop would go on at one restart per delay.
+ */
+export const MAX_RESTARTS_PER_MINUTE = 5;
 const FIRST_RESTART_DELAY_MS = 250;
-const MAX_RESTART_DELAY_MS = 8_000;
+const MAX_RESTART_DELAY_MS = 4_000;
 /** How long the primary waits for a worker's reload outcome. */
 const RELOAD_ANSWER_MS = 15_000;
 /** After the workers' own drain deadline, how long the primary waits before it kills what is left. */
@@ -122,7 +126,10 @@ class Supervisor {
   }
 
   #fork(): void {
-    this.#live.add(cluster.fork());
+    const worker = cluster.fork();
+    // A message to a worker that is going away fails asynchronously; without a listener it would end the primary.
+    worker.on("error", (error: Error) => this.#io.stderr(`worker ${worker.id}: ${error.message}\n`));
+    this.#live.add(worker);
   }
 
   #onMessage(worker: Worker, message: WorkerMessage): void {

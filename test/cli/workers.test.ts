@@ -322,3 +322,30 @@ it("fails the start, exit 1, when the workers cannot listen", { timeout: 60_000 
     await database.drop();
   }
 });
+
+it("stops a crash loop: replacements that cannot start end the gateway with exit 1 and the reason", { timeout: 80_000 }, async () => {
+  const database = await createTestDatabase("sqlite");
+  const dir = mkdtempSync(join(tmpdir(), "gw-workers-loop-"));
+  const path = join(dir, "gateway.config.yaml");
+  writeFileSync(path, "models: []\n");
+  try {
+    const gateway = await startGateway(dir, { ...database.env, GATEWAY_CONFIG: path }, { workers: 2 });
+    await waitUntilServing(gateway);
+    // A file that no longer loads: every replacement worker exits at start (code 1, the config error).
+    writeFileSync(path, "models: [\n");
+    process.kill(workerPids(gateway).get(1)!, "SIGKILL");
+    // Five replacements with a doubling delay (250 ms to 4 s: 7.75 s), then the sixth exit stops it.
+    const exit = await gateway.exited(60_000);
+    expect(exit).toEqual({ code: 1, signal: null });
+    const stderr = gateway.stderr();
+    expect(stderr.match(/starting a replacement in \d+ ms$/gm)).toEqual([250, 500, 1000, 2000, 4000].map((ms) => `starting a replacement in ${ms} ms`));
+    expect(stderr).toMatch(/^gateway: config: .*gateway\.config\.yaml/m);
+    expect(stderr).toMatch(/^gateway: worker crash loop: more than 5 restarts within a minute \(the last: worker 7 exited with code 1\); stopping the gateway$/m);
+    // The healthy worker was drained, not killed.
+    expect(stderr).not.toMatch(/worker 2 exited with .* while draining/);
+  } finally {
+    killAll();
+    rmSync(dir, { recursive: true, force: true });
+    await database.drop();
+  }
+});
