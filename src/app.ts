@@ -10,7 +10,7 @@ import { ConfigError, restartOnlyChanges, type GatewayConfig } from "./config/lo
 import { registerDashboardRoutes } from "./dashboard/index.js";
 import { resolveServerSecret } from "./config/server-secret.js";
 import { BlockLogDestination } from "./core/log-destination.js";
-import type { ConfigSnapshot, ReloadOutcome, RouteContext } from "./http/route-context.js";
+import type { ConfigSnapshot, ReloadOptions, ReloadOutcome, RouteContext } from "./http/route-context.js";
 import { registerAccountRoutes } from "./http/routes/account.js";
 import { registerGatewayRoutes } from "./http/routes/gateway.js";
 import { registerHealthRoutes } from "./http/routes/health.js";
@@ -37,7 +37,7 @@ import type { Server } from "node:http";
 export interface App {
   ctx: RouteContext;
   /** Re-reads the config (createApp's `reload` option) and swaps it in when valid; SIGHUP and the admin API call it. */
-  reloadConfig(actor: AuditActor): Promise<ReloadOutcome>;
+  reloadConfig(actor: AuditActor, options?: ReloadOptions): Promise<ReloadOutcome>;
   server: FastifyInstance;
   /** The separate metrics listener's URL (metrics.listen), null when there is none. */
   metricsUrl: string | null;
@@ -62,8 +62,8 @@ export const ROUTES: readonly RouteRegistrar[] = [
  * line cost a thread-pool round trip and a wake-up of the event loop per request (~50 µs of CPU per
  * request at 1,000 req/s, and a thread competing with the event loop for the cores; bench/README.md).
  */
-export function createLogger(level: string, destination: BlockLogDestination): Logger {
-  return pino({ level, base: undefined, timestamp: pino.stdTimeFunctions.isoTime }, destination);
+export function createLogger(level: string, destination: BlockLogDestination, fields?: Record<string, string | number>): Logger {
+  return pino({ level, base: fields ?? undefined, timestamp: pino.stdTimeFunctions.isoTime }, destination);
 }
 
 export interface AppOptions {
@@ -72,11 +72,18 @@ export interface AppOptions {
   traceExportDelayMs?: number;
   /** Loads the config again for a reload (`gateway serve`: the same file and environment); without it a reload is refused. */
   reload?: () => GatewayConfig;
+  /** Fields on every log line (`gateway serve --workers N`: the worker's id). */
+  logFields?: Record<string, string | number>;
+  /**
+   * Several processes write the log to one inherited stdout (cluster workers): each write then ends
+   * at a line and stays within PIPE_BUF, so the kernel never interleaves two processes' lines.
+   */
+  sharedStdout?: boolean;
 }
 
 export async function createApp(config: GatewayConfig, options: AppOptions = {}): Promise<App> {
-  const logDestination = options.logger ? null : new BlockLogDestination(process.stdout.fd);
-  const logger = options.logger ?? createLogger(config.logLevel, logDestination!);
+  const logDestination = options.logger ? null : new BlockLogDestination(process.stdout.fd, options.sharedStdout ? { atomicLineWrites: true } : {});
+  const logger = options.logger ?? createLogger(config.logLevel, logDestination!, options.logFields);
   const store = await openStore({
     databaseUrl: config.databaseUrl,
     sqlitePath: config.sqlitePath,
@@ -133,13 +140,13 @@ export async function createApp(config: GatewayConfig, options: AppOptions = {})
   };
   const live = { current: snapshotOf(config) };
   let reloading: Promise<unknown> = Promise.resolve();
-  const reloadConfig = (actor: AuditActor): Promise<ReloadOutcome> => {
+  const reloadConfig = (actor: AuditActor, reloadOptions: ReloadOptions = {}): Promise<ReloadOutcome> => {
     // One reload at a time: two at once could swap in the older file last.
-    const next = reloading.then(() => reloadOnce(actor));
+    const next = reloading.then(() => reloadOnce(actor, reloadOptions.audit !== false));
     reloading = next.catch(() => undefined);
     return next;
   };
-  const reloadOnce = async (actor: AuditActor): Promise<ReloadOutcome> => {
+  const reloadOnce = async (actor: AuditActor, audit: boolean): Promise<ReloadOutcome> => {
     const running = live.current;
     const refuse = (message: string): ReloadOutcome => {
       logger.error({ config_version: running.config.version, reason: message }, "config reload refused; the running config stays");
@@ -164,16 +171,18 @@ export async function createApp(config: GatewayConfig, options: AppOptions = {})
     }
     const snapshot = snapshotOf(loaded);
     const changes = configChanges(running.config, loaded);
-    // Recorded before the swap: a reload the audit log cannot record does not happen.
-    await store.audited(actor, (tx) =>
-      tx.record({
-        action: "config.reload",
-        targetType: "config",
-        targetId: loaded.sourcePath ?? "(defaults)",
-        before: { version: running.config.version },
-        after: { version: loaded.version, ...changesAuditFields(changes) },
-      }),
-    );
+    // Recorded before the swap: a reload the audit log cannot record does not happen. Under
+    // `--workers N` one worker records the operator's reload and the others follow it unrecorded.
+    if (audit)
+      await store.audited(actor, (tx) =>
+        tx.record({
+          action: "config.reload",
+          targetType: "config",
+          targetId: loaded.sourcePath ?? "(defaults)",
+          before: { version: running.config.version },
+          after: { version: loaded.version, ...changesAuditFields(changes) },
+        }),
+      );
     live.current = snapshot;
     logger.info({ config_version: loaded.version, previous_config_version: running.config.version, ...changesAuditFields(changes) }, "config reloaded");
     return { status: "reloaded", version: loaded.version, previousVersion: running.config.version, loadedAt: snapshot.loadedAt, changes };

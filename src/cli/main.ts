@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 // The `gateway` command. Every subcommand takes --json; bad input exits non-zero with one line.
+import cluster from "node:cluster";
 import { realpathSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
 import { ConfigError, loadConfig, type GatewayConfig } from "../config/load.js";
 import { resolveServerSecret } from "../config/server-secret.js";
@@ -20,7 +22,8 @@ import { emit, parseCommand, UsageError, type CliIo } from "./io.js";
 import { serve } from "./serve.js";
 
 const USAGE = `usage: gateway <command>
-  serve                                   start the gateway (what npm start runs)
+  serve [--workers N]                     start the gateway (what npm start runs); N processes share the port
+                                          (default: the number of available cores; 1: one process, no supervisor)
   migrate                                 apply database migrations
   admin accounts create --email E [--balance USD] [--tier T] [--monthly-budget USD] [--monthly-token-budget N] [--admin] [--clamping on|off]
   admin accounts list
@@ -65,10 +68,11 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     if (command === "admin" && rest[0] === "config") return await configCommand(rest[1], rest.slice(2), io);
     const config = loadConfig(io.env, io.cwd);
     switch (command) {
-      case "serve":
-        parseCommand(rest, {}, []);
-        await serve(config, io);
+      case "serve": {
+        const { values } = parseCommand(rest, { workers: { type: "string" } }, []);
+        await serve(config, io, parseWorkers(values.workers));
         return 0;
+      }
       case "migrate": {
         const { json } = parseCommand(rest, {}, []);
         const handle = await openDatabase({ databaseUrl: config.databaseUrl, sqlitePath: config.sqlitePath });
@@ -88,6 +92,16 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   } catch (error) {
     return reportFailure(error, io);
   }
+}
+
+/** Bounded: a typo like 1000 must not fork a thousand processes. */
+const MAX_WORKERS = 256;
+
+function parseWorkers(value: string | boolean | undefined): number {
+  if (value === undefined) return availableParallelism();
+  const workers = typeof value === "string" && /^\d{1,4}$/.test(value) ? Number(value) : NaN;
+  if (!(workers >= 1 && workers <= MAX_WORKERS)) throw new UsageError(`--workers must be a whole number from 1 to ${MAX_WORKERS}`);
+  return workers;
 }
 
 async function admin(args: string[], io: CliIo, store: Store, config: GatewayConfig): Promise<number> {
@@ -171,5 +185,9 @@ if (isEntryPoint()) {
   // runCli reports every failure itself and resolves to the exit code.
   void runCli(process.argv.slice(2), io).then((code) => {
     process.exitCode = code;
+    // A cluster worker (`serve --workers N`), drained or failed at start (a config it cannot load,
+    // a port it cannot take): leaving the cluster ends the IPC channel that would keep it alive,
+    // and tells the primary it left on purpose.
+    if (cluster.worker?.isConnected()) cluster.worker.disconnect();
   });
 }

@@ -3,7 +3,7 @@ import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { BlockLogDestination } from "./log-destination.js";
+import { BlockLogDestination, lineAlignedLength } from "./log-destination.js";
 
 const line = (i: number) => `{"level":30,"n":${i},"msg":"request"}\n`;
 const flushed = (destination: BlockLogDestination) => new Promise<void>((resolve) => destination.flush(() => resolve()));
@@ -116,5 +116,47 @@ describe("BlockLogDestination", () => {
     expect(log.write(line(2))).toBe(false);
     await flushed(log); // a flush after close still answers
     expect(readFileSync(file, "utf8")).toBe(line(1));
+  });
+
+  it("with atomicLineWrites, writes everything in order as whole lines", async () => {
+    const log = destination({ blockBytes: 20_000, flushIntervalMs: 60_000, atomicLineWrites: true });
+    const lines = Array.from({ length: 500 }, (_, i) => (i === 7 ? `{"n":${i},"long":"${"x".repeat(9000)}"}\n` : line(i)));
+    for (const text of lines) log.write(text);
+    await flushed(log);
+    expect(readFileSync(file, "utf8")).toBe(lines.join(""));
+  });
+});
+
+describe("lineAlignedLength (atomicLineWrites)", () => {
+  const PIPE_BUF = 4096;
+  /** The writes a block is cut into. */
+  const cut = (block: Buffer) => {
+    const writes: Buffer[] = [];
+    for (let offset = 0; offset < block.length;) {
+      const length = lineAlignedLength(block, offset);
+      writes.push(block.subarray(offset, offset + length));
+      offset += length;
+    }
+    return writes;
+  };
+
+  it("cuts a block into writes of whole lines, each at most PIPE_BUF bytes", () => {
+    const block = Buffer.from(Array.from({ length: 400 }, (_, i) => line(i)).join(""));
+    const writes = cut(block);
+    expect(writes.length).toBeGreaterThan(3);
+    for (const write of writes) {
+      expect(write.length).toBeLessThanOrEqual(PIPE_BUF);
+      expect(write.at(-1)).toBe(0x0a);
+    }
+    expect(Buffer.concat(writes).equals(block)).toBe(true);
+    // Greedy: each write is as long as whole lines allow.
+    for (const write of writes.slice(0, -1)) expect(write.length + line(399).length).toBeGreaterThan(PIPE_BUF);
+  });
+
+  it("writes a line longer than PIPE_BUF alone, and a short remainder as it is", () => {
+    const long = `{"x":"${"é".repeat(5000)}"}\n`;
+    const block = Buffer.from(`${line(1)}${long}${line(2)}`);
+    expect(cut(block).map((write) => write.toString())).toEqual([`${line(1)}`, long, line(2)]);
+    expect(lineAlignedLength(Buffer.from("abc"), 0)).toBe(3);
   });
 });

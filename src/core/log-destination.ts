@@ -28,7 +28,15 @@ export interface BlockLogDestinationOptions {
   maxPendingBytes?: number;
   /** How long to wait before writing again after EAGAIN/EBUSY; default 10 ms. */
   retryDelayMs?: number;
+  /**
+   * Several processes share the file descriptor (cluster workers): each write ends at a line and
+   * is at most PIPE_BUF bytes (a longer line goes alone), which a pipe writes whole or not at all.
+   */
+  atomicLineWrites?: boolean;
 }
+
+/** POSIX's minimum, and Linux's value: a pipe never interleaves a write this small with another. */
+const PIPE_BUF = 4096;
 
 const RETRYABLE = new Set(["EAGAIN", "EBUSY"]);
 const live = new Set<BlockLogDestination>();
@@ -43,6 +51,7 @@ export class BlockLogDestination {
   readonly #blockBytes: number;
   readonly #maxPendingBytes: number;
   readonly #retryDelayMs: number;
+  readonly #atomicLineWrites: boolean;
   readonly #timer: NodeJS.Timeout;
   #pending: string[] = [];
   #pendingBytes = 0;
@@ -57,6 +66,7 @@ export class BlockLogDestination {
     this.#blockBytes = options.blockBytes ?? 4096;
     this.#maxPendingBytes = options.maxPendingBytes ?? 16 * 1024 * 1024;
     this.#retryDelayMs = options.retryDelayMs ?? 10;
+    this.#atomicLineWrites = options.atomicLineWrites ?? false;
     this.#timer = setInterval(() => {
       if (this.#pendingBytes > 0 || this.#dropped > 0) this.#startWrite();
     }, options.flushIntervalMs ?? 250);
@@ -95,7 +105,7 @@ export class BlockLogDestination {
     let retries = 0;
     while (offset < block.length) {
       try {
-        offset += writeSync(this.#fd, block, offset, block.length - offset);
+        offset += writeSync(this.#fd, block, offset, this.#atomicLineWrites ? lineAlignedLength(block, offset) : block.length - offset);
       } catch (error) {
         // A full non-blocking pipe: wait for the reader a little, but never hang the exit.
         if (!RETRYABLE.has((error as NodeJS.ErrnoException).code ?? "") || ++retries > 1000) return;
@@ -145,7 +155,8 @@ export class BlockLogDestination {
   }
 
   #writeFrom(block: Buffer, offset: number, lines: number): void {
-    writeAsync(this.#fd, block, offset, block.length - offset, null, (error, written) => {
+    const length = this.#atomicLineWrites ? lineAlignedLength(block, offset) : block.length - offset;
+    writeAsync(this.#fd, block, offset, length, null, (error, written) => {
       if (error) {
         if (RETRYABLE.has(error.code ?? "")) {
           setTimeout(() => this.#writeFrom(block, offset, lines), this.#retryDelayMs).unref();
@@ -173,4 +184,14 @@ export class BlockLogDestination {
     this.#flushWaiters = [];
     for (const done of waiters) done(error);
   }
+}
+
+/** The longest run of whole lines from offset within PIPE_BUF bytes (one whole line when it is longer). */
+export function lineAlignedLength(block: Buffer, offset: number): number {
+  const remaining = block.length - offset;
+  if (remaining <= PIPE_BUF) return remaining;
+  const lastNewline = block.lastIndexOf(0x0a, offset + PIPE_BUF - 1);
+  if (lastNewline >= offset) return lastNewline + 1 - offset;
+  const nextNewline = block.indexOf(0x0a, offset);
+  return nextNewline === -1 ? remaining : nextNewline + 1 - offset;
 }

@@ -58,5 +58,10 @@ export interface RouteContext {
   logger: Logger;
   billing: StoreBilling;
   /** Re-reads and validates the config file and swaps it in when valid (one reload at a time). */
-  reloadConfig(actor: AuditActor): Promise<ReloadOutcome>;
+  reloadConfig(actor: AuditActor, options?: ReloadOptions): Promise<ReloadOutcome>;
+}
+
+export interface ReloadOptions {
+  /** false: swap in without an audit row (a cluster worker following the reload another worker recorded). */
+  audit?: boolean;
 }

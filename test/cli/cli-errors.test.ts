@@ -57,6 +57,13 @@ for (const kind of DATABASE_KINDS) {
       expect(await accounts()).toEqual(before);
     });
 
+    it("serve refuses a --workers that is not a whole number from 1 to 256, before starting anything", async () => {
+      for (const workers of ["0", "257", "-1", "1.5", "two", "", "99999"]) {
+        expect(await fails(["serve", `--workers=${workers}`]), workers).toMatch(/^gateway: --workers must be a whole number from 1 to 256$/);
+      }
+      expect(await fails(["serve", "--workers"])).toMatch(/--workers/);
+    });
+
     it("set-status, credit and debit refuse bad input and leave the record unchanged", async () => {
       expect(await fails(["admin", "accounts", "set-status", account.id, "frozen"])).toMatch(/STATUS.*"frozen"/);
       expect(await fails(["admin", "accounts", "set-status", account.id])).toMatch(/expected ID STATUS/);

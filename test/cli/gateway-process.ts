@@ -64,14 +64,19 @@ export async function buildIfStale(): Promise<void> {
   await promisify(execFile)(process.execPath, [join(ROOT, "scripts", "build-if-stale.mjs")], { cwd: ROOT, timeout: 300_000 });
 }
 
-/** The source entry through tsx (default), or the built one exactly as `npm start` runs it (call buildIfStale first). */
-export async function startGateway(cwd: string, env: Record<string, string>, options: { port?: number; built?: boolean } = {}): Promise<GatewayProcess> {
+/**
+ * The source entry through tsx (default), or the built one exactly as `npm start` runs it (call buildIfStale first).
+ * workers: `--workers N`; the source entry defaults to 1 (one process, as before --workers existed), the
+ * built one to npm start's own default (the number of cores).
+ */
+export async function startGateway(cwd: string, env: Record<string, string>, options: { port?: number; built?: boolean; workers?: number } = {}): Promise<GatewayProcess> {
   const port = options.port ?? (await freePort());
   const childEnv: NodeJS.ProcessEnv = { ...process.env };
   for (const name of GATEWAY_VARIABLES) delete childEnv[name];
   const built = options.built ? builtStartCommand() : null;
   Object.assign(childEnv, built?.env, env, { PORT: String(port), HOST: "127.0.0.1" });
-  const args = built ? built.args : ["--import", TSX_LOADER, MAIN, "serve"];
+  const workers = options.workers ?? (built ? undefined : 1);
+  const args = [...(built ? built.args : ["--import", TSX_LOADER, MAIN, "serve"]), ...(workers === undefined ? [] : ["--workers", String(workers)])];
   const child = spawn(process.execPath, args, { cwd, env: childEnv, stdio: ["ignore", "pipe", "pipe"] });
   running.add(child);
   let out = "";
