@@ -83,10 +83,27 @@ export function withStatementCache(sqlite: SqliteDatabase.Database): KyselySqlit
   };
 }
 
+/**
+ * Switching a file to WAL takes an exclusive lock, and two processes opening one new file at once
+ * (two `gateway serve`, or the workers' primary and `gateway migrate`) can see SQLITE_BUSY from the
+ * pragma whatever the busy timeout: the loser waits a little and tries again. Start-up only.
+ */
+function switchToWal(sqlite: SqliteDatabase.Database): void {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      sqlite.pragma("journal_mode = WAL");
+      return;
+    } catch (error) {
+      if (!String((error as { code?: unknown }).code ?? "").startsWith("SQLITE_BUSY") || attempt >= 100) throw error;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20 + Math.floor(Math.random() * 30));
+    }
+  }
+}
+
 function openSqlite(path: string, backgroundCheckpoints: DatabaseOptions["backgroundCheckpoints"] | null): DatabaseHandle {
   if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
   const sqlite = new SqliteDatabase(path);
-  sqlite.pragma("journal_mode = WAL");
+  switchToWal(sqlite);
   sqlite.pragma("synchronous = NORMAL");
   sqlite.pragma("foreign_keys = ON");
   sqlite.pragma("busy_timeout = 5000");
