@@ -76,6 +76,22 @@ export async function mintFromBody(store: Store, actor: AuditActor, body: MintBo
   return { object: "list", data: minted.map(({ code, raw }) => ({ ...codeView(code), code: raw })) };
 }
 
+/** One page of codes, newest first, for the admin API and the dashboard's codes page. */
+export async function codesPage(store: Store, q: z.infer<typeof codeSchemas.listQuery>) {
+  const after = q.cursor === undefined ? undefined : decodeCursor(q.cursor, 2);
+  if (after && !/^\d{1,16}$/.test(after[0]!)) throw new GatewayError("invalid_request", "cursor is not a cursor this API returned", { param: "cursor" });
+  const codes = await store.codes.list({
+    limit: q.limit + 1,
+    ...(after && { after: { createdAt: BigInt(after[0]!), id: after[1]! } }),
+    ...(q.batch !== undefined && { batch: q.batch }),
+    ...(q.state !== undefined && { state: q.state }),
+  });
+  const page = codes.slice(0, q.limit);
+  const last = page.at(-1);
+  const more = codes.length > q.limit && last !== undefined;
+  return { data: page.map((c) => codeView(c)), nextCursor: more ? encodeCursor([String(last.createdAt), last.id]) : null };
+}
+
 export const codeRoutes: AdminRoute[] = [
   {
     method: "POST",
@@ -93,19 +109,8 @@ export const codeRoutes: AdminRoute[] = [
     url: "/codes",
     scope: "credits:read",
     async handler(request, _reply, ctx) {
-      const q = parseWith(codeSchemas.listQuery, request.query, "query");
-      const after = q.cursor === undefined ? undefined : decodeCursor(q.cursor, 2);
-      if (after && !/^\d{1,16}$/.test(after[0]!)) throw new GatewayError("invalid_request", "cursor is not a cursor this API returned", { param: "cursor" });
-      const codes = await ctx.store.codes.list({
-        limit: q.limit + 1,
-        ...(after && { after: { createdAt: BigInt(after[0]!), id: after[1]! } }),
-        ...(q.batch !== undefined && { batch: q.batch }),
-        ...(q.state !== undefined && { state: q.state }),
-      });
-      const page = codes.slice(0, q.limit);
-      const last = page.at(-1);
-      const more = codes.length > q.limit && last !== undefined;
-      return { object: "list", data: page.map((c) => codeView(c)), has_more: more, next_cursor: more ? encodeCursor([String(last.createdAt), last.id]) : null };
+      const { data, nextCursor } = await codesPage(ctx.store, parseWith(codeSchemas.listQuery, request.query, "query"));
+      return { object: "list", data, has_more: nextCursor !== null, next_cursor: nextCursor };
     },
   },
   {

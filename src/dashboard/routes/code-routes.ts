@@ -4,9 +4,9 @@
 // per (account, IP) and 50 per IP in 15 minutes, per process; a success clears the account's count.
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
-import { codeSchemas, mintFromBody } from "../../admin/routes/codes.js";
+import { codeSchemas, codesPage, mintFromBody } from "../../admin/routes/codes.js";
 import { revokeCode } from "../../admin/operations.js";
-import { codeView, decodeCursor, encodeCursor } from "../../admin/views.js";
+import { codeView } from "../../admin/views.js";
 import { MAX_CODE_INPUT } from "../../billing/redemption-code.js";
 import { formatUsd } from "../../core/money.js";
 import { GatewayError } from "../../errors/catalogue.js";
@@ -45,19 +45,8 @@ export function registerCodeRoutes(app: FastifyInstance, ctx: RouteContext, thro
 
   app.get("/admin/codes", async (request) => {
     requireAdmin(request);
-    const q = parseWith(codeSchemas.listQuery, request.query, "query");
-    const after = q.cursor === undefined ? undefined : decodeCursor(q.cursor, 2);
-    if (after && !/^\d{1,16}$/.test(after[0]!)) throw new GatewayError("invalid_request", "cursor is not a cursor this API returned", { param: "cursor" });
-    const codes = await ctx.store.codes.list({
-      limit: q.limit + 1,
-      ...(after && { after: { createdAt: BigInt(after[0]!), id: after[1]! } }),
-      ...(q.batch !== undefined && { batch: q.batch }),
-      ...(q.state !== undefined && { state: q.state }),
-    });
-    const page = codes.slice(0, q.limit);
-    const last = page.at(-1);
-    const more = codes.length > q.limit && last !== undefined;
-    return { data: page.map((c) => codeView(c)), next_cursor: more ? encodeCursor([String(last.createdAt), last.id]) : null };
+    const { data, nextCursor } = await codesPage(ctx.store, parseWith(codeSchemas.listQuery, request.query, "query"));
+    return { data, next_cursor: nextCursor };
   });
 
   app.post("/admin/codes", async (request, reply) => {
