@@ -5,59 +5,39 @@
 // and the ledger row; an administrator credits an account with a reason and sees it in the ledger
 // and audit log, sets and clears its limits, adds and removes a provider key; usage across accounts;
 // keyboard use with visible focus; a non-administrator reaches neither the pages nor their API (403).
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { chromium, type BrowserContext, type Page } from "playwright-core";
-import { build } from "vite";
+import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hashPassword } from "../../src/accounts/passwords.js";
 import { parseUsd } from "../../src/core/money.js";
+import { BROWSER_PASSWORD, openBrowser, SHOTS, SKIP_BROWSER, type Browser } from "../support/browser.js";
 import { mockConfig, startGateway, type TestGateway } from "../support/gateway.js";
 import { chatCompletion, json, startMockUpstream, type MockUpstream } from "../support/mock-upstream.js";
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const IN_CI = process.env.CI === "true" || process.env.CI === "1";
-const HAVE_CHROMIUM = existsSync(CHROMIUM);
-const SHOTS = join(process.cwd(), "test-output", "screenshots");
-const PASSWORD = "browser-test-password";
-
-describe.skipIf(!HAVE_CHROMIUM && !IN_CI)("administration pages in Chromium", () => {
+describe.skipIf(SKIP_BROWSER)("administration pages in Chromium", () => {
   let mock: MockUpstream;
   let gateway: TestGateway;
-  let context: BrowserContext;
   let page: Page;
-  let profile: string;
+  let browser: Browser | undefined;
   const emails = { admin: "admin@example.com", user: "user@example.com" };
   let mintedCode = "";
 
   beforeAll(async () => {
-    if (!HAVE_CHROMIUM) throw new Error(`Chromium not found at ${CHROMIUM}: install Debian's chromium (apt-get install -y chromium)`);
-    await build({ configFile: join(process.cwd(), "web", "vite.config.ts"), logLevel: "warn" });
-    mkdirSync(SHOTS, { recursive: true });
     mock = await startMockUpstream();
     mock.handler = (_req, res) => json(res, 200, chatCompletion("hello", { usage: { prompt_tokens: 1200, completion_tokens: 300, total_tokens: 1500 } }));
     gateway = await startGateway(mockConfig({ openaiUrl: mock.url }));
     const store = gateway.app.ctx.store;
-    const hash = await hashPassword(PASSWORD);
+    const hash = await hashPassword(BROWSER_PASSWORD);
     await store.accounts.create({ email: emails.admin, tier: "standard", balance: parseUsd("20")!, passwordHash: hash, isAdmin: true });
     await store.accounts.create({ email: emails.user, tier: "standard", balance: parseUsd("5")!, passwordHash: hash });
-    profile = mkdtempSync(join(tmpdir(), "gw-chromium-"));
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-      viewport: { width: 1280, height: 900 },
-    });
-    page = context.pages()[0] ?? (await context.newPage());
-    page.setDefaultTimeout(10_000);
+    browser = await openBrowser();
+    page = browser.page;
   }, 120_000);
 
   afterAll(async () => {
-    await context?.close();
+    await browser?.close();
     await gateway?.close();
     await mock?.close();
-    if (profile) rmSync(profile, { recursive: true, force: true });
   });
 
   /** Screenshots at 1280 and 375 px; at 375 the page must not scroll sideways. */
@@ -93,7 +73,7 @@ describe.skipIf(!HAVE_CHROMIUM && !IN_CI)("administration pages in Chromium", ()
       await page.getByRole("button", { name: "Sign in" }).waitFor();
     }
     await page.getByLabel("Email").fill(email);
-    await page.getByLabel("Password").fill(PASSWORD);
+    await page.getByLabel("Password").fill(BROWSER_PASSWORD);
     await page.getByRole("button", { name: "Sign in" }).click();
     await page.getByRole("button", { name: "Sign out" }).waitFor();
   }

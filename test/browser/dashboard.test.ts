@@ -1,38 +1,25 @@
 // The web UI in a real browser: playwright-core driving Debian's Chromium (/usr/bin/chromium) against
 // a real gateway and a mock upstream. Without Chromium the suite fails under CI=true and is skipped
 // elsewhere. Screenshots go to test-output/screenshots/ for review.
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { chromium, type BrowserContext, type Page } from "playwright-core";
-import { build } from "vite";
+import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hashPassword } from "../../src/accounts/passwords.js";
 import { updateAccount } from "../../src/admin/operations.js";
 import { parseUsd } from "../../src/core/money.js";
 import { keyFingerprint } from "../../src/upstreams/health/upstream-health.js";
+import { BROWSER_PASSWORD, openBrowser, SHOTS, SKIP_BROWSER, type Browser } from "../support/browser.js";
 import { mockConfig, startGateway, type TestGateway } from "../support/gateway.js";
 import { chatCompletion, json, startMockUpstream, type MockUpstream } from "../support/mock-upstream.js";
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const IN_CI = process.env.CI === "true" || process.env.CI === "1";
-const HAVE_CHROMIUM = existsSync(CHROMIUM);
-const SHOTS = join(process.cwd(), "test-output", "screenshots");
-const PASSWORD = "browser-test-password";
-
-describe.skipIf(!HAVE_CHROMIUM && !IN_CI)("dashboard in Chromium", () => {
+describe.skipIf(SKIP_BROWSER)("dashboard in Chromium", () => {
   let mock: MockUpstream;
   let gateway: TestGateway;
-  let context: BrowserContext;
   let page: Page;
-  let profile: string;
+  let browser: Browser | undefined;
   const emails = { owner: "owner@example.com", guest: "guest@example.com" };
 
   beforeAll(async () => {
-    if (!HAVE_CHROMIUM) throw new Error(`Chromium not found at ${CHROMIUM}: install Debian's chromium (apt-get install -y chromium)`);
-    // Always test the UI as it is in web/ now, not a stale build.
-    await build({ configFile: join(process.cwd(), "web", "vite.config.ts"), logLevel: "warn" });
-    mkdirSync(SHOTS, { recursive: true });
     mock = await startMockUpstream();
     mock.handler = (_req, res) => json(res, 200, chatCompletion("hello", { usage: { prompt_tokens: 1200, completion_tokens: 300, total_tokens: 1500 } }));
     // One routing group, for the Upstreams page's deployments table.
@@ -45,25 +32,17 @@ describe.skipIf(!HAVE_CHROMIUM && !IN_CI)("dashboard in Chromium", () => {
 `;
     gateway = await startGateway(mockConfig({ openaiUrl: mock.url, extra: grouped }));
     const store = gateway.app.ctx.store;
-    const hash = await hashPassword(PASSWORD);
+    const hash = await hashPassword(BROWSER_PASSWORD);
     await store.accounts.create({ email: emails.owner, tier: "standard", balance: parseUsd("20")!, passwordHash: hash, isAdmin: true });
     await store.accounts.create({ email: emails.guest, tier: "standard", balance: parseUsd("5")!, passwordHash: hash });
-    profile = mkdtempSync(join(tmpdir(), "gw-chromium-"));
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-      viewport: { width: 1280, height: 900 },
-    });
-    page = context.pages()[0] ?? (await context.newPage());
-    page.setDefaultTimeout(10_000);
+    browser = await openBrowser();
+    page = browser.page;
   }, 120_000);
 
   afterAll(async () => {
-    await context?.close();
+    await browser?.close();
     await gateway?.close();
     await mock?.close();
-    if (profile) rmSync(profile, { recursive: true, force: true });
   });
 
   const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
@@ -71,7 +50,7 @@ describe.skipIf(!HAVE_CHROMIUM && !IN_CI)("dashboard in Chromium", () => {
   async function signIn(email: string, url = `${gateway.url}/dashboard`) {
     await page.goto(url);
     await page.getByLabel("Email").fill(email);
-    await page.getByLabel("Password").fill(PASSWORD);
+    await page.getByLabel("Password").fill(BROWSER_PASSWORD);
     await page.getByRole("button", { name: "Sign in" }).click();
     await page.getByRole("button", { name: "Sign out" }).waitFor();
   }

@@ -3,24 +3,17 @@
 // shown must be exactly web/src/snippets.ts's output, and the curl one, copied from the page, must get
 // a 200. Every page at 1280 and 375 px, by keyboard; screenshots in test-output/screenshots/.
 import { execFile } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { chromium, type BrowserContext, type Page } from "playwright-core";
-import { build } from "vite";
+import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hashPassword } from "../../src/accounts/passwords.js";
 import { parseUsd } from "../../src/core/money.js";
 import { gettingStartedSnippets, KEY_PLACEHOLDER, type Snippet, type SnippetInput } from "../../web/src/snippets.js";
+import { BROWSER_PASSWORD, openBrowser, SHOTS, SKIP_BROWSER, type Browser } from "../support/browser.js";
 import { mockConfig, startGateway, type TestGateway } from "../support/gateway.js";
 import { chatCompletion, json, startMockUpstream, type MockUpstream } from "../support/mock-upstream.js";
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const IN_CI = process.env.CI === "true" || process.env.CI === "1";
-const HAVE_CHROMIUM = existsSync(CHROMIUM);
-const SHOTS = join(process.cwd(), "test-output", "screenshots");
-const PASSWORD = "browser-test-password";
 const run = promisify(execFile);
 
 // Two more models in the standard tier: an image model (per-image prices) and one with a long-context tier.
@@ -51,19 +44,16 @@ interface PriceView {
   variant: string | null;
 }
 
-describe.skipIf(!HAVE_CHROMIUM && !IN_CI)("models page and getting started in Chromium", () => {
+describe.skipIf(SKIP_BROWSER)("models page and getting started in Chromium", () => {
   let mock: MockUpstream;
   let gateway: TestGateway;
   let context: BrowserContext;
   let page: Page;
-  let profile: string;
+  let browser: Browser | undefined;
   let raw: string;
   const email = "starter@example.com";
 
   beforeAll(async () => {
-    if (!HAVE_CHROMIUM) throw new Error(`Chromium not found at ${CHROMIUM}: install Debian's chromium (apt-get install -y chromium)`);
-    await build({ configFile: join(process.cwd(), "web", "vite.config.ts"), logLevel: "warn" });
-    mkdirSync(SHOTS, { recursive: true });
     mock = await startMockUpstream();
     mock.handler = (_req, res) => json(res, 200, chatCompletion("hello from the mock", { usage: { prompt_tokens: 12, completion_tokens: 5, total_tokens: 17 } }));
     const config = mockConfig({ openaiUrl: mock.url, extra: EXTRA }).replace(
@@ -71,24 +61,17 @@ describe.skipIf(!HAVE_CHROMIUM && !IN_CI)("models page and getting started in Ch
       "standard: { models: [gpt-mock, claude-mock, image-mock, long-mock] }",
     );
     gateway = await startGateway(config);
-    await gateway.app.ctx.store.accounts.create({ email, tier: "standard", balance: parseUsd("20")!, passwordHash: await hashPassword(PASSWORD) });
-    profile = mkdtempSync(join(tmpdir(), "gw-chromium-"));
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-      viewport: { width: 1280, height: 900 },
-    });
+    await gateway.app.ctx.store.accounts.create({ email, tier: "standard", balance: parseUsd("20")!, passwordHash: await hashPassword(BROWSER_PASSWORD) });
+    browser = await openBrowser();
+    context = browser.context;
     await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: gateway.url });
-    page = context.pages()[0] ?? (await context.newPage());
-    page.setDefaultTimeout(10_000);
+    page = browser.page;
   }, 120_000);
 
   afterAll(async () => {
-    await context?.close();
+    await browser?.close();
     await gateway?.close();
     await mock?.close();
-    if (profile) rmSync(profile, { recursive: true, force: true });
   });
 
   /** A full-page screenshot at 1280 px and at 375 px, where nothing may widen the page. */
@@ -154,7 +137,7 @@ describe.skipIf(!HAVE_CHROMIUM && !IN_CI)("models page and getting started in Ch
   it("shows the snippets with the new key, exactly as the module renders them, and the curl one works", async () => {
     await page.goto(`${gateway.url}/dashboard`);
     await page.getByLabel("Email").fill(email);
-    await page.getByLabel("Password").fill(PASSWORD);
+    await page.getByLabel("Password").fill(BROWSER_PASSWORD);
     await page.getByRole("button", { name: "Sign in" }).click();
     await page.getByRole("button", { name: "Sign out" }).waitFor();
     await page.getByLabel("Name").fill("start key");

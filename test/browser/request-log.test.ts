@@ -3,60 +3,42 @@
 // dashboard.test.ts. A customer finds a failed request by its request id with the keyboard alone,
 // pages the log and downloads it as CSV; an administrator finds an unattributed request. Screenshots
 // at 1280 and 375 px go to test-output/screenshots/.
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { chromium, type BrowserContext, type Page } from "playwright-core";
-import { build } from "vite";
+import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hashPassword } from "../../src/accounts/passwords.js";
 import { parseUsd } from "../../src/core/money.js";
+import { BROWSER_PASSWORD, openBrowser, SHOTS, SKIP_BROWSER, type Browser } from "../support/browser.js";
 import { mockConfig, startGateway, type TestGateway } from "../support/gateway.js";
 import { chatCompletion, json, startMockUpstream, type MockUpstream } from "../support/mock-upstream.js";
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-const IN_CI = process.env.CI === "true" || process.env.CI === "1";
-const HAVE_CHROMIUM = existsSync(CHROMIUM);
-const SHOTS = join(process.cwd(), "test-output", "screenshots");
-const PASSWORD = "browser-test-password";
-
-describe.skipIf(!HAVE_CHROMIUM && !IN_CI)("request log in Chromium", () => {
+describe.skipIf(SKIP_BROWSER)("request log in Chromium", () => {
   let mock: MockUpstream;
   let gateway: TestGateway;
   let context: BrowserContext;
   let page: Page;
-  let profile: string;
+  let browser: Browser | undefined;
   const emails = { admin: "log-admin@example.com", user: "log-user@example.com" };
   let raw: string;
 
   beforeAll(async () => {
-    if (!HAVE_CHROMIUM) throw new Error(`Chromium not found at ${CHROMIUM}: install Debian's chromium (apt-get install -y chromium)`);
-    await build({ configFile: join(process.cwd(), "web", "vite.config.ts"), logLevel: "warn" });
-    mkdirSync(SHOTS, { recursive: true });
     mock = await startMockUpstream();
     mock.handler = (_req, res) => json(res, 200, chatCompletion("hello", { usage: { prompt_tokens: 1200, completion_tokens: 300, total_tokens: 1500 } }));
     gateway = await startGateway(mockConfig({ openaiUrl: mock.url }));
     const store = gateway.app.ctx.store;
-    const hash = await hashPassword(PASSWORD);
+    const hash = await hashPassword(BROWSER_PASSWORD);
     await store.accounts.create({ email: emails.admin, tier: "standard", balance: parseUsd("20")!, passwordHash: hash, isAdmin: true });
     const user = await store.accounts.create({ email: emails.user, tier: "standard", balance: parseUsd("20")!, passwordHash: hash });
     raw = (await store.keys.create({ accountId: user.id, name: "ci key", budgetCap: null, tokenCap: null })).raw;
-    profile = mkdtempSync(join(tmpdir(), "gw-chromium-"));
-    context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
-      viewport: { width: 1280, height: 900 },
-    });
-    page = context.pages()[0] ?? (await context.newPage());
-    page.setDefaultTimeout(10_000);
+    browser = await openBrowser();
+    context = browser.context;
+    page = browser.page;
   }, 120_000);
 
   afterAll(async () => {
-    await context?.close();
+    await browser?.close();
     await gateway?.close();
     await mock?.close();
-    if (profile) rmSync(profile, { recursive: true, force: true });
   });
 
   const shot = (name: string) => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
@@ -71,7 +53,7 @@ describe.skipIf(!HAVE_CHROMIUM && !IN_CI)("request log in Chromium", () => {
   async function signIn(email: string) {
     await page.goto(`${gateway.url}/dashboard`);
     await page.getByLabel("Email").fill(email);
-    await page.getByLabel("Password").fill(PASSWORD);
+    await page.getByLabel("Password").fill(BROWSER_PASSWORD);
     await page.getByRole("button", { name: "Sign in" }).click();
     await page.getByRole("button", { name: "Sign out" }).waitFor();
   }
