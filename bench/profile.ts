@@ -1,4 +1,4 @@
-// `node --import tsx bench/profile.ts [--seconds N] [--mode buffered,stream] [--billing off] [--limits] [--database postgres://…] [--experiment stmt-cache] [--out DIR]`: CPU profile of our
+// `node --import tsx bench/profile.ts [--seconds N] [--mode buffered,stream] [--billing off] [--limits] [--metrics] [--database postgres://…] [--experiment stmt-cache] [--out DIR]`: CPU profile of our
 // gateway (SQLite) under wrk load, buffered then streaming; prints the top functions by self time.
 // The .cpuprofile files (open them in Chrome DevTools) are left in the output directory.
 // `--alloc` adds an allocation profile (where the garbage comes from).
@@ -47,7 +47,7 @@ async function profileUnderLoad(): Promise<void> {
       limits: args.includes("--limits") ? "on" : "off",
       databaseUrl: database,
       nodeFlags: ["--cpu-prof", `--cpu-prof-dir=${outDir}`],
-      env: { BENCH_EXPERIMENT: experiment, BENCH_ALLOC_PROFILE: allocFile },
+      env: { BENCH_EXPERIMENT: experiment, BENCH_ALLOC_PROFILE: allocFile, ...(args.includes("--metrics") && { BENCH_METRICS: "on" }) },
     });
     for (const stream of modes.map((m) => m === "stream")) {
       const result = await runWrk(url, writeWrkScript(requestBody(stream), headers), { connections: 50, threads: 1, durationS: seconds });

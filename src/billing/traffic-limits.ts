@@ -7,8 +7,9 @@
 // admission after the previous window ended (a fixed window anchored at its first request, so "60
 // admitted per window" is exact and deterministic); requests and tokens count the admissions of the
 // current window, in_flight the holds not yet ended. The check and the count are part of the
-// admission (admission-sqlite.ts, gw_traffic_admit in migrations/traffic-functions.ts): every scope is judged
-// first and written only when all pass, so a refusal changes no counter. A scope without a limit is
+// admission (admission-sqlite.ts, gw_traffic_admit in migrations/traffic-functions.ts), and a refusal
+// changes no counter: PostgreSQL judges every scope before writing any; SQLite counts each scope with
+// one conditional statement and takes back the scopes counted before a refusing one. A scope without a limit is
 // never read nor written: with no limit configured admission runs exactly the statements it ran before.
 //
 // The hold records what its admission counted (holds.traffic, TrafficRecord): whoever ends the hold

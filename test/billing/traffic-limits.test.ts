@@ -5,7 +5,15 @@
 import { sql } from "kysely";
 import { describe, expect, it } from "vitest";
 import type { StoreBilling } from "../../src/billing/billing-store.js";
-import { applicableLimits, NO_TIER_LIMITS, subjectLimitsFromInput, WINDOW_MS, type SubjectLimitsInput, type TrafficLimit } from "../../src/billing/traffic-limits.js";
+import {
+  applicableLimits,
+  currentWindow,
+  NO_TIER_LIMITS,
+  subjectLimitsFromInput,
+  WINDOW_MS,
+  type SubjectLimitsInput,
+  type TrafficLimit,
+} from "../../src/billing/traffic-limits.js";
 import type { Hold } from "../../src/billing/types.js";
 import { GatewayError } from "../../src/errors/catalogue.js";
 import type { Store } from "../../src/store/index.js";
@@ -24,6 +32,10 @@ function keyLimits(accountId: string, keyId: string, own: SubjectLimitsInput, ac
 
 async function windows(store: Store) {
   return store.db.selectFrom("traffic_windows").selectAll().orderBy("scope").execute();
+}
+
+function countsOf(w: { window_start: bigint; requests: bigint; tokens: bigint; in_flight: bigint }) {
+  return { windowStart: Number(w.window_start), requests: Number(w.requests), tokens: Number(w.tokens), inFlight: Number(w.in_flight) };
 }
 
 async function settleAll<T>(promises: Promise<T>[]): Promise<{ admitted: T[]; refused: GatewayError[] }> {
@@ -165,6 +177,51 @@ for (const kind of DATABASE_KINDS) {
       expect(first.traffic?.requests).toMatchObject({ limit: 1, remaining: 0 });
       await expect(billing.admit(admission(accountId, keyId, 10, 10, { limits }))).rejects.toMatchObject({ details: { code: "key_model_rpm_exceeded" } });
       await billing.release(first);
+      await store.db.deleteFrom("traffic_windows").execute();
+    });
+
+    it("a refusal by a later limit takes back what the earlier ones counted, in an open window and a new one", async () => {
+      const accountId = await makeAccount(store, { balance: USD });
+      const keyId = await makeKey(store, accountId);
+      const keyOnly = keyLimits(accountId, keyId, { requests_per_minute: 100 });
+      const both = (account: SubjectLimitsInput) => keyLimits(accountId, keyId, { requests_per_minute: 100 }, account);
+      // As seen from now on: each scope's current window (a window that has ended reads as a new, empty one).
+      const seen = async () => (await windows(store)).map((w) => ({ scope: w.scope, ...currentWindow(countsOf(w), clock.now()) }));
+      const first = await billing.admit(admission(accountId, keyId, 10, 10, { limits: both({ requests_per_minute: 1 }) }));
+
+      // The key's window is open: the account's rpm refuses, the key's count is taken back exactly.
+      let before = await windows(store);
+      await expect(billing.admit(admission(accountId, keyId, 10, 10, { limits: both({ requests_per_minute: 1 }) }))).rejects.toMatchObject({
+        details: { code: "account_rpm_exceeded" },
+      });
+      expect(await windows(store)).toEqual(before);
+      // The account's tpm refuses a projection larger than the limit itself.
+      await expect(billing.admit(admission(accountId, keyId, 10, 10, { limits: both({ tokens_per_minute: 5 }) }))).rejects.toMatchObject({
+        details: { code: "account_tpm_exceeded" },
+      });
+      expect(await windows(store)).toEqual(before);
+
+      // The key's window has ended while the account's (opened 30 s later) has not: the refused
+      // admission would open the key's next window; afterwards nothing of it shows.
+      clock.advance(30_000);
+      await billing.release(first);
+      await store.db.deleteFrom("traffic_windows").where("scope", "=", `account:${accountId}`).execute();
+      const second = await billing.admit(admission(accountId, keyId, 10, 10, { limits: keyLimits(accountId, keyId, {}, { requests_per_minute: 1 }) }));
+      clock.advance(31_000);
+      before = await windows(store);
+      const seenBefore = await seen();
+      await expect(billing.admit(admission(accountId, keyId, 10, 10, { limits: both({ requests_per_minute: 1 }) }))).rejects.toMatchObject({
+        details: { code: "account_rpm_exceeded" },
+      });
+      expect(await seen()).toEqual(seenBefore);
+      // The next admission opens the key's window at its own time, as if the refused one never came.
+      clock.advance(5_000);
+      const third = await billing.admit(admission(accountId, keyId, 10, 10, { limits: keyOnly }));
+      const key = (await windows(store)).find((w) => w.scope === `key:${keyId}`)!;
+      expect({ start: Number(key.window_start), requests: key.requests, inFlight: key.in_flight }).toEqual({ start: clock.now(), requests: 1n, inFlight: 1n });
+      expect(before.find((w) => w.scope === `key:${keyId}`)!.in_flight).toBe(0n);
+      await billing.release(second);
+      await billing.release(third);
       await store.db.deleteFrom("traffic_windows").execute();
     });
 
