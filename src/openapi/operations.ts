@@ -2,7 +2,7 @@
 // it, and the zod schemas of its parameters, body and answers. Request schemas are the ones the
 // routes validate with (imported from the route modules, never restated here); answers are
 // response-schemas.ts. test/openapi checks that every registered /v1, /admin/v1 and /dashboard/api
-// route has exactly one entry here, and that real answers match.
+// route has exactly one entry in OPERATIONS, and that real answers match.
 //
 // The entries live by family (operations-v1.ts, operations-admin.ts, operations-dashboard.ts); the
 // service routes are here. The order below is the document's path order.
