@@ -40,7 +40,7 @@ export type TokenPrices = { [F in TokenPriceField]: Nano };
 
 /**
  * A model's prices, one field per dimension of src/billing/dimensions.ts (config keys and defaults:
- * load.ts buildPricing, docs/configuration.md).
+ * build-catalog.ts buildPricing, docs/configuration.md).
  */
 export type ModelPricing = { [F in DimensionPriceField]: Nano } & {
   perImage: ReadonlyMap<string, Nano>;

@@ -1,5 +1,5 @@
 // The config file's shape. Prices are USD decimal strings (or plain numbers) and become exact
-// nano-USD integers in load.ts; nothing downstream sees a float.
+// nano-USD integers in build-catalog.ts; nothing downstream sees a float.
 import { z } from "zod";
 import { tierLimitsSchema } from "../billing/traffic-limits.js";
 import { DIMENSIONS, TOKEN_DIMENSIONS, type Dimension } from "../billing/dimensions.js";
@@ -15,7 +15,7 @@ export const providerSchema = z.strictObject({
   base_url: z.url(),
   /** Shared upstream keys, used for accounts that have none of their own for this provider. */
   keys: z.array(z.string().min(1)).default([]),
-  /** Which OpenAI APIs an openai-type upstream speaks natively; others are bridged over chat. Default: the type's (load.ts). */
+  /** Which OpenAI APIs an openai-type upstream speaks natively; others are bridged over chat. Default: the type's (build-catalog.ts). */
   apis: z.array(z.enum(["chat", "responses", "images", "videos"])).optional(),
   /** The `api-version` query parameter, for the types that take one (azure-openai; default there: its documented one). */
   api_version: z
@@ -80,7 +80,7 @@ export const routingSchema = z.strictObject({
 export const modelSchema = z.strictObject({
   id: identifier,
   kind: z.enum(["chat", "image", "video", "embedding"]),
-  /** The single-provider form; a routing group lists deployments instead (load.ts checks one of the two). */
+  /** The single-provider form; a routing group lists deployments instead (build-catalog.ts checks one of the two). */
   provider: z.string().min(1).optional(),
   upstream_model: z.string().min(1).optional(),
   context_window: z.number().int().positive().optional(),
@@ -104,7 +104,7 @@ export const modelSchema = z.strictObject({
 export const tierSchema = z.strictObject({
   /** Model ids this tier includes; "*" includes every model. */
   models: z.array(z.string().min(1)).min(1),
-  /** Rate and concurrency limits for every key and account of the tier (src/billing/traffic-limits.ts); model ids checked in load.ts. */
+  /** Rate and concurrency limits for every key and account of the tier (src/billing/traffic-limits.ts); model ids checked in build-catalog.ts. */
   limits: tierLimitsSchema.optional(),
 });
 
@@ -190,7 +190,7 @@ export const configFileSchema = z.strictObject({
     .prefault({}),
   /**
    * The built-in demo provider and its models (demo-chat, demo-fast). Default: on when the file
-   * defines no providers (and without a config file), off as soon as it defines one (load.ts).
+   * defines no providers (and without a config file), off as soon as it defines one (config-file.ts).
    */
   demo: z.boolean().optional(),
   /**

@@ -4,7 +4,8 @@ import { z } from "zod";
 import { ADMIN_API_PREFIX, ADMIN_API_ROUTES } from "../admin/index.js";
 import { SESSION_COOKIE } from "../dashboard/session-auth.js";
 import { anthropicErrorSchema, openAiErrorSchema } from "./response-schemas.js";
-import { OPERATIONS, type OperationSpec, type ResponseSpec } from "./operations.js";
+import type { OperationSpec, ResponseSpec } from "./operation-spec.js";
+import { OPERATIONS } from "./operations.js";
 
 type JsonSchema = Record<string, unknown>;
 

@@ -1,8 +1,10 @@
 // Keys: create (the raw key is shown once, and again for 5 minutes with the show-again token),
-// caps, policies (docs/dashboard.md, "Key policies") and rate limits, revoke, permanent delete, enable.
+// caps, policies (docs/dashboard.md, "Key policies") and rate limits (the form: key-caps-form.tsx),
+// revoke, permanent delete, enable.
 import { useState, type FormEvent } from "react";
 import { api, type Key, type KeyLimits, type Workspace } from "../api";
-import { KeyTraffic, modelLimitsText, parseModelLimits } from "./key-traffic";
+import { KeyTraffic } from "./key-traffic";
+import { capsDraftOf, capsRequestBody, KeyCapsForm } from "./key-caps-form";
 import { ErrorText, formatDate, Link, Notice, useAction, useLoad } from "../components";
 import { GettingStarted } from "./getting-started";
 
@@ -188,48 +190,15 @@ function KeyRow(props: { item: Key; run: (action: () => Promise<unknown>, done: 
   const path = `/keys/${encodeURIComponent(key.id)}`;
   const [confirming, setConfirming] = useState<"revoke" | "delete" | null>(null);
   const [editing, setEditing] = useState(false);
-  const [budget, setBudget] = useState(key.budget_cap_usd ?? "");
-  const [tokens, setTokens] = useState(key.token_cap === null ? "" : String(key.token_cap));
-  const [clamp, setClamp] = useState(key.clamp_output);
+  const [caps, setCaps] = useState(() => capsDraftOf(key));
   const policy = key.policy;
-  const [models, setModels] = useState((policy.allowed_models ?? []).join(", "));
-  const [networks, setNetworks] = useState((policy.allowed_networks ?? []).join(", "));
-  const [expires, setExpires] = useState(policy.expires_at ?? "");
-  const [period, setPeriod] = useState<string>(policy.periodic_budget?.period ?? "");
-  const [periodBudget, setPeriodBudget] = useState(policy.periodic_budget?.budget_usd ?? "");
-  const [periodTokens, setPeriodTokens] = useState(policy.periodic_budget?.token_cap == null ? "" : String(policy.periodic_budget.token_cap));
-  const [rpm, setRpm] = useState(limitText(key.limits?.requests_per_minute));
-  const [tpm, setTpm] = useState(limitText(key.limits?.tokens_per_minute));
-  const [concurrent, setConcurrent] = useState(limitText(key.limits?.concurrent_requests));
-  const [modelLimits, setModelLimits] = useState(modelLimitsText(key.limits?.models));
   const [showingTraffic, setShowingTraffic] = useState(false);
 
   function saveCaps(event: FormEvent) {
     event.preventDefault();
     setEditing(false);
-    const list = (text: string) => (text.trim() === "" ? null : text.split(",").map((entry) => entry.trim()));
-    props.run(() => {
-      // The key's own limits, for every model and per model.
-      const perModel = parseModelLimits(modelLimits);
-      const limits: KeyLimits = {
-        ...(rpm.trim() && { requests_per_minute: Number(rpm) }),
-        ...(tpm.trim() && { tokens_per_minute: Number(tpm) }),
-        ...(concurrent.trim() && { concurrent_requests: Number(concurrent) }),
-        ...(perModel && { models: perModel }),
-      };
-      return api("PATCH", path, {
-        budget_cap_usd: budget.trim() === "" ? null : budget.trim(),
-        token_cap: tokens.trim() === "" ? null : Number(tokens),
-        clamp_output: clamp,
-        allowed_models: list(models),
-        allowed_networks: list(networks),
-        expires_at: expires.trim() === "" ? null : expires.trim(),
-        period: period === "" ? null : period,
-        period_budget_usd: period === "" || periodBudget.trim() === "" ? null : periodBudget.trim(),
-        period_token_cap: period === "" || periodTokens.trim() === "" ? null : Number(periodTokens),
-        limits: Object.keys(limits).length === 0 ? null : limits,
-      });
-    }, `Caps, policy and limits of ${label} saved.`);
+    // Built inside the action, so per-model limits it cannot read show as the action's error.
+    props.run(() => api("PATCH", path, capsRequestBody(caps)), `Caps, policy and limits of ${label} saved.`);
   }
 
   return (
@@ -264,73 +233,7 @@ function KeyRow(props: { item: Key; run: (action: () => Promise<unknown>, done: 
       <td>{formatDate(key.created_at)}</td>
       <td className="actions">
         {editing ? (
-          <form onSubmit={saveCaps} className="caps-form" aria-label={`Caps of ${label}`}>
-            <label>
-              Budget cap (USD)
-              <input value={budget} onChange={(e) => setBudget(e.target.value)} placeholder="none" />
-            </label>
-            <label>
-              Token cap
-              <input value={tokens} onChange={(e) => setTokens(e.target.value)} placeholder="none" />
-            </label>
-            <label>
-              Requests per minute
-              <input value={rpm} onChange={(e) => setRpm(e.target.value)} inputMode="numeric" placeholder="tier default" />
-            </label>
-            <label>
-              Tokens per minute
-              <input value={tpm} onChange={(e) => setTpm(e.target.value)} inputMode="numeric" placeholder="tier default" />
-            </label>
-            <label>
-              Requests in flight
-              <input value={concurrent} onChange={(e) => setConcurrent(e.target.value)} inputMode="numeric" placeholder="tier default" />
-            </label>
-            <label>
-              Per-model limits (one model a line: <code>model rpm=N tpm=N concurrent=N</code>)
-              <textarea value={modelLimits} onChange={(e) => setModelLimits(e.target.value)} rows={2} placeholder="none" />
-            </label>
-            <label>
-              <input type="checkbox" checked={clamp} onChange={(e) => setClamp(e.target.checked)} />
-              Shorten answers the caps cannot cover (else refuse)
-            </label>
-            <label>
-              Allowed models (comma-separated)
-              <input value={models} onChange={(e) => setModels(e.target.value)} placeholder="every model of the tier" />
-            </label>
-            <label>
-              Allowed networks (CIDR, comma-separated)
-              <input value={networks} onChange={(e) => setNetworks(e.target.value)} placeholder="anywhere" />
-            </label>
-            <label>
-              Expires at (ISO date-time, UTC)
-              <input value={expires} onChange={(e) => setExpires(e.target.value)} placeholder="never" />
-            </label>
-            <label>
-              Periodic budget
-              <select value={period} onChange={(e) => setPeriod(e.target.value)}>
-                <option value="">None</option>
-                <option value="day">Daily</option>
-                <option value="week">Weekly (from Monday)</option>
-                <option value="month">Monthly</option>
-              </select>
-            </label>
-            {period !== "" && (
-              <>
-                <label>
-                  Per period (USD)
-                  <input value={periodBudget} onChange={(e) => setPeriodBudget(e.target.value)} placeholder="none" />
-                </label>
-                <label>
-                  Per period (tokens)
-                  <input value={periodTokens} onChange={(e) => setPeriodTokens(e.target.value)} placeholder="none" />
-                </label>
-              </>
-            )}
-            <button type="submit">Save caps</button>
-            <button type="button" onClick={() => setEditing(false)}>
-              Cancel
-            </button>
-          </form>
+          <KeyCapsForm label={label} draft={caps} onChange={(change) => setCaps((draft) => ({ ...draft, ...change }))} onSubmit={saveCaps} onCancel={() => setEditing(false)} />
         ) : confirming ? (
           <>
             <button
@@ -405,10 +308,6 @@ function PolicySummary(props: { policy: Key["policy"] }) {
       ))}
     </ul>
   );
-}
-
-function limitText(value: number | undefined): string {
-  return value === undefined ? "" : String(value);
 }
 
 /** "60 rpm · 100000 tpm · 5 in flight", and how many models have limits of their own. */

@@ -1,0 +1,178 @@
+// The validated config file to the runtime catalogue: providers (checked against what their type
+// can do), tiers, models with their prices and routing groups, tier limits, and the server,
+// upstream-health, billing and request-log settings. Every refusal names the field.
+import { parseUsd, type Nano } from "../core/money.js";
+import { DIMENSIONS, TOKEN_DIMENSIONS, type DimensionPriceField } from "../billing/dimensions.js";
+import { tierLimitsOf, type TierLimits } from "../billing/traffic-limits.js";
+import type { BreakerSettings } from "../upstreams/health/circuit-breaker.js";
+import { upstreams } from "../upstreams/registry.js";
+import type { ModelConfig, ModelKind, ModelPricing, ProviderConfig, ProviderSetting, TokenPrices } from "./catalog.js";
+import { ConfigError, type ConnectionLimits } from "./gateway-config.js";
+import { baseProviderOf, buildRoutingGroup, type GroupContext } from "./routing-groups.js";
+import type { ConfigFile, ModelFileEntry } from "./schema.js";
+
+const DEFAULT_OUTPUT_TOKENS = 4096;
+
+export function buildCatalog(file: ConfigFile, source: string) {
+  const fail = (field: string, message: string): never => {
+    throw new ConfigError(`${source}: ${field}: ${message}`);
+  };
+  const providers = new Map<string, ProviderConfig>();
+  for (const [name, p] of Object.entries(file.providers)) {
+    const capabilities = upstreams[p.type].capabilities;
+    const apis = p.apis ?? capabilities.defaultApis;
+    for (const api of apis) {
+      if (!capabilities.apis.includes(api))
+        fail(`providers.${name}.apis`, `a provider of type ${p.type} has no "${api}" API (it may list: ${capabilities.apis.join(", ") || "nothing"})`);
+    }
+    if (p.api_version !== undefined && !capabilities.providerSettings.includes("api_version"))
+      fail(`providers.${name}.api_version`, `a provider of type ${p.type} takes no api_version (only ${typesTaking("api_version")})`);
+    if (p.region !== undefined && !capabilities.providerSettings.includes("region"))
+      fail(`providers.${name}.region`, `a provider of type ${p.type} takes no region (only ${typesTaking("region")})`);
+    const region = capabilities.providerSettings.includes("region") ? signingRegion(p.region, p.base_url, (message) => fail(`providers.${name}.region`, message)) : undefined;
+    providers.set(name, {
+      name,
+      type: p.type,
+      baseUrl: p.base_url.replace(/\/+$/, ""),
+      sharedKeys: p.keys,
+      apis: new Set(apis),
+      headers: p.headers,
+      timeoutMs: p.timeout_ms,
+      connectTimeoutMs: p.connect_timeout_ms,
+      ...(p.api_version === undefined ? {} : { apiVersion: p.api_version }),
+      ...(region === undefined ? {} : { region }),
+    });
+  }
+
+  const tiers = new Map<string, Set<string>>();
+  const tierEntries = Object.entries(file.tiers);
+  if (tierEntries.length === 0) tiers.set("default", new Set(["*"]));
+  for (const [name, tier] of tierEntries) tiers.set(name, new Set(tier.models));
+  const defaultTier = file.server.default_tier ?? (tiers.has("default") ? "default" : tiers.keys().next().value!);
+  if (!tiers.has(defaultTier)) fail("server.default_tier", `tier "${defaultTier}" is not defined under tiers`);
+
+  const models = new Map<string, ModelConfig>();
+  const groupContext: GroupContext = { providers, fail, price: (pricing, at) => buildPricing(pricing, at, fail) };
+  file.models.forEach((m, i) => {
+    const at = `models[${i}]`;
+    if (models.has(m.id)) fail(`${at}.id`, `duplicate model id "${m.id}"`);
+    const provider = baseProviderOf(m, at, groupContext);
+    const kinds = upstreams[provider.type].capabilities.kinds;
+    if (!kinds.includes(m.kind)) fail(`${at}.kind`, `the provider "${provider.name}" (type ${provider.type}) cannot serve ${m.kind} models (only ${kinds.join(", ")})`);
+    const model: ModelConfig = {
+      id: m.id,
+      kind: m.kind,
+      provider,
+      upstreamModel: m.upstream_model ?? m.id,
+      contextWindow: m.context_window ?? null,
+      maxOutputTokens: m.max_output_tokens ?? null,
+      defaultOutputTokens: m.default_output_tokens ?? Math.min(m.max_output_tokens ?? DEFAULT_OUTPUT_TOKENS, DEFAULT_OUTPUT_TOKENS),
+      modalities: m.modalities ?? defaultModalities(m.kind),
+      ...(m.prompt_caching === undefined ? {} : { promptCaching: m.prompt_caching }),
+      pricing: buildPricing(m.pricing, `${at}.pricing`, fail),
+      tiers: [...tiers].filter(([, ids]) => ids.has("*") || ids.has(m.id)).map(([name]) => name),
+    };
+    const group = buildRoutingGroup(m, at, model, groupContext);
+    models.set(m.id, group ? { ...model, group } : model);
+  });
+  for (const [name, ids] of tiers) {
+    for (const id of ids) if (id !== "*" && !models.has(id)) fail(`tiers.${name}.models`, `model "${id}" is not defined under models`);
+  }
+  const tierLimits = new Map<string, TierLimits>();
+  for (const [name, tier] of tierEntries) {
+    for (const id of Object.keys(tier.limits?.models ?? {})) {
+      const ids = tiers.get(name)!;
+      if (!models.has(id) || !(ids.has("*") || ids.has(id))) fail(`tiers.${name}.limits.models`, `model "${id}" is not a model of the tier ${name}`);
+    }
+    tierLimits.set(name, tierLimitsOf(tier.limits));
+  }
+  const server = file.server;
+  // Node refuses a headers timeout above the request timeout; say so in the config's own terms.
+  if (server.headers_timeout_ms > server.request_timeout_ms) fail("server.headers_timeout_ms", `must not exceed server.request_timeout_ms (${server.request_timeout_ms})`);
+  const connections: ConnectionLimits = {
+    headersTimeoutMs: server.headers_timeout_ms,
+    requestTimeoutMs: server.request_timeout_ms,
+    keepAliveTimeoutMs: server.keep_alive_timeout_ms,
+    maxConnections: server.max_connections,
+  };
+  const health = file.upstream_health;
+  const upstreamHealth: BreakerSettings = {
+    windowMs: health.window_ms,
+    minRequests: health.min_requests,
+    failureThreshold: health.failure_threshold,
+    openMs: health.open_ms,
+    halfOpenTrials: health.half_open_trials,
+  };
+  return {
+    bodyLimitBytes: Math.floor(server.body_limit_mb * 1024 * 1024),
+    connections,
+    signup: server.signup,
+    defaultTier,
+    providers,
+    models,
+    tiers,
+    tierLimits,
+    media: file.media,
+    upstreamHealth,
+    billing: { clampMinOutputTokens: file.billing.clamp.min_output_tokens },
+    requestLog: file.request_log.enabled
+      ? { retentionDays: file.request_log.retention_days, maxBuffered: file.request_log.max_buffered, flushIntervalMs: file.request_log.flush_interval_ms }
+      : null,
+  };
+}
+
+/** The registered types that take a provider setting, for the refusal's message. */
+function typesTaking(setting: ProviderSetting): string {
+  return Object.entries(upstreams)
+    .filter(([, descriptor]) => descriptor.capabilities.providerSettings.includes(setting))
+    .map(([type]) => type)
+    .join(", ");
+}
+
+function defaultModalities(kind: ModelKind) {
+  if (kind === "image") return { input: ["text"], output: ["image"] };
+  if (kind === "video") return { input: ["text"], output: ["video"] };
+  if (kind === "embedding") return { input: ["text"], output: ["embedding"] };
+  return { input: ["text"], output: ["text"] };
+}
+
+function buildPricing(pricing: ModelFileEntry["pricing"], at: string, fail: (field: string, message: string) => never): ModelPricing {
+  const price = (value: string | number | undefined, field: string): Nano | undefined => {
+    if (value === undefined) return undefined;
+    const nano = parseUsd(value);
+    if (nano === null || nano < 0n) return fail(`${at}.${field}`, `"${value}" is not a non-negative USD amount with at most 9 decimals`);
+    return nano;
+  };
+  const configured = pricing as Partial<Record<string, string | number>>;
+  // A price not configured takes the one its dimension defaults to (dimensions.ts priceDefault), else 0.
+  const byKey = new Map<string, Nano>();
+  const priceOfKey = (key: string): Nano => {
+    const known = byKey.get(key);
+    if (known !== undefined) return known;
+    const dimension = DIMENSIONS.find((d) => d.priceKey === key);
+    const nano = price(configured[key], key) ?? (dimension?.priceDefault ? priceOfKey(dimension.priceDefault) : 0n);
+    byKey.set(key, nano);
+    return nano;
+  };
+  const prices = {} as Record<DimensionPriceField, Nano>;
+  for (const d of DIMENSIONS) if (d.priceKey !== null && d.priceField !== null) prices[d.priceField] = priceOfKey(d.priceKey);
+  const perImage = new Map<string, Nano>();
+  for (const [key, value] of Object.entries(pricing.per_image ?? {})) perImage.set(key, price(value, `per_image.${key}`) ?? 0n);
+  const tier = pricing.long_context;
+  if (tier === undefined) return { ...prices, perImage };
+  // A tier's price not configured is the base price of the same dimension.
+  const tierPrices = {} as TokenPrices;
+  const tierConfigured = tier as Partial<Record<string, string | number>>;
+  for (const d of TOKEN_DIMENSIONS) tierPrices[d.priceField] = price(tierConfigured[d.priceKey], `long_context.${d.priceKey}`) ?? prices[d.priceField];
+  return { ...prices, perImage, longContext: { aboveInputTokens: tier.above_input_tokens, ...tierPrices } };
+}
+
+// bedrock-runtime.us-east-1.amazonaws.com, bedrock-runtime-fips.us-gov-west-1.amazonaws.com
+const AWS_REGIONAL_HOST = /^[a-z0-9-]+\.([a-z]{2}(?:-[a-z]+)+-\d{1,2})\.amazonaws\.com$/;
+
+/** The region a provider of a signing type (bedrock) signs for: its `region`, else the one its AWS base URL names. */
+function signingRegion(region: string | undefined, baseUrl: string, fail: (message: string) => never): string {
+  if (region !== undefined) return region;
+  const named = AWS_REGIONAL_HOST.exec(new URL(baseUrl).hostname);
+  return named?.[1] ?? fail("required: the base_url is not an AWS regional host such as bedrock-runtime.us-east-1.amazonaws.com");
+}

@@ -1,0 +1,73 @@
+// The typed result of loading the config (GatewayConfig and its parts) and the error a config that
+// cannot be used raises. load.ts builds it; the rest of the gateway reads it (and re-imports these
+// names from load.ts).
+import type { ConfigFile } from "./schema.js";
+import type { ModelConfig, ProviderConfig } from "./catalog.js";
+import type { BreakerSettings } from "../upstreams/health/circuit-breaker.js";
+import type { TrustedProxies } from "../http/trusted-proxies.js";
+import type { TierLimits } from "../billing/traffic-limits.js";
+import type { MetricsSettings } from "../observability/metrics.js";
+import type { TracingSettings } from "../observability/settings.js";
+import type { RequestLogSettings } from "../requestlog/settings.js";
+
+export interface GatewayConfig {
+  /** The config file read, or null when the gateway runs with an empty catalog. */
+  sourcePath: string | null;
+  /** The config's version: the SHA-256 (hex) of the file's bytes as read (of nothing without a file), as `sha256sum` prints it. */
+  version: string;
+  /**
+   * The settings a reload cannot change (the listener, the database, the secret, the metrics and
+   * breaker machinery are built once at start), each as a comparable text keyed by its config name.
+   * A reload whose file changes one of them is refused: "needs a restart" (decision 0021).
+   */
+  restartOnlySettings: Readonly<Record<string, string>>;
+  host: string;
+  port: number;
+  databaseUrl: string | null;
+  dataDir: string;
+  sqlitePath: string;
+  secret: string | null;
+  logLevel: string;
+  bodyLimitBytes: number;
+  connections: ConnectionLimits;
+  signup: "open" | "invite_only";
+  defaultTier: string;
+  /** server.public_url without a trailing slash; null: the dashboard uses the address the browser shows. */
+  publicUrl: string | null;
+  providers: ReadonlyMap<string, ProviderConfig>;
+  models: ReadonlyMap<string, ModelConfig>;
+  tiers: ReadonlyMap<string, ReadonlySet<string>>;
+  /** tiers.<tier>.limits: each tier's default rate and concurrency limits (a tier without them: none). */
+  tierLimits: ReadonlyMap<string, TierLimits>;
+  /** server.trusted_proxies: the only peers whose X-Forwarded-* headers count. */
+  trustedProxies: TrustedProxies;
+  /** The config file's `media` section as written; src/media/settings.ts fills in defaults. */
+  media: ConfigFile["media"];
+  /** The `upstream_health` section: every upstream key's circuit breaker. */
+  upstreamHealth: BreakerSettings;
+  /** The `billing` section. */
+  billing: BillingSettings;
+  /** The `request_log` section; null when request_log.enabled is false. */
+  requestLog: RequestLogSettings | null;
+  /** The `metrics` section (GET /metrics); null: no metrics are served or recorded. */
+  metrics: MetricsSettings | null;
+  /** Traces from the OTEL_* environment variables; null (the default): no tracing at all. */
+  tracing: TracingSettings | null;
+}
+
+export interface BillingSettings {
+  /** billing.clamp.min_output_tokens: the fewest output tokens a clamped request is admitted with. */
+  clampMinOutputTokens: number;
+}
+
+/** How long a client may take to send a request, how long an idle connection stays, how many at once. */
+export interface ConnectionLimits {
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
+  keepAliveTimeoutMs: number;
+  maxConnections: number;
+}
+
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}

@@ -1,0 +1,104 @@
+// The /admin/v1 operations of the OpenAPI document (admin tokens). Request schemas come from the
+// admin route modules; answers from response-schemas.ts.
+import { z } from "zod";
+import { idempotencyHeaderSchema } from "../admin/idempotency.js";
+import { accountSchemas } from "../admin/routes/accounts.js";
+import { keySchemas } from "../admin/routes/keys.js";
+import { providerKeySchemas } from "../admin/routes/provider-keys.js";
+import { configSchemas } from "../admin/routes/config.js";
+import { codeSchemas } from "../admin/routes/codes.js";
+import { usageAuditSchemas } from "../admin/routes/usage-audit.js";
+import { admin, codeWrap, created, keyWrap, ok, type OperationSpec } from "./operation-spec.js";
+import * as r from "./response-schemas.js";
+
+const accountWrap = z.object({ account: r.adminAccountViewSchema });
+
+export const ADMIN_OPERATIONS: readonly OperationSpec[] = [
+  // ---- /admin/v1 ----
+  admin({
+    method: "GET",
+    path: "/accounts",
+    summary: "List accounts (cursor paging, search)",
+    query: accountSchemas.listQuery,
+    responses: ok(r.adminPage(r.adminAccountViewSchema)),
+  }),
+  admin({ method: "POST", path: "/accounts", summary: "Create an account", body: accountSchemas.createBody, responses: created(accountWrap) }),
+  admin({ method: "GET", path: "/accounts/:id", summary: "One account", params: accountSchemas.params, responses: ok(accountWrap) }),
+  admin({ method: "PATCH", path: "/accounts/:id", summary: "Change an account", params: accountSchemas.params, body: accountSchemas.changeBody, responses: ok(accountWrap) }),
+  ...(["credit", "debit"] as const).map((kind) =>
+    admin({
+      method: "POST",
+      path: `/accounts/:id/${kind}s`,
+      summary: `${kind === "credit" ? "Credit" : "Debit"} an account (Idempotency-Key)`,
+      params: accountSchemas.params,
+      headers: idempotencyHeaderSchema,
+      body: accountSchemas.balanceBody,
+      responses: ok(z.object({ object: z.literal(kind), account: r.adminAccountViewSchema, reason: z.string() })),
+    }),
+  ),
+  admin({
+    method: "GET",
+    path: "/accounts/:id/keys",
+    summary: "An account's keys",
+    params: keySchemas.accountParams,
+    responses: ok(z.object({ object: z.literal("list"), data: z.array(r.keyViewSchema) })),
+  }),
+  admin({
+    method: "POST",
+    path: "/accounts/:id/keys",
+    summary: "Create a key (the raw key is shown once)",
+    params: keySchemas.accountParams,
+    body: keySchemas.createBody,
+    responses: created(z.object({ key: r.keyViewSchema, raw_key: z.string() })),
+  }),
+  admin({ method: "GET", path: "/keys/:id", summary: "One key", params: keySchemas.keyParams, responses: ok(keyWrap) }),
+  admin({ method: "PATCH", path: "/keys/:id", summary: "Change a key's caps and policy", params: keySchemas.keyParams, body: keySchemas.changeBody, responses: ok(keyWrap) }),
+  admin({ method: "POST", path: "/keys/:id/revoke", summary: "Revoke a key", params: keySchemas.keyParams, responses: ok(keyWrap) }),
+  admin({
+    method: "GET",
+    path: "/accounts/:id/provider-keys",
+    summary: "An account's own upstream keys (last four characters only)",
+    params: providerKeySchemas.accountParams,
+    responses: ok(z.object({ object: z.literal("list"), data: z.array(r.providerKeyViewSchema) })),
+  }),
+  admin({
+    method: "POST",
+    path: "/accounts/:id/provider-keys",
+    summary: "Add an upstream key to an account",
+    params: providerKeySchemas.accountParams,
+    body: providerKeySchemas.addBody,
+    responses: created(z.object({ provider_key: r.providerKeyViewSchema })),
+  }),
+  admin({ method: "DELETE", path: "/accounts/:id/provider-keys/:keyId", summary: "Remove an upstream key", params: providerKeySchemas.keyParams, responses: ok(r.deletedSchema) }),
+  admin({
+    method: "GET",
+    path: "/accounts/:id/usage",
+    summary: "An account's usage summary",
+    params: usageAuditSchemas.accountParams,
+    query: usageAuditSchemas.usageQuery,
+    responses: ok(r.usageSummarySchema.extend({ account_id: z.string() })),
+  }),
+  admin({ method: "GET", path: "/audit", summary: "The audit log, newest first", query: usageAuditSchemas.auditQuery, responses: ok(r.adminPage(r.auditViewSchema)) }),
+  admin({
+    method: "POST",
+    path: "/config/reload",
+    summary: "Re-read the config file and swap it in when valid (422 config_reload_refused otherwise)",
+    body: configSchemas.reloadBody,
+    responses: ok(r.configReloadSchema),
+  }),
+  admin({
+    method: "POST",
+    path: "/codes",
+    summary: "Mint redemption codes (their texts are in this answer only)",
+    body: codeSchemas.mintBody,
+    responses: created(r.mintedCodesSchema),
+  }),
+  admin({
+    method: "GET",
+    path: "/codes",
+    summary: "Redemption codes, newest first (by batch or state)",
+    query: codeSchemas.listQuery,
+    responses: ok(r.adminPage(r.codeViewSchema)),
+  }),
+  admin({ method: "POST", path: "/codes/:id/revoke", summary: "Revoke an unused redemption code", params: codeSchemas.params, responses: ok(codeWrap) }),
+];

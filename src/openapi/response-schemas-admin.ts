@@ -1,0 +1,73 @@
+// The admin views' response schemas: accounts as administrators see them, upstream keys, the audit
+// log, admin API pages, redemption codes and the config reload answer.
+import { z } from "zod";
+import { usdText, nullableIso, count } from "./response-schema-parts.js";
+import { accountViewSchema } from "./response-schemas-common.js";
+
+/** adminAccountView (admin/views.ts). */
+export const adminAccountViewSchema = accountViewSchema.extend({
+  held_usd: usdText,
+  monthly_budget_usd: usdText.nullable(),
+  monthly_token_budget: count.nullable(),
+  default_model: z.string().nullable(),
+});
+
+export const providerKeyViewSchema = z.object({ id: z.string(), account_id: z.string(), provider: z.string(), label: z.string(), last4: z.string(), created_at: nullableIso });
+
+export const auditViewSchema = z.object({
+  id: z.string(),
+  created_at: nullableIso,
+  actor: z.looseObject({ type: z.string() }),
+  action: z.string(),
+  target: z.object({ type: z.string(), id: z.string().nullable() }),
+  before: z.unknown(),
+  after: z.unknown(),
+  client_address: z.string().nullable(),
+  request_id: z.string().nullable(),
+});
+
+/** A cursor page of the admin API. */
+export function adminPage<T extends z.ZodType>(item: T) {
+  return z.object({ object: z.literal("list"), data: z.array(item), has_more: z.boolean(), next_cursor: z.string().nullable() });
+}
+
+/** codeView (admin/views.ts): a redemption code as lists show it, never its text. */
+export const codeViewSchema = z.object({
+  id: z.string(),
+  prefix: z.string(),
+  value_usd: usdText,
+  batch: z.string().nullable(),
+  note: z.string().nullable(),
+  state: z.enum(["unused", "used", "revoked", "expired"]),
+  created_by: z.string().nullable(),
+  created_at: nullableIso,
+  expires_at: nullableIso,
+  used_at: nullableIso,
+  used_by: z.string().nullable(),
+  revoked_at: nullableIso,
+});
+
+/** mintFromBody (admin/routes/codes.ts): the minted codes, each with its text (shown only here). */
+export const mintedCodesSchema = z.object({
+  object: z.literal("list"),
+  data: z.array(codeViewSchema.extend({ code: z.string().describe("The code to hand out; stored only as a hash, never shown again") })),
+});
+
+/** POST /admin/v1/config/reload when not refused (src/admin/routes/config.ts, reloadView). */
+export const configReloadSchema = z.object({
+  object: z.literal("config.reload"),
+  status: z.enum(["reloaded", "unchanged"]),
+  version: z.string(),
+  loaded_at: z.string(),
+  previous_version: z.string().optional(),
+  changes: z
+    .object({
+      models_added: z.array(z.string()),
+      models_removed: z.array(z.string()),
+      models_changed: z.array(z.string()),
+      providers_added: z.array(z.string()),
+      providers_removed: z.array(z.string()),
+      providers_changed: z.array(z.string()),
+    })
+    .optional(),
+});

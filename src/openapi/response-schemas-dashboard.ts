@@ -1,0 +1,157 @@
+// The dashboard views' response schemas: invites, usage summaries, ledger rows, upstream
+// breakers, the models page and the request log.
+import { z } from "zod";
+import { BASE_COUNT_COLUMNS, DIMENSIONS } from "../billing/dimensions.js";
+import { usdText, isoTime, nullableIso, count, summaryShape } from "./response-schema-parts.js";
+
+export const inviteViewSchema = z.object({
+  id: z.string(),
+  workspace_id: z.string(),
+  role: z.enum(["member", "admin", "owner"]),
+  state: z.enum(["used", "expired", "pending"]),
+  created_by: z.string(),
+  created_at: nullableIso,
+  expires_at: nullableIso,
+  used_at: nullableIso,
+  used_by: z.string().nullable(),
+});
+
+/** usageSummary (dashboard/usage-queries.ts). */
+export const usageSummarySchema = z.object({
+  start: isoTime,
+  end: isoTime,
+  days: count,
+  totals: z.object(summaryShape),
+  by_day: z.array(z.object({ day: z.string(), ...summaryShape })),
+  by_key: z.array(
+    z.object({
+      key_id: z.string().nullable(),
+      name: z.string().nullable(),
+      prefix: z.string().nullable(),
+      status: z.string(),
+      owner_email: z.string().nullable(),
+      ...summaryShape,
+    }),
+  ),
+  by_model: z.array(z.object({ model: z.string(), ...summaryShape })),
+});
+
+/** usageAcrossAccounts (dashboard/usage-queries.ts): every account's usage, by account, model and provider. */
+export const usageAcrossAccountsSchema = z.object({
+  start: isoTime,
+  end: isoTime,
+  days: count,
+  totals: z.object(summaryShape),
+  by_account: z.array(z.object({ account_id: z.string(), email: z.string().nullable(), ...summaryShape })),
+  by_model: z.array(z.object({ model: z.string(), ...summaryShape })),
+  by_provider: z.array(z.object({ provider: z.string(), ...summaryShape })),
+});
+
+/**
+ * ledgerRowView (dashboard/usage-queries.ts): one ledger row, with a count per pricing dimension
+ * beyond the base tokens and a cost per dimension (their names come from billing/dimensions.ts).
+ */
+export const ledgerRowViewSchema = z.object({
+  id: z.string(),
+  created_at: isoTime,
+  kind: z.string(),
+  key_id: z.string().nullable(),
+  key_name: z.string().nullable(),
+  request_id: z.string(),
+  model: z.string().nullable(),
+  provider: z.string().nullable(),
+  route: z.string().nullable(),
+  input_tokens: count,
+  cached_tokens: count,
+  output_tokens: count,
+  reasoning_tokens: count,
+  cost_usd: usdText,
+  estimated: z.boolean(),
+  note: z.string().nullable(),
+  deployment: z.string().nullable(),
+  // Named at run time, as dimensionFields names them: the view types them only as a record, so
+  // test/openapi's real answers (strict) are what checks them.
+  ...Object.fromEntries([
+    ...DIMENSIONS.flatMap((d) => (d.countColumn !== null && !BASE_COUNT_COLUMNS.has(d.countColumn) ? [[d.countColumn, count]] : [])),
+    ...DIMENSIONS.map((d) => [`${d.name}_cost_usd`, usdText]),
+    ["cache_saving_usd", usdText],
+  ]),
+});
+
+const breakerShape = {
+  state: z.enum(["closed", "open", "half_open"]),
+  cooldown_seconds: count,
+  requests: count,
+  failures: count,
+  error_rate: z.number().nullable(),
+  p50_ms: z.number().nullable(),
+  window_at: nullableIso,
+  state_changed_at: nullableIso,
+  last_error: z.string().nullable().describe('The latest upstream error on this key ("HTTP 503", "no response: ...")'),
+  last_error_at: nullableIso,
+  rate_limit_cooldown_seconds: count.describe("Seconds left of the cooldown after an upstream 429; 0 otherwise"),
+};
+
+/** upstreamStatuses (upstreams/health/upstream-status.ts): fingerprints, never keys. */
+export const upstreamStatusesSchema = z.object({
+  keys: z.array(
+    z.object({
+      provider: z.string(),
+      account_id: z.string().nullable(),
+      account_email: z.string().nullable(),
+      upstream_key_id: z.string().nullable(),
+      fingerprint: z.string(),
+      ...breakerShape,
+    }),
+  ),
+  deployments: z.array(z.object({ deployment: z.string(), provider: z.string(), ...breakerShape })),
+});
+
+const priceView = z.object({ dimension: z.string(), unit: z.enum(["token", "unit"]), counts: z.string(), variant: z.string().nullable(), usd: z.string() });
+
+/** GET /dashboard/api/models (src/dashboard/routes/model-routes.ts). */
+export const dashboardModelsSchema = z.object({
+  tier: z.string(),
+  key: z.object({ id: z.string(), name: z.string(), prefix: z.string(), allowed_models: z.array(z.string()).nullable() }).nullable(),
+  public_url: z.string().nullable(),
+  data: z.array(
+    z.object({
+      id: z.string(),
+      kind: z.string(),
+      context_window: z.number().int().nullable(),
+      max_output_tokens: z.number().int().nullable(),
+      modalities: z.object({ input: z.array(z.string()), output: z.array(z.string()) }),
+      demo: z.boolean(),
+      routing_group: z.boolean(),
+      prices: z.array(priceView),
+      long_context: z.object({ above_input_tokens: z.number().int(), prices: z.array(priceView) }).nullable(),
+    }),
+  ),
+});
+
+/** One request log row as its account sees it (src/dashboard/routes/request-log-routes.ts). */
+export const requestLogViewSchema = z.object({
+  request_id: z.string(),
+  created_at: z.string(),
+  key_id: z.string().nullable(),
+  key_name: z.string().nullable(),
+  key_prefix: z.string().nullable(),
+  method: z.string(),
+  route: z.string(),
+  model: z.string().nullable(),
+  deployment: z.string().nullable(),
+  status: z.number().int(),
+  error_type: z.string().nullable(),
+  latency_ms: z.number().nullable(),
+  first_byte_ms: z.number().nullable(),
+  attempts: z.number().int().nullable(),
+  input_tokens: z.number().int().nullable(),
+  cached_tokens: z.number().int().nullable(),
+  output_tokens: z.number().int().nullable(),
+  reasoning_tokens: z.number().int().nullable(),
+  cost_usd: z.string().nullable(),
+  estimated: z.boolean().nullable(),
+});
+
+/** An administrator's request log row: also the account and the provider. */
+export const adminRequestLogViewSchema = requestLogViewSchema.extend({ account_id: z.string().nullable(), provider: z.string().nullable() });
