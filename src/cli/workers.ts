@@ -163,7 +163,7 @@ class Supervisor {
 
   #onExit(worker: Worker, code: number | null, signal: string | null): void {
     this.#live.delete(worker);
-    void this.#metrics.onExit(worker);
+    this.#metrics.onExit(worker);
     this.#listening.delete(worker);
     const how = signal ? `signal ${signal}` : `code ${code}`;
     if (this.#phase === "stopping") {

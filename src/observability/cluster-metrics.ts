@@ -136,8 +136,9 @@ function cumulativeOnly(metrics: MetricsJson): MetricsJson {
 export class PrimaryMetricsAggregator {
   readonly #last = new Map<Worker, MetricsJson>();
   readonly #collecting = new Map<number, { answers: Map<Worker, MetricsJson>; expected: Set<Worker>; done: () => void }>();
-  /** Summed counters and histograms of workers that have exited. */
-  #retired: MetricsJson = [];
+  /** The counters and histograms of workers that have exited, as they last reported them (folded now and then). */
+  #retired: MetricsJson[] = [];
+  #folding = false;
   #nextId = 0;
   #aggregate: AggregateFn | null = null;
 
@@ -159,13 +160,11 @@ export class PrimaryMetricsAggregator {
     if (collecting.answers.size === collecting.expected.size) collecting.done();
   }
 
-  /** A worker exited: what it last reported stays counted. */
-  async onExit(worker: Worker): Promise<void> {
+  /** A worker exited: what it last reported stays counted (synchronously: no scrape can miss it). */
+  onExit(worker: Worker): void {
     const last = this.#last.get(worker);
     this.#last.delete(worker);
-    if (!last) return;
-    const aggregate = await this.#aggregator();
-    this.#retired = (await aggregate([this.#retired, cumulativeOnly(last)]).getMetricsAsJSON()) as unknown as MetricsJson;
+    if (last) this.#retired.push(cumulativeOnly(last));
   }
 
   /** The exposition of every worker (same content type as a single process's). */
@@ -191,7 +190,7 @@ export class PrimaryMetricsAggregator {
       }
     });
     this.#collecting.delete(id);
-    const parts: MetricsJson[] = [this.#retired];
+    const parts: MetricsJson[] = [...this.#retired];
     for (const worker of expected) {
       const answer = answers.get(worker);
       if (answer) parts.push(answer);
@@ -209,7 +208,22 @@ export class PrimaryMetricsAggregator {
         values: [{ labels: {}, value: answers.size }],
       },
     ]);
-    return aggregate(parts).metrics();
+    const text = await aggregate(parts).metrics();
+    await this.#foldRetired(aggregate);
+    return text;
+  }
+
+  /** Many restarts: the exited workers' answers become one (those pushed meanwhile stay after it). */
+  async #foldRetired(aggregate: AggregateFn): Promise<void> {
+    const folded = this.#retired.length;
+    if (folded <= 4 || this.#folding) return;
+    this.#folding = true;
+    try {
+      const one = (await aggregate(this.#retired.slice(0, folded)).getMetricsAsJSON()) as unknown as MetricsJson;
+      this.#retired = [one, ...this.#retired.slice(folded)];
+    } finally {
+      this.#folding = false;
+    }
   }
 
   #reply(worker: Worker, message: PrimaryMetricsMessage): void {

@@ -74,11 +74,20 @@ describe("PrimaryMetricsAggregator", () => {
     expect(seriesOf(late, "process_resident_memory_bytes")).toEqual([{ worker: "1" }]);
 
     // b exits: what it last reported stays in the sum; a replacement starts from zero.
-    await aggregator.onExit(b.worker);
+    aggregator.onExit(b.worker);
     const c = fakeWorker(3, 2, 0);
     c.attach(aggregator);
     const after = await scrapeThrough(aggregator, a, [a, c]);
     expect(valueOf(after, "gateway_requests_total")).toBe(6 + 7 + 2);
     expect(valueOf(after, "gateway_workers_reporting")).toBe(2);
+
+    // Many restarts: the exited workers' counters are folded into one, still all counted.
+    for (let id = 4; id < 10; id++) {
+      const short = fakeWorker(id, 10, 0);
+      short.attach(aggregator);
+      await scrapeThrough(aggregator, a, [a, short]);
+      aggregator.onExit(short.worker);
+    }
+    for (let i = 0; i < 2; i++) expect(valueOf(await scrapeThrough(aggregator, a, [a, c]), "gateway_requests_total")).toBe(6 + 7 + 2 + 60);
   });
 });
