@@ -28,6 +28,7 @@ import { openStore, type Store } from "./store/index.js";
 import type { AuditActor } from "./store/audit-store.js";
 import { UpstreamHealth } from "./upstreams/health/upstream-health.js";
 import type { GatewayMetrics } from "./observability/metrics.js";
+import type { WorkerMetricsLink } from "./observability/cluster-metrics.js";
 import { registerMetricsRoutes, startMetricsListener } from "./observability/metrics-routes.js";
 import { registerOpenApiRoutes } from "./openapi/routes.js";
 import type { Tracing } from "./observability/tracing.js";
@@ -79,6 +80,8 @@ export interface AppOptions {
    * at a line and stays within PIPE_BUF, so the kernel never interleaves two processes' lines.
    */
   sharedStdout?: boolean;
+  /** A cluster worker's link to the primary: a scrape then reports every worker (cluster-metrics.ts). */
+  clusterMetrics?: WorkerMetricsLink;
 }
 
 export async function createApp(config: GatewayConfig, options: AppOptions = {}): Promise<App> {
@@ -96,15 +99,20 @@ export async function createApp(config: GatewayConfig, options: AppOptions = {})
   // prom-client and the OpenTelemetry SDK are loaded only when configured: a gateway without them
   // neither loads nor starts them (decision 0018).
   const metrics: GatewayMetrics | null = config.metrics
-    ? new (await import("./observability/metrics.js")).GatewayMetrics(config.metrics, {
-        breakerStates: () => health.stateCounts(),
-        keysCoolingDown: (): number => rotation.coolingDown(),
-        settlementRetriesPending: (): number => settlementRetries.pending,
-        holdsOutstanding: async () => countHolds(store),
-        // Only with the request log on: no series for a log that is not there.
-        ...(config.requestLog && { requestLogDropped: (): number => requestLog?.droppedTotal ?? 0 }),
-      })
+    ? new (await import("./observability/metrics.js")).GatewayMetrics(
+        config.metrics,
+        {
+          breakerStates: () => health.stateCounts(),
+          keysCoolingDown: (): number => rotation.coolingDown(),
+          settlementRetriesPending: (): number => settlementRetries.pending,
+          holdsOutstanding: async () => countHolds(store),
+          // Only with the request log on: no series for a log that is not there.
+          ...(config.requestLog && { requestLogDropped: (): number => requestLog?.droppedTotal ?? 0 }),
+        },
+        options.clusterMetrics && (() => options.clusterMetrics!.exposeAll()),
+      )
     : null;
+  if (options.clusterMetrics && metrics) options.clusterMetrics.registry = metrics.registry;
   const dialect = store.handle.dialect;
   // Written behind the request path (ADR 0023): the request path only appends to its buffer.
   const requestLog: RequestLog | null = config.requestLog ? new RequestLog(store.handle, config.requestLog, logger, now) : null;

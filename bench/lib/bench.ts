@@ -31,7 +31,10 @@ export type TargetName =
   | "ours-pg"
   | "ours-pg-nobill"
   | "ours-pg-limits"
-  | "peer";
+  | "peer"
+  | "floor-2p"
+  | "ours-sqlite-2w"
+  | "ours-pg-2w";
 export type Mode = "buffered" | "stream";
 
 export const TARGET_LABELS: Record<TargetName, string> = {
@@ -46,7 +49,28 @@ export const TARGET_LABELS: Record<TargetName, string> = {
   "ours-pg-nobill": "ours, PostgreSQL, billing off",
   "ours-pg-limits": "ours, PostgreSQL, billing on, limits enabled",
   peer: "peer (Portkey gateway)",
+  "floor-2p": "floor: minimal Node.js proxy, 2 processes",
+  "ours-sqlite-2w": "ours, SQLite, billing on, 2 workers",
+  "ours-pg-2w": "ours, PostgreSQL, billing on, 2 workers",
 };
+
+/**
+ * Several processes behind one port (`serve --workers 2`, and the floor's 2 processes as the ceiling
+ * this machine leaves): measured for maximum throughput only (after a 1 s warm-up), where the ratio
+ * to one process is the question; their RSS figures are the largest worker's.
+ */
+export const CLUSTER_TARGETS: readonly TargetName[] = ["floor-2p", "ours-sqlite-2w", "ours-pg-2w"];
+
+/** BENCH_TARGETS=a,b,c: only these targets (plus direct, which every comparison needs). */
+function selectTargets(names: TargetName[]): TargetName[] {
+  const wanted = process.env.BENCH_TARGETS?.split(",")
+    .map((n) => n.trim())
+    .filter(Boolean);
+  if (!wanted || wanted.length === 0) return names;
+  const unknown = wanted.filter((n) => !names.includes(n as TargetName));
+  if (unknown.length > 0) throw new Error(`BENCH_TARGETS: unknown or unavailable target(s) ${unknown.join(", ")}; available: ${names.join(", ")}`);
+  return names.filter((n) => n === "direct" || wanted.includes(n));
+}
 
 export interface BenchOptions {
   /** ~1 minute smoke run: one repetition, short runs, no leak check. */
@@ -94,6 +118,8 @@ interface ProcStats {
   rss: number;
   peakRss: number;
   memory: NodeJS.MemoryUsage;
+  /** Cluster targets on SQLite (servers/gateway-cluster.ts). */
+  sqliteBusyRetries?: number;
 }
 
 interface Target {
@@ -122,6 +148,10 @@ export interface ThroughputRun {
   result: WrkResult;
   cpuMicrosPerRequest: number | null;
   peakRss: number | null;
+  /** The target's CPU over the run in cores (CPU time / wall time; every process of a cluster target). */
+  cpuCores?: number | null;
+  /** SQLite billing batches that found another worker holding the write lock (cluster targets on SQLite). */
+  sqliteBusyRetries?: number | null;
 }
 
 export interface LeakCheck {
@@ -172,6 +202,7 @@ export interface BenchResults {
 
 export const MOCK_SCRIPT = join(benchDir, "servers", "mock-upstream.ts");
 export const FLOOR_SCRIPT = join(benchDir, "servers", "minimal-proxy.ts");
+export const GATEWAY_CLUSTER_SCRIPT = join(benchDir, ".build", "bench", "servers", "gateway-cluster.js");
 // Our gateway runs compiled, as `gateway serve` does in production (dist/): under the tsx loader
 // its RSS would be ~55 MiB higher (the loader's worker thread and caches).
 export const GATEWAY_SCRIPT = join(benchDir, ".build", "bench", "servers", "gateway.js");
@@ -230,9 +261,11 @@ export async function startOurGateway(
     nodeFlags?: string[];
     env?: NodeJS.ProcessEnv;
     stdout?: "ignore" | "inherit";
+    /** GATEWAY_CLUSTER_SCRIPT: `serve --workers N` (BENCH_WORKERS in env); default one process. */
+    script?: string;
   },
 ): Promise<OurGateway> {
-  const child = forkChild(name, GATEWAY_SCRIPT, {
+  const child = forkChild(name, options.script ?? GATEWAY_SCRIPT, {
     execArgv: [...SERVER_NODE_FLAGS, ...(options.nodeFlags ?? [])],
     env: {
       ...SERVER_ENV,
@@ -329,19 +362,24 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchResults
     if (!smoke && options.postgres !== false && !usePostgres) notes.push(`PostgreSQL not reachable at ${adminUrl.replace(/\/\/[^@]*@/, "//")}: PostgreSQL figures not measured.`);
     const usePeer = !smoke && options.peer !== false;
 
-    const names: TargetName[] = smoke
-      ? ["direct", "ours-sqlite", "ours-sqlite-metrics", "ours-sqlite-nolog"]
-      : [
-          "direct",
-          "floor",
-          "ours-sqlite",
-          "ours-sqlite-metrics",
-          "ours-sqlite-nolog",
-          "ours-sqlite-nobill",
-          "ours-sqlite-limits",
-          ...(usePostgres ? (["ours-pg", "ours-pg-nobill", "ours-pg-limits"] as const) : []),
-          ...(usePeer ? (["peer"] as const) : []),
-        ];
+    const names: TargetName[] = selectTargets(
+      smoke
+        ? ["direct", "ours-sqlite", "ours-sqlite-metrics", "ours-sqlite-nolog"]
+        : [
+            "direct",
+            "floor",
+            "ours-sqlite",
+            "ours-sqlite-metrics",
+            "ours-sqlite-nolog",
+            "ours-sqlite-nobill",
+            "ours-sqlite-limits",
+            ...(usePostgres ? (["ours-pg", "ours-pg-nobill", "ours-pg-limits"] as const) : []),
+            ...(usePeer ? (["peer"] as const) : []),
+            "floor-2p",
+            "ours-sqlite-2w",
+            ...(usePostgres ? (["ours-pg-2w"] as const) : []),
+          ],
+    );
     const targets = new Map<TargetName, Target>();
     targets.set("direct", {
       name: "direct",
@@ -368,7 +406,7 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchResults
       notes.push(buildWarning);
     }
     log(`bench: starting gateways: ${names.filter((n) => n !== "direct").join(", ")}`);
-    await startOurs("ours-sqlite", true, null);
+    if (names.includes("ours-sqlite")) await startOurs("ours-sqlite", true, null);
     // The same gateway with GET /metrics configured (every request recorded) and tracing off (no OTEL_*).
     if (names.includes("ours-sqlite-metrics")) await startOurs("ours-sqlite-metrics", true, null, false, { BENCH_METRICS: "on", OTEL_TRACES_EXPORTER: "" });
     // The same gateway with the request log off: what writing it costs (every other target logs).
@@ -378,6 +416,18 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchResults
     if (names.includes("ours-pg")) await startOurs("ours-pg", true, await newDatabase());
     if (names.includes("ours-pg-nobill")) await startOurs("ours-pg-nobill", false, await newDatabase());
     if (names.includes("ours-pg-limits")) await startOurs("ours-pg-limits", true, await newDatabase(), true);
+    // `gateway serve --workers 2` itself (servers/gateway-cluster.ts), billing on.
+    const startCluster = async (name: TargetName, databaseUrl: string | null): Promise<void> => {
+      const gateway = await startOurGateway(name, { mockUrl, billing: "on", databaseUrl, nodeFlags: ["--expose-gc"], script: GATEWAY_CLUSTER_SCRIPT, env: { BENCH_WORKERS: "2" } });
+      targets.set(name, { name, ...gateway });
+    };
+    if (names.includes("ours-sqlite-2w")) await startCluster("ours-sqlite-2w", null);
+    if (names.includes("ours-pg-2w")) await startCluster("ours-pg-2w", await newDatabase());
+    if (names.includes("floor-2p")) {
+      const child = forkChild("floor-2p", FLOOR_SCRIPT, { env: { BENCH_MOCK_URL: mockUrl, BENCH_FLOOR_PROCESSES: "2" } });
+      const ready = await waitForMessage(child, isType<{ type: "ready"; port: number }>("ready"), 30_000);
+      targets.set("floor-2p", { name: "floor-2p", url: `http://127.0.0.1:${ready.port}/v1/chat/completions`, headers: { "content-type": "application/json" }, child });
+    }
     if (names.includes("floor")) {
       // What Node.js, loopback TCP and one more process hop cost here (servers/minimal-proxy.ts).
       const child = forkChild("floor", FLOOR_SCRIPT, { env: { BENCH_MOCK_URL: mockUrl } });
@@ -459,30 +509,39 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchResults
       return { result, cpu: cpu / Math.max(1, result.sent), peak: after.peakRss };
     };
 
-    const closedLoop = async (target: Target, mode: Mode, seconds: number): Promise<{ result: WrkResult; cpu: number | null; peak: number | null }> => {
+    const closedLoop = async (
+      target: Target,
+      mode: Mode,
+      seconds: number,
+    ): Promise<{ result: WrkResult; cpu: number | null; peak: number | null; cores: number | null; busy: number | null }> => {
       const script = writeWrkScript(requestBody(mode === "stream"), target.headers);
       const before = target.child ? await ask<ProcStats & { type: string }>(target.child, "stats") : null;
       if (target.child) await ask(target.child, "reset-peak");
+      const started = performance.now();
       const result = await runWrk(target.url, script, { connections: plan.wrkConnections, threads: 1, durationS: seconds });
+      const wallMicros = (performance.now() - started) * 1000;
       if (result.non2xx + result.errors > 0) notes.push(`${target.name} ${mode} wrk: ${result.non2xx} non-2xx, ${result.errors} socket errors`);
-      if (!target.child || !before) return { result, cpu: null, peak: null };
+      if (!target.child || !before) return { result, cpu: null, peak: null, cores: null, busy: null };
       const after = await ask<ProcStats & { type: string }>(target.child, "stats");
       const cpu = after.cpu.user + after.cpu.system - (before.cpu.user + before.cpu.system);
-      return { result, cpu: cpu / Math.max(1, result.requests), peak: after.peakRss };
+      const busy = after.sqliteBusyRetries !== undefined && before.sqliteBusyRetries !== undefined ? after.sqliteBusyRetries - before.sqliteBusyRetries : null;
+      return { result, cpu: cpu / Math.max(1, result.requests), peak: after.peakRss, cores: cpu / wallMicros, busy };
     };
 
     // ---- warm-up (JIT, connection pools, SQLite pages): not recorded ----------------------------
     if (plan.warmupSeconds > 0) {
       log("bench: warm-up");
       const keep = notes.length;
-      for (const name of names) for (const mode of ["buffered", "stream"] as const) await openLoop(targets.get(name)!, mode, 500, plan.warmupSeconds * 1000, 0);
+      for (const name of names)
+        for (const mode of ["buffered", "stream"] as const)
+          await openLoop(targets.get(name)!, mode, 500, (CLUSTER_TARGETS.includes(name) ? Math.min(1, plan.warmupSeconds) : plan.warmupSeconds) * 1000, 0);
       notes.length = keep; // errors while warming up are not results
     }
 
     // ---- latency at fixed rates, interleaved ---------------------------------------------------
     const latency: LatencyRun[] = [];
     const latencyTargets = (rate: number): TargetName[] =>
-      names.filter((n) => ["direct", "floor", "ours-sqlite", "ours-sqlite-metrics", "peer"].includes(n) || rate === Math.max(...plan.rates));
+      names.filter((n) => !CLUSTER_TARGETS.includes(n) && (["direct", "floor", "ours-sqlite", "ours-sqlite-metrics", "peer"].includes(n) || rate === Math.max(...plan.rates)));
     for (let rep = 1; rep <= plan.reps; rep++) {
       for (const mode of ["buffered", "stream"] as const) {
         for (const rate of plan.rates) {
@@ -500,11 +559,12 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchResults
     if (wrk.ok) {
       for (let rep = 1; rep <= plan.reps; rep++) {
         for (const mode of ["buffered", "stream"] as const) {
-          const list = mode === "buffered" ? names : names.filter((n) => ["direct", "floor", "ours-sqlite", "ours-sqlite-nolog", "ours-pg", "peer"].includes(n));
+          const list =
+            mode === "buffered" ? names : names.filter((n) => ["direct", "floor", "ours-sqlite", "ours-sqlite-nolog", "ours-pg", "peer", ...CLUSTER_TARGETS].includes(n));
           for (const name of list) {
             log(`bench: throughput rep ${rep}/${plan.reps} ${mode} ${name} (wrk, ${plan.wrkConnections} connections, ${plan.wrkSeconds}s)`);
-            const { result, cpu, peak } = await closedLoop(targets.get(name)!, mode, plan.wrkSeconds);
-            throughput.push({ rep, target: name, mode, result, cpuMicrosPerRequest: cpu, peakRss: peak });
+            const { result, cpu, peak, cores, busy } = await closedLoop(targets.get(name)!, mode, plan.wrkSeconds);
+            throughput.push({ rep, target: name, mode, result, cpuMicrosPerRequest: cpu, peakRss: peak, cpuCores: cores, sqliteBusyRetries: busy });
           }
         }
       }
@@ -512,7 +572,7 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchResults
 
     // ---- leak check: RSS, heap and external memory over a long run at the 1,000 req/s of the targets --
     let leak: LeakCheck | null = null;
-    if (plan.leakSeconds > 0) {
+    if (plan.leakSeconds > 0 && names.includes("ours-sqlite")) {
       const target = targets.get("ours-sqlite")!;
       const child = target.child!;
       log(`bench: leak check, ${plan.leakSeconds}s at ${plan.leakRate}/s buffered+stream alternating on ours-sqlite`);
@@ -575,7 +635,7 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchResults
     const requestLog: NonNullable<BenchResults["requestLog"]> = {};
     for (const name of names) {
       const child = targets.get(name)!.child;
-      if (!child || name === "floor" || name === "peer") continue;
+      if (!child || name.startsWith("floor") || name === "peer") continue;
       const counts = (await ask<{ type: string; counts: RequestLogCounts | null }>(child, "request-log", 30_000)).counts;
       requestLog[name] = counts;
       if (counts !== null && counts.dropped > 0) notes.push(`${name}: the request log dropped ${counts.dropped} entries (wrote ${counts.written}).`);

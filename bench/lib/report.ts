@@ -1,5 +1,5 @@
 // Turns the raw runs into medians, comparisons and the target verdicts, as JSON and Markdown.
-import { TARGET_LABELS, type BenchResults, type Mode, type TargetName } from "./bench.js";
+import { CLUSTER_TARGETS, TARGET_LABELS, type BenchResults, type Mode, type TargetName } from "./bench.js";
 import { median } from "./stats.js";
 
 export type Status = "met" | "missed" | "not measured";
@@ -44,6 +44,10 @@ export interface ThroughputRow {
   peakRssMiB: number | null;
   wrkP50: number;
   wrkP99: number;
+  /** Median CPU of the target's processes over a run, in cores (null: not measured, e.g. direct). */
+  cpuCores: number | null;
+  /** Median per run of SQLite billing batches that found another worker holding the write lock (cluster on SQLite). */
+  sqliteBusyRetries: number | null;
 }
 
 export interface Summary {
@@ -129,6 +133,8 @@ export function summarizeResults(r: BenchResults): Summary {
       peakRssMiB: mib(maxOf(runs.map((x) => x.peakRss))),
       wrkP50: median(runs.map((x) => x.result.p50)),
       wrkP99: median(runs.map((x) => x.result.p99)),
+      cpuCores: medianOrNull(runs.map((x) => x.cpuCores ?? null)),
+      sqliteBusyRetries: medianOrNull(runs.map((x) => x.sqliteBusyRetries ?? null)),
     });
   }
   const rps = (target: TargetName, mode: Mode) => throughput.find((t) => t.target === target && t.mode === mode)?.rps ?? null;
@@ -145,6 +151,12 @@ export function summarizeResults(r: BenchResults): Summary {
     "PostgreSQL/SQLite (billing on)": ratio(rps("ours-pg", "buffered"), rps("ours-sqlite", "buffered")),
     "SQLite limits on/off (billing on)": ratio(rps("ours-sqlite-limits", "buffered"), rps("ours-sqlite", "buffered")),
     "PostgreSQL limits on/off (billing on)": ratio(rps("ours-pg-limits", "buffered"), rps("ours-pg", "buffered")),
+    "SQLite 2 workers / 1 worker (buffered)": ratio(rps("ours-sqlite-2w", "buffered"), rps("ours-sqlite", "buffered")),
+    "SQLite 2 workers / 1 worker (stream)": ratio(rps("ours-sqlite-2w", "stream"), rps("ours-sqlite", "stream")),
+    "PostgreSQL 2 workers / 1 worker (buffered)": ratio(rps("ours-pg-2w", "buffered"), rps("ours-pg", "buffered")),
+    "PostgreSQL 2 workers / 1 worker (stream)": ratio(rps("ours-pg-2w", "stream"), rps("ours-pg", "stream")),
+    "floor 2 processes / 1 process (buffered)": ratio(rps("floor-2p", "buffered"), rps("floor", "buffered")),
+    "floor 2 processes / 1 process (stream)": ratio(rps("floor-2p", "stream"), rps("floor", "stream")),
   };
 
   const peakOf = (target: TargetName) =>
@@ -218,10 +230,39 @@ export function summarizeResults(r: BenchResults): Summary {
   );
   judge("Maximum throughput (buffered, SQLite, billing on): request log on / off", "≥ 0.97×", ratios["SQLite request log on/off (buffered)"] ?? null, (v) => v >= 0.97, x);
   judge("PostgreSQL throughput / SQLite throughput (billing on)", "≥ 0.5×", ratios["PostgreSQL/SQLite (billing on)"] ?? null, (v) => v >= 0.5, x);
+  // Several workers: the ratio to one worker, read against what two processes of the floor gain on the
+  // same cores (wrk and the mock share them) and the CPU the gateway's processes got during the runs.
+  const cores = (target: TargetName, mode: Mode) => throughput.find((t) => t.target === target && t.mode === mode)?.cpuCores ?? null;
+  for (const [database, one, two] of [
+    ["SQLite", "ours-sqlite", "ours-sqlite-2w"],
+    ["PostgreSQL", "ours-pg", "ours-pg-2w"],
+  ] as const) {
+    for (const mode of ["buffered", "stream"] as const) {
+      const floorRatio = ratios[`floor 2 processes / 1 process (${mode})`] ?? null;
+      const note = `gateway CPU ${f2(cores(one, mode))} → ${f2(cores(two, mode))} cores; the floor's 2 processes / 1: ${floorRatio === null ? "—" : x(floorRatio)}`;
+      judge(
+        `Maximum throughput (${mode === "buffered" ? "buffered" : "streaming"}, ${database}, billing on): 2 workers / 1 worker`,
+        "≥ 1.6×",
+        ratios[`${database} 2 workers / 1 worker (${mode})`] ?? null,
+        (v) => v >= 1.6,
+        x,
+        note,
+      );
+    }
+  }
+  const perWorkerPeak = maxOf(memory.filter((m) => m.target === "ours-sqlite-2w" || m.target === "ours-pg-2w").map((m) => m.peakMiB));
+  judge(
+    "Resident memory per worker under load, 2 workers (peak of the largest worker)",
+    "≤ 150 MiB",
+    perWorkerPeak,
+    (v) => v <= 150,
+    (v) => `${v.toFixed(1)} MiB`,
+  );
   return { latency, throughput, ratios, memory, leak, verdicts };
 }
 
 const f1 = (v: number | null | undefined) => (v == null || !Number.isFinite(v) ? "—" : v.toFixed(1));
+const f2 = (v: number | null | undefined) => (v == null || !Number.isFinite(v) ? "—" : v.toFixed(2));
 const f0 = (v: number | null | undefined) => (v == null || !Number.isFinite(v) ? "—" : Math.round(v).toLocaleString("en-US"));
 const msf = (us: number | null | undefined) => (us == null || !Number.isFinite(us) ? "—" : (us / 1000).toFixed(3));
 const signed = (us: number | null | undefined) => (us == null || !Number.isFinite(us) ? "—" : `${us >= 0 ? "+" : ""}${(us / 1000).toFixed(3)}`);
@@ -268,10 +309,19 @@ export function renderMarkdown(r: BenchResults, s: Summary): string {
 
   if (s.throughput.length) {
     out.push(`## Maximum throughput (wrk, ${p.wrkConnections} connections, closed loop)`, "");
-    out.push("| mode | target | req/s (median) | runs | gateway CPU µs/req | peak RSS MiB | wrk p50 ms | wrk p99 ms |", "|---|---|---|---|---|---|---|---|");
+    out.push(
+      "| mode | target | req/s (median) | runs | gateway CPU µs/req | gateway CPU cores | peak RSS MiB | wrk p50 ms | wrk p99 ms |",
+      "|---|---|---|---|---|---|---|---|---|",
+    );
     for (const x of [...s.throughput].sort((a, b) => a.mode.localeCompare(b.mode) || order(a.target) - order(b.target)))
       out.push(
-        `| ${x.mode} | ${TARGET_LABELS[x.target]} | ${f0(x.rps)} | ${x.rpsRuns.join(", ")} | ${f0(x.cpuMicrosPerRequest)} | ${f1(x.peakRssMiB)} | ${msf(x.wrkP50)} | ${msf(x.wrkP99)} |`,
+        `| ${x.mode} | ${TARGET_LABELS[x.target]} | ${f0(x.rps)} | ${x.rpsRuns.join(", ")} | ${f0(x.cpuMicrosPerRequest)} | ${f2(x.cpuCores)} | ${f1(x.peakRssMiB)}${CLUSTER_TARGETS.includes(x.target) ? " (per process)" : ""} | ${msf(x.wrkP50)} | ${msf(x.wrkP99)} |`,
+      );
+    const busy = s.throughput.filter((x) => x.sqliteBusyRetries !== null && x.target === "ours-sqlite-2w");
+    if (busy.length > 0)
+      out.push(
+        "",
+        `SQLite with 2 workers: billing batches that found the other worker holding the write lock (and retried 1 ms later), median per run: ${busy.map((x) => `${x.mode} ${f0(x.sqliteBusyRetries)} (of ${f0(x.rps * p.wrkSeconds)} requests)`).join(", ")}.`,
       );
     out.push("", "| ratio | value |", "|---|---|");
     for (const [name, value] of Object.entries(s.ratios)) out.push(`| ${name} | ${value === null ? "—" : `${value.toFixed(2)}×`} |`);
@@ -320,6 +370,9 @@ const ORDER: TargetName[] = [
   "ours-pg-nobill",
   "ours-pg-limits",
   "peer",
+  "floor-2p",
+  "ours-sqlite-2w",
+  "ours-pg-2w",
 ];
 function order(t: TargetName): number {
   return ORDER.indexOf(t);

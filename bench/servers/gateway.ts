@@ -6,12 +6,10 @@
 //
 // Bench-only IPC (no HTTP route): {type:"stats"} answers this process's process.cpuUsage(), RSS and
 // the peak RSS sampled every 50 ms since the last {type:"reset-peak"}.
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import SqliteDatabase from "better-sqlite3";
-import { tmpdir } from "node:os";
 import { Session } from "node:inspector";
 import { constants as perfConstants, monitorEventLoopDelay, PerformanceObserver, type PerformanceEntry } from "node:perf_hooks";
-import { join } from "node:path";
 import { setFlagsFromString } from "node:v8";
 import { createApp } from "../../src/app.js";
 import { tuneHeapForServing } from "../../src/cli/heap.js";
@@ -19,7 +17,7 @@ import type { Billing, Charge, Hold } from "../../src/billing/types.js";
 import { loadConfig } from "../../src/config/load.js";
 import { parseUsd } from "../../src/core/money.js";
 import { closeUpstreamAgent } from "../../src/providers/upstream-client.js";
-import { BENCH_MODEL } from "../lib/constants.js";
+import { writeBenchConfig } from "./bench-config.js";
 
 const mockUrl = process.env.BENCH_MOCK_URL;
 if (!mockUrl) throw new Error("BENCH_MOCK_URL is required");
@@ -33,43 +31,7 @@ const metricsOn = process.env.BENCH_METRICS === "on";
 // BENCH_REQUEST_LOG=off: the request log turned off (it is on by default, as in production).
 const requestLogOff = process.env.BENCH_REQUEST_LOG === "off";
 
-const dir = mkdtempSync(join(tmpdir(), "gw-bench-"));
-const configPath = join(dir, "gateway.config.yaml");
-writeFileSync(
-  configPath,
-  `
-providers:
-  mockai:
-    type: openai
-    base_url: "${mockUrl}/v1"
-    keys: ["sk-bench-upstream-key-000000000001"]
-    apis: [chat]
-models:
-  - id: ${BENCH_MODEL}
-    kind: chat
-    provider: mockai
-    upstream_model: upstream-gpt
-    context_window: 128000
-    max_output_tokens: 4096
-    default_output_tokens: 256
-    pricing: { input_per_mtok: "1.00", cached_input_per_mtok: "0.50", output_per_mtok: "2.00" }
-tiers:
-  standard: { models: [${BENCH_MODEL}] }
-server:
-  default_tier: standard
-${metricsOn ? "metrics:\n  token_env: BENCH_METRICS_TOKEN\n" : ""}${requestLogOff ? "request_log:\n  enabled: false\n" : ""}`,
-);
-
-const env: NodeJS.ProcessEnv = {
-  GATEWAY_CONFIG: configPath,
-  GATEWAY_DATA_DIR: join(dir, "data"),
-  GATEWAY_SECRET: "bench-secret-0123456789abcdefghijklmnop",
-  PORT: "0",
-  HOST: "127.0.0.1",
-  LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "info",
-  ...(metricsOn ? { BENCH_METRICS_TOKEN: "bench-metrics-token-0123456789" } : {}),
-  ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
-};
+const { dir, env } = writeBenchConfig({ mockUrl, metricsOn, requestLogOff });
 // Bench-only experiment (BENCH_EXPERIMENT=stmt-cache), never a production path: memoize
 // better-sqlite3 prepared statements by SQL text, to measure what a statement cache in the store
 // would save (Kysely's SQLite driver prepares every statement again on every query).

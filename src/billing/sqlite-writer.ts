@@ -83,6 +83,13 @@ const ROLLBACK = new Statement<never>("rollback");
 /** How long after a SQLITE_BUSY the batch's BEGIN is tried again (a timer tick). */
 const BUSY_RETRY_MS = 1;
 
+/** Batches of this process that found the write lock taken and waited (another process was writing). */
+let busyRetries = 0;
+/** How often a batch of this process found another process holding the write lock (bench/README.md, several workers). */
+export function sqliteBusyRetries(): number {
+  return busyRetries;
+}
+
 export class SqliteWriter {
   #queue: Pending[] = [];
   #scheduled = false;
@@ -151,6 +158,7 @@ export class SqliteWriter {
 
   /** The write lock was taken: the batch waits at the head of the queue, the event loop goes on. */
   #retryLater(batch: Pending[]): void {
+    busyRetries += 1;
     const now = performance.now();
     this.#busySince ??= now;
     if (now - this.#busySince >= this.#busyTimeoutMs) {

@@ -12,6 +12,7 @@ import { tuneHeapForServing } from "./heap.js";
 import type { CliIo } from "./io.js";
 import { printStartBanner, SHUTDOWN_DEADLINE_MS, type PrimaryMessage, type WorkerMessage } from "./serve-common.js";
 import { superviseWorkers } from "./workers.js";
+import { WorkerMetricsLink } from "../observability/cluster-metrics.js";
 
 export async function serve(config: GatewayConfig, io: CliIo, workers = 1): Promise<void> {
   // A forked worker runs the same command line: it serves; only the primary supervises.
@@ -84,7 +85,16 @@ async function runUntilStopped(app: App, io: CliIo, onStopping: () => void, asWo
 async function serveWorker(config: GatewayConfig, io: CliIo): Promise<void> {
   const worker = cluster.worker!;
   tuneHeapForServing(setFlagsFromString);
-  const app = await createApp(config, { reload: () => loadConfig(io.env, io.cwd), logFields: { worker: worker.id }, sharedStdout: true });
+  // A scrape reports every worker: the primary collects their registries (observability/cluster-metrics.ts).
+  // Answered until the worker exits, draining included: its counters belong in the server's.
+  const metricsLink = new WorkerMetricsLink(worker.id, send);
+  worker.on("message", (message: PrimaryMessage) => metricsLink.onMessage(message ?? {}));
+  const app = await createApp(config, {
+    reload: () => loadConfig(io.env, io.cwd),
+    logFields: { worker: worker.id },
+    sharedStdout: true,
+    clusterMetrics: metricsLink,
+  });
   // The admin API's reload reaches one worker: once it has swapped (and recorded) it, the primary
   // has the others follow, so that every worker serves the same file.
   const reloadThisWorker = app.ctx.reloadConfig.bind(app.ctx);

@@ -8,6 +8,7 @@ import cluster, { type Worker } from "node:cluster";
 import { bootstrapIfEmpty, type BootstrapResult } from "../accounts/bootstrap.js";
 import type { GatewayConfig } from "../config/load.js";
 import { resolveServerSecret } from "../config/server-secret.js";
+import { PrimaryMetricsAggregator } from "../observability/cluster-metrics.js";
 import { openStore } from "../store/index.js";
 import type { CliIo } from "./io.js";
 import { printStartBanner, SHUTDOWN_DEADLINE_MS, type PrimaryMessage, type ReloadStatus, type WorkerMessage } from "./serve-common.js";
@@ -73,6 +74,7 @@ class Supervisor {
   readonly #listening = new Set<Worker>();
   readonly #restartTimers = new Set<NodeJS.Timeout>();
   readonly #answers = new Map<number, (worker: Worker, status: ReloadStatus, text: string) => void>();
+  readonly #metrics = new PrimaryMetricsAggregator();
   #phase: Phase = "starting";
   #address = "";
   #reloadSequence = 0;
@@ -149,11 +151,19 @@ class Supervisor {
       case "reload-peers":
         void this.#serially(() => this.#reloadPeers(worker, message.version));
         break;
+      case "metrics-scrape":
+        // The workers that serve (a starting one has no registry yet; a draining one still counts).
+        void this.#metrics.scrape(worker, message.id, [...this.#listening]);
+        break;
+      case "metrics-local":
+        this.#metrics.onLocal(worker, message.id, message.metrics);
+        break;
     }
   }
 
   #onExit(worker: Worker, code: number | null, signal: string | null): void {
     this.#live.delete(worker);
+    this.#metrics.onExit(worker);
     this.#listening.delete(worker);
     const how = signal ? `signal ${signal}` : `code ${code}`;
     if (this.#phase === "stopping") {

@@ -151,8 +151,12 @@ export class GatewayMetrics {
   readonly #batches = new Map<string, Buckets>();
   readonly #accounts = new Map<string, { statuses: Map<string, number>; costNano: bigint }>();
 
-  constructor(settings: MetricsSettings, sources: MetricsSources) {
+  /** Under `serve --workers N`: the whole server's exposition, through the cluster primary (cluster-metrics.ts). */
+  readonly #exposeAll: (() => Promise<string>) | null;
+
+  constructor(settings: MetricsSettings, sources: MetricsSources, exposeAll?: () => Promise<string>) {
     this.settings = settings;
+    this.#exposeAll = exposeAll ?? null;
     const registry = this.registry;
     const registers = [registry];
     collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 10 });
@@ -275,6 +279,8 @@ export class GatewayMetrics {
       name: "gateway_holds_outstanding",
       help: "Billing holds not yet settled or released (the whole database, every process).",
       registers,
+      // Every worker reads the same table: across workers it is taken once, not summed.
+      aggregator: "first",
       async collect() {
         this.set(await sources.holdsOutstanding());
       },
@@ -369,8 +375,9 @@ export class GatewayMetrics {
     return this.registry.contentType;
   }
 
+  /** The exposition a scrape gets: this process's, or under cluster workers every worker's together. */
   expose(): Promise<string> {
-    return this.registry.metrics();
+    return this.#exposeAll ? this.#exposeAll() : this.registry.metrics();
   }
 
   /** The account's series; past max_accounts named accounts, the shared one. */
