@@ -1,10 +1,13 @@
-// Read models for the dashboard's usage views. One grouped range scan of the ledger (by key, model
-// and UTC day) per view, folded in memory into totals, a gap-free daily series for the chart, and
-// the by-key and by-model tables. The account view scans ledger_account_time; the workspace view
-// reads the rows of the workspace's keys through ledger_key_time.
+// Read models for the dashboard's usage views. One grouped range scan of the usage rollup
+// (usage_hourly, migration 0017: the ledger's usage summed per key, hour, model and provider) per view,
+// whose windows are whole UTC days, folded in memory into totals, a gap-free daily series for the
+// chart, and the by-key and by-model tables. The account view reads usage_hourly_account; the
+// workspace view reads the workspace's keys through the rollup's primary key. The ledger page and the
+// CSV read the ledger itself, newest first, on ledger_account_chain (account_id, id).
 import { sql, type Kysely } from "kysely";
 import { BASE_COUNT_COLUMNS, CACHE_SAVING_COLUMN, DIMENSIONS, LEDGER_DIMENSION_COLUMNS } from "../billing/dimensions.js";
-import { addSums, emptyTotals, sumColumnsSql, usageTotalsJson, type UsageSumsRow, type UsageTotals } from "../billing/usage-report.js";
+import { addSums, emptyTotals, usageTotalsJson, type UsageSumsRow, type UsageTotals } from "../billing/usage-report.js";
+import { HOUR_MS, HOURS_PER_DAY, rollupSumsSql } from "../billing/usage-rollup.js";
 import { formatUsd } from "../core/money.js";
 import type { Database } from "../store/tables.js";
 
@@ -25,17 +28,34 @@ function bucket<K>(map: Map<K, UsageTotals>, key: K): UsageTotals {
   return found;
 }
 
+/**
+ * A usage view's groups (key, model, UTC day) over whole UTC days, [firstHour, endHour), from the
+ * rollup (usage_hourly, migration 0017): the account's rows by usage_hourly_account, a workspace's keys
+ * by the primary key. Exported so that tests EXPLAIN exactly what runs.
+ */
+export function usageSummaryQuery(scope: UsageScope, firstHour: number, endHour: number) {
+  const filter = "accountId" in scope ? sql`account_id = ${scope.accountId}` : sql`key_id in (select id from keys where workspace_id = ${scope.workspaceId})`;
+  return sql<GroupRow>`select nullif(key_id, '') as key_id, nullif(model, '') as model, hour / ${sql.lit(HOURS_PER_DAY)} as day, ${rollupSumsSql()}
+    from usage_hourly
+    where ${filter} and hour >= ${BigInt(firstHour)} and hour < ${BigInt(endHour)}
+    group by key_id, model, hour / ${sql.lit(HOURS_PER_DAY)}`;
+}
+
+/** Every account's groups (account, model, provider) over whole hours, from the rollup (usage_hourly_hour). */
+export function usageAcrossAccountsQuery(firstHour: number, endHour: number) {
+  return sql<AllAccountsRow>`select account_id, nullif(model, '') as model, nullif(provider, '') as provider, ${rollupSumsSql()}
+    from usage_hourly
+    where hour >= ${BigInt(firstHour)} and hour < ${BigInt(endHour)}
+    group by account_id, model, provider`;
+}
+
 /** Usage over the last `days` UTC days (today included), for an account or a workspace. */
 export async function usageSummary(db: Kysely<Database>, scope: UsageScope, days: number, now = Date.now()) {
   const today = Math.floor(now / DAY_MS);
   const firstDay = today - days + 1;
   const start = BigInt(firstDay * DAY_MS);
   const end = BigInt((today + 1) * DAY_MS);
-  const filter = "accountId" in scope ? sql`account_id = ${scope.accountId}` : sql`key_id in (select id from keys where workspace_id = ${scope.workspaceId})`;
-  const { rows } = await sql<GroupRow>`select key_id, model, created_at / ${sql.lit(DAY_MS)} as day, ${sumColumnsSql()}
-    from ledger
-    where ${filter} and kind = 'usage' and created_at >= ${start} and created_at < ${end}
-    group by key_id, model, created_at / ${sql.lit(DAY_MS)}`.execute(db);
+  const { rows } = await usageSummaryQuery(scope, firstDay * HOURS_PER_DAY, (today + 1) * HOURS_PER_DAY).execute(db);
 
   const totals = emptyTotals();
   const byDay = new Map<number, UsageTotals>();
@@ -79,16 +99,13 @@ type AllAccountsRow = UsageSumsRow & { account_id: string; model: string | null;
 
 /**
  * Usage of every account over the last `days` UTC days (today included), for administrators: totals
- * by account (with its email), by model and by provider. One grouped scan of the window (ledger_time).
+ * by account (with its email), by model and by provider. One grouped scan of the window's rollup rows.
  */
 export async function usageAcrossAccounts(db: Kysely<Database>, days: number, now = Date.now()) {
   const today = Math.floor(now / DAY_MS);
   const start = BigInt((today - days + 1) * DAY_MS);
   const end = BigInt((today + 1) * DAY_MS);
-  const { rows } = await sql<AllAccountsRow>`select account_id, model, provider, ${sumColumnsSql()}
-    from ledger
-    where kind = 'usage' and created_at >= ${start} and created_at < ${end}
-    group by account_id, model, provider`.execute(db);
+  const { rows } = await usageAcrossAccountsQuery(Number(start / BigInt(HOUR_MS)), Number(end / BigInt(HOUR_MS))).execute(db);
   const totals = emptyTotals();
   const byAccount = new Map<string, UsageTotals>();
   const byModel = new Map<string, UsageTotals>();
