@@ -151,7 +151,18 @@ interface LedgerPageBase {
 export type LedgerPageRow = LedgerPageBase & Partial<Record<string, bigint>>;
 
 /** One page of an account's ledger, newest first, keyset-paginated by row id (stable under inserts). */
-export async function ledgerPage(db: Kysely<Database>, accountId: string, options: { limit: number; before?: bigint; since?: bigint }): Promise<LedgerPageRow[]> {
+export async function ledgerPage(db: Kysely<Database>, accountId: string, options: LedgerPageOptions): Promise<LedgerPageRow[]> {
+  return (await ledgerPageQuery(db, accountId, options).execute()) as LedgerPageRow[];
+}
+
+export interface LedgerPageOptions {
+  limit: number;
+  before?: bigint;
+  since?: bigint;
+}
+
+/** ledgerPage's query (exported so that tests EXPLAIN it): a backward range of ledger_account_chain (account_id, id). */
+export function ledgerPageQuery(db: Kysely<Database>, accountId: string, options: LedgerPageOptions) {
   let query = db
     .selectFrom("ledger")
     .leftJoin("keys", "keys.id", "ledger.key_id")
@@ -178,7 +189,7 @@ export async function ledgerPage(db: Kysely<Database>, accountId: string, option
     .where("ledger.account_id", "=", accountId);
   if (options.before !== undefined) query = query.where("ledger.id", "<", options.before);
   if (options.since !== undefined) query = query.where("ledger.created_at", ">=", options.since);
-  return (await query.orderBy("ledger.id", "desc").limit(options.limit).execute()) as LedgerPageRow[];
+  return query.orderBy("ledger.id", "desc").limit(options.limit);
 }
 
 export function ledgerRowView(row: LedgerPageRow) {
