@@ -186,10 +186,16 @@ export function ledgerPageQuery(db: Kysely<Database>, accountId: string, options
       "ledger.deployment",
       ...LEDGER_DIMENSION_COLUMNS.map((c) => sql.ref(`ledger.${c}`).as(c)),
     ])
-    .where("ledger.account_id", "=", accountId);
+    // The account as a range, not an equality, and ordered by it: with an equality PostgreSQL drops
+    // account_id from the order, estimates the account's rows spread evenly over the ledger and walks
+    // the primary key backward filtering by account, which for a busy account's deep page (or a CSV's
+    // end) meant reading all of the older ledger. Ordered by (account_id, id), only ledger_account_chain
+    // gives the rows in order; the range holds one account either way.
+    .where("ledger.account_id", ">=", accountId)
+    .where("ledger.account_id", "<=", accountId);
   if (options.before !== undefined) query = query.where("ledger.id", "<", options.before);
   if (options.since !== undefined) query = query.where("ledger.created_at", ">=", options.since);
-  return query.orderBy("ledger.id", "desc").limit(options.limit);
+  return query.orderBy("ledger.account_id", "desc").orderBy("ledger.id", "desc").limit(options.limit);
 }
 
 export function ledgerRowView(row: LedgerPageRow) {
