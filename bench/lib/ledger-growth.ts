@@ -188,12 +188,12 @@ async function measureOne(kind: "sqlite" | "postgres", options: LedgerGrowthOpti
     const usage = await timed(40, () => keyUsage(db, fill.busyKeyId, {}, now));
     const dashboardUsage = await timed(20, () => usageSummary(db, { accountId: fill.busyAccountId }, 30, now));
     const adminUsage = await timed(10, () => usageAcrossAccounts(db, 7, now));
-    const ledgerFirstPage = await timed(40, () => ledgerPage(db, fill.busyAccountId, { limit: 51 }));
-    const top = (await ledgerPage(db, fill.busyAccountId, { limit: 1 }))[0]!.id;
+    const ledgerFirstPage = await timed(40, () => ledgerPage(filled, fill.busyAccountId, { limit: 51 }));
+    const top = (await ledgerPage(filled, fill.busyAccountId, { limit: 1 }))[0]!.id;
     let cursor = top;
     const ledgerDeepPage = await timed(40, async () => {
       cursor = cursor - BigInt(Math.floor(rows / 50)) > 0n ? cursor - BigInt(Math.floor(rows / 50)) : top;
-      return ledgerPage(db, fill.busyAccountId, { limit: 51, before: cursor });
+      return ledgerPage(filled, fill.busyAccountId, { limit: 51, before: cursor });
     });
     const csv = await csvTiming(filled, fill.busyAccountId);
     return {
@@ -224,7 +224,7 @@ async function csvTiming(store: Store, accountId: string): Promise<{ csvFirstPag
   const began = performance.now();
   let firstPageMs = Number.NaN;
   let rows = 0;
-  for await (const chunk of ledgerCsvLines(store.db, accountId)) {
+  for await (const chunk of ledgerCsvLines(store, accountId)) {
     if (chunk.startsWith("id,")) continue;
     if (Number.isNaN(firstPageMs)) firstPageMs = performance.now() - began;
     rows += chunk.split("\r\n").length - 1;

@@ -1,9 +1,7 @@
 // The account's ledger as CSV lines, newest first, a page of CSV_PAGE_ROWS at a time (keyset by id on
 // ledger_account_chain), so that a large ledger never sits in memory and the first bytes leave after
 // one page: GET /dashboard/api/ledger.csv streams it, and bench/ledger-growth.ts times it.
-import type { Kysely } from "kysely";
-import type { Database } from "../store/tables.js";
-import { LEDGER_CSV_COLUMNS, ledgerPage, ledgerRowView } from "./usage-queries.js";
+import { LEDGER_CSV_COLUMNS, ledgerPage, ledgerRowView, type LedgerDatabase } from "./usage-queries.js";
 
 export const CSV_PAGE_ROWS = 1000;
 
@@ -16,11 +14,11 @@ export function csvCell(value: unknown): string {
 }
 
 /** The header line, then one string per page of rows; `since` (epoch ms): only rows created from then on. */
-export async function* ledgerCsvLines(db: Kysely<Database>, accountId: string, since?: bigint): AsyncGenerator<string> {
+export async function* ledgerCsvLines(database: LedgerDatabase, accountId: string, since?: bigint): AsyncGenerator<string> {
   yield `${LEDGER_CSV_COLUMNS.join(",")}\r\n`;
   let before: bigint | undefined;
   for (;;) {
-    const rows = await ledgerPage(db, accountId, { limit: CSV_PAGE_ROWS, ...(before !== undefined && { before }), ...(since !== undefined && { since }) });
+    const rows = await ledgerPage(database, accountId, { limit: CSV_PAGE_ROWS, ...(before !== undefined && { before }), ...(since !== undefined && { since }) });
     if (rows.length === 0) return;
     yield rows
       .map((row) => {

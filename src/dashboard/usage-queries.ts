@@ -9,6 +9,7 @@ import { BASE_COUNT_COLUMNS, CACHE_SAVING_COLUMN, DIMENSIONS, LEDGER_DIMENSION_C
 import { addSums, emptyTotals, usageTotalsJson, type UsageSumsRow, type UsageTotals } from "../billing/usage-report.js";
 import { HOUR_MS, HOURS_PER_DAY, rollupSumsSql } from "../billing/usage-rollup.js";
 import { formatUsd } from "../core/money.js";
+import type { Dialect } from "../store/dialect.js";
 import type { Database } from "../store/tables.js";
 
 export const DAY_MS = 86_400_000;
@@ -151,8 +152,14 @@ interface LedgerPageBase {
 export type LedgerPageRow = LedgerPageBase & Partial<Record<string, bigint>>;
 
 /** One page of an account's ledger, newest first, keyset-paginated by row id (stable under inserts). */
-export async function ledgerPage(db: Kysely<Database>, accountId: string, options: LedgerPageOptions): Promise<LedgerPageRow[]> {
-  return (await ledgerPageQuery(db, accountId, options).execute()) as LedgerPageRow[];
+export async function ledgerPage(database: LedgerDatabase, accountId: string, options: LedgerPageOptions): Promise<LedgerPageRow[]> {
+  return (await ledgerPageQuery(database, accountId, options).execute()) as LedgerPageRow[];
+}
+
+/** The database and which one it is: the page's query differs (ledgerPageQuery). The Store is one. */
+export interface LedgerDatabase {
+  db: Kysely<Database>;
+  dialect: Dialect;
 }
 
 export interface LedgerPageOptions {
@@ -162,7 +169,7 @@ export interface LedgerPageOptions {
 }
 
 /** ledgerPage's query (exported so that tests EXPLAIN it): a backward range of ledger_account_chain (account_id, id). */
-export function ledgerPageQuery(db: Kysely<Database>, accountId: string, options: LedgerPageOptions) {
+export function ledgerPageQuery({ db, dialect }: LedgerDatabase, accountId: string, options: LedgerPageOptions) {
   let query = db
     .selectFrom("ledger")
     .leftJoin("keys", "keys.id", "ledger.key_id")
@@ -186,13 +193,15 @@ export function ledgerPageQuery(db: Kysely<Database>, accountId: string, options
       "ledger.deployment",
       ...LEDGER_DIMENSION_COLUMNS.map((c) => sql.ref(`ledger.${c}`).as(c)),
     ])
-    // The account as a range, not an equality, and ordered by it: with an equality PostgreSQL drops
-    // account_id from the order, estimates the account's rows spread evenly over the ledger and walks
-    // the primary key backward filtering by account, which for a busy account's deep page (or a CSV's
-    // end) meant reading all of the older ledger. Ordered by (account_id, id), only ledger_account_chain
-    // gives the rows in order; the range holds one account either way.
-    .where("ledger.account_id", ">=", accountId)
-    .where("ledger.account_id", "<=", accountId);
+    // The account: an equality on SQLite, a range on PostgreSQL. With an equality PostgreSQL drops
+    // account_id from the order, estimates the account's rows as spread evenly over the ledger and walks
+    // the primary key backward filtering by account: for a busy account's deep page (or a CSV's end),
+    // all of the older ledger. As a range ordered by (account_id, id), only ledger_account_chain gives
+    // that order. On SQLite a range would leave the id bound out of the index search (each page would
+    // step over every newer row of the account): there the equality, which it orders by correctly.
+    .where((eb) =>
+      dialect === "postgres" ? eb.and([eb("ledger.account_id", ">=", accountId), eb("ledger.account_id", "<=", accountId)]) : eb("ledger.account_id", "=", accountId),
+    );
   if (options.before !== undefined) query = query.where("ledger.id", "<", options.before);
   if (options.since !== undefined) query = query.where("ledger.created_at", ">=", options.since);
   return query.orderBy("ledger.account_id", "desc").orderBy("ledger.id", "desc").limit(options.limit);

@@ -48,7 +48,7 @@ export function registerUsageRoutes(app: FastifyInstance, ctx: RouteContext): vo
 
   app.get("/ledger", async (request) => {
     const query = parseWith(ledgerQuery, request.query, "query");
-    const rows = await ledgerPage(ctx.store.db, request.dashboard.account.id, {
+    const rows = await ledgerPage(ctx.store, request.dashboard.account.id, {
       limit: query.limit + 1,
       ...(query.before !== undefined && { before: BigInt(query.before) }),
     });
@@ -64,6 +64,6 @@ export function registerUsageRoutes(app: FastifyInstance, ctx: RouteContext): vo
     return reply
       .header("content-type", "text/csv; charset=utf-8")
       .header("content-disposition", `attachment; filename="ledger-${stamp}.csv"`)
-      .send(Readable.from(ledgerCsvLines(ctx.store.db, accountId, since)));
+      .send(Readable.from(ledgerCsvLines(ctx.store, accountId, since)));
   });
 }
