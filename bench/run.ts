@@ -1,10 +1,15 @@
-// `npm run bench [-- --quick] [-- --no-peer] [-- --no-postgres] [-- --leak-seconds N] [-- --profile DIR] [-- --out DIR]`
+// `npm run bench [-- --quick] [-- --no-peer] [-- --no-postgres] [-- --leak-seconds N] [-- --profile DIR] [-- --out DIR]
+//   [-- --no-ledger-growth] [-- --ledger-rows N] [-- --ledger-fill-seconds S]`
 // Starts and stops every process itself on 127.0.0.1 and writes bench/results/latest.{md,json}.
+// The ledger-growth step (bench/lib/ledger-growth.ts) runs last, except with --quick or --no-ledger-growth:
+// up to 10M ledger rows per database, filled within --ledger-fill-seconds (150) each.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { runBench, type BenchOptions } from "./lib/bench.js";
 import { stopChildrenOnSignals } from "./lib/procs.js";
+import { ledgerGrowthVerdicts, renderLedgerGrowth } from "./lib/ledger-growth-report.js";
+import { runLedgerGrowth, type LedgerGrowthRun } from "./lib/ledger-growth.js";
 import { renderMarkdown, summarizeResults } from "./lib/report.js";
 
 stopChildrenOnSignals();
@@ -29,23 +34,43 @@ const options: BenchOptions = {
   ...(leakSeconds !== undefined && { leakSeconds }),
 };
 
+const ledgerGrowth = !options.quick && !args.includes("--no-ledger-growth");
+const ledgerRows = Number(valueOf("--ledger-rows") ?? 10_000_000);
+const ledgerFillSeconds = Number(valueOf("--ledger-fill-seconds") ?? 150);
+if (!(Number.isInteger(ledgerRows) && ledgerRows >= 100_000) || !(ledgerFillSeconds >= 10 && ledgerFillSeconds <= 3600)) {
+  process.stderr.write("bench: --ledger-rows must be a whole number from 100000, --ledger-fill-seconds from 10 to 3600\n");
+  process.exit(2);
+}
+// Per database: the fill's budget, its last chunk's overrun and the measurements.
+const ledgerGrowthSeconds = ledgerGrowth ? (options.postgres === false ? 1 : 2) * (ledgerFillSeconds + 150) : 0;
+
 // A hard ceiling on the whole run, whatever happens (the phases are bounded on their own).
 const ceiling = setTimeout(
   () => {
     process.stderr.write("bench: time limit reached, stopping\n");
     process.kill(process.pid, "SIGTERM");
   },
-  (options.quick ? 5 : 15) * 60_000 + (leakSeconds ?? 0) * 1000,
+  (options.quick ? 5 : 15) * 60_000 + (leakSeconds ?? 0) * 1000 + ledgerGrowthSeconds * 1000,
 );
 ceiling.unref();
 
 const started = Date.now();
 try {
   const results = await runBench(options);
+  let growth: LedgerGrowthRun[] = [];
+  if (ledgerGrowth) {
+    growth = await runLedgerGrowth({
+      rows: ledgerRows,
+      fillSeconds: ledgerFillSeconds,
+      postgresAdminUrl: results.meta.postgres ? (process.env.BENCH_POSTGRES_URL ?? "postgres://postgres@127.0.0.1:5432/postgres") : null,
+      log: (line) => process.stderr.write(`bench: ${line}\n`),
+    });
+  }
   const summary = summarizeResults(results);
+  summary.verdicts.push(...ledgerGrowthVerdicts(growth));
   mkdirSync(outDir, { recursive: true });
-  writeFileSync(join(outDir, "latest.json"), `${JSON.stringify({ ...results, summary }, null, 2)}\n`);
-  const markdown = renderMarkdown(results, summary);
+  writeFileSync(join(outDir, "latest.json"), `${JSON.stringify({ ...results, ledgerGrowth: growth, summary }, null, 2)}\n`);
+  const markdown = [renderMarkdown(results, summary), ...renderLedgerGrowth(growth)].join("\n");
   writeFileSync(join(outDir, "latest.md"), markdown);
   process.stdout.write(markdown);
   process.stderr.write(`bench: done in ${Math.round((Date.now() - started) / 1000)} s; wrote ${join(outDir, "latest.md")} and latest.json\n`);

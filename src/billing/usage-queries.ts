@@ -1,8 +1,9 @@
 // Read models for GET /v1/me and GET /v1/usage. Both stay indexed at any ledger size:
 // - the profile is two primary-key lookups (accounts, monthly_usage (account_id, month)) in one join;
-// - key usage is ONE range scan of the ledger_key_time index (key_id, created_at), grouped by model and
-//   UTC day in the database; the totals and both breakdowns are folded from those few groups in memory,
-//   so the ledger is read once per call. test/billing/usage-queries.test.ts checks the plans.
+// - key usage reads the window's whole hours from usage_hourly (migration 0017: one range of its primary
+//   key) and the partial hours at its edges from the ledger (ledger_key_time), grouped by model and UTC
+//   day in the database; the totals and both breakdowns are folded from those few groups in memory.
+//   test/billing/usage-queries.test.ts and test/billing/ledger-growth-plans.test.ts check the plans.
 import { sql, type Kysely } from "kysely";
 import { monthOf } from "../core/ids.js";
 import type { Nano } from "../core/money.js";
@@ -10,6 +11,7 @@ import { GatewayError } from "../errors/catalogue.js";
 import type { AccountsTable, Database } from "../store/tables.js";
 import { nextMonthStart } from "./admission.js";
 import { addSums, emptyTotals, sumColumnsSql, type UsageSumsRow, type UsageTotals } from "./usage-report.js";
+import { keyRollupQuery, splitWindow } from "./usage-rollup.js";
 
 const DAY_MS = 86_400_000;
 const DEFAULT_WINDOW_MS = 30 * DAY_MS;
@@ -93,7 +95,7 @@ export async function accountProfile(db: Kysely<Database>, accountId: string, no
   };
 }
 
-type GroupRow = UsageSumsRow & { model: string | null; day: bigint };
+export type GroupRow = UsageSumsRow & { model: string | null; day: bigint };
 
 /** The ledger query behind keyUsage, exported so that tests can EXPLAIN exactly what runs. */
 export function keyUsageQuery(keyId: string, start: number, end: number) {
@@ -110,8 +112,17 @@ export async function keyUsage(db: Kysely<Database>, keyId: string, range: { sta
   if (!Number.isSafeInteger(start) || !Number.isSafeInteger(end) || start > end) {
     throw new GatewayError("invalid_request", "start must be a time before end", { param: "start" });
   }
-  const { rows } = await keyUsageQuery(keyId, start, end).execute(db);
+  // Whole hours from the rollup, the partial hours at the window's edges from the ledger (usage-rollup.ts).
+  const window = splitWindow(start, end);
+  const parts = [];
+  if (window.firstHour < window.endHour) parts.push(keyRollupQuery(keyId, window.firstHour, window.endHour).execute(db));
+  for (const edge of window.edges) parts.push(keyUsageQuery(keyId, edge.start, edge.end).execute(db));
+  const rows = (await Promise.all(parts)).flatMap((result) => result.rows as GroupRow[]);
+  return foldKeyUsage(keyId, start, end, rows);
+}
 
+/** KeyUsage from grouped rows (model, UTC day, sums): the rollup's and the ledger's alike. */
+export function foldKeyUsage(keyId: string, start: number, end: number, rows: readonly GroupRow[]): KeyUsage {
   const totals = emptyTotals();
   const byModel = new Map<string, UsageTotals>();
   const byDay = new Map<bigint, UsageTotals>();

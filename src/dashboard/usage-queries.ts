@@ -1,11 +1,15 @@
-// Read models for the dashboard's usage views. One grouped range scan of the ledger (by key, model
-// and UTC day) per view, folded in memory into totals, a gap-free daily series for the chart, and
-// the by-key and by-model tables. The account view scans ledger_account_time; the workspace view
-// reads the rows of the workspace's keys through ledger_key_time.
+// Read models for the dashboard's usage views. One grouped range scan of the usage rollup
+// (usage_hourly, migration 0017: the ledger's usage summed per key, hour, model and provider) per view,
+// whose windows are whole UTC days, folded in memory into totals, a gap-free daily series for the
+// chart, and the by-key and by-model tables. The account view reads usage_hourly_account; the
+// workspace view reads the workspace's keys through the rollup's primary key. The ledger page and the
+// CSV read the ledger itself, newest first, on ledger_account_chain (account_id, id).
 import { sql, type Kysely } from "kysely";
 import { BASE_COUNT_COLUMNS, CACHE_SAVING_COLUMN, DIMENSIONS, LEDGER_DIMENSION_COLUMNS } from "../billing/dimensions.js";
-import { addSums, emptyTotals, sumColumnsSql, usageTotalsJson, type UsageSumsRow, type UsageTotals } from "../billing/usage-report.js";
+import { addSums, emptyTotals, usageTotalsJson, type UsageSumsRow, type UsageTotals } from "../billing/usage-report.js";
+import { HOUR_MS, HOURS_PER_DAY, rollupSumsSql } from "../billing/usage-rollup.js";
 import { formatUsd } from "../core/money.js";
+import type { Dialect } from "../store/dialect.js";
 import type { Database } from "../store/tables.js";
 
 export const DAY_MS = 86_400_000;
@@ -25,17 +29,34 @@ function bucket<K>(map: Map<K, UsageTotals>, key: K): UsageTotals {
   return found;
 }
 
+/**
+ * A usage view's groups (key, model, UTC day) over whole UTC days, [firstHour, endHour), from the
+ * rollup (usage_hourly, migration 0017): the account's rows by usage_hourly_account, a workspace's keys
+ * by the primary key. Exported so that tests EXPLAIN exactly what runs.
+ */
+export function usageSummaryQuery(scope: UsageScope, firstHour: number, endHour: number) {
+  const filter = "accountId" in scope ? sql`account_id = ${scope.accountId}` : sql`key_id in (select id from keys where workspace_id = ${scope.workspaceId})`;
+  return sql<GroupRow>`select nullif(key_id, '') as key_id, nullif(model, '') as model, hour / ${sql.lit(HOURS_PER_DAY)} as day, ${rollupSumsSql()}
+    from usage_hourly
+    where ${filter} and hour >= ${BigInt(firstHour)} and hour < ${BigInt(endHour)}
+    group by key_id, model, hour / ${sql.lit(HOURS_PER_DAY)}`;
+}
+
+/** Every account's groups (account, model, provider) over whole hours, from the rollup (usage_hourly_hour). */
+export function usageAcrossAccountsQuery(firstHour: number, endHour: number) {
+  return sql<AllAccountsRow>`select account_id, nullif(model, '') as model, nullif(provider, '') as provider, ${rollupSumsSql()}
+    from usage_hourly
+    where hour >= ${BigInt(firstHour)} and hour < ${BigInt(endHour)}
+    group by account_id, model, provider`;
+}
+
 /** Usage over the last `days` UTC days (today included), for an account or a workspace. */
 export async function usageSummary(db: Kysely<Database>, scope: UsageScope, days: number, now = Date.now()) {
   const today = Math.floor(now / DAY_MS);
   const firstDay = today - days + 1;
   const start = BigInt(firstDay * DAY_MS);
   const end = BigInt((today + 1) * DAY_MS);
-  const filter = "accountId" in scope ? sql`account_id = ${scope.accountId}` : sql`key_id in (select id from keys where workspace_id = ${scope.workspaceId})`;
-  const { rows } = await sql<GroupRow>`select key_id, model, created_at / ${sql.lit(DAY_MS)} as day, ${sumColumnsSql()}
-    from ledger
-    where ${filter} and kind = 'usage' and created_at >= ${start} and created_at < ${end}
-    group by key_id, model, created_at / ${sql.lit(DAY_MS)}`.execute(db);
+  const { rows } = await usageSummaryQuery(scope, firstDay * HOURS_PER_DAY, (today + 1) * HOURS_PER_DAY).execute(db);
 
   const totals = emptyTotals();
   const byDay = new Map<number, UsageTotals>();
@@ -79,16 +100,13 @@ type AllAccountsRow = UsageSumsRow & { account_id: string; model: string | null;
 
 /**
  * Usage of every account over the last `days` UTC days (today included), for administrators: totals
- * by account (with its email), by model and by provider. One grouped scan of the window (ledger_time).
+ * by account (with its email), by model and by provider. One grouped scan of the window's rollup rows.
  */
 export async function usageAcrossAccounts(db: Kysely<Database>, days: number, now = Date.now()) {
   const today = Math.floor(now / DAY_MS);
   const start = BigInt((today - days + 1) * DAY_MS);
   const end = BigInt((today + 1) * DAY_MS);
-  const { rows } = await sql<AllAccountsRow>`select account_id, model, provider, ${sumColumnsSql()}
-    from ledger
-    where kind = 'usage' and created_at >= ${start} and created_at < ${end}
-    group by account_id, model, provider`.execute(db);
+  const { rows } = await usageAcrossAccountsQuery(Number(start / BigInt(HOUR_MS)), Number(end / BigInt(HOUR_MS))).execute(db);
   const totals = emptyTotals();
   const byAccount = new Map<string, UsageTotals>();
   const byModel = new Map<string, UsageTotals>();
@@ -134,7 +152,24 @@ interface LedgerPageBase {
 export type LedgerPageRow = LedgerPageBase & Partial<Record<string, bigint>>;
 
 /** One page of an account's ledger, newest first, keyset-paginated by row id (stable under inserts). */
-export async function ledgerPage(db: Kysely<Database>, accountId: string, options: { limit: number; before?: bigint; since?: bigint }): Promise<LedgerPageRow[]> {
+export async function ledgerPage(database: LedgerDatabase, accountId: string, options: LedgerPageOptions): Promise<LedgerPageRow[]> {
+  return (await ledgerPageQuery(database, accountId, options).execute()) as LedgerPageRow[];
+}
+
+/** The database and which one it is: the page's query differs (ledgerPageQuery). The Store is one. */
+export interface LedgerDatabase {
+  db: Kysely<Database>;
+  dialect: Dialect;
+}
+
+export interface LedgerPageOptions {
+  limit: number;
+  before?: bigint;
+  since?: bigint;
+}
+
+/** ledgerPage's query (exported so that tests EXPLAIN it): a backward range of ledger_account_chain (account_id, id). */
+export function ledgerPageQuery({ db, dialect }: LedgerDatabase, accountId: string, options: LedgerPageOptions) {
   let query = db
     .selectFrom("ledger")
     .leftJoin("keys", "keys.id", "ledger.key_id")
@@ -158,10 +193,18 @@ export async function ledgerPage(db: Kysely<Database>, accountId: string, option
       "ledger.deployment",
       ...LEDGER_DIMENSION_COLUMNS.map((c) => sql.ref(`ledger.${c}`).as(c)),
     ])
-    .where("ledger.account_id", "=", accountId);
+    // The account: an equality on SQLite, a range on PostgreSQL. With an equality PostgreSQL drops
+    // account_id from the order, estimates the account's rows as spread evenly over the ledger and walks
+    // the primary key backward filtering by account: for a busy account's deep page (or a CSV's end),
+    // all of the older ledger. As a range ordered by (account_id, id), only ledger_account_chain gives
+    // that order. On SQLite a range would leave the id bound out of the index search (each page would
+    // step over every newer row of the account): there the equality, which it orders by correctly.
+    .where((eb) =>
+      dialect === "postgres" ? eb.and([eb("ledger.account_id", ">=", accountId), eb("ledger.account_id", "<=", accountId)]) : eb("ledger.account_id", "=", accountId),
+    );
   if (options.before !== undefined) query = query.where("ledger.id", "<", options.before);
   if (options.since !== undefined) query = query.where("ledger.created_at", ">=", options.since);
-  return (await query.orderBy("ledger.id", "desc").limit(options.limit).execute()) as LedgerPageRow[];
+  return query.orderBy("ledger.account_id", "desc").orderBy("ledger.id", "desc").limit(options.limit);
 }
 
 export function ledgerRowView(row: LedgerPageRow) {

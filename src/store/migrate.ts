@@ -19,7 +19,8 @@ import * as keyPolicies from "./migrations/0013-key-policies.js";
 import * as adminApi from "./migrations/0014-admin-api.js";
 import * as requestLog from "./migrations/0015-request-log.js";
 import * as codesAndUpstreamErrors from "./migrations/0016-codes-and-upstream-errors.js";
-import * as requestLogFewerIndexes from "./migrations/0019-request-log-fewer-indexes.js";
+import * as usageRollup from "./migrations/0017-usage-rollup.js";
+import * as requestLogFewerIndexes from "./migrations/0018-request-log-fewer-indexes.js";
 import { BILLING_FUNCTIONS } from "./migrations/gw-batch-function.js";
 
 type MigrationModule = { up(db: Kysely<unknown>, dialect: DatabaseHandle["dialect"]): Promise<void> };
@@ -41,7 +42,8 @@ const MIGRATIONS: Record<string, MigrationModule> = {
   "0014-admin-api": adminApi,
   "0015-request-log": requestLog,
   "0016-codes-and-upstream-errors": codesAndUpstreamErrors,
-  "0019-request-log-fewer-indexes": requestLogFewerIndexes,
+  "0017-usage-rollup": usageRollup,
+  "0018-request-log-fewer-indexes": requestLogFewerIndexes,
 };
 
 /** Serialises the re-creation of the billing functions across processes (CREATE OR REPLACE of one function concurrently fails). */

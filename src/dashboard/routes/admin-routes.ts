@@ -123,7 +123,7 @@ export function registerAdminRoutes(app: FastifyInstance, ctx: RouteContext): vo
     const { id } = parseWith(idParams, request.params, "id");
     const query = parseWith(ledgerQuery, request.query, "query");
     await accountOr404(ctx, id);
-    const rows = await ledgerPage(ctx.store.db, id, { limit: query.limit + 1, ...(query.before !== undefined && { before: BigInt(query.before) }) });
+    const rows = await ledgerPage(ctx.store, id, { limit: query.limit + 1, ...(query.before !== undefined && { before: BigInt(query.before) }) });
     const page = rows.slice(0, query.limit);
     return { data: page.map(ledgerRowView), next_before: rows.length > query.limit ? page[page.length - 1]!.id.toString() : null };
   });

@@ -5,7 +5,8 @@ import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import type { RouteContext } from "../../http/route-context.js";
 import { formatUsd } from "../../core/money.js";
-import { DAY_MS, LEDGER_CSV_COLUMNS, ledgerPage, ledgerRowView, usageSummary } from "../usage-queries.js";
+import { csvCell, ledgerCsvLines } from "../ledger-csv.js";
+import { DAY_MS, ledgerPage, ledgerRowView, usageSummary } from "../usage-queries.js";
 import { parseWith } from "../validate.js";
 
 const daysQuery = z.object({ days: z.coerce.number().int().min(1).max(366).default(30) });
@@ -21,13 +22,7 @@ const csvQuery = z.object({ days: z.coerce.number().int().min(1).max(3660).optio
 /** Every request schema of this file (OpenAPI is generated from these). */
 export const usageRouteSchemas = { daysQuery, ledgerQuery, csvQuery };
 
-/** RFC 4180 quoting, and a leading quote on text a spreadsheet would run as a formula. */
-export function csvCell(value: unknown): string {
-  if (value === null || value === undefined) return "";
-  let text = String(value);
-  if (typeof value === "string" && /^[=+\-@\t\r]/.test(text)) text = `'${text}`;
-  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
-}
+export { csvCell };
 
 export function registerUsageRoutes(app: FastifyInstance, ctx: RouteContext): void {
   app.get("/usage", async (request) => {
@@ -53,7 +48,7 @@ export function registerUsageRoutes(app: FastifyInstance, ctx: RouteContext): vo
 
   app.get("/ledger", async (request) => {
     const query = parseWith(ledgerQuery, request.query, "query");
-    const rows = await ledgerPage(ctx.store.db, request.dashboard.account.id, {
+    const rows = await ledgerPage(ctx.store, request.dashboard.account.id, {
       limit: query.limit + 1,
       ...(query.before !== undefined && { before: BigInt(query.before) }),
     });
@@ -65,24 +60,10 @@ export function registerUsageRoutes(app: FastifyInstance, ctx: RouteContext): vo
     const { days } = parseWith(csvQuery, request.query, "query");
     const accountId = request.dashboard.account.id;
     const since = days === undefined ? undefined : BigInt(Date.now() - days * DAY_MS);
-    const db = ctx.store.db;
-    // Streamed page by page so that a large ledger never sits in memory at once.
-    async function* lines(): AsyncGenerator<string> {
-      yield `${LEDGER_CSV_COLUMNS.join(",")}\r\n`;
-      let before: bigint | undefined;
-      for (;;) {
-        const rows = await ledgerPage(db, accountId, { limit: 1000, ...(before !== undefined && { before }), ...(since !== undefined && { since }) });
-        if (rows.length === 0) return;
-        yield rows
-          .map((row) => {
-            const v: Record<string, unknown> = ledgerRowView(row);
-            return `${LEDGER_CSV_COLUMNS.map((c) => csvCell(v[c])).join(",")}\r\n`;
-          })
-          .join("");
-        before = rows[rows.length - 1]!.id;
-      }
-    }
     const stamp = new Date().toISOString().slice(0, 10);
-    return reply.header("content-type", "text/csv; charset=utf-8").header("content-disposition", `attachment; filename="ledger-${stamp}.csv"`).send(Readable.from(lines()));
+    return reply
+      .header("content-type", "text/csv; charset=utf-8")
+      .header("content-disposition", `attachment; filename="ledger-${stamp}.csv"`)
+      .send(Readable.from(ledgerCsvLines(ctx.store, accountId, since)));
   });
 }

@@ -1,0 +1,119 @@
+// The ledger-growth step's small version (issue 26 item 3; the 10-million-row one is in `npm run bench`,
+// bench/ledger-growth.ts): a 100,000-row ledger filled by the bench's generator, whose rows the chain
+// verifier accepts and whose rollup equals the ledger's sums, and the plan of every query the step
+// times, checked with EXPLAIN on both databases: each reads the index it is meant to, with no full
+// scan and no sort. LEDGER_PLAN_ROWS overrides the size; LEDGER_SHOW_PLANS prints the plans.
+import { CompiledQuery, sql } from "kysely";
+import { describe, expect, it } from "vitest";
+import { fillLedger, type LedgerFillResult } from "../../bench/lib/ledger-fill.js";
+import { keyUsageQuery } from "../../src/billing/usage-queries.js";
+import { HOUR_MS, keyRollupQuery, splitWindow } from "../../src/billing/usage-rollup.js";
+import { CSV_PAGE_ROWS } from "../../src/dashboard/ledger-csv.js";
+import { ledgerPageQuery, usageAcrossAccountsQuery, usageSummaryQuery } from "../../src/dashboard/usage-queries.js";
+import type { Store } from "../../src/store/index.js";
+import { rollupOfLedgerSql } from "../../src/store/migrations/0017-usage-rollup.js";
+import { DATABASE_KINDS } from "../support/databases.js";
+import { useBillingStore } from "./support.js";
+
+const ROWS = Number(process.env.LEDGER_PLAN_ROWS ?? 100_000);
+const DAY = 86_400_000;
+const NOW = Date.UTC(2026, 5, 15, 13, 45, 12, 345);
+
+/** A raw query compiles against a database; a query builder knows its own (and ignores the argument). */
+async function planOf(store: Store, query: { compile(db: Store["db"]): CompiledQuery<unknown> }): Promise<string> {
+  const compiled = query.compile(store.db);
+  const explain = store.dialect === "sqlite" ? "explain query plan " : "explain ";
+  const { rows } = await store.db.executeQuery(CompiledQuery.raw(explain + compiled.sql, [...compiled.parameters]));
+  const text = rows.map((row) => Object.values(row as Record<string, unknown>).join(" ")).join("\n");
+  if (process.env.LEDGER_SHOW_PLANS) console.log(`${store.dialect}: ${compiled.sql.replace(/\s+/g, " ").slice(0, 90)}…\n${text}\n`);
+  return text;
+}
+
+/** No full scan of `table` and no sort step, on either database. */
+function expectNoScanNorSort(plan: string, table: string): void {
+  expect(plan).not.toMatch(new RegExp(`SCAN ${table}(?! USING)|Seq Scan on ${table}`));
+  expect(plan).not.toMatch(/USE TEMP B-TREE FOR ORDER BY|\bSort\b/);
+}
+
+for (const kind of DATABASE_KINDS) {
+  describe(`ledger growth on ${kind}: ${ROWS} rows`, () => {
+    const PAGE_PLAN =
+      kind === "sqlite" ? /SEARCH ledger USING INDEX ledger_account_chain \(account_id=\?( AND id<\?)?\)/ : /Index Scan Backward using ledger_account_chain on ledger/;
+    let store: Store;
+    let fill: LedgerFillResult;
+    useBillingStore(kind, (f) => ({ store } = f));
+
+    it("the generator's rows are valid: the chain verifies and the rollup equals the ledger's sums", { timeout: 300_000 }, async () => {
+      fill = await fillLedger(store, { rows: ROWS, busyKeyRows: ROWS / 10, otherAccounts: 20, now: NOW });
+      expect(fill.rows).toBe(ROWS);
+      expect(await store.ledger.verify()).toEqual({ accounts: 21, rows: ROWS + 21, broken: null });
+      // Both ways round: a group missing from either side, or summed differently, is a row of one EXCEPT.
+      for (const [a, b] of [
+        [rollupOfLedgerSql(), "select * from usage_hourly"],
+        ["select * from usage_hourly", rollupOfLedgerSql()],
+      ]) {
+        const { rows } = await sql.raw(`select count(*) as n from (${a} except ${b}) d`).execute(store.db);
+        expect(Number((rows[0] as { n: unknown }).n)).toBe(0);
+      }
+      const { rows: groups } = await sql.raw(`select count(*) as n from usage_hourly`).execute(store.db);
+      expect(Number((groups[0] as { n: unknown }).n)).toBeGreaterThan(1000);
+      const busy = await store.db
+        .selectFrom("ledger")
+        .select((eb) => eb.fn.countAll<bigint>().as("n"))
+        .where("key_id", "=", fill.busyKeyId)
+        .executeTakeFirstOrThrow();
+      expect(Number(busy.n)).toBe(ROWS / 10);
+    });
+
+    it("/v1/usage over 30 days: the key's range of the rollup's primary key, the edges on ledger_key_time", async () => {
+      const end = NOW + 1;
+      const window = splitWindow(end - 30 * DAY, end);
+      expect(window.endHour - window.firstHour).toBe((30 * DAY) / HOUR_MS - 1);
+      const rollup = await planOf(store, keyRollupQuery(fill.busyKeyId, window.firstHour, window.endHour));
+      // SQLite: the rollup is a WITHOUT ROWID table, its primary key b-tree holds the sums: index-only.
+      expect(rollup).toMatch(
+        store.dialect === "sqlite"
+          ? /SEARCH usage_hourly USING PRIMARY KEY \(key_id=\? AND hour>\? AND hour<\?\)/
+          : /Index Scan using usage_hourly_pk on usage_hourly|Bitmap Index Scan on usage_hourly_pk/,
+      );
+      expect(rollup).not.toMatch(/SCAN usage_hourly(?! USING)|Seq Scan on usage_hourly/);
+      expect(window.edges).toHaveLength(2);
+      for (const edge of window.edges) {
+        const plan = await planOf(store, keyUsageQuery(fill.busyKeyId, edge.start, edge.end));
+        // A partial hour: the key's range of ledger_key_time, or (PostgreSQL's choice when the hour holds
+        // few rows) that hour of ledger_time; both read at most one hour of the ledger.
+        expect(plan).toMatch(/ledger_key_time|ledger_time/);
+        expect(plan).not.toMatch(/SCAN ledger(?! USING)|Seq Scan on ledger/);
+      }
+    });
+
+    it("the dashboard's usage views: usage_hourly_account for an account, usage_hourly_hour across accounts", async () => {
+      const today = Math.floor(NOW / DAY);
+      const account = await planOf(store, usageSummaryQuery({ accountId: fill.busyAccountId }, (today - 29) * 24, (today + 1) * 24));
+      // Or (SQLite's choice with few keys, by its statistics) a skip-scan of the primary key: one hour
+      // range per key. Either reads only the window's rollup rows.
+      expect(account).toMatch(/usage_hourly_account|USING PRIMARY KEY \(ANY\(key_id\) AND hour>\? AND hour<\?\)/);
+      expect(account).not.toMatch(/SCAN usage_hourly(?! USING)|Seq Scan on usage_hourly/);
+      const across = await planOf(store, usageAcrossAccountsQuery((today - 6) * 24, (today + 1) * 24));
+      // The window's range of usage_hourly_hour, or (SQLite's choice with few accounts) a skip-scan of
+      // usage_hourly_account, one hour range per account.
+      expect(across).toMatch(/usage_hourly_hour|usage_hourly_account \(ANY\(account_id\) AND hour>\? AND hour<\?\)/);
+      expect(across).not.toMatch(/SCAN usage_hourly(?! USING)|Seq Scan on usage_hourly/);
+      expect(across).not.toMatch(/ledger/);
+    });
+
+    it("the ledger page and the CSV's pages: a backward range of ledger_account_chain, no sort", async () => {
+      const small = (await store.db.selectFrom("keys").select("account_id").where("id", "=", fill.otherKeyIds[0]!).executeTakeFirstOrThrow()).account_id;
+      const smallPlan = await planOf(store, ledgerPageQuery(store, small, { limit: 51, before: 1_000_000n }));
+      expect(smallPlan).toMatch(PAGE_PLAN);
+      expectNoScanNorSort(smallPlan, "ledger");
+      const first = await planOf(store, ledgerPageQuery(store, fill.busyAccountId, { limit: 51 }));
+      const next = await planOf(store, ledgerPageQuery(store, fill.busyAccountId, { limit: 51, before: 1_000_000n }));
+      const csv = await planOf(store, ledgerPageQuery(store, fill.busyAccountId, { limit: CSV_PAGE_ROWS, before: 1_000_000n }));
+      for (const plan of [first, next, csv]) {
+        expect(plan).toMatch(PAGE_PLAN);
+        expectNoScanNorSort(plan, "ledger");
+      }
+    });
+  });
+}
