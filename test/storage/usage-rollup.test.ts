@@ -174,7 +174,8 @@ for (const kind of DATABASE_KINDS) {
             case when i % 10 = 0 then 'credit' else 'usage' end, case when i % 4 = 0 then null else 'm' || (i % 3) end, 'p', i, 2 * i, 7 * i, 5 * i
           from (select 1 as i union all select 2 union all select 3 union all select 4 union all select 5 union all select 6
                 union all select 7 union all select 8 union all select 9 union all select 10 union all select 11 union all select 12) n`.execute(store.db);
-        expect((await migrate(store.handle)).applied).toEqual(["0017-usage-rollup"]);
+        // To the latest schema (the billing functions are created only then); 0017 first, the later ones after it.
+        expect((await migrate(store.handle)).applied[0]).toBe("0017-usage-rollup");
         const rows = await rollupRows(store);
         expect(rows.length).toBeGreaterThan(3);
         expect(rows).toEqual(await ledgerSums(store));
