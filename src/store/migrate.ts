@@ -20,7 +20,7 @@ import * as adminApi from "./migrations/0014-admin-api.js";
 import * as requestLog from "./migrations/0015-request-log.js";
 import * as codesAndUpstreamErrors from "./migrations/0016-codes-and-upstream-errors.js";
 import * as usageRollup from "./migrations/0017-usage-rollup.js";
-import * as requestLogFewerIndexes from "./migrations/0018-request-log-fewer-indexes.js";
+import * as fewerWriteIndexes from "./migrations/0018-fewer-write-indexes.js";
 import { BILLING_FUNCTIONS } from "./migrations/gw-batch-function.js";
 
 type MigrationModule = { up(db: Kysely<unknown>, dialect: DatabaseHandle["dialect"]): Promise<void> };
@@ -43,7 +43,7 @@ const MIGRATIONS: Record<string, MigrationModule> = {
   "0015-request-log": requestLog,
   "0016-codes-and-upstream-errors": codesAndUpstreamErrors,
   "0017-usage-rollup": usageRollup,
-  "0018-request-log-fewer-indexes": requestLogFewerIndexes,
+  "0018-fewer-write-indexes": fewerWriteIndexes,
 };
 
 /** Serialises the re-creation of the billing functions across processes (CREATE OR REPLACE of one function concurrently fails). */
