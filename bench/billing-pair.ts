@@ -6,15 +6,14 @@
 // wrk's 50 connections). SQLite by default (a fresh file with background checkpoints, as `gateway serve` opens it);
 // with --database, a fresh PostgreSQL database created and dropped here. `--limits`: the key and the
 // account get rpm, tpm and concurrency limits too high to refuse (as the bench's "limits enabled").
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { StoreBilling } from "../src/billing/billing-store.js";
 import { applicableLimits, limitSubjectsOf, subjectLimitsFromInput, tierLimitsOf } from "../src/billing/traffic-limits.js";
-import { loadConfig } from "../src/config/load.js";
-import { newId } from "../src/core/ids.js";
 import { openStore } from "../src/store/index.js";
 import { createBenchDatabase, dropBenchDatabase } from "./lib/bench.js";
+import { pairModel, runPairs } from "./lib/billing-pairs.js";
 
 const args = process.argv.slice(2);
 const valueOf = (flag: string, fallback: string) => {
@@ -29,26 +28,7 @@ const NEVER_REFUSING = subjectLimitsFromInput({ requests_per_minute: 10_000_000,
 const WARM_UP_PAIRS = 2000;
 
 const dir = mkdtempSync(join(tmpdir(), "gw-billing-pair-"));
-writeFileSync(
-  join(dir, "gateway.config.yaml"),
-  `
-providers:
-  mockai: { type: openai, base_url: "http://127.0.0.1:9/v1", keys: ["sk-unused"], apis: [chat] }
-models:
-  - id: pair-model
-    kind: chat
-    provider: mockai
-    upstream_model: upstream
-    default_output_tokens: 256
-    pricing: { input_per_mtok: "1.00", cached_input_per_mtok: "0.50", output_per_mtok: "2.00" }
-tiers:
-  standard: { models: [pair-model] }
-server:
-  default_tier: standard
-`,
-);
-const config = loadConfig({ GATEWAY_CONFIG: join(dir, "gateway.config.yaml"), GATEWAY_DATA_DIR: join(dir, "data") }, dir);
-const model = config.models.get("pair-model")!;
+const model = pairModel(dir);
 const pgDatabase = adminUrl ? await createBenchDatabase(adminUrl, "gw_billing_pair") : null;
 const databaseUrl = pgDatabase?.url ?? null;
 const store = await openStore({
@@ -64,36 +44,14 @@ try {
   const limits = withLimits
     ? applicableLimits(tierLimitsOf(undefined), limitSubjectsOf({ key: { id: key.id, limits: NEVER_REFUSING }, account: { id: account.id, limits: NEVER_REFUSING } }), "pair-model")
     : undefined;
-  const usage = { inputTokens: 20, cachedInputTokens: 0, outputTokens: 9, reasoningTokens: 0, estimated: false };
-  const onePair = async () => {
-    const hold = await billing.admit({
-      requestId: newId("req"),
-      accountId: account.id,
-      keyId: key.id,
-      model,
-      route: "chat",
-      projectedInputTokens: 20,
-      projectedOutputTokens: 256,
-      limits,
-    });
-    await billing.settle(hold, usage, "mockai");
+  const subject = { billing, accountId: account.id, keyId: key.id, model, limits };
+  const progress = (done: number) => {
+    if (done % 5000 === 0) process.stderr.write(`  ${done}/${pairs} pairs\n`);
   };
-  // `count` pairs, `concurrency` at a time.
-  const runPairs = async (count: number, progress: boolean) => {
-    let next = 0;
-    const lane = async () => {
-      while (next < count) {
-        next += 1;
-        if (progress && next % 5000 === 0) process.stderr.write(`  ${next}/${count} pairs\n`);
-        await onePair();
-      }
-    };
-    await Promise.all(Array.from({ length: concurrency }, lane));
-  };
-  await runPairs(WARM_UP_PAIRS, false);
+  await runPairs(subject, WARM_UP_PAIRS, concurrency);
   const cpuBefore = process.cpuUsage();
   const started = process.hrtime.bigint();
-  await runPairs(pairs, true);
+  await runPairs(subject, pairs, concurrency, progress);
   const wallUs = Number(process.hrtime.bigint() - started) / 1000;
   const cpu = process.cpuUsage(cpuBefore);
   const database = databaseUrl ? "PostgreSQL" : "SQLite";

@@ -8,17 +8,17 @@
 //   - the ledger page, first and deep (cursor), and the CSV export: first page and rows per second.
 // Bounded in time: a calibration chunk measures the fill rate, and the rest of the fill is sized to the
 // time budget (the rows actually reached are reported; 10M when the machine allows).
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { StoreBilling } from "../../src/billing/billing-store.js";
 import { keyUsage } from "../../src/billing/usage-queries.js";
-import { loadConfig } from "../../src/config/load.js";
 import { newId } from "../../src/core/ids.js";
 import { ledgerCsvLines } from "../../src/dashboard/ledger-csv.js";
 import { ledgerPage, usageAcrossAccounts, usageSummary } from "../../src/dashboard/usage-queries.js";
 import { openStore, type Store } from "../../src/store/index.js";
 import { createBenchDatabase, dropBenchDatabase } from "./bench.js";
+import { pairModel, runPairs, type PairModel } from "./billing-pairs.js";
 import { fillLedger } from "./ledger-fill.js";
 
 export interface LedgerGrowthOptions {
@@ -77,52 +77,14 @@ async function timed(times: number, fn: () => Promise<unknown>): Promise<Timing>
   return timing(samples);
 }
 
-function pairModel(dir: string) {
-  writeFileSync(
-    join(dir, "gateway.config.yaml"),
-    `
-providers:
-  mockai: { type: openai, base_url: "http://127.0.0.1:9/v1", keys: ["sk-unused"], apis: [chat] }
-models:
-  - id: pair-model
-    kind: chat
-    provider: mockai
-    upstream_model: upstream
-    default_output_tokens: 256
-    pricing: { input_per_mtok: "1.00", cached_input_per_mtok: "0.50", output_per_mtok: "2.00" }
-tiers:
-  standard: { models: [pair-model] }
-server:
-  default_tier: standard
-`,
-  );
-  return loadConfig({ GATEWAY_CONFIG: join(dir, "gateway.config.yaml"), GATEWAY_DATA_DIR: join(dir, "data") }, dir).models.get("pair-model")!;
-}
-
 /** Microseconds of wall time per admission + settlement pair, `count` pairs CONCURRENCY at a time. */
-async function pairsUs(store: Store, model: ReturnType<typeof pairModel>, count: number): Promise<number> {
+async function pairsUs(store: Store, model: PairModel, count: number): Promise<number> {
   const billing = new StoreBilling(store.handle);
   try {
     const account = await store.accounts.create({ email: `pairs-${newId("x")}@example.com`, tier: "standard", balance: 10n ** 15n });
     const { key } = await store.keys.create({ accountId: account.id });
-    const usage = { inputTokens: 20, cachedInputTokens: 0, outputTokens: 9, reasoningTokens: 0, estimated: false };
-    let next = 0;
-    const lane = async () => {
-      while (next++ < count) {
-        const hold = await billing.admit({
-          requestId: newId("req"),
-          accountId: account.id,
-          keyId: key.id,
-          model,
-          route: "chat",
-          projectedInputTokens: 20,
-          projectedOutputTokens: 256,
-        });
-        await billing.settle(hold, usage, "mockai");
-      }
-    };
     const began = performance.now();
-    await Promise.all(Array.from({ length: CONCURRENCY }, lane));
+    await runPairs({ billing, accountId: account.id, keyId: key.id, model }, count, CONCURRENCY);
     return ((performance.now() - began) * 1000) / count;
   } finally {
     await billing.stopSweeper();

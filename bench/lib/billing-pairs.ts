@@ -1,0 +1,58 @@
+// What bench/billing-pair.ts and the ledger-growth step share: the one-model config they bill against,
+// and admission + settlement pairs run in lanes (the billing store alone, without HTTP).
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { StoreBilling } from "../../src/billing/billing-store.js";
+import type { TrafficLimit } from "../../src/billing/traffic-limits.js";
+import { loadConfig } from "../../src/config/load.js";
+import { newId } from "../../src/core/ids.js";
+
+/** The model the pairs bill for, from a config written to `dir` (its provider is never called). */
+export function pairModel(dir: string) {
+  writeFileSync(
+    join(dir, "gateway.config.yaml"),
+    `
+providers:
+  mockai: { type: openai, base_url: "http://127.0.0.1:9/v1", keys: ["sk-unused"], apis: [chat] }
+models:
+  - id: pair-model
+    kind: chat
+    provider: mockai
+    upstream_model: upstream
+    default_output_tokens: 256
+    pricing: { input_per_mtok: "1.00", cached_input_per_mtok: "0.50", output_per_mtok: "2.00" }
+tiers:
+  standard: { models: [pair-model] }
+server:
+  default_tier: standard
+`,
+  );
+  return loadConfig({ GATEWAY_CONFIG: join(dir, "gateway.config.yaml"), GATEWAY_DATA_DIR: join(dir, "data") }, dir).models.get("pair-model")!;
+}
+
+export type PairModel = ReturnType<typeof pairModel>;
+
+export interface PairSubject {
+  billing: StoreBilling;
+  accountId: string;
+  keyId: string;
+  model: PairModel;
+  limits?: TrafficLimit[];
+}
+
+const USAGE = { inputTokens: 20, cachedInputTokens: 0, outputTokens: 9, reasoningTokens: 0, estimated: false };
+
+/** `count` admission + settlement pairs, `concurrency` in flight; `onPair` sees the running count. */
+export async function runPairs(subject: PairSubject, count: number, concurrency: number, onPair?: (done: number) => void): Promise<void> {
+  const { billing, accountId, keyId, model, limits } = subject;
+  let next = 0;
+  const lane = async () => {
+    while (next < count) {
+      next += 1;
+      onPair?.(next);
+      const hold = await billing.admit({ requestId: newId("req"), accountId, keyId, model, route: "chat", projectedInputTokens: 20, projectedOutputTokens: 256, limits });
+      await billing.settle(hold, USAGE, "mockai");
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, lane));
+}
