@@ -45,7 +45,9 @@ for (const kind of DATABASE_KINDS) {
       const accountId = await makeAccount(first, { balance: START_BALANCE });
       const keys = [
         { id: await makeKey(first, accountId, { budgetCap: 60_000_000n }), budgetCap: 60_000_000n, tokenCap: null },
-        { id: await makeKey(first, accountId, { tokenCap: 12_000 }), budgetCap: null, tokenCap: 12_000n },
+        // A few settlements' worth of tokens: reached before the account runs short, however the
+        // batches interleave (with 12,000, PostgreSQL's quicker quota refusals could leave it unreached).
+        { id: await makeKey(first, accountId, { tokenCap: 6_000 }), budgetCap: null, tokenCap: 6_000n },
         { id: await makeKey(first, accountId, { budgetCap: 90_000_000n, tokenCap: 30_000 }), budgetCap: 90_000_000n, tokenCap: 30_000n },
         { id: await makeKey(first, accountId), budgetCap: null, tokenCap: null },
       ];
