@@ -1,5 +1,5 @@
 // `node --import tsx bench/latency.ts [--rate 1000] [--seconds 4] [--reps 3] [--mode buffered|stream]
-//   [--targets floor,sqlite,sqlite-nobill,pg,pg-nobill,pg+KEY=VALUE] [--env KEY=VALUE ...] [--node-flag FLAG ...] [--cpu-prof DIR]`
+//   [--targets floor,sqlite,sqlite-nobill,pg,pg-nobill] [--env KEY=VALUE ...] [--node-flag FLAG ...] [--cpu-prof DIR]`
 // A focused latency check for one change at a time: direct vs our gateway at one fixed rate, the same
 // open-loop client and interleaving as `npm run bench`, in about a minute. Prints added p50/p99 (TTFB
 // and TTLB) per repetition and their medians, with the gateway's CPU per request. --env and
@@ -55,21 +55,18 @@ try {
       targets.push({ name, url: `http://127.0.0.1:${ready.port}/v1/chat/completions`, headers: { "content-type": "application/json" }, child });
       continue;
     }
-    // `pg+KEY=VALUE+…`: this target's own environment on top of --env (an A/B of one setting in one run).
-    const [base, ...settings] = name.split("+");
-    const targetEnv = Object.fromEntries(settings.map((s) => [s.split("=")[0]!, s.split("=").slice(1).join("=")]));
     let databaseUrl = "";
-    if (base!.startsWith("pg")) {
+    if (name.startsWith("pg")) {
       const created = await createBenchDatabase(adminUrl, "gw_lat");
       databases.push(created.name);
       databaseUrl = created.url;
     }
     const gateway = await startOurGateway(name, {
       mockUrl: `http://127.0.0.1:${mockPort}`,
-      billing: base!.endsWith("nobill") ? "off" : "on",
+      billing: name.endsWith("nobill") ? "off" : "on",
       databaseUrl,
       nodeFlags: [...nodeFlags, ...(profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}/${name}`] : [])],
-      env: { ...extraEnv, ...targetEnv },
+      env: extraEnv,
       ...(process.env.BENCH_GATEWAY_STDOUT ? { stdout: "inherit" as const } : {}),
     });
     targets.push({ name, ...gateway });

@@ -120,7 +120,6 @@ export async function createApp(config: GatewayConfig, options: AppOptions = {})
   const billing: StoreBilling = new StoreBilling(store.handle, {
     now,
     onSweepError: (err) => logger.warn({ err }, "hold sweep failed"),
-    onSettlementRetry: (err, attempt) => logger.error({ err, attempt }, "settlement not confirmed flushed to the WAL; applying it again"),
     onBatch: metrics ? (seconds) => metrics.observeBatch(dialect, seconds) : undefined,
   });
   const tracing: Tracing | null = config.tracing
@@ -232,7 +231,6 @@ export async function createApp(config: GatewayConfig, options: AppOptions = {})
       authCache.stop();
       health.stop();
       await billing.stopSweeper();
-      await billing.confirmCommits().catch((err: unknown) => logger.error({ err }, "the last billing commits could not be confirmed flushed"));
       await store.close();
       logDestination?.close();
     },

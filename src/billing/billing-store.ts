@@ -66,11 +66,6 @@ export interface StoreBillingOptions {
   onSweepError?: (error: unknown) => void;
   /** Called with the seconds each write batch took (the gateway_db_batch_duration_seconds metric). */
   onBatch?: ((seconds: number) => void) | undefined;
-  /**
-   * PostgreSQL: called when a settlement already answered at its commit could not be confirmed
-   * flushed to the WAL and is applied again (postgres-batcher.ts); `attempt` counts from 1.
-   */
-  onSettlementRetry?: ((error: unknown, attempt: number) => void) | undefined;
 }
 
 // Deadlocks and serialization failures roll everything back and are safe to retry; the lock order
@@ -102,7 +97,7 @@ export class StoreBilling implements Billing {
     if (database.dialect === "sqlite") {
       if (!database.sqlite) throw new Error("StoreBilling on SQLite needs the raw connection (DatabaseHandle.sqlite)");
       this.#path = { dialect: "sqlite", writer: new SqliteWriter(database.db, database.sqlite, { onBatch: options.onBatch }) };
-    } else this.#path = { dialect: "postgres", batcher: new PostgresBatcher(database.db, { onBatch: options.onBatch, onSettlementRetry: options.onSettlementRetry }) };
+    } else this.#path = { dialect: "postgres", batcher: new PostgresBatcher(database.db, options.onBatch) };
   }
 
   /** Checks every limit and reserves the projected cost and tokens; see admission.ts for the order. */
@@ -183,14 +178,6 @@ export class StoreBilling implements Billing {
     clearInterval(this.#sweepTimer);
     this.#sweepTimer = undefined;
     await this.#sweeping;
-  }
-
-  /**
-   * PostgreSQL: waits for the WAL flush that confirms the settlements and releases answered at their
-   * commit (postgres-batcher.ts); call before the database closes. Nothing to wait for on SQLite.
-   */
-  async confirmCommits(): Promise<void> {
-    if (this.#path.dialect === "postgres") await this.#path.batcher.confirmCommits();
   }
 
   /** Changes a key's caps (recorded in key_allocations) and re-judges exhaustion; see key-caps.ts. */
