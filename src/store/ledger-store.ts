@@ -78,14 +78,7 @@ function asRetentionError(error: unknown): unknown {
 export const pruneQueries = {
   /** The account's oldest row: nothing to prune unless it is older than the cutoff. */
   oldest: (db: Kysely<Database>, accountId: string) =>
-    db
-      .selectFrom("ledger")
-      .select("created_at")
-      .where("account_id", ">=", accountId)
-      .where("account_id", "<=", accountId)
-      .orderBy("account_id")
-      .orderBy("id")
-      .limit(1),
+    db.selectFrom("ledger").select("created_at").where("account_id", ">=", accountId).where("account_id", "<=", accountId).orderBy("account_id").orderBy("id").limit(1),
   /** The account's first row not older than the cutoff, walking its rows in id order (the ones pruned, then this one). */
   firstKept: (db: Kysely<Database>, accountId: string, cutoff: bigint) =>
     db

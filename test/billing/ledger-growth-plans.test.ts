@@ -118,14 +118,18 @@ for (const kind of DATABASE_KINDS) {
 
     it("ledger prune's searches: an account's rows in id order on ledger_account_chain, no sort", async () => {
       // No index on (account_id, created_at) since migration 0020: the prune walks ledger_account_chain.
-      const { rows: indexes } = await sql.raw(
-        kind === "sqlite" ? `select name from sqlite_master where type = 'index' and tbl_name = 'ledger'` : `select indexname as name from pg_indexes where tablename = 'ledger'`,
-      ).execute(store.db);
+      const { rows: indexes } = await sql
+        .raw(
+          kind === "sqlite" ? `select name from sqlite_master where type = 'index' and tbl_name = 'ledger'` : `select indexname as name from pg_indexes where tablename = 'ledger'`,
+        )
+        .execute(store.db);
       expect(indexes.map((row) => (row as { name: string }).name)).not.toContain("ledger_account_time");
       const cutoff = BigInt(NOW - 200 * DAY);
       for (const query of [pruneQueries.oldest(store.db, fill.busyAccountId), pruneQueries.firstKept(store.db, fill.busyAccountId, cutoff)]) {
         const plan = await planOf(store, query);
-        expect(plan).toMatch(kind === "sqlite" ? /SEARCH ledger USING INDEX ledger_account_chain \(account_id>\? AND account_id<\?\)/ : /Index Scan using ledger_account_chain on ledger/);
+        expect(plan).toMatch(
+          kind === "sqlite" ? /SEARCH ledger USING INDEX ledger_account_chain \(account_id>\? AND account_id<\?\)/ : /Index Scan using ledger_account_chain on ledger/,
+        );
         expectNoScanNorSort(plan, "ledger");
       }
     });
