@@ -5,7 +5,7 @@ import { join } from "node:path";
 import type { StoreBilling } from "../../src/billing/billing-store.js";
 import type { TrafficLimit } from "../../src/billing/traffic-limits.js";
 import { loadConfig } from "../../src/config/load.js";
-import { newId } from "../../src/core/ids.js";
+import { newRequestId } from "../../src/core/ids.js";
 
 /** The model the pairs bill for, from a config written to `dir` (its provider is never called). */
 export function pairModel(dir: string) {
@@ -42,7 +42,11 @@ export interface PairSubject {
 
 const USAGE = { inputTokens: 20, cachedInputTokens: 0, outputTokens: 9, reasoningTokens: 0, estimated: false };
 
-/** `count` admission + settlement pairs, `concurrency` in flight; `onPair` sees the running count. */
+/**
+ * `count` admission + settlement pairs, `concurrency` in flight; `onPair` sees the running count. The
+ * request ids are the gateway's own (time-ordered, core/ids.ts): random ones put the ledger's unique
+ * request_id index inserts at random pages, which the gateway never does.
+ */
 export async function runPairs(subject: PairSubject, count: number, concurrency: number, onPair?: (done: number) => void): Promise<void> {
   const { billing, accountId, keyId, model, limits } = subject;
   let next = 0;
@@ -50,7 +54,7 @@ export async function runPairs(subject: PairSubject, count: number, concurrency:
     while (next < count) {
       next += 1;
       onPair?.(next);
-      const hold = await billing.admit({ requestId: newId("req"), accountId, keyId, model, route: "chat", projectedInputTokens: 20, projectedOutputTokens: 256, limits });
+      const hold = await billing.admit({ requestId: newRequestId(), accountId, keyId, model, route: "chat", projectedInputTokens: 20, projectedOutputTokens: 256, limits });
       await billing.settle(hold, USAGE, "mockai");
     }
   };

@@ -46,6 +46,11 @@ export interface LedgerGrowthRun {
   pairUsFilled: number;
   /** Pairs per second with the filled ledger / with the empty one (≥ 0.9 is the target). */
   throughputRatio: number;
+  /** This process's CPU time (user + system) per pair, medians: less disturbed by other tenants of the host than wall time. */
+  pairCpuUsEmpty: number;
+  pairCpuUsFilled: number;
+  /** CPU per pair empty / filled: the same ratio counted in CPU time. */
+  cpuRatio: number;
   usage: Timing;
   dashboardUsage: Timing;
   adminUsage: Timing;
@@ -58,6 +63,8 @@ export interface LedgerGrowthRun {
 const CALIBRATION_ROWS = 100_000;
 const MIN_MAIN_ROWS = 100_000;
 const CONCURRENCY = 16;
+/** Runs of pairs per database, interleaved: 5, as wall times on a shared host spread by ±20% or more. */
+const PAIR_REPS = 5;
 
 /** Nearest-rank p50 and p95 of milliseconds. */
 function timing(samplesMs: number[]): Timing {
@@ -77,15 +84,17 @@ async function timed(times: number, fn: () => Promise<unknown>): Promise<Timing>
   return timing(samples);
 }
 
-/** Microseconds of wall time per admission + settlement pair, `count` pairs CONCURRENCY at a time. */
-async function pairsUs(store: Store, model: PairModel, count: number): Promise<number> {
+/** Microseconds of wall time and of this process's CPU time per admission + settlement pair, `count` pairs CONCURRENCY at a time. */
+async function pairsUs(store: Store, model: PairModel, count: number): Promise<{ wall: number; cpu: number }> {
   const billing = new StoreBilling(store.handle);
   try {
     const account = await store.accounts.create({ email: `pairs-${newId("x")}@example.com`, tier: "standard", balance: 10n ** 15n });
     const { key } = await store.keys.create({ accountId: account.id });
+    const cpuBefore = process.cpuUsage();
     const began = performance.now();
     await runPairs({ billing, accountId: account.id, keyId: key.id, model }, count, CONCURRENCY);
-    return ((performance.now() - began) * 1000) / count;
+    const cpu = process.cpuUsage(cpuBefore);
+    return { wall: ((performance.now() - began) * 1000) / count, cpu: (cpu.user + cpu.system) / count };
   } finally {
     await billing.stopSweeper();
   }
@@ -133,17 +142,29 @@ async function measureOne(kind: "sqlite" | "postgres", options: LedgerGrowthOpti
 
     const model = pairModel(dir);
     const pairs = options.pairs ?? 3000;
-    const emptyRuns: number[] = [];
-    const filledRuns: number[] = [];
+    const emptyRuns: Array<{ wall: number; cpu: number }> = [];
+    const filledRuns: Array<{ wall: number; cpu: number }> = [];
     await pairsUs(empty, model, 500);
     await pairsUs(filled, model, 500);
-    for (let rep = 0; rep < 3; rep++) {
-      emptyRuns.push(await pairsUs(empty, model, pairs));
-      filledRuns.push(await pairsUs(filled, model, pairs));
+    // A B B A A: which database goes first alternates, so a drift of the host does not favour one.
+    for (let rep = 0; rep < PAIR_REPS; rep++) {
+      if (rep % 2 === 0) {
+        emptyRuns.push(await pairsUs(empty, model, pairs));
+        filledRuns.push(await pairsUs(filled, model, pairs));
+      } else {
+        filledRuns.push(await pairsUs(filled, model, pairs));
+        emptyRuns.push(await pairsUs(empty, model, pairs));
+      }
     }
     const median = (v: number[]) => v.slice().sort((a, b) => a - b)[Math.floor(v.length / 2)]!;
-    const pairUsEmpty = median(emptyRuns);
-    const pairUsFilled = median(filledRuns);
+    const pairUsEmpty = median(emptyRuns.map((r) => r.wall));
+    const pairUsFilled = median(filledRuns.map((r) => r.wall));
+    const pairCpuUsEmpty = median(emptyRuns.map((r) => r.cpu));
+    const pairCpuUsFilled = median(filledRuns.map((r) => r.cpu));
+    log(
+      `ledger growth, ${database}: µs/pair wall empty ${emptyRuns.map((r) => r.wall.toFixed(0)).join(" ")}, filled ${filledRuns.map((r) => r.wall.toFixed(0)).join(" ")}; ` +
+        `CPU empty ${emptyRuns.map((r) => r.cpu.toFixed(0)).join(" ")}, filled ${filledRuns.map((r) => r.cpu.toFixed(0)).join(" ")}`,
+    );
 
     const db = filled.db;
     const now = fill.now;
@@ -167,6 +188,9 @@ async function measureOne(kind: "sqlite" | "postgres", options: LedgerGrowthOpti
       pairUsEmpty,
       pairUsFilled,
       throughputRatio: pairUsEmpty / pairUsFilled,
+      pairCpuUsEmpty,
+      pairCpuUsFilled,
+      cpuRatio: pairCpuUsEmpty / pairCpuUsFilled,
       usage,
       dashboardUsage,
       adminUsage,

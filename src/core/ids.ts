@@ -23,6 +23,18 @@ export function newId(prefix: string): string {
   return `${prefix}_${randomText(12, "base64url")}`;
 }
 
+/**
+ * A request id: `req_`, the time in ms (12 hex digits), then 10 random bytes (20 hex digits) from the
+ * shared pool. Time first, so that ids sort by time and the ledger's unique
+ * request_id index takes its inserts at its end instead of at random pages: measured at 200,000
+ * ledger rows, SQLite billing ran 37,175 admit+settle/s with such ids against 26,983 with random
+ * ones, and random ones get slower as the ledger grows. 80 random bits keep ids of the same ms, also
+ * from other processes, apart.
+ */
+export function newRequestId(): string {
+  return `req_${Date.now().toString(16).padStart(12, "0")}${randomText(10, "hex")}`;
+}
+
 export function nowMs(): bigint {
   return BigInt(Date.now());
 }

@@ -11,6 +11,7 @@ import { HOUR_MS, keyRollupQuery, splitWindow } from "../../src/billing/usage-ro
 import { CSV_PAGE_ROWS } from "../../src/dashboard/ledger-csv.js";
 import { ledgerPageQuery, usageAcrossAccountsQuery, usageSummaryQuery } from "../../src/dashboard/usage-queries.js";
 import type { Store } from "../../src/store/index.js";
+import { pruneQueries } from "../../src/store/ledger-store.js";
 import { rollupOfLedgerSql } from "../../src/store/migrations/0017-usage-rollup.js";
 import { DATABASE_KINDS } from "../support/databases.js";
 import { useBillingStore } from "./support.js";
@@ -111,6 +112,24 @@ for (const kind of DATABASE_KINDS) {
       const csv = await planOf(store, ledgerPageQuery(store, fill.busyAccountId, { limit: CSV_PAGE_ROWS, before: 1_000_000n }));
       for (const plan of [first, next, csv]) {
         expect(plan).toMatch(PAGE_PLAN);
+        expectNoScanNorSort(plan, "ledger");
+      }
+    });
+
+    it("ledger prune's searches: an account's rows in id order on ledger_account_chain, no sort", async () => {
+      // No index on (account_id, created_at) since migration 0020: the prune walks ledger_account_chain.
+      const { rows: indexes } = await sql
+        .raw(
+          kind === "sqlite" ? `select name from sqlite_master where type = 'index' and tbl_name = 'ledger'` : `select indexname as name from pg_indexes where tablename = 'ledger'`,
+        )
+        .execute(store.db);
+      expect(indexes.map((row) => (row as { name: string }).name)).not.toContain("ledger_account_time");
+      const cutoff = BigInt(NOW - 200 * DAY);
+      for (const query of [pruneQueries.oldest(store.db, fill.busyAccountId), pruneQueries.firstKept(store.db, fill.busyAccountId, cutoff)]) {
+        const plan = await planOf(store, query);
+        expect(plan).toMatch(
+          kind === "sqlite" ? /SEARCH ledger USING INDEX ledger_account_chain \(account_id>\? AND account_id<\?\)/ : /Index Scan using ledger_account_chain on ledger/,
+        );
         expectNoScanNorSort(plan, "ledger");
       }
     });
