@@ -78,7 +78,20 @@ export interface Plan {
 
 function basePlan(options: BenchOptions): Plan {
   if (options.smoke)
-    return { kind: "smoke", reps: 1, rates: [100], latencyMs: 1000, latencyWarmupMs: 0, wrkSeconds: 1, wrkConnections: 10, warmupSeconds: 0, leakSeconds: 0, leakRate: 0, pairedSlices: 2, pairedSeconds: 1 };
+    return {
+      kind: "smoke",
+      reps: 1,
+      rates: [100],
+      latencyMs: 1000,
+      latencyWarmupMs: 0,
+      wrkSeconds: 1,
+      wrkConnections: 10,
+      warmupSeconds: 0,
+      leakSeconds: 0,
+      leakRate: 0,
+      pairedSlices: 2,
+      pairedSeconds: 1,
+    };
   if (options.quick)
     return {
       kind: "quick",

@@ -293,7 +293,7 @@ export function renderMarkdown(r: BenchResults, s: Summary): string {
     "",
     `Everything on 127.0.0.1 on this ${r.meta.cpus}-core machine: the mock upstream, the gateway under test and the load generator share the cores, so every figure includes that contention. ` +
       `${p.reps} interleaved repetition(s) per figure (A B A B …), medians shown. Latency: open-loop client at a fixed rate, ${p.latencyMs / 1000} s measured after ${p.latencyWarmupMs / 1000} s unmeasured per run. ` +
-      `Throughput: wrk, ${p.wrkConnections} connections, 1 thread, ${p.wrkSeconds} s per run. Added latency = gateway minus direct in the same repetition, median over repetitions. ` +
+      `Throughput: wrk, ${p.wrkConnections} connections, 1 thread, ${p.wrkSeconds} s per run; the on/off variants (limits, metrics, request log, billing off) only in the first repetition, their verdicts coming from the paired A/B phase. Added latency = gateway minus direct in the same repetition, median over repetitions. ` +
       `A run is **overloaded** when more than half a second of requests is unanswered: sending stops, its percentiles cover answered requests only and no added latency is computed from it.`,
     "",
   );
