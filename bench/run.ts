@@ -1,5 +1,5 @@
 // `npm run bench [-- --quick] [-- --no-peer] [-- --no-postgres] [-- --leak-seconds N] [-- --profile DIR] [-- --out DIR]
-//   [-- --no-ledger-growth] [-- --ledger-rows N] [-- --ledger-fill-seconds S]`
+//   [-- --no-ledger-growth] [-- --ledger-rows N] [-- --ledger-fill-seconds S] [-- --paired-only] [-- --paired-slices N] [-- --paired-seconds S]`
 // Starts and stops every process itself on 127.0.0.1 and writes bench/results/latest.{md,json}.
 // The ledger-growth step (bench/lib/ledger-growth.ts) runs last, except with --quick or --no-ledger-growth:
 // up to 10M ledger rows per database, filled within --ledger-fill-seconds (150) each.
@@ -10,6 +10,7 @@ import { runBench, type BenchOptions } from "./lib/bench.js";
 import { stopChildrenOnSignals } from "./lib/procs.js";
 import { ledgerGrowthVerdicts, renderLedgerGrowth } from "./lib/ledger-growth-report.js";
 import { runLedgerGrowth, type LedgerGrowthRun } from "./lib/ledger-growth.js";
+import { PAIRED_COMPARISONS } from "./lib/paired.js";
 import { renderMarkdown, summarizeResults } from "./lib/report.js";
 
 stopChildrenOnSignals();
@@ -26,15 +27,30 @@ if (leakSeconds !== undefined && !(Number.isInteger(leakSeconds) && leakSeconds 
   process.stderr.write(`bench: --leak-seconds must be a whole number of seconds from 10 to 3600, got ${leakSecondsText}\n`);
   process.exit(2);
 }
+// The paired A/B phase (lib/paired.ts): --paired-only skips the latency, throughput and leak phases.
+const pairedSlicesText = valueOf("--paired-slices");
+const pairedSecondsText = valueOf("--paired-seconds");
+const pairedSlices = pairedSlicesText === undefined ? undefined : Number(pairedSlicesText);
+const pairedSeconds = pairedSecondsText === undefined ? undefined : Number(pairedSecondsText);
+if (
+  (pairedSlices !== undefined && !(Number.isInteger(pairedSlices) && pairedSlices >= 2 && pairedSlices <= 60 && pairedSlices % 2 === 0)) ||
+  (pairedSeconds !== undefined && !(Number.isInteger(pairedSeconds) && pairedSeconds >= 1 && pairedSeconds <= 30))
+) {
+  process.stderr.write("bench: --paired-slices must be an even whole number from 2 to 60, --paired-seconds a whole number from 1 to 30\n");
+  process.exit(2);
+}
 const options: BenchOptions = {
   quick: args.includes("--quick"),
   ...(args.includes("--no-peer") && { peer: false }),
   ...(args.includes("--no-postgres") && { postgres: false }),
   ...(profileDir && { profileDir: resolve(profileDir) }),
   ...(leakSeconds !== undefined && { leakSeconds }),
+  ...(args.includes("--paired-only") && { pairedOnly: true }),
+  ...(pairedSlices !== undefined && { pairedSlices }),
+  ...(pairedSeconds !== undefined && { pairedSeconds }),
 };
 
-const ledgerGrowth = !options.quick && !args.includes("--no-ledger-growth");
+const ledgerGrowth = !options.quick && !options.pairedOnly && !args.includes("--no-ledger-growth");
 const ledgerRows = Number(valueOf("--ledger-rows") ?? 10_000_000);
 const ledgerFillSeconds = Number(valueOf("--ledger-fill-seconds") ?? 150);
 if (!(Number.isInteger(ledgerRows) && ledgerRows >= 100_000) || !(ledgerFillSeconds >= 10 && ledgerFillSeconds <= 3600)) {
@@ -44,13 +60,15 @@ if (!(Number.isInteger(ledgerRows) && ledgerRows >= 100_000) || !(ledgerFillSeco
 // Per database: the fill's budget, its last chunk's overrun and the measurements.
 const ledgerGrowthSeconds = ledgerGrowth ? (options.postgres === false ? 1 : 2) * (ledgerFillSeconds + 150) : 0;
 
+// Paired slices beyond the plan's (--paired-slices/--paired-seconds): each comparison's, plus a second per slice.
+const pairedExtraSeconds = pairedSlices !== undefined || pairedSeconds !== undefined ? PAIRED_COMPARISONS.length * (pairedSlices ?? 12) * ((pairedSeconds ?? 2) + 1) : 0;
 // A hard ceiling on the whole run, whatever happens (the phases are bounded on their own).
 const ceiling = setTimeout(
   () => {
     process.stderr.write("bench: time limit reached, stopping\n");
     process.kill(process.pid, "SIGTERM");
   },
-  (options.quick ? 5 : 15) * 60_000 + (leakSeconds ?? 0) * 1000 + ledgerGrowthSeconds * 1000,
+  (options.quick ? 5 : 15) * 60_000 + (leakSeconds ?? 0) * 1000 + ledgerGrowthSeconds * 1000 + pairedExtraSeconds * 1000,
 );
 ceiling.unref();
 

@@ -15,51 +15,15 @@ import { SERVER_ENV, SERVER_NODE_FLAGS } from "../../src/cli/heap.js";
 import { requestBody } from "./constants.js";
 import { adoptChild as registerForked, killAll, sleep, stopChild, waitForMessage, type Child } from "./procs.js";
 import { median, slope } from "./stats.js";
+import { PAIRED_COMPARISONS, pairedSchedule, type PairedRun } from "./paired.js";
+import { ALL_TARGETS, CLUSTER_TARGETS, POSTGRES_TARGETS, type TargetName } from "./targets.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const benchDir = resolve(here, "..");
 const repoDir = resolve(benchDir, "..");
 
-export type TargetName =
-  | "direct"
-  | "floor"
-  | "ours-sqlite"
-  | "ours-sqlite-metrics"
-  | "ours-sqlite-nolog"
-  | "ours-sqlite-nobill"
-  | "ours-sqlite-limits"
-  | "ours-pg"
-  | "ours-pg-nobill"
-  | "ours-pg-limits"
-  | "peer"
-  | "floor-2p"
-  | "ours-sqlite-2w"
-  | "ours-pg-2w";
 export type Mode = "buffered" | "stream";
-
-export const TARGET_LABELS: Record<TargetName, string> = {
-  direct: "direct (mock upstream)",
-  floor: "floor: a minimal Node.js proxy",
-  "ours-sqlite": "ours, SQLite, billing on",
-  "ours-sqlite-metrics": "ours, SQLite, billing on, metrics on, tracing off",
-  "ours-sqlite-nolog": "ours, SQLite, billing on, request log off",
-  "ours-sqlite-nobill": "ours, SQLite, billing off",
-  "ours-sqlite-limits": "ours, SQLite, billing on, limits enabled",
-  "ours-pg": "ours, PostgreSQL, billing on",
-  "ours-pg-nobill": "ours, PostgreSQL, billing off",
-  "ours-pg-limits": "ours, PostgreSQL, billing on, limits enabled",
-  peer: "peer (Portkey gateway)",
-  "floor-2p": "floor: minimal Node.js proxy, 2 processes",
-  "ours-sqlite-2w": "ours, SQLite, billing on, 2 workers",
-  "ours-pg-2w": "ours, PostgreSQL, billing on, 2 workers",
-};
-
-/**
- * Several processes behind one port (`serve --workers 2`, and the floor's 2 processes as the ceiling
- * this machine leaves): measured for maximum throughput only (after a 1 s warm-up), where the ratio
- * to one process is the question; their RSS figures are the largest worker's.
- */
-export const CLUSTER_TARGETS: readonly TargetName[] = ["floor-2p", "ours-sqlite-2w", "ours-pg-2w"];
+export { ALL_TARGETS, CLUSTER_TARGETS, TARGET_LABELS, type TargetName } from "./targets.js";
 
 /** BENCH_TARGETS=a,b,c: only these targets (plus direct, which every comparison needs). */
 function selectTargets(names: TargetName[]): TargetName[] {
@@ -88,6 +52,11 @@ export interface BenchOptions {
   /** Install wrk with apt-get when missing (default true, false for smoke). */
   installWrk?: boolean;
   postgresAdminUrl?: string;
+  /** Only the paired A/B phase (after the warm-up): no latency, throughput or leak phase. */
+  pairedOnly?: boolean;
+  /** Override the plan's paired slices per comparison (an even number, at least 2) and seconds per slice. */
+  pairedSlices?: number;
+  pairedSeconds?: number;
   log?: (line: string) => void;
 }
 
@@ -102,15 +71,62 @@ export interface Plan {
   warmupSeconds: number;
   leakSeconds: number;
   leakRate: number;
+  /** Paired A/B phase (paired.ts): wrk slices per comparison (A B B A …, an even number) and seconds per slice. */
+  pairedSlices: number;
+  pairedSeconds: number;
+}
+
+function basePlan(options: BenchOptions): Plan {
+  if (options.smoke)
+    return {
+      kind: "smoke",
+      reps: 1,
+      rates: [100],
+      latencyMs: 1000,
+      latencyWarmupMs: 0,
+      wrkSeconds: 1,
+      wrkConnections: 10,
+      warmupSeconds: 0,
+      leakSeconds: 0,
+      leakRate: 0,
+      pairedSlices: 2,
+      pairedSeconds: 1,
+    };
+  if (options.quick)
+    return {
+      kind: "quick",
+      reps: 1,
+      rates: [1000],
+      latencyMs: 1500,
+      latencyWarmupMs: 200,
+      wrkSeconds: 2,
+      wrkConnections: 50,
+      warmupSeconds: 0.5,
+      leakSeconds: 0,
+      leakRate: 0,
+      pairedSlices: 4,
+      pairedSeconds: 1,
+    };
+  const leakSeconds = options.leakSeconds ?? 60;
+  return {
+    kind: "full",
+    reps: 3,
+    rates: [500, 1000],
+    latencyMs: 4000,
+    latencyWarmupMs: 500,
+    wrkSeconds: 5,
+    wrkConnections: 50,
+    warmupSeconds: 2,
+    leakSeconds,
+    leakRate: 1000,
+    pairedSlices: 10,
+    pairedSeconds: 2,
+  };
 }
 
 export function planFor(options: BenchOptions): Plan {
-  if (options.smoke)
-    return { kind: "smoke", reps: 1, rates: [100], latencyMs: 1000, latencyWarmupMs: 0, wrkSeconds: 1, wrkConnections: 10, warmupSeconds: 0, leakSeconds: 0, leakRate: 0 };
-  if (options.quick)
-    return { kind: "quick", reps: 1, rates: [1000], latencyMs: 1500, latencyWarmupMs: 200, wrkSeconds: 2, wrkConnections: 50, warmupSeconds: 0.5, leakSeconds: 0, leakRate: 0 };
-  const leakSeconds = options.leakSeconds ?? 60;
-  return { kind: "full", reps: 3, rates: [500, 1000], latencyMs: 4000, latencyWarmupMs: 500, wrkSeconds: 5, wrkConnections: 50, warmupSeconds: 2, leakSeconds, leakRate: 1000 };
+  const plan = basePlan(options);
+  return { ...plan, pairedSlices: options.pairedSlices ?? plan.pairedSlices, pairedSeconds: options.pairedSeconds ?? plan.pairedSeconds };
 }
 
 interface ProcStats {
@@ -197,6 +213,8 @@ export interface BenchResults {
   requestLog?: Partial<Record<TargetName, RequestLogCounts | null>>;
   latency: LatencyRun[];
   throughput: ThroughputRun[];
+  /** The paired A/B phase: one entry per on/off comparison whose two targets ran (paired.ts). */
+  paired?: PairedRun[];
   leak: LeakCheck | null;
 }
 
@@ -365,20 +383,7 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchResults
     const names: TargetName[] = selectTargets(
       smoke
         ? ["direct", "ours-sqlite", "ours-sqlite-metrics", "ours-sqlite-nolog"]
-        : [
-            "direct",
-            "floor",
-            "ours-sqlite",
-            "ours-sqlite-metrics",
-            "ours-sqlite-nolog",
-            "ours-sqlite-nobill",
-            "ours-sqlite-limits",
-            ...(usePostgres ? (["ours-pg", "ours-pg-nobill", "ours-pg-limits"] as const) : []),
-            ...(usePeer ? (["peer"] as const) : []),
-            "floor-2p",
-            "ours-sqlite-2w",
-            ...(usePostgres ? (["ours-pg-2w"] as const) : []),
-          ],
+        : ALL_TARGETS.filter((name) => (usePostgres || !POSTGRES_TARGETS.includes(name)) && (usePeer || name !== "peer")),
     );
     const targets = new Map<TargetName, Target>();
     targets.set("direct", {
@@ -542,7 +547,9 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchResults
     const latency: LatencyRun[] = [];
     const latencyTargets = (rate: number): TargetName[] =>
       names.filter((n) => !CLUSTER_TARGETS.includes(n) && (["direct", "floor", "ours-sqlite", "ours-sqlite-metrics", "peer"].includes(n) || rate === Math.max(...plan.rates)));
-    for (let rep = 1; rep <= plan.reps; rep++) {
+    const measureAll = !options.pairedOnly;
+    if (!measureAll) notes.push("--paired-only: the paired A/B phase alone (after the warm-up); latency, throughput, memory under load and the leak check not measured.");
+    for (let rep = 1; measureAll && rep <= plan.reps; rep++) {
       for (const mode of ["buffered", "stream"] as const) {
         for (const rate of plan.rates) {
           for (const name of latencyTargets(rate)) {
@@ -555,12 +562,17 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchResults
     }
 
     // ---- maximum throughput with wrk, interleaved ----------------------------------------------
+    // The on/off variants (paired.ts) get their verdicts from the paired phase below: here they run
+    // once, for the table, instead of every repetition.
+    const comparisons = wrk.ok ? PAIRED_COMPARISONS.filter((c) => names.includes(c.on) && names.includes(c.off)) : [];
+    const pairedVariants = new Set<TargetName>(comparisons.flatMap((c) => [c.on, c.off]).filter((n) => n !== "ours-sqlite" && n !== "ours-pg"));
     const throughput: ThroughputRun[] = [];
-    if (wrk.ok) {
+    if (wrk.ok && measureAll) {
       for (let rep = 1; rep <= plan.reps; rep++) {
         for (const mode of ["buffered", "stream"] as const) {
-          const list =
-            mode === "buffered" ? names : names.filter((n) => ["direct", "floor", "ours-sqlite", "ours-sqlite-nolog", "ours-pg", "peer", ...CLUSTER_TARGETS].includes(n));
+          const list = (
+            mode === "buffered" ? names : names.filter((n) => ["direct", "floor", "ours-sqlite", "ours-sqlite-nolog", "ours-pg", "peer", ...CLUSTER_TARGETS].includes(n))
+          ).filter((n) => rep === 1 || !pairedVariants.has(n));
           for (const name of list) {
             log(`bench: throughput rep ${rep}/${plan.reps} ${mode} ${name} (wrk, ${plan.wrkConnections} connections, ${plan.wrkSeconds}s)`);
             const { result, cpu, peak, cores, busy } = await closedLoop(targets.get(name)!, mode, plan.wrkSeconds);
@@ -570,9 +582,22 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchResults
       }
     }
 
+    // ---- paired A/B: short wrk slices A B B A … per on/off comparison, a ratio per adjacent pair ----
+    const paired: PairedRun[] = [];
+    for (const comparison of comparisons) {
+      const run: PairedRun = { key: comparison.key, on: comparison.on, off: comparison.off, sliceSeconds: plan.pairedSeconds, slices: [] };
+      log(`bench: paired ${comparison.key}: ${plan.pairedSlices} slices of ${plan.pairedSeconds}s, ${comparison.on} / ${comparison.off} (A B B A …)`);
+      for (const side of pairedSchedule(plan.pairedSlices)) {
+        const name = side === "on" ? comparison.on : comparison.off;
+        const { result, cpu } = await closedLoop(targets.get(name)!, "buffered", plan.pairedSeconds);
+        run.slices.push({ target: name, rps: result.rps, requests: result.requests, cpuMicrosPerRequest: cpu, failed: result.non2xx + result.errors });
+      }
+      paired.push(run);
+    }
+
     // ---- leak check: RSS, heap and external memory over a long run at the 1,000 req/s of the targets --
     let leak: LeakCheck | null = null;
-    if (plan.leakSeconds > 0 && names.includes("ours-sqlite")) {
+    if (measureAll && plan.leakSeconds > 0 && names.includes("ours-sqlite")) {
       const target = targets.get("ours-sqlite")!;
       const child = target.child!;
       log(`bench: leak check, ${plan.leakSeconds}s at ${plan.leakRate}/s buffered+stream alternating on ours-sqlite`);
@@ -669,6 +694,7 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchResults
       requestLog,
       latency,
       throughput,
+      paired,
       leak,
     };
   } finally {

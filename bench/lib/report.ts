@@ -1,8 +1,10 @@
 // Turns the raw runs into medians, comparisons and the target verdicts, as JSON and Markdown.
-import { CLUSTER_TARGETS, TARGET_LABELS, type BenchResults, type Mode, type TargetName } from "./bench.js";
+import type { BenchResults, Mode } from "./bench.js";
+import { formatSpread, summarizePaired, type PairedSummary } from "./paired.js";
 import { median } from "./stats.js";
+import { CLUSTER_TARGETS, TARGET_LABELS, targetOrder as order, type TargetName } from "./targets.js";
 
-export type Status = "met" | "missed" | "not measured";
+export type Status = "met" | "missed" | "undecided" | "not measured";
 
 export interface TargetVerdict {
   goal: string;
@@ -66,6 +68,8 @@ export interface Summary {
     externalAfterGcBeforeMiB: number;
     externalAfterGcAfterMiB: number;
   };
+  /** The paired A/B phase's on/off comparisons (paired.ts); the verdicts with a target are in `verdicts` too. */
+  paired: PairedSummary[];
   verdicts: TargetVerdict[];
 }
 
@@ -228,7 +232,20 @@ export function summarizeResults(r: BenchResults): Summary {
       `external ${leak!.externalAfterGcBeforeMiB.toFixed(1)} → ${leak!.externalAfterGcAfterMiB.toFixed(1)} MiB`,
     leak ? undefined : "only in the full run",
   );
-  judge("Maximum throughput (buffered, SQLite, billing on): request log on / off", "≥ 0.97×", ratios["SQLite request log on/off (buffered)"] ?? null, (v) => v >= 0.97, x);
+  // The on/off verdicts (limits, metrics, request log) from the paired phase: the median pair ratio
+  // with its spread, undecided when the spread reaches well across the target (paired.ts, judgeSpread).
+  const paired = summarizePaired(r.paired ?? []);
+  for (const p of paired) {
+    if (p.minRatio === null) continue;
+    verdicts.push({
+      goal: `${p.goal} (paired)`,
+      limit: `≥ ${p.minRatio.toFixed(2)}×`,
+      value: p.rps?.median ?? null,
+      measured: formatSpread(p.rps),
+      status: p.status,
+      note: `gateway CPU/request on/off ${formatSpread(p.cpu)}: ${p.cpuStatus} against ≤ ${(1 / p.minRatio).toFixed(2)}×`,
+    });
+  }
   judge("PostgreSQL throughput / SQLite throughput (billing on)", "≥ 0.5×", ratios["PostgreSQL/SQLite (billing on)"] ?? null, (v) => v >= 0.5, x);
   // Several workers: the ratio to one worker, read against what two processes of the floor gain on the
   // same cores (wrk and the mock share them) and the CPU the gateway's processes got during the runs.
@@ -258,7 +275,7 @@ export function summarizeResults(r: BenchResults): Summary {
     (v) => v <= 150,
     (v) => `${v.toFixed(1)} MiB`,
   );
-  return { latency, throughput, ratios, memory, leak, verdicts };
+  return { latency, throughput, ratios, memory, leak, paired, verdicts };
 }
 
 const f1 = (v: number | null | undefined) => (v == null || !Number.isFinite(v) ? "—" : v.toFixed(1));
@@ -276,7 +293,7 @@ export function renderMarkdown(r: BenchResults, s: Summary): string {
     "",
     `Everything on 127.0.0.1 on this ${r.meta.cpus}-core machine: the mock upstream, the gateway under test and the load generator share the cores, so every figure includes that contention. ` +
       `${p.reps} interleaved repetition(s) per figure (A B A B …), medians shown. Latency: open-loop client at a fixed rate, ${p.latencyMs / 1000} s measured after ${p.latencyWarmupMs / 1000} s unmeasured per run. ` +
-      `Throughput: wrk, ${p.wrkConnections} connections, 1 thread, ${p.wrkSeconds} s per run. Added latency = gateway minus direct in the same repetition, median over repetitions. ` +
+      `Throughput: wrk, ${p.wrkConnections} connections, 1 thread, ${p.wrkSeconds} s per run; the on/off variants (limits, metrics, request log, billing off) only in the first repetition, their verdicts coming from the paired A/B phase. Added latency = gateway minus direct in the same repetition, median over repetitions. ` +
       `A run is **overloaded** when more than half a second of requests is unanswered: sending stops, its percentiles cover answered requests only and no added latency is computed from it.`,
     "",
   );
@@ -328,6 +345,25 @@ export function renderMarkdown(r: BenchResults, s: Summary): string {
     out.push("");
   }
 
+  if (s.paired.length) {
+    out.push(
+      `## Paired A/B (wrk, ${p.wrkConnections} connections, buffered, slices A B B A …)`,
+      "",
+      "Each comparison: its two targets (already started and warm) in alternating wrk slices; one on/off ratio per adjacent pair of slices; " +
+        "median, interquartile range and range over the pairs. A verdict is met or missed by the median, and undecided when the interquartile range reaches " +
+        "more than 0.02 across the target on the other side, or with fewer than 3 pairs (bench/README.md, “Paired A/B verdicts”). " +
+        "A slice with failed requests is left out of its pair.",
+      "",
+      "| comparison | slices | req/s on; off (median) | throughput on/off | gateway CPU µs/req on/off | target | status (throughput; CPU) |",
+      "|---|---|---|---|---|---|---|",
+    );
+    for (const x of s.paired)
+      out.push(
+        `| ${x.goal} | ${x.slices} × ${x.sliceSeconds} s | ${f0(x.rpsOn)}; ${f0(x.rpsOff)} | ${formatSpread(x.rps)} | ${formatSpread(x.cpu)} | ${x.minRatio === null ? "— (reported)" : `≥ ${x.minRatio.toFixed(2)}×; CPU ≤ ${(1 / x.minRatio).toFixed(2)}×`} | ${x.minRatio === null ? "—" : `**${x.status}**; ${x.cpuStatus}`} |`,
+      );
+    out.push("");
+  }
+
   const logged = Object.entries(r.requestLog ?? {}).filter(([, counts]) => counts !== null);
   if (logged.length > 0) {
     out.push("## Request log", "", "| target | entries written | dropped |", "|---|---|---|");
@@ -357,23 +393,3 @@ export function renderMarkdown(r: BenchResults, s: Summary): string {
 }
 
 const over = (x: LatencyRow) => (x.overloadedRuns > 0 ? ` **overloaded in ${x.overloadedRuns}/${x.runs} runs**` : "");
-
-const ORDER: TargetName[] = [
-  "direct",
-  "floor",
-  "ours-sqlite",
-  "ours-sqlite-metrics",
-  "ours-sqlite-nolog",
-  "ours-sqlite-nobill",
-  "ours-sqlite-limits",
-  "ours-pg",
-  "ours-pg-nobill",
-  "ours-pg-limits",
-  "peer",
-  "floor-2p",
-  "ours-sqlite-2w",
-  "ours-pg-2w",
-];
-function order(t: TargetName): number {
-  return ORDER.indexOf(t);
-}

@@ -23,6 +23,15 @@ describe("bench smoke", () => {
     expect(ours!.cpuMicrosPerRequest).toBeGreaterThan(0);
     expect(results.idleRss["ours-sqlite"]).toBeGreaterThan(0);
     if (results.meta.wrk) expect(results.throughput.some((r) => r.target === "ours-sqlite" && r.result.requests > 0)).toBe(true);
+    // The paired A/B phase: metrics and request log on/off, one pair of slices each in the smoke run.
+    if (results.meta.wrk) {
+      expect(results.paired?.map((p) => p.key)).toEqual(["metrics", "request-log"]);
+      for (const run of results.paired!) {
+        expect(run.slices.map((s) => s.target)).toEqual([run.on, run.off]);
+        for (const slice of run.slices) expect(slice.requests).toBeGreaterThan(0);
+        expect(run.slices[0]!.cpuMicrosPerRequest).toBeGreaterThan(0);
+      }
+    }
 
     // The request log kept up: every request to ours-sqlite written (warm-up requests too), none dropped; off in ours-sqlite-nolog.
     const sent = results.latency.filter((r) => r.target === "ours-sqlite").reduce((n, r) => n + r.result.ok, 0);
@@ -37,6 +46,7 @@ describe("bench smoke", () => {
     const markdown = renderMarkdown(results, summary);
     expect(markdown).toContain("## Targets");
     expect(markdown).toContain("## Request log");
+    if (results.meta.wrk) expect(markdown).toContain("## Paired A/B");
     expect(summary.verdicts.length).toBeGreaterThan(0);
   }, 180_000);
 });
