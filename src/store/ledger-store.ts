@@ -94,7 +94,7 @@ export const pruneQueries = {
 
 async function pruneChains(trx: Transaction<Database>, cutoff: bigint): Promise<number> {
   // Account by account from the accounts table: the ledger has no index on created_at (nor on
-  // (account_id, created_at) since migration 0020), so "which accounts have old rows" is each
+  // (account_id, created_at) since migration 0019), so "which accounts have old rows" is each
   // account's oldest row, one search of ledger_account_chain.
   const accounts = await trx.selectFrom("accounts").select("id").execute();
   let deleted = 0;

@@ -117,7 +117,7 @@ for (const kind of DATABASE_KINDS) {
     });
 
     it("ledger prune's searches: an account's rows in id order on ledger_account_chain, no sort", async () => {
-      // No index on (account_id, created_at) since migration 0020: the prune walks ledger_account_chain.
+      // No index on (account_id, created_at) since migration 0019: the prune walks ledger_account_chain.
       const { rows: indexes } = await sql
         .raw(
           kind === "sqlite" ? `select name from sqlite_master where type = 'index' and tbl_name = 'ledger'` : `select indexname as name from pg_indexes where tablename = 'ledger'`,
