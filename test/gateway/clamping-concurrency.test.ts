@@ -17,6 +17,10 @@ import { BIG_MODELS } from "../support/clamping-models.js";
 
 const REQUESTS = 50;
 const START = 50_000_000n; // $0.05
+// Staggered requests start this far apart: 49 gaps (490 ms) must outlast the first clamped request's
+// whole life (admit, upstream, settle), which took up to ~150 ms on a loaded 2-core host, so that a
+// second round is admitted at all.
+const STAGGER_MS = 10;
 
 afterAll(() => killAll());
 
@@ -131,7 +135,7 @@ for (const kind of DATABASE_KINDS) {
         // A second account, its requests staggered: several rounds of clamped admissions.
         const second = await gateway.createAccount({ balance: "0.05", tier: "premium" });
         watched.push(second.account.id);
-        const staggered = await Promise.all(Array.from({ length: REQUESTS }, (_, i) => send(gateway.url, second.raw, i, 4)));
+        const staggered = await Promise.all(Array.from({ length: REQUESTS }, (_, i) => send(gateway.url, second.raw, i, STAGGER_MS)));
         running = false;
         await sampler;
         expect(samples).toBeGreaterThan(0);
@@ -159,7 +163,7 @@ describe.runIf(DATABASE_KINDS.includes("postgres"))("clamping with two gateway p
       const { key, raw } = await store.keys.create({ accountId: account.id });
       const gateways = await Promise.all([spawnGateway(dir, env), spawnGateway(dir, env)]);
       await Promise.all(gateways.map((g) => waitUntilHealthy(g)));
-      const results = await Promise.all(Array.from({ length: REQUESTS }, (_, i) => send(gateways[i % 2]!.baseUrl, raw, i, 4)));
+      const results = await Promise.all(Array.from({ length: REQUESTS }, (_, i) => send(gateways[i % 2]!.baseUrl, raw, i, STAGGER_MS)));
       await checkBooks(store, account.id, key.id, results, 2);
     } finally {
       killAll();
