@@ -4,12 +4,15 @@
 // changes nothing: when the account's reservation was already written (the monthly budget or the key
 // refused), it is taken back by the exact inverse UPDATE before answering. The batch holds SQLite's
 // write lock from BEGIN IMMEDIATE to COMMIT, so nobody can observe the reservation in between.
+// The traffic limits are judged and counted in memory (traffic-windows-sqlite.ts): a refusal by them
+// changes no window, and the windows changed are written once per transaction, before COMMIT.
 import type { Nano } from "../core/money.js";
 import type { GatewayError } from "../errors/catalogue.js";
 import { CLAMPABLE_REFUSALS, holdOf, refusalError, type Headroom, type Refusal, type Reservation } from "./admission.js";
 import type { PeriodStarts } from "./key-period.js";
 import { Statement, type SqlExec } from "./sqlite-writer.js";
-import { judgeTraffic, trafficRecordOf, trafficRefusalError, trafficStatus, WINDOW_MS, type TrafficLimit, type TrafficStatus, type WindowCounts } from "./traffic-limits.js";
+import { trafficRecordOf, trafficRefusalError, trafficStatus, type TrafficStatus } from "./traffic-limits.js";
+import { trafficWindows } from "./traffic-windows-sqlite.js";
 import type { Hold } from "./types.js";
 
 interface AccountReserved {
@@ -17,13 +20,6 @@ interface AccountReserved {
   held_tokens: bigint;
   monthly_budget_nano: bigint | null;
   monthly_token_budget: bigint | null;
-}
-
-interface WindowRow {
-  window_start: bigint;
-  requests: bigint;
-  tokens: bigint;
-  in_flight: bigint;
 }
 
 interface AccountRow extends AccountReserved {
@@ -86,34 +82,6 @@ const INSERT_HOLD = new Statement<never>(`
   insert into holds (id, account_id, key_id, request_id, amount_nano, tokens, created_at, expires_at, traffic)
   values (?, ?, ?, ?, ?, ?, ?, ?, ?)`);
 
-const WINDOW_ROW = new Statement<WindowRow>(`select window_start, requests, tokens, in_flight from traffic_windows where scope = ?`);
-
-// The window has ended at @now: the admission starts a new one (in_flight carries over), as currentWindow() in traffic-limits.ts.
-const ENDED = `@now >= window_start + ${WINDOW_MS}`;
-
-// Counts one admission in a scope when its limits allow it, in one statement: a new row for a scope
-// never counted (a first admission passes its rpm and concurrency limits; its tpm limit is checked
-// before), else the current or a new window plus one request, @tokens and one in flight. No row
-// returned: a limit refused, nothing was written.
-const COUNT_WINDOW = new Statement<WindowRow>(`
-  insert into traffic_windows (scope, window_start, requests, tokens, in_flight) values (@scope, @now, 1, @tokens, 1)
-  on conflict (scope) do update set
-    window_start = case when ${ENDED} then @now else window_start end,
-    requests = case when ${ENDED} then 0 else requests end + 1,
-    tokens = case when ${ENDED} then 0 else tokens end + @tokens,
-    in_flight = in_flight + 1
-  where (@rpm is null or case when ${ENDED} then 0 else requests end + 1 <= @rpm)
-    and (@tpm is null or case when ${ENDED} then 0 else tokens end + @tokens <= @tpm)
-    and (@concurrent is null or in_flight + 1 <= @concurrent)
-  returning window_start, requests, tokens, in_flight`);
-
-// The inverses of COUNT_WINDOW, for a refusal by a later scope. Parameters: tokens, scope.
-const UNCOUNT_WINDOW = new Statement<never>(`update traffic_windows set requests = requests - 1, tokens = tokens - ?, in_flight = in_flight - 1 where scope = ?`);
-// When the admission opened the window (a scope never counted, or whose window had ended): the window
-// is marked ended (so the next admission opens its own, as if this one never came); its counts no
-// longer matter, in_flight is what carried over. Parameters: the window's start before now, scope.
-const UNOPEN_WINDOW = new Statement<never>(`update traffic_windows set window_start = ?, requests = 0, tokens = 0, in_flight = in_flight - 1 where scope = ?`);
-
 const ACCOUNT_ROW = new Statement<AccountRow>(
   `select status, balance_nano, held_nano, held_tokens, monthly_budget_nano, monthly_token_budget, clamp_output from accounts where id = ?`,
 );
@@ -154,64 +122,20 @@ export function reserveSqlite(exec: SqlExec, r: Reservation): Hold | GatewayErro
   let status: TrafficStatus | null = null;
   const limits = request.limits;
   if (limits !== undefined && limits.length > 0) {
-    const counted = countTraffic(exec, limits, r.now, r.tokens, request.route === "messages");
-    if (!Array.isArray(counted)) {
+    // Judged and counted in the transaction's traffic windows (traffic-windows-sqlite.ts), written before COMMIT.
+    const verdict = trafficWindows(exec).admit(exec, limits, r.now, r.tokens);
+    if ("refusal" in verdict) {
       UNRESERVE_KEY.changes(exec, [amount, tokens, request.keyId]);
       UNRESERVE_ACCOUNT.changes(exec, [amount, tokens, request.accountId]);
-      return counted;
+      return trafficRefusalError(limits[verdict.refusal.index]!, verdict.refusal, r.now, request.route === "messages");
     }
-    traffic = trafficRecordOf(limits, counted, r.tokens);
-    status = trafficStatus(limits, counted, r.now);
+    traffic = trafficRecordOf(limits, verdict.next, r.tokens);
+    status = trafficStatus(limits, verdict.next, r.now);
   }
 
   INSERT_HOLD.changes(exec, [r.holdId, request.accountId, request.keyId, request.requestId, amount, tokens, BigInt(r.now), BigInt(r.now + r.ttlMs), traffic]);
   return holdOf(r, status);
 }
-
-/**
- * Counts the admission in every scope (COUNT_WINDOW, one statement each), or answers the first
- * refusal, judged in the same order as judgeTraffic() with the scopes counted before it taken back:
- * a refusal changes no counter.
- */
-function countTraffic(exec: SqlExec, limits: readonly TrafficLimit[], now: number, tokens: number, anthropic: boolean): WindowCounts[] | GatewayError {
-  const counted: WindowCounts[] = [];
-  for (const limit of limits) {
-    const allowed = limit.tokensPerMinute === null || tokens <= limit.tokensPerMinute;
-    const row = allowed
-      ? COUNT_WINDOW.first(exec, [
-          {
-            scope: limit.scope,
-            now: BigInt(now),
-            tokens: BigInt(tokens),
-            rpm: bigOrNull(limit.requestsPerMinute),
-            tpm: bigOrNull(limit.tokensPerMinute),
-            concurrent: bigOrNull(limit.concurrentRequests),
-          },
-        ])
-      : undefined;
-    if (row !== undefined) {
-      counted.push(countsOf(row));
-      continue;
-    }
-    counted.forEach((w, i) => {
-      const scope = limits[i]!.scope;
-      if (w.windowStart === now && w.requests === 1) UNOPEN_WINDOW.changes(exec, [BigInt(now - WINDOW_MS), scope]);
-      else UNCOUNT_WINDOW.changes(exec, [BigInt(tokens), scope]);
-    });
-    const stored = WINDOW_ROW.first(exec, [limit.scope]);
-    const verdict = judgeTraffic([limit], [stored && countsOf(stored)], now, tokens);
-    // The statement and the judgement apply the same rules; a disagreement is a defect, not a refusal.
-    if (!("refusal" in verdict)) throw new Error(`traffic limits of ${limit.scope}: refused by the database, allowed by judgeTraffic`);
-    return trafficRefusalError(limit, verdict.refusal, now, anthropic);
-  }
-  return counted;
-}
-
-function countsOf(row: WindowRow): WindowCounts {
-  return { windowStart: Number(row.window_start), requests: Number(row.requests), tokens: Number(row.tokens), inFlight: Number(row.in_flight) };
-}
-
-const bigOrNull = (n: number | null): bigint | null => (n === null ? null : BigInt(n));
 
 /** The refusal as an error; a clampable one carries the headroom, read in the same transaction after the reservation was taken back. */
 function refuse(exec: SqlExec, r: Reservation, refusal: Refusal): GatewayError {

@@ -13,6 +13,7 @@ import type { Database } from "../store/tables.js";
 import type { PostgresBatcher } from "./postgres-batcher.js";
 import { Statement, type SqlExec } from "./sqlite-writer.js";
 import type { TrafficRecord } from "./traffic-limits.js";
+import { trafficWindows } from "./traffic-windows-sqlite.js";
 
 interface DeletedHold {
   account_id: string;
@@ -37,23 +38,19 @@ export function releaseHoldSqlite(exec: SqlExec, holdId: string, expiredBefore?:
   return true;
 }
 
-// Parameters: the admission's window start, tokens to add (actual - projected), scope. The window's
-// tokens are corrected only while it is the window the admission counted in (traffic-limits.ts).
-const END_TRAFFIC = new Statement<never>(`
-  update traffic_windows set in_flight = max(in_flight - 1, 0),
-    tokens = case when window_start = ? then max(tokens + ?, 0) else tokens end
-  where scope = ?`);
-
 /**
  * Ends what an admission counted against the traffic limits (holds.traffic; null: nothing), called
  * by whoever deleted the hold: frees the concurrency slot of every scope and corrects the tokens to
- * `actualTokens` (0 for a release: nothing was delivered).
+ * `actualTokens` (0 for a release: nothing was delivered), while the window is still the one the
+ * admission counted in.
  */
 export function endTrafficSqlite(exec: SqlExec, traffic: string | null, actualTokens: bigint): void {
   if (traffic === null) return;
   const record = JSON.parse(traffic) as TrafficRecord;
-  const delta = actualTokens - BigInt(record.t);
-  for (const [scope, windowStart] of record.w) END_TRAFFIC.changes(exec, [BigInt(windowStart), delta, scope]);
+  const delta = Number(actualTokens) - record.t;
+  // In the transaction's traffic windows (traffic-windows-sqlite.ts), written once before COMMIT.
+  const windows = trafficWindows(exec);
+  for (const [scope, windowStart] of record.w) windows.end(exec, scope, windowStart, delta);
 }
 
 /** The same on PostgreSQL: one release operation of gw_batch, group-committed (postgres-batcher.ts). */

@@ -8,8 +8,8 @@
 // admitted per window" is exact and deterministic); requests and tokens count the admissions of the
 // current window, in_flight the holds not yet ended. The check and the count are part of the
 // admission (admission-sqlite.ts, gw_traffic_admit in migrations/traffic-functions.ts), and a refusal
-// changes no counter: PostgreSQL judges every scope before writing any; SQLite counts each scope with
-// one conditional statement and takes back the scopes counted before a refusing one. A scope without a limit is
+// changes no counter: PostgreSQL judges every scope before writing any; SQLite judges them in memory
+// (traffic-windows-sqlite.ts: each row read once per write transaction, written once before COMMIT). A scope without a limit is
 // never read nor written: with no limit configured admission runs exactly the statements it ran before.
 //
 // The hold records what its admission counted (holds.traffic, TrafficRecord): whoever ends the hold
@@ -347,23 +347,45 @@ export function openAiDuration(ms: number): string {
   return minutes > 0 ? `${minutes}m${secondsText}` : secondsText;
 }
 
+/** The header names of one figure, written out once (not built per response: the request path sends them on every admitted request). */
+interface FigureHeaderNames {
+  limit: string;
+  remaining: string;
+  reset: string;
+  anthropicLimit: string;
+  anthropicRemaining: string;
+  anthropicReset: string;
+}
+
+const headerNamesOf = (name: "requests" | "tokens"): FigureHeaderNames => ({
+  limit: `x-ratelimit-limit-${name}`,
+  remaining: `x-ratelimit-remaining-${name}`,
+  reset: `x-ratelimit-reset-${name}`,
+  anthropicLimit: `anthropic-ratelimit-${name}-limit`,
+  anthropicRemaining: `anthropic-ratelimit-${name}-remaining`,
+  anthropicReset: `anthropic-ratelimit-${name}-reset`,
+});
+const REQUEST_HEADERS = headerNamesOf("requests");
+const TOKEN_HEADERS = headerNamesOf("tokens");
+
 /** The response headers for a status: OpenAI's names always, Anthropic's too on /v1/messages; nothing for a figure without a limit. */
 export function rateLimitHeaders(status: TrafficStatus, now: number, anthropic: boolean): Record<string, string> {
   const headers: Record<string, string> = {};
-  for (const [name, figures] of [
-    ["requests", status.requests],
-    ["tokens", status.tokens],
-  ] as const) {
-    if (!figures) continue;
-    headers[`x-ratelimit-limit-${name}`] = String(figures.limit);
-    headers[`x-ratelimit-remaining-${name}`] = String(figures.remaining);
-    headers[`x-ratelimit-reset-${name}`] = openAiDuration(figures.resetMs);
-    if (anthropic) {
-      headers[`anthropic-ratelimit-${name}-limit`] = String(figures.limit);
-      headers[`anthropic-ratelimit-${name}-remaining`] = String(figures.remaining);
-      // RFC 3339, whole seconds rounded up: the window has surely ended by then.
-      headers[`anthropic-ratelimit-${name}-reset`] = new Date(Math.ceil((now + figures.resetMs) / 1000) * 1000).toISOString().replace(".000Z", "Z");
-    }
-  }
+  if (status.requests) putFigureHeaders(headers, REQUEST_HEADERS, status.requests, now, anthropic);
+  if (status.tokens) putFigureHeaders(headers, TOKEN_HEADERS, status.tokens, now, anthropic);
   return headers;
+}
+
+function putFigureHeaders(headers: Record<string, string>, names: FigureHeaderNames, figures: WindowFigures, now: number, anthropic: boolean): void {
+  const limit = String(figures.limit);
+  const remaining = String(figures.remaining);
+  headers[names.limit] = limit;
+  headers[names.remaining] = remaining;
+  headers[names.reset] = openAiDuration(figures.resetMs);
+  if (anthropic) {
+    headers[names.anthropicLimit] = limit;
+    headers[names.anthropicRemaining] = remaining;
+    // RFC 3339, whole seconds rounded up: the window has surely ended by then.
+    headers[names.anthropicReset] = new Date(Math.ceil((now + figures.resetMs) / 1000) * 1000).toISOString().replace(".000Z", "Z");
+  }
 }

@@ -5,6 +5,7 @@
 import { sql } from "kysely";
 import { describe, expect, it } from "vitest";
 import type { StoreBilling } from "../../src/billing/billing-store.js";
+import { SqliteWriter, type SqlExec } from "../../src/billing/sqlite-writer.js";
 import {
   applicableLimits,
   currentWindow,
@@ -14,6 +15,7 @@ import {
   type SubjectLimitsInput,
   type TrafficLimit,
 } from "../../src/billing/traffic-limits.js";
+import { trafficWindows } from "../../src/billing/traffic-windows-sqlite.js";
 import type { Hold } from "../../src/billing/types.js";
 import { GatewayError } from "../../src/errors/catalogue.js";
 import type { Store } from "../../src/store/index.js";
@@ -269,3 +271,49 @@ for (const kind of DATABASE_KINDS) {
     });
   });
 }
+
+// SQLite keeps each scope's counters in memory for the rest of a write transaction (traffic-windows-sqlite.ts):
+// a transaction rolled back after counting must take that memory with it, or the next one would write it.
+describe("traffic windows of a SQLite write transaction", () => {
+  const clock = new Clock(Date.UTC(2026, 10, 24, 12, 0, 0));
+  let store: Store;
+  let billing: StoreBilling;
+  useBillingStore("sqlite", (f) => ({ store, billing } = f), { now: clock.now });
+
+  it("are discarded when the transaction rolls back after a count", async () => {
+    const accountId = await makeAccount(store, { balance: USD });
+    const keyId = await makeKey(store, accountId);
+    const limits = keyLimits(accountId, keyId, { requests_per_minute: 3, concurrent_requests: 5 });
+    const held = await billing.admit(admission(accountId, keyId, 10, 10, { limits }));
+    const before = await windows(store);
+    expect(before.map(countsOf)).toEqual([{ windowStart: clock.now(), requests: 1, tokens: 20, inFlight: 1 }]);
+
+    // A failure injected into the writer's transaction after the count: on its own, then with another operation in the batch.
+    const writer = new SqliteWriter(store.db, store.handle.sqlite!);
+    const countThenFail = (exec: SqlExec) => {
+      expect(trafficWindows(exec).admit(exec, limits, clock.now(), 20)).toHaveProperty("next");
+      throw new Error("injected after the count");
+    };
+    await expect(writer.run(countThenFail)).rejects.toThrow(/injected after the count/);
+    const batch = await Promise.allSettled([writer.run(countThenFail), writer.run(() => "other")]);
+    expect(batch.map((r) => r.status)).toEqual(["rejected", "fulfilled"]);
+    // The same through admission: the hold's insert fails after the traffic count.
+    const id = sql.lit(accountId);
+    await sql`create trigger fail_holds before insert on holds when new.account_id = ${id} begin select raise(abort, 'injected failure'); end`.execute(store.db);
+    try {
+      await expect(billing.admit(admission(accountId, keyId, 10, 10, { limits }))).rejects.toThrow(/injected failure/);
+    } finally {
+      await sql`drop trigger fail_holds`.execute(store.db);
+    }
+    expect(await windows(store)).toEqual(before);
+
+    // The next transactions count from the stored row: two more admissions pass the rpm of 3, the fourth is refused.
+    const second = await billing.admit(admission(accountId, keyId, 10, 10, { limits }));
+    const third = await billing.admit(admission(accountId, keyId, 10, 10, { limits }));
+    await expect(billing.admit(admission(accountId, keyId, 10, 10, { limits }))).rejects.toMatchObject({ details: { code: "key_rpm_exceeded" } });
+    expect((await windows(store)).map(countsOf)).toEqual([{ windowStart: clock.now(), requests: 3, tokens: 60, inFlight: 3 }]);
+    for (const hold of [held, second, third]) await billing.release(hold);
+    expect((await windows(store)).map(countsOf)).toEqual([{ windowStart: clock.now(), requests: 3, tokens: 0, inFlight: 0 }]);
+    await store.db.deleteFrom("traffic_windows").execute();
+  });
+});
