@@ -381,11 +381,4 @@ returns void language sql as $$
 $$`;
 
 /** Every billing function, in creation order; migrate.ts re-creates them after every migration run. */
-export const BILLING_FUNCTIONS: readonly string[] = [
-  GW_PUT_ACCOUNT,
-  GW_PUT_KEY,
-  GW_PUT_KEY_PERIOD,
-  GW_ADD_MONTH,
-  ...DROP_OLD_TRAFFIC_FUNCTIONS,
-  GW_BATCH,
-];
+export const BILLING_FUNCTIONS: readonly string[] = [GW_PUT_ACCOUNT, GW_PUT_KEY, GW_PUT_KEY_PERIOD, GW_ADD_MONTH, ...DROP_OLD_TRAFFIC_FUNCTIONS, GW_BATCH];

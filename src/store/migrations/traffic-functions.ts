@@ -137,7 +137,4 @@ export const TRAFFIC_WRITE = `
   end loop;`;
 
 /** The per-statement functions the fragments replace (before issue 23's amendment); dropped from databases that have them. */
-export const DROP_OLD_TRAFFIC_FUNCTIONS = [
-  `drop function if exists gw_traffic_admit(jsonb, bigint, bigint)`,
-  `drop function if exists gw_traffic_end(text, bigint)`,
-];
+export const DROP_OLD_TRAFFIC_FUNCTIONS = [`drop function if exists gw_traffic_admit(jsonb, bigint, bigint)`, `drop function if exists gw_traffic_end(text, bigint)`];
