@@ -48,7 +48,7 @@ export async function reservePostgres(batcher: PostgresBatcher, r: Reservation):
   throw new Error(`gw_admit answered ${JSON.stringify(outcome)}`);
 }
 
-/** gw_traffic_admit's counted windows ([window_start, requests, tokens, in_flight] each, in the limits' order). */
+/** gw_batch's counted windows (trafficAdmit in traffic-functions.ts) ([window_start, requests, tokens, in_flight] each, in the limits' order). */
 function windowsOf(value: unknown, count: number): WindowCounts[] {
   if (!Array.isArray(value) || value.length !== count) throw new Error(`gw_admit answered traffic windows of ${JSON.stringify(value)}`);
   return value.map((w: unknown) => {

@@ -7,10 +7,11 @@
 // admission after the previous window ended (a fixed window anchored at its first request, so "60
 // admitted per window" is exact and deterministic); requests and tokens count the admissions of the
 // current window, in_flight the holds not yet ended. The check and the count are part of the
-// admission (admission-sqlite.ts, gw_traffic_admit in migrations/traffic-functions.ts), and a refusal
-// changes no counter: PostgreSQL judges every scope before writing any; SQLite judges them in memory
-// (traffic-windows-sqlite.ts: each row read once per write transaction, written once before COMMIT). A scope without a limit is
-// never read nor written: with no limit configured admission runs exactly the statements it ran before.
+// admission (admission-sqlite.ts, trafficAdmit in migrations/traffic-functions.ts), and a refusal
+// changes no counter: both judge in memory, each scope's row read at most once (SQLite per write
+// transaction, traffic-windows-sqlite.ts; PostgreSQL per gw_batch call, traffic-functions.ts) and
+// written once at its end. A scope without a limit is never read nor written: with no limit
+// configured admission runs exactly the statements it ran before.
 //
 // The hold records what its admission counted (holds.traffic, TrafficRecord): whoever ends the hold
 // (settlement, release, the expiry sweeper) decrements in_flight of each scope, and corrects the
@@ -231,7 +232,7 @@ export function limitsOverview(tier: TierLimits, subjects: LimitSubjects): { mod
   return out;
 }
 
-/** The limits as gw_traffic_admit reads them: [scope, rpm, tpm, concurrency] each, null for an unset figure. */
+/** The limits as gw_batch's trafficAdmit reads them: [scope, rpm, tpm, concurrency] each, null for an unset figure. */
 export function limitsArgument(limits: readonly TrafficLimit[]): string {
   return JSON.stringify(limits.map((l) => [l.scope, l.requestsPerMinute, l.tokensPerMinute, l.concurrentRequests]));
 }

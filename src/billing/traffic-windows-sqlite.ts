@@ -1,7 +1,7 @@
 // The traffic windows on SQLite (traffic-limits.ts; ADR 0016, amended): within one write transaction
 // of the batcher (sqlite-writer.ts) each scope's row is read at most once, at its first use; its
 // counters then live in memory for the rest of the transaction, admissions are judged and counted in
-// JS by judgeTraffic() (the rules PostgreSQL's gw_traffic_admit applies too), ends of holds correct
+// JS by judgeTraffic() (the rules PostgreSQL's gw_batch applies too, traffic-functions.ts), ends of holds correct
 // them there, and every scope changed is written once, by one upsert, just before COMMIT. A rollback
 // drops them with the transaction's writes. Exact across gateway processes: the transaction holds
 // SQLite's write lock from BEGIN IMMEDIATE to COMMIT, so no other connection writes a row meanwhile.

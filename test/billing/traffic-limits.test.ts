@@ -9,6 +9,7 @@ import { SqliteWriter, type SqlExec } from "../../src/billing/sqlite-writer.js";
 import {
   applicableLimits,
   currentWindow,
+  limitsArgument,
   NO_TIER_LIMITS,
   subjectLimitsFromInput,
   WINDOW_MS,
@@ -308,6 +309,47 @@ describe("traffic windows of a SQLite write transaction", () => {
     expect(await windows(store)).toEqual(before);
 
     // The next transactions count from the stored row: two more admissions pass the rpm of 3, the fourth is refused.
+    const second = await billing.admit(admission(accountId, keyId, 10, 10, { limits }));
+    const third = await billing.admit(admission(accountId, keyId, 10, 10, { limits }));
+    await expect(billing.admit(admission(accountId, keyId, 10, 10, { limits }))).rejects.toMatchObject({ details: { code: "key_rpm_exceeded" } });
+    expect((await windows(store)).map(countsOf)).toEqual([{ windowStart: clock.now(), requests: 3, tokens: 60, inFlight: 3 }]);
+    for (const hold of [held, second, third]) await billing.release(hold);
+    expect((await windows(store)).map(countsOf)).toEqual([{ windowStart: clock.now(), requests: 3, tokens: 0, inFlight: 0 }]);
+    await store.db.deleteFrom("traffic_windows").execute();
+  });
+});
+
+// PostgreSQL keeps each scope's counters in gw_batch's variables for the whole call and writes them at
+// its end (traffic-functions.ts): an operation that raises after others counted must leave no count.
+describe("traffic windows of a PostgreSQL gw_batch call", () => {
+  const clock = new Clock(Date.UTC(2026, 10, 24, 12, 0, 0));
+  let store: Store;
+  let billing: StoreBilling;
+  useBillingStore("postgres", (f) => ({ store, billing } = f), { now: clock.now });
+
+  it("leave nothing when an operation fails after a count in the same call", async () => {
+    const accountId = await makeAccount(store, { balance: USD });
+    const keyId = await makeKey(store, accountId);
+    const limits = keyLimits(accountId, keyId, { requests_per_minute: 3, concurrent_requests: 5 });
+    const held = await billing.admit(admission(accountId, keyId, 10, 10, { limits }));
+    const before = await windows(store);
+    expect(before.map(countsOf)).toEqual([{ windowStart: clock.now(), requests: 1, tokens: 20, inFlight: 1 }]);
+
+    const now = String(clock.now());
+    const admit = (holdId: string) => ({
+      k: "admit",
+      a: [accountId, keyId, `req_${holdId}`, holdId, "10", "20", "2026-11", now, String(clock.now() + 60_000), "0", "0", "0", limitsArgument(limits)],
+    });
+    // Counts an admission, ends the first hold, then admits a hold whose id is taken: the call raises.
+    const ops = [admit("hold_counted"), { k: "release", a: [held.id, null] }, admit("hold_counted")];
+    const outcome = await sql`select gw_batch(${JSON.stringify(ops)}::jsonb)`.execute(store.db).then(
+      () => "committed",
+      (error: unknown) => String(error),
+    );
+    expect(await windows(store)).toEqual(before);
+    expect(outcome).toMatch(/duplicate key/);
+
+    // The next calls count from the stored row: two more admissions pass the rpm of 3, the fourth is refused.
     const second = await billing.admit(admission(accountId, keyId, 10, 10, { limits }));
     const third = await billing.admit(admission(accountId, keyId, 10, 10, { limits }));
     await expect(billing.admit(admission(accountId, keyId, 10, 10, { limits }))).rejects.toMatchObject({ details: { code: "key_rpm_exceeded" } });

@@ -16,11 +16,12 @@
 // limit still allows (src/billing/admission.ts, Headroom), or null when the account or the key turned
 // clamping off (clamp_output, migration 0009).
 // Admit's argument 9 is the traffic limits that apply (traffic-limits.ts, limitsArgument; null: none):
-// a refusal by one answers outcome "traffic_limited" with gw_traffic_admit's verdict, an admission
-// answers the counted windows ("windows") for the response headers.
+// a refusal by one answers outcome "traffic_limited" with the verdict of trafficAdmit (traffic-functions.ts),
+// an admission answers the counted windows ("windows") for the response headers. The traffic windows
+// are read once per call and written once at its end (traffic-functions.ts).
 import { LEDGER_DIMENSION_COLUMNS } from "../../billing/dimensions.js";
 import { ALREADY_SETTLED_SQLSTATE } from "./0002-billing-functions.js";
-import { GW_TRAFFIC_ADMIT, GW_TRAFFIC_END } from "./traffic-functions.js";
+import { DROP_OLD_TRAFFIC_FUNCTIONS, TRAFFIC_DECLARATIONS, TRAFFIC_WRITE, trafficAdmit, trafficEnd } from "./traffic-functions.js";
 
 /** The index of the first dimension column's value among the settle arguments. */
 const FIRST_DIMENSION_ARG = 17;
@@ -104,6 +105,7 @@ declare
   v_pstart bigint;
   p_spent bigint;
   p_tokens bigint;
+  -- the traffic windows of this call (traffic-functions.ts)${TRAFFIC_DECLARATIONS}
 begin
   for op in select e.value from jsonb_array_elements(p_ops) with ordinality as e(value, n) order by e.n loop
     a := op->'a';
@@ -248,7 +250,7 @@ begin
       v_traffic := null;
       v_verdict := null;
       if a->>${ADMIT_LIMITS_ARG} is not null then
-        v_verdict := gw_traffic_admit((a->>${ADMIT_LIMITS_ARG})::jsonb, (a->>7)::bigint, v_tokens);
+${trafficAdmit(`(a->>${ADMIT_LIMITS_ARG})::jsonb`, "(a->>7)::bigint", "v_tokens")}
         if v_verdict ? 'refused' then
           answers := answers || jsonb_build_array(jsonb_build_object('outcome', 'traffic_limited', 'traffic', v_verdict));
           continue;
@@ -316,7 +318,8 @@ begin
       d_cost := d_cost + v_cost;
       d_tokens := d_tokens + v_tokens;
       d_requests := d_requests + 1;
-      if h_traffic is not null then perform gw_traffic_end(h_traffic, v_tokens); end if;
+      if h_traffic is not null then${trafficEnd("h_traffic", "v_tokens")}
+      end if;
       answers := answers || jsonb_build_array(jsonb_build_object('recorded', true, 'cost', v_cost::text));
 
     else -- release: the hold row is gone; give its reservation back.
@@ -330,14 +333,15 @@ begin
           k_dirty := true;
         end if;
       end if;
-      if h_traffic is not null then perform gw_traffic_end(h_traffic, 0); end if;
+      if h_traffic is not null then${trafficEnd("h_traffic", "0")}
+      end if;
       answers := answers || jsonb_build_array(jsonb_build_object('released', true));
     end if;
   end loop;
   if k_dirty then perform gw_put_key(kid, k_status, k_spent, k_held, k_tokens_used, k_held_tokens, k_last_used); end if;
   if k_pdirty then perform gw_put_key_period(kid, k_pstarted, k_pspent, k_ptokens); end if;
   if d_requests > 0 then perform gw_add_month(acc, mon, d_cost, d_tokens, d_requests); end if;
-  if a_dirty then perform gw_put_account(acc, a_balance, a_held, a_held_tokens, a_spent); end if;
+  if a_dirty then perform gw_put_account(acc, a_balance, a_held, a_held_tokens, a_spent); end if;${TRAFFIC_WRITE}
   return answers;
 end $$`;
 
@@ -377,4 +381,4 @@ returns void language sql as $$
 $$`;
 
 /** Every billing function, in creation order; migrate.ts re-creates them after every migration run. */
-export const BILLING_FUNCTIONS: readonly string[] = [GW_PUT_ACCOUNT, GW_PUT_KEY, GW_PUT_KEY_PERIOD, GW_ADD_MONTH, GW_TRAFFIC_ADMIT, GW_TRAFFIC_END, GW_BATCH];
+export const BILLING_FUNCTIONS: readonly string[] = [GW_PUT_ACCOUNT, GW_PUT_KEY, GW_PUT_KEY_PERIOD, GW_ADD_MONTH, ...DROP_OLD_TRAFFIC_FUNCTIONS, GW_BATCH];
