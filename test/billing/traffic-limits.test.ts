@@ -273,6 +273,21 @@ for (const kind of DATABASE_KINDS) {
   });
 }
 
+/**
+ * After a failed write left the windows as `held`'s admission stored them (rpm 3): two more admissions
+ * pass, the fourth is refused, and releasing all three frees every slot and token.
+ */
+async function expectCountingFromTheStoredRow(store: Store, billing: StoreBilling, clock: Clock, held: Hold, limits: TrafficLimit[]): Promise<void> {
+  const { accountId, keyId } = held;
+  const second = await billing.admit(admission(accountId, keyId, 10, 10, { limits }));
+  const third = await billing.admit(admission(accountId, keyId, 10, 10, { limits }));
+  await expect(billing.admit(admission(accountId, keyId, 10, 10, { limits }))).rejects.toMatchObject({ details: { code: "key_rpm_exceeded" } });
+  expect((await windows(store)).map(countsOf)).toEqual([{ windowStart: clock.now(), requests: 3, tokens: 60, inFlight: 3 }]);
+  for (const hold of [held, second, third]) await billing.release(hold);
+  expect((await windows(store)).map(countsOf)).toEqual([{ windowStart: clock.now(), requests: 3, tokens: 0, inFlight: 0 }]);
+  await store.db.deleteFrom("traffic_windows").execute();
+}
+
 // SQLite keeps each scope's counters in memory for the rest of a write transaction (traffic-windows-sqlite.ts):
 // a transaction rolled back after counting must take that memory with it, or the next one would write it.
 describe("traffic windows of a SQLite write transaction", () => {
@@ -308,14 +323,7 @@ describe("traffic windows of a SQLite write transaction", () => {
     }
     expect(await windows(store)).toEqual(before);
 
-    // The next transactions count from the stored row: two more admissions pass the rpm of 3, the fourth is refused.
-    const second = await billing.admit(admission(accountId, keyId, 10, 10, { limits }));
-    const third = await billing.admit(admission(accountId, keyId, 10, 10, { limits }));
-    await expect(billing.admit(admission(accountId, keyId, 10, 10, { limits }))).rejects.toMatchObject({ details: { code: "key_rpm_exceeded" } });
-    expect((await windows(store)).map(countsOf)).toEqual([{ windowStart: clock.now(), requests: 3, tokens: 60, inFlight: 3 }]);
-    for (const hold of [held, second, third]) await billing.release(hold);
-    expect((await windows(store)).map(countsOf)).toEqual([{ windowStart: clock.now(), requests: 3, tokens: 0, inFlight: 0 }]);
-    await store.db.deleteFrom("traffic_windows").execute();
+    await expectCountingFromTheStoredRow(store, billing, clock, held, limits);
   });
 });
 
@@ -349,13 +357,6 @@ describe("traffic windows of a PostgreSQL gw_batch call", () => {
     expect(await windows(store)).toEqual(before);
     expect(outcome).toMatch(/duplicate key/);
 
-    // The next calls count from the stored row: two more admissions pass the rpm of 3, the fourth is refused.
-    const second = await billing.admit(admission(accountId, keyId, 10, 10, { limits }));
-    const third = await billing.admit(admission(accountId, keyId, 10, 10, { limits }));
-    await expect(billing.admit(admission(accountId, keyId, 10, 10, { limits }))).rejects.toMatchObject({ details: { code: "key_rpm_exceeded" } });
-    expect((await windows(store)).map(countsOf)).toEqual([{ windowStart: clock.now(), requests: 3, tokens: 60, inFlight: 3 }]);
-    for (const hold of [held, second, third]) await billing.release(hold);
-    expect((await windows(store)).map(countsOf)).toEqual([{ windowStart: clock.now(), requests: 3, tokens: 0, inFlight: 0 }]);
-    await store.db.deleteFrom("traffic_windows").execute();
+    await expectCountingFromTheStoredRow(store, billing, clock, held, limits);
   });
 });
