@@ -2,7 +2,7 @@
 // What the billing store costs per request on its own, without HTTP: sequential admission + settlement
 // pairs for one account and key, each awaited before the next, so every group-commit batch holds one
 // operation (as at 1,000 req/s in the gateway). Prints wall time and this process's CPU (user, system)
-// per pair. `--concurrency N` keeps N pairs in flight instead (batches of up to N operations, as under
+// per pair (on PostgreSQL also the server's processes' CPU, from /proc). `--concurrency N` keeps N pairs in flight instead (batches of up to N operations, as under
 // wrk's 50 connections). SQLite by default (a fresh file with background checkpoints, as `gateway serve` opens it);
 // with --database, a fresh PostgreSQL database created and dropped here. `--limits`: the key and the
 // account get rpm, tpm and concurrency limits too high to refuse (as the bench's "limits enabled").
@@ -14,6 +14,7 @@ import { applicableLimits, limitSubjectsOf, subjectLimitsFromInput, tierLimitsOf
 import { openStore } from "../src/store/index.js";
 import { createBenchDatabase, dropBenchDatabase } from "./lib/bench.js";
 import { pairModel, runPairs } from "./lib/billing-pairs.js";
+import { postgresCpuMicros } from "./lib/postgres-cpu.js";
 
 const args = process.argv.slice(2);
 const valueOf = (flag: string, fallback: string) => {
@@ -50,13 +51,16 @@ try {
   };
   await runPairs(subject, WARM_UP_PAIRS, concurrency);
   const cpuBefore = process.cpuUsage();
+  const serverCpuBefore = databaseUrl ? postgresCpuMicros() : null;
   const started = process.hrtime.bigint();
   await runPairs(subject, pairs, concurrency, progress);
   const wallUs = Number(process.hrtime.bigint() - started) / 1000;
   const cpu = process.cpuUsage(cpuBefore);
+  const serverCpuAfter = serverCpuBefore === null ? null : postgresCpuMicros();
+  const serverCpu = serverCpuBefore === null || serverCpuAfter === null ? "" : `, PostgreSQL server CPU ${((serverCpuAfter - serverCpuBefore) / pairs).toFixed(1)} µs/pair`;
   const database = databaseUrl ? "PostgreSQL" : "SQLite";
   console.log(
-    `${database}, ${pairs} admission+settlement pairs, ${concurrency} in flight${withLimits ? ", limits on key and account" : ""}: wall ${(wallUs / pairs).toFixed(1)} µs/pair, CPU user ${(cpu.user / pairs).toFixed(1)} + system ${(cpu.system / pairs).toFixed(1)} µs/pair`,
+    `${database}, ${pairs} admission+settlement pairs, ${concurrency} in flight${withLimits ? ", limits on key and account" : ""}: wall ${(wallUs / pairs).toFixed(1)} µs/pair, CPU user ${(cpu.user / pairs).toFixed(1)} + system ${(cpu.system / pairs).toFixed(1)} µs/pair${serverCpu}`,
   );
 } finally {
   await store.close();

@@ -16,6 +16,7 @@ import { requestBody } from "./constants.js";
 import { adoptChild as registerForked, killAll, sleep, stopChild, waitForMessage, type Child } from "./procs.js";
 import { median, slope } from "./stats.js";
 import { PAIRED_COMPARISONS, pairedSchedule, type PairedRun } from "./paired.js";
+import { postgresCpuMicros } from "./postgres-cpu.js";
 import { ALL_TARGETS, CLUSTER_TARGETS, POSTGRES_TARGETS, type TargetName } from "./targets.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -589,8 +590,19 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchResults
       log(`bench: paired ${comparison.key}: ${plan.pairedSlices} slices of ${plan.pairedSeconds}s, ${comparison.on} / ${comparison.off} (A B B A …)`);
       for (const side of pairedSchedule(plan.pairedSlices)) {
         const name = side === "on" ? comparison.on : comparison.off;
+        // Only one target runs at a time: the server's CPU over the slice is this target's.
+        const serverBefore = POSTGRES_TARGETS.includes(name) ? postgresCpuMicros() : null;
         const { result, cpu } = await closedLoop(targets.get(name)!, "buffered", plan.pairedSeconds);
-        run.slices.push({ target: name, rps: result.rps, requests: result.requests, cpuMicrosPerRequest: cpu, failed: result.non2xx + result.errors });
+        const serverAfter = serverBefore === null ? null : postgresCpuMicros();
+        const serverCpu = serverBefore === null || serverAfter === null || result.requests === 0 ? null : (serverAfter - serverBefore) / result.requests;
+        run.slices.push({
+          target: name,
+          rps: result.rps,
+          requests: result.requests,
+          cpuMicrosPerRequest: cpu,
+          serverCpuMicrosPerRequest: serverCpu,
+          failed: result.non2xx + result.errors,
+        });
       }
       paired.push(run);
     }

@@ -37,6 +37,8 @@ export interface PairedSlice {
   requests: number;
   /** The gateway's CPU (user + system) over the slice divided by its requests. */
   cpuMicrosPerRequest: number | null;
+  /** The PostgreSQL server's CPU (all its processes) over the slice divided by its requests; null: a SQLite target or no /proc. */
+  serverCpuMicrosPerRequest?: number | null;
   /** non-2xx answers and socket errors. */
   failed: number;
 }
@@ -120,6 +122,8 @@ export interface PairedSummary {
   rps: Spread | null;
   /** on/off gateway CPU µs per request, per pair (more than 1: on costs more). */
   cpu: Spread | null;
+  /** on/off PostgreSQL server CPU µs per request, per pair (PostgreSQL comparisons; reported, no target). */
+  serverCpu: Spread | null;
   rpsOn: number | null;
   rpsOff: number | null;
   status: PairedStatus;
@@ -133,6 +137,7 @@ export function summarizePaired(runs: readonly PairedRun[]): PairedSummary[] {
     const minRatio = comparison?.minRatio ?? null;
     const rps = spreadOf(pairRatios(run, (s) => (s.failed > 0 ? null : s.rps)));
     const cpu = spreadOf(pairRatios(run, (s) => (s.failed > 0 ? null : s.cpuMicrosPerRequest)));
+    const serverCpu = spreadOf(pairRatios(run, (s) => (s.failed > 0 ? null : (s.serverCpuMicrosPerRequest ?? null))));
     const rpsOf = (target: TargetName) => {
       const values = run.slices.filter((s) => s.target === target).map((s) => s.rps);
       return values.length ? median(values) : null;
@@ -147,6 +152,7 @@ export function summarizePaired(runs: readonly PairedRun[]): PairedSummary[] {
       slices: run.slices.length,
       rps,
       cpu,
+      serverCpu,
       rpsOn: rpsOf(run.on),
       rpsOff: rpsOf(run.off),
       status: minRatio === null ? (rps ? "undecided" : "not measured") : judgeSpread(rps, minRatio),

@@ -352,14 +352,14 @@ export function renderMarkdown(r: BenchResults, s: Summary): string {
       "Each comparison: its two targets (already started and warm) in alternating wrk slices; one on/off ratio per adjacent pair of slices; " +
         "median, interquartile range and range over the pairs. A verdict is met or missed by the median, and undecided when the interquartile range reaches " +
         "more than 0.02 across the target on the other side, or with fewer than 3 pairs (bench/README.md, “Paired A/B verdicts”). " +
-        "A slice with failed requests is left out of its pair.",
+        "A slice with failed requests is left out of its pair. PostgreSQL CPU: all the server's processes over the slice (from /proc), for the PostgreSQL comparisons.",
       "",
-      "| comparison | slices | req/s on; off (median) | throughput on/off | gateway CPU µs/req on/off | target | status (throughput; CPU) |",
-      "|---|---|---|---|---|---|---|",
+      "| comparison | slices | req/s on; off (median) | throughput on/off | gateway CPU µs/req on/off | PostgreSQL CPU µs/req on/off | target | status (throughput; CPU) |",
+      "|---|---|---|---|---|---|---|---|",
     );
     for (const x of s.paired)
       out.push(
-        `| ${x.goal} | ${x.slices} × ${x.sliceSeconds} s | ${f0(x.rpsOn)}; ${f0(x.rpsOff)} | ${formatSpread(x.rps)} | ${formatSpread(x.cpu)} | ${x.minRatio === null ? "— (reported)" : `≥ ${x.minRatio.toFixed(2)}×; CPU ≤ ${(1 / x.minRatio).toFixed(2)}×`} | ${x.minRatio === null ? "—" : `**${x.status}**; ${x.cpuStatus}`} |`,
+        `| ${x.goal} | ${x.slices} × ${x.sliceSeconds} s | ${f0(x.rpsOn)}; ${f0(x.rpsOff)} | ${formatSpread(x.rps)} | ${formatSpread(x.cpu)} | ${formatSpread(x.serverCpu)} | ${x.minRatio === null ? "— (reported)" : `≥ ${x.minRatio.toFixed(2)}×; CPU ≤ ${(1 / x.minRatio).toFixed(2)}×`} | ${x.minRatio === null ? "—" : `**${x.status}**; ${x.cpuStatus}`} |`,
       );
     out.push("");
   }

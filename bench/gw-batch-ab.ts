@@ -1,0 +1,202 @@
+// `node --import tsx bench/gw-batch-ab.ts --database postgres://… [--rounds 4] [--batches 100] [--batch 50] [--limits on|off|both] [FILE.sql …]`
+// What one gw_batch call costs inside PostgreSQL, A/B between definitions of the function and with
+// the rate limits on or off (issue 23, 26). A fresh database is created (and dropped); each variant
+// is gw_batch as this checkout defines it ("current") or the `create or replace function gw_batch`
+// of a FILE, installed under its own name. Each round runs every (variant, limits) subject in turn,
+// the order alternating, each `--batches` calls of `--batch` operations: half admissions of new holds,
+// half settlements of the holds its previous call admitted (as under load: one busy account and key).
+// Each round runs `--batches` calls of every subject.
+// Measured per operation: each call's wall time, with synchronous_commit off on this connection (the
+// function's work, not the WAL flush's disk wait); subjects alternate call by call. Prints medians and
+// each subject's ratio to the first one's calls next to it. `--function-stats on`: also
+// every function's total and self time per operation over the whole run (track_functions = all).
+import { readFileSync } from "node:fs";
+import pg from "pg";
+import { LEDGER_DIMENSION_COLUMNS } from "../src/billing/dimensions.js";
+import { periodStarts } from "../src/billing/key-period.js";
+import { applicableLimits, limitsArgument, limitSubjectsOf, subjectLimitsFromInput, tierLimitsOf } from "../src/billing/traffic-limits.js";
+import { monthOf, newId, newRequestId } from "../src/core/ids.js";
+import { GW_BATCH } from "../src/store/migrations/gw-batch-function.js";
+import { openStore } from "../src/store/index.js";
+import { createBenchDatabase, dropBenchDatabase } from "./lib/bench.js";
+import { median } from "./lib/stats.js";
+
+const args = process.argv.slice(2);
+const flags = new Map<string, string>();
+const files: string[] = [];
+for (let i = 0; i < args.length; i++) {
+  if (args[i]!.startsWith("--")) flags.set(args[i]!, args[++i]!);
+  else files.push(args[i]!);
+}
+const adminUrl = flags.get("--database");
+if (!adminUrl) throw new Error("usage: --database postgres://… [options] [FILE.sql …]");
+const rounds = Number(flags.get("--rounds") ?? 4);
+const batches = Number(flags.get("--batches") ?? 100);
+const batchSize = Number(flags.get("--batch") ?? 50);
+const limitsModes = { on: [true], off: [false], both: [false, true] }[flags.get("--limits") ?? "both"];
+if (!limitsModes || !(batchSize >= 2 && batchSize % 2 === 0)) throw new Error("--limits on|off|both; --batch an even number");
+const NEVER_REFUSING = subjectLimitsFromInput({ requests_per_minute: 1_000_000_000, tokens_per_minute: 1_000_000_000_000_000, concurrent_requests: 1_000_000 });
+
+const variants = [{ name: "current", sql: GW_BATCH }, ...files.map((f) => ({ name: f, sql: readFileSync(f, "utf8") }))].map((v, i) => ({
+  ...v,
+  fn: `gw_batch_ab${i}`,
+  sql: v.sql.replace(/create or replace function gw_batch\(/, `create or replace function gw_batch_ab${i}(`),
+}));
+for (const v of variants) if (!v.sql.includes(`function ${v.fn}(`)) throw new Error(`${v.name}: no "create or replace function gw_batch(" in it`);
+
+const database = await createBenchDatabase(adminUrl, "gw_batch_ab");
+const store = await openStore({ databaseUrl: database.url, sqlitePath: "", secret: "bench-secret-0123456789abcdefghijklmnop" });
+const client = new pg.Client({ connectionString: database.url });
+try {
+  await client.connect();
+  // The function's own cost is measured, not the commit's WAL flush (a disk wait that varies by itself).
+  await client.query("set synchronous_commit = off");
+  for (const v of variants) await client.query(v.sql);
+  const functionStats = flags.get("--function-stats") === "on";
+  if (functionStats) await client.query("set track_functions = 'all'");
+
+  const subjects = await Promise.all(
+    variants.flatMap((variant) =>
+      limitsModes.map(async (limitsOn) => {
+        // Each subject its own account and key: its batches lock and count only its own rows.
+        const account = await store.accounts.create({ email: `${newId("ab")}@example.com`, tier: "standard", balance: 900_000n * 10n ** 9n });
+        const { key } = await store.keys.create({ accountId: account.id });
+        const limits = limitsOn
+          ? limitsArgument(
+              applicableLimits(
+                tierLimitsOf(undefined),
+                limitSubjectsOf({ key: { id: key.id, limits: NEVER_REFUSING }, account: { id: account.id, limits: NEVER_REFUSING } }),
+                "ab-model",
+              ),
+            )
+          : null;
+        return {
+          label: `${variant.name}, limits ${limitsOn ? "on" : "off"}`,
+          fn: variant.fn,
+          accountId: account.id,
+          keyId: key.id,
+          limits,
+          open: [] as { hold: string; request: string }[],
+          wall: [] as number[],
+        };
+      }),
+    ),
+  );
+  type Subject = (typeof subjects)[number];
+
+  const call = async (s: Subject): Promise<void> => {
+    const now = Date.now();
+    const periods = periodStarts(now);
+    const month = monthOf(now);
+    const ops: { k: string; a: (string | null)[] }[] = [];
+    // The oldest open holds, half a batch: every call (after the first) settles as many as it admits.
+    for (const { hold, request } of s.open.splice(0, batchSize / 2)) {
+      ops.push({
+        k: "settle",
+        a: [
+          hold,
+          s.accountId,
+          s.keyId,
+          request,
+          "1234567",
+          "300",
+          String(now),
+          month,
+          "ab-model",
+          "mock",
+          "chat",
+          "200",
+          "0",
+          "100",
+          "0",
+          "0",
+          null,
+          ...LEDGER_DIMENSION_COLUMNS.map(() => "0"),
+          "1",
+          String(periods.day),
+          String(periods.week),
+          String(periods.month),
+        ],
+      });
+    }
+    const admitted: { hold: string; request: string }[] = [];
+    while (ops.length < batchSize) {
+      const hold = newId("hold");
+      const request = newRequestId();
+      admitted.push({ hold, request });
+      ops.push({
+        k: "admit",
+        a: [
+          s.accountId,
+          s.keyId,
+          request,
+          hold,
+          "5000000",
+          "1300",
+          month,
+          String(now),
+          String(now + 600_000),
+          String(periods.day),
+          String(periods.week),
+          String(periods.month),
+          s.limits,
+        ],
+      });
+    }
+    s.open.push(...admitted);
+    const result = await client.query<{ answers: { outcome?: string; recorded?: boolean }[] }>(`select ${s.fn}($1::jsonb) as answers`, [JSON.stringify(ops)]);
+    const bad = result.rows[0]!.answers.find((answer) => (answer.outcome !== undefined ? answer.outcome !== "ok" : answer.recorded !== true));
+    if (bad) throw new Error(`${s.label}: gw_batch answered ${JSON.stringify(bad)}`);
+  };
+
+  for (const s of subjects) for (let i = 0; i < 20; i++) await call(s); // warm-up: plans and caches
+  // Subjects alternate call by call (the order reversed every other call), so that the host's drifts
+  // reach every subject alike; each call is timed on its own.
+  for (let round = 0; round < rounds; round++) {
+    for (let i = 0; i < batches; i++) {
+      const order = i % 2 === 0 ? subjects : [...subjects].reverse();
+      for (const s of order) {
+        const started = process.hrtime.bigint();
+        await call(s);
+        s.wall.push(Number(process.hrtime.bigint() - started) / 1000 / batchSize);
+      }
+    }
+    process.stderr.write(`  round ${round + 1}/${rounds}\n`);
+  }
+  console.log(
+    `gw_batch, ${rounds} × ${batches} calls of ${batchSize} operations (half admissions, half settlements) per subject, alternating call by call; µs per operation (wall, the commit not flushed)`,
+  );
+  const base = subjects[0]!;
+  if (process.env.AB_TRACE)
+    console.log(
+      base.wall
+        .slice(0, 60)
+        .map((x) => x.toFixed(0))
+        .join(" "),
+    );
+  const q = (values: number[], p: number) => [...values].sort((x, y) => x - y)[Math.floor(p * (values.length - 1))]!;
+  for (const s of subjects) {
+    // The ratio of each call to the base subject's call next to it: paired, so drifts cancel.
+    const ratios = s.wall.map((x, i) => x / base.wall[i]!);
+    const versus = s === base ? "" : `; / ${base.label}: median ${median(ratios).toFixed(3)}× (IQR ${q(ratios, 0.25).toFixed(3)}–${q(ratios, 0.75).toFixed(3)})`;
+    console.log(`${s.label}: median ${median(s.wall).toFixed(1)} (IQR ${q(s.wall, 0.25).toFixed(1)}–${q(s.wall, 0.75).toFixed(1)})${versus}`);
+  }
+  if (functionStats) {
+    await client.end(); // a backend's function statistics are flushed when it ends
+    const reader = new pg.Client({ connectionString: database.url });
+    await reader.connect();
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const operations = (20 + rounds * batches) * batchSize * subjects.length;
+    const stats = await reader.query<{ funcname: string; calls: string; total_time: number; self_time: number }>(
+      "select funcname, calls, total_time, self_time from pg_stat_user_functions order by self_time desc",
+    );
+    console.log("functions, all subjects together (µs per operation): total, self; calls");
+    for (const row of stats.rows)
+      console.log(`  ${row.funcname}: ${((row.total_time * 1000) / operations).toFixed(1)}, ${((row.self_time * 1000) / operations).toFixed(1)}; ${row.calls}`);
+    await reader.end();
+  }
+} finally {
+  await client.end().catch(() => undefined);
+  await store.close();
+  await dropBenchDatabase(adminUrl, database.name);
+}
