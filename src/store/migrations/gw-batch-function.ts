@@ -46,7 +46,8 @@ declare
   op jsonb;
   a jsonb;
   v_kind text;
-  answers jsonb := '[]'::jsonb;
+  -- one answer per operation: appending to an array is amortised O(1), to a jsonb array O(n) (copied)
+  answers jsonb[] := '{}';
   o_account text;
   o_key text;
   h_amount bigint;
@@ -127,7 +128,7 @@ begin
       delete from holds where id = a->>0 and (a->>1 is null or expires_at <= (a->>1)::bigint)
         returning account_id, key_id, amount_nano, tokens, traffic into o_account, o_key, h_amount, h_tokens, h_traffic;
       if not found then
-        answers := answers || jsonb_build_array(jsonb_build_object('released', false));
+        answers := answers || jsonb_build_object('released', false);
         continue;
       end if;
     else
@@ -182,11 +183,11 @@ begin
       v_amount := (a->>4)::bigint;
       v_tokens := (a->>5)::bigint;
       if not acc_found then
-        answers := answers || jsonb_build_array(jsonb_build_object('outcome', 'no_account', 'detail', null));
+        answers := answers || jsonb_build_object('outcome', 'no_account', 'detail', null);
         continue;
       end if;
       if a_status <> 'active' then
-        answers := answers || jsonb_build_array(jsonb_build_object('outcome', 'account_suspended', 'detail', a_status));
+        answers := answers || jsonb_build_object('outcome', 'account_suspended', 'detail', a_status);
         continue;
       end if;
       v_refusal := null;
@@ -212,14 +213,14 @@ begin
       end if;
       if v_refusal is null then
         if not k_found or k_status = 'revoked' then
-          answers := answers || jsonb_build_array(jsonb_build_object('outcome', 'auth_error', 'detail', null));
+          answers := answers || jsonb_build_object('outcome', 'auth_error', 'detail', null);
           continue;
         end if;
         if k_status = 'exhausted' then
-          answers := answers || jsonb_build_array(jsonb_build_object('outcome',
+          answers := answers || jsonb_build_object('outcome',
             case when k_budget is not null and k_spent >= k_budget then 'key_budget_exceeded'
                  when k_token_cap is not null and k_tokens_used >= k_token_cap then 'key_token_cap_exceeded'
-                 else 'key_budget_exceeded' end, 'detail', null));
+                 else 'key_budget_exceeded' end, 'detail', null);
           continue;
         end if;
         if k_budget is not null and k_spent + k_held + v_amount > k_budget then
@@ -233,7 +234,7 @@ begin
         end if;
       end if;
       if v_refusal is not null then
-        answers := answers || jsonb_build_array(jsonb_build_object('outcome', v_refusal,
+        answers := answers || jsonb_build_object('outcome', v_refusal,
           'detail', case when v_refusal = 'insufficient_balance' then (a_balance - a_held)::text
                          when v_refusal like 'key_period_%' then k_period end,
           'headroom', case when a_clamp = 1 and k_found and k_status = 'enabled' and k_clamp = 1 then jsonb_build_object(
@@ -243,7 +244,7 @@ begin
             'key_cost', case when k_budget is not null then (k_budget - k_spent - k_held)::text end,
             'key_tokens', case when k_token_cap is not null then (k_token_cap - k_tokens_used - k_held_tokens)::text end,
             'period_cost', case when k_period is not null and k_pbudget is not null then (k_pbudget - p_spent - k_held)::text end,
-            'period_tokens', case when k_period is not null and k_ptoken_cap is not null then (k_ptoken_cap - p_tokens - k_held_tokens)::text end) end));
+            'period_tokens', case when k_period is not null and k_ptoken_cap is not null then (k_ptoken_cap - p_tokens - k_held_tokens)::text end) end);
         continue;
       end if;
       -- The traffic limits, after the money checks (admission.ts), judged and counted under the account's lock.
@@ -252,7 +253,7 @@ begin
       if a->>${ADMIT_LIMITS_ARG} is not null then
 ${trafficAdmit(`(a->>${ADMIT_LIMITS_ARG})::jsonb`, "(a->>7)::bigint", "v_tokens")}
         if v_verdict ? 'refused' then
-          answers := answers || jsonb_build_array(jsonb_build_object('outcome', 'traffic_limited', 'traffic', v_verdict));
+          answers := answers || jsonb_build_object('outcome', 'traffic_limited', 'traffic', v_verdict);
           continue;
         end if;
         v_traffic := v_verdict->>'record';
@@ -265,7 +266,7 @@ ${trafficAdmit(`(a->>${ADMIT_LIMITS_ARG})::jsonb`, "(a->>7)::bigint", "v_tokens"
       k_held_tokens := k_held_tokens + v_tokens;
       a_dirty := true;
       k_dirty := true;
-      answers := answers || jsonb_build_array(jsonb_build_object('outcome', 'ok', 'detail', null, 'windows', v_verdict->'windows'));
+      answers := answers || jsonb_build_object('outcome', 'ok', 'detail', null, 'windows', v_verdict->'windows');
 
     elsif v_kind = 'settle' then
       if not acc_found then raise exception 'account % does not exist', acc; end if;
@@ -283,8 +284,8 @@ ${trafficAdmit(`(a->>${ADMIT_LIMITS_ARG})::jsonb`, "(a->>7)::bigint", "v_tokens"
         returning id into ledger_id;
       if ledger_id is null then
         if v_released then raise exception 'request % already settled', a->>3 using errcode = '${ALREADY_SETTLED_SQLSTATE}'; end if;
-        answers := answers || jsonb_build_array(jsonb_build_object('recorded', false,
-          'cost', (select l.cost_nano::text from ledger l where l.request_id = a->>3)));
+        answers := answers || jsonb_build_object('recorded', false,
+          'cost', (select l.cost_nano::text from ledger l where l.request_id = a->>3));
         continue;
       end if;
       a_balance := a_balance - v_collected;
@@ -320,7 +321,7 @@ ${trafficAdmit(`(a->>${ADMIT_LIMITS_ARG})::jsonb`, "(a->>7)::bigint", "v_tokens"
       d_requests := d_requests + 1;
       if h_traffic is not null then${trafficEnd("h_traffic", "v_tokens")}
       end if;
-      answers := answers || jsonb_build_array(jsonb_build_object('recorded', true, 'cost', v_cost::text));
+      answers := answers || jsonb_build_object('recorded', true, 'cost', v_cost::text);
 
     else -- release: the hold row is gone; give its reservation back.
       if acc_found then
@@ -335,50 +336,53 @@ ${trafficAdmit(`(a->>${ADMIT_LIMITS_ARG})::jsonb`, "(a->>7)::bigint", "v_tokens"
       end if;
       if h_traffic is not null then${trafficEnd("h_traffic", "0")}
       end if;
-      answers := answers || jsonb_build_array(jsonb_build_object('released', true));
+      answers := answers || jsonb_build_object('released', true);
     end if;
   end loop;
   if k_dirty then perform gw_put_key(kid, k_status, k_spent, k_held, k_tokens_used, k_held_tokens, k_last_used); end if;
   if k_pdirty then perform gw_put_key_period(kid, k_pstarted, k_pspent, k_ptokens); end if;
   if d_requests > 0 then perform gw_add_month(acc, mon, d_cost, d_tokens, d_requests); end if;
   if a_dirty then perform gw_put_account(acc, a_balance, a_held, a_held_tokens, a_spent); end if;${TRAFFIC_WRITE}
-  return answers;
+  return to_jsonb(answers);
 end $$`;
 
-// gw_batch writes the hot rows it keeps in variables with these (migration 0003).
+// gw_batch writes the hot rows it keeps in variables with these (migration 0003). PL/pgSQL rather
+// than SQL functions: PL/pgSQL keeps each statement's plan for the session, where a SQL function
+// called from PL/pgSQL parses and plans its body on every call; measured with bench/gw-batch-ab.ts,
+// that made a gw_batch call of 2 operations 13% cheaper, of 10 operations 7%.
 const GW_PUT_ACCOUNT = `
 create or replace function gw_put_account(p_id text, p_balance bigint, p_held bigint, p_held_tokens bigint, p_spent bigint)
-returns void language sql as $$
+returns void language plpgsql as $$ begin
   update accounts set balance_nano = p_balance, held_nano = p_held, held_tokens = p_held_tokens,
       total_spent_nano = total_spent_nano + p_spent
-    where id = p_id
-$$`;
+    where id = p_id;
+end $$`;
 
 const GW_PUT_KEY = `
 create or replace function gw_put_key(p_id text, p_status text, p_spent bigint, p_held bigint, p_tokens_used bigint,
   p_held_tokens bigint, p_last_used bigint)
-returns void language sql as $$
+returns void language plpgsql as $$ begin
   update keys set status = p_status, spent_nano = p_spent, held_nano = p_held, tokens_used = p_tokens_used,
       held_tokens = p_held_tokens, last_used_at = coalesce(p_last_used, last_used_at)
-    where id = p_id
-$$`;
+    where id = p_id;
+end $$`;
 
 // The key's periodic counters (migration 0013), written only for a key with a period.
 const GW_PUT_KEY_PERIOD = `
 create or replace function gw_put_key_period(p_id text, p_started bigint, p_spent bigint, p_tokens bigint)
-returns void language sql as $$
+returns void language plpgsql as $$ begin
   update keys set period_started_at = p_started, period_spent_nano = p_spent, period_tokens_used = p_tokens
-    where id = p_id
-$$`;
+    where id = p_id;
+end $$`;
 
 const GW_ADD_MONTH = `
 create or replace function gw_add_month(p_account text, p_month text, p_cost bigint, p_tokens bigint, p_requests bigint)
-returns void language sql as $$
+returns void language plpgsql as $$ begin
   insert into monthly_usage as m (account_id, month, cost_nano, tokens, requests)
     values (p_account, p_month, p_cost, p_tokens, p_requests)
     on conflict (account_id, month) do update
-      set cost_nano = m.cost_nano + excluded.cost_nano, tokens = m.tokens + excluded.tokens, requests = m.requests + excluded.requests
-$$`;
+      set cost_nano = m.cost_nano + excluded.cost_nano, tokens = m.tokens + excluded.tokens, requests = m.requests + excluded.requests;
+end $$`;
 
 /** Every billing function, in creation order; migrate.ts re-creates them after every migration run. */
 export const BILLING_FUNCTIONS: readonly string[] = [GW_PUT_ACCOUNT, GW_PUT_KEY, GW_PUT_KEY_PERIOD, GW_ADD_MONTH, ...DROP_OLD_TRAFFIC_FUNCTIONS, GW_BATCH];
