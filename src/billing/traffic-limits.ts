@@ -232,9 +232,20 @@ export function limitsOverview(tier: TierLimits, subjects: LimitSubjects): { mod
   return out;
 }
 
-/** The limits as gw_batch's trafficAdmit reads them: [scope, rpm, tpm, concurrency] each, null for an unset figure. */
+const limitsArguments = new WeakMap<readonly TrafficLimit[], string>();
+
+/**
+ * The limits as gw_batch's trafficAdmit reads them: [scope, rpm, tpm, concurrency] each, null for an
+ * unset figure. Kept per list (the request path reuses one list per key and model, pipeline/traffic.ts):
+ * gw_batch parses a text again only when it differs from the previous admission's.
+ */
 export function limitsArgument(limits: readonly TrafficLimit[]): string {
-  return JSON.stringify(limits.map((l) => [l.scope, l.requestsPerMinute, l.tokensPerMinute, l.concurrentRequests]));
+  let text = limitsArguments.get(limits);
+  if (text === undefined) {
+    text = JSON.stringify(limits.map((l) => [l.scope, l.requestsPerMinute, l.tokensPerMinute, l.concurrentRequests]));
+    limitsArguments.set(limits, text);
+  }
+  return text;
 }
 
 export type LimitKind = "rpm" | "tpm" | "concurrency";
@@ -343,9 +354,12 @@ export function openAiDuration(ms: number): string {
   const whole = Math.max(0, Math.ceil(ms));
   if (whole < 1000) return `${whole}ms`;
   const minutes = Math.floor(whole / 60_000);
-  const seconds = (whole % 60_000) / 1000;
-  const secondsText = `${Number.isInteger(seconds) ? seconds : seconds.toFixed(3).replace(/0+$/, "")}s`;
-  return minutes > 0 ? `${minutes}m${secondsText}` : secondsText;
+  const millis = whole % 1000;
+  const seconds = Math.floor((whole % 60_000) / 1000);
+  // The fraction without trailing zeros: .5, .25, .125 (on every response, so no toFixed and regex).
+  const fraction =
+    millis === 0 ? "" : millis % 100 === 0 ? `.${millis / 100}` : millis % 10 === 0 ? `.${String(millis / 10).padStart(2, "0")}` : `.${String(millis).padStart(3, "0")}`;
+  return minutes > 0 ? `${minutes}m${seconds}${fraction}s` : `${seconds}${fraction}s`;
 }
 
 /** The header names of one figure, written out once (not built per response: the request path sends them on every admitted request). */

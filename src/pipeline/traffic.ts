@@ -4,14 +4,30 @@
 // takes effect when the cache drops the key, at once in the process that changed it and within a
 // second elsewhere through auth_events), and the x-ratelimit-* headers of an admitted request.
 import type { FastifyReply } from "fastify";
-import { applicableLimits, limitSubjectsOf, NO_TIER_LIMITS, rateLimitHeaders, type TrafficLimit } from "../billing/traffic-limits.js";
+import { applicableLimits, limitSubjectsOf, NO_TIER_LIMITS, rateLimitHeaders, type TierLimits, type TrafficLimit } from "../billing/traffic-limits.js";
 import type { Hold, Route } from "../billing/types.js";
 import type { GatewayConfig } from "../config/load.js";
 import type { Principal } from "./auth-cache.js";
 
+interface KnownLimits {
+  tier: TierLimits;
+  byModel: Map<string, readonly TrafficLimit[]>;
+}
+/**
+ * The lists already built, per principal as the auth cache holds it and per model: a changed limit
+ * comes with a new principal (the cache drops the old one), a reloaded config with new tier limits.
+ * One list per key and model also lets limitsArgument keep its text.
+ */
+const knownLimits = new WeakMap<Principal, KnownLimits>();
+
 /** The limits for a request by `principal` for `modelId` (the id the client named); empty when none is configured. */
-export function trafficLimitsFor(config: Pick<GatewayConfig, "tierLimits">, principal: Principal, modelId: string): TrafficLimit[] {
-  return applicableLimits(config.tierLimits.get(principal.account.tier) ?? NO_TIER_LIMITS, limitSubjectsOf(principal), modelId);
+export function trafficLimitsFor(config: Pick<GatewayConfig, "tierLimits">, principal: Principal, modelId: string): readonly TrafficLimit[] {
+  const tier = config.tierLimits.get(principal.account.tier) ?? NO_TIER_LIMITS;
+  let known = knownLimits.get(principal);
+  if (known === undefined || known.tier !== tier) knownLimits.set(principal, (known = { tier, byModel: new Map() }));
+  let limits = known.byModel.get(modelId);
+  if (limits === undefined) known.byModel.set(modelId, (limits = applicableLimits(tier, limitSubjectsOf(principal), modelId)));
+  return limits;
 }
 
 /**

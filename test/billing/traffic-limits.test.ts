@@ -228,6 +228,24 @@ for (const kind of DATABASE_KINDS) {
       await store.db.deleteFrom("traffic_windows").execute();
     });
 
+    it("admissions with different limits sent together (one batch on PostgreSQL) each count against their own", async () => {
+      const accountId = await makeAccount(store, { balance: USD });
+      const keyId = await makeKey(store, accountId);
+      const keyOnly = keyLimits(accountId, keyId, { requests_per_minute: 4 });
+      const withAccount = keyLimits(accountId, keyId, { requests_per_minute: 4 }, { requests_per_minute: 2 });
+      // Interleaved: gw_batch reuses a parsed limits text only while the next admission's is the same.
+      const lists = [keyOnly, withAccount, keyOnly, withAccount, keyOnly, withAccount];
+      const results = await Promise.allSettled(lists.map((limits) => billing.admit(admission(accountId, keyId, 10, 10, { limits }))));
+      // Whatever the order: the key's 4 requests in all, of which the account's 2 at most.
+      expect(results.filter((r) => r.status === "fulfilled")).toHaveLength(4);
+      const admittedWithAccount = results.filter((r, i) => r.status === "fulfilled" && lists[i] === withAccount).length;
+      const counted = Object.fromEntries((await windows(store)).filter((w) => w.scope.endsWith(accountId) || w.scope.endsWith(keyId)).map((w) => [w.scope, w.requests]));
+      expect(counted).toEqual({ [`key:${keyId}`]: 4n, [`account:${accountId}`]: BigInt(admittedWithAccount) });
+      expect(admittedWithAccount).toBeLessThanOrEqual(2);
+      for (const r of results) if (r.status === "fulfilled") await billing.release(r.value);
+      await store.db.deleteFrom("traffic_windows").execute();
+    });
+
     it("a money refusal (402) comes before a rate limit and counts nothing", async () => {
       const accountId = await makeAccount(store, { balance: 1n });
       const keyId = await makeKey(store, accountId);

@@ -15,9 +15,9 @@
 // A refused admission by a money or token limit answers, besides the outcome, "headroom": what every
 // limit still allows (src/billing/admission.ts, Headroom), or null when the account or the key turned
 // clamping off (clamp_output, migration 0009).
-// Admit's argument 9 is the traffic limits that apply (traffic-limits.ts, limitsArgument; null: none):
+// Admit's argument 12 (counting from 0) is the traffic limits that apply (traffic-limits.ts, limitsArgument; null: none):
 // a refusal by one answers outcome "traffic_limited" with the verdict of trafficAdmit (traffic-functions.ts),
-// an admission answers the counted windows ("windows") for the response headers. The traffic windows
+// an admission answers the counted windows ("windows", four numbers per limit) for the response headers. The traffic windows
 // are read once per call and written once at its end (traffic-functions.ts).
 import { LEDGER_DIMENSION_COLUMNS } from "../../billing/dimensions.js";
 import { ALREADY_SETTLED_SQLSTATE } from "./0002-billing-functions.js";
@@ -251,7 +251,7 @@ begin
       v_traffic := null;
       v_verdict := null;
       if a->>${ADMIT_LIMITS_ARG} is not null then
-${trafficAdmit(`(a->>${ADMIT_LIMITS_ARG})::jsonb`, "(a->>7)::bigint", "v_tokens")}
+${trafficAdmit(`a->>${ADMIT_LIMITS_ARG}`, "(a->>7)::bigint", "v_tokens")}
         if v_verdict ? 'refused' then
           answers := answers || jsonb_build_object('outcome', 'traffic_limited', 'traffic', v_verdict);
           continue;
