@@ -1,4 +1,4 @@
-// `node --import tsx bench/gw-batch-ab.ts --database postgres://… [--rounds 4] [--batches 100] [--batch 50] [--limits on|off|both] [FILE.sql …]`
+// `node --import tsx bench/gw-batch-ab.ts --database postgres://… [--rounds 4] [--batches 100] [--batch 50] [--limits on|off|both] [--turn N] [FILE.sql …]`
 // What one gw_batch call costs inside PostgreSQL, A/B between definitions of the function and with
 // the rate limits on or off (issue 23, 26). A fresh database is created (and dropped); each variant
 // is gw_batch as this checkout defines it ("current") or the `create or replace function gw_batch`
@@ -37,12 +37,17 @@ const limitsModes = { on: [true], off: [false], both: [false, true] }[flags.get(
 if (!limitsModes || !(batchSize >= 2 && batchSize % 2 === 0)) throw new Error("--limits on|off|both; --batch an even number");
 const NEVER_REFUSING = subjectLimitsFromInput({ requests_per_minute: 1_000_000_000, tokens_per_minute: 1_000_000_000_000_000, concurrent_requests: 1_000_000 });
 
-const variants = [{ name: "current", sql: GW_BATCH }, ...files.map((f) => ({ name: f, sql: readFileSync(f, "utf8") }))].map((v, i) => ({
-  ...v,
-  fn: `gw_batch_ab${i}`,
-  sql: v.sql.replace(/create or replace function gw_batch\(/, `create or replace function gw_batch_ab${i}(`),
-}));
-for (const v of variants) if (!v.sql.includes(`function ${v.fn}(`)) throw new Error(`${v.name}: no "create or replace function gw_batch(" in it`);
+// A FILE may also (or only) redefine other functions, trigger functions included: those are global,
+// so such a variant's definitions are applied before each of its turns, and the original definitions
+// (read back from the database) before each turn of the others; use --turn N to run N calls a turn.
+const variants = [{ name: "current", sql: GW_BATCH }, ...files.map((f) => ({ name: f, sql: readFileSync(f, "utf8") }))].map((v, i) => {
+  const sql = v.sql.replace(/create or replace function gw_batch\(/, `create or replace function gw_batch_ab${i}(`);
+  const renamed = sql !== v.sql || i === 0;
+  const globals = [...sql.matchAll(/create or replace function (\w+)\(/g)].map((m) => m[1]!).filter((name) => !name.startsWith("gw_batch_ab"));
+  return { ...v, fn: renamed ? `gw_batch_ab${i}` : "gw_batch_ab0", sql, globals };
+});
+const overridden = [...new Set(variants.flatMap((v) => v.globals))];
+const turn = Number(flags.get("--turn") ?? (overridden.length > 0 ? 20 : 1));
 
 const database = await createBenchDatabase(adminUrl, "gw_batch_ab");
 const store = await openStore({ databaseUrl: database.url, sqlitePath: "", secret: "bench-secret-0123456789abcdefghijklmnop" });
@@ -51,7 +56,17 @@ try {
   await client.connect();
   // The function's own cost is measured, not the commit's WAL flush (a disk wait that varies by itself).
   await client.query("set synchronous_commit = off");
-  for (const v of variants) await client.query(v.sql);
+  for (const v of variants) if (v.globals.length === 0) await client.query(v.sql);
+  // The definitions the files override, as this checkout made them, to restore before the others' turns.
+  const originals: string[] = [];
+  for (const name of overridden) originals.push((await client.query<{ def: string }>("select pg_get_functiondef(to_regproc($1)) as def", [name])).rows[0]!.def);
+  let applied: (typeof variants)[number] | null = null;
+  const applyFor = async (variant: (typeof variants)[number]): Promise<void> => {
+    if (overridden.length === 0 || applied === variant) return;
+    for (const def of originals) await client.query(def);
+    if (variant.globals.length > 0) await client.query(variant.sql);
+    applied = variant;
+  };
   const functionStats = flags.get("--function-stats") === "on";
   if (functionStats) await client.query("set track_functions = 'all'");
 
@@ -72,6 +87,7 @@ try {
           : null;
         return {
           label: `${variant.name}, limits ${limitsOn ? "on" : "off"}`,
+          variant,
           fn: variant.fn,
           accountId: account.id,
           keyId: key.id,
@@ -111,7 +127,8 @@ try {
           "0",
           "0",
           null,
-          ...LEDGER_DIMENSION_COLUMNS.map(() => "0"),
+          // Some dimensions non-zero, as a settlement's are (each one present adds to the row's hash).
+          ...LEDGER_DIMENSION_COLUMNS.map((_, i) => (i % 3 === 0 ? "1000" : "0")),
           "1",
           String(periods.day),
           String(periods.week),
@@ -149,22 +166,32 @@ try {
     if (bad) throw new Error(`${s.label}: gw_batch answered ${JSON.stringify(bad)}`);
   };
 
-  for (const s of subjects) for (let i = 0; i < 20; i++) await call(s); // warm-up: plans and caches
-  // Subjects alternate call by call (the order reversed every other call), so that the host's drifts
-  // reach every subject alike; each call is timed on its own.
+  for (const s of subjects) {
+    await applyFor(s.variant);
+    for (let i = 0; i < 20; i++) await call(s); // warm-up: plans and caches
+  }
+  // Subjects take turns of `turn` calls (the order reversed every other turn), so that the host's
+  // drifts reach every subject alike; each call is timed on its own. After a variant's definitions
+  // were applied, its first calls (plans made again) are not measured.
   for (let round = 0; round < rounds; round++) {
-    for (let i = 0; i < batches; i++) {
-      const order = i % 2 === 0 ? subjects : [...subjects].reverse();
+    for (let i = 0; i < batches; i += turn) {
+      const order = (i / turn) % 2 === 0 ? subjects : [...subjects].reverse();
       for (const s of order) {
-        const started = process.hrtime.bigint();
-        await call(s);
-        s.wall.push(Number(process.hrtime.bigint() - started) / 1000 / batchSize);
+        if (applied !== s.variant && overridden.length > 0) {
+          await applyFor(s.variant);
+          for (let w = 0; w < 3; w++) await call(s);
+        }
+        for (let j = i; j < Math.min(i + turn, batches); j++) {
+          const started = process.hrtime.bigint();
+          await call(s);
+          s.wall.push(Number(process.hrtime.bigint() - started) / 1000 / batchSize);
+        }
       }
     }
     process.stderr.write(`  round ${round + 1}/${rounds}\n`);
   }
   console.log(
-    `gw_batch, ${rounds} × ${batches} calls of ${batchSize} operations (half admissions, half settlements) per subject, alternating call by call; µs per operation (wall, the commit not flushed)`,
+    `gw_batch, ${rounds} × ${batches} calls of ${batchSize} operations (half admissions, half settlements) per subject, in turns of ${turn} call(s); µs per operation (wall, the commit not flushed)`,
   );
   const base = subjects[0]!;
   if (process.env.AB_TRACE)
