@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { StoreBilling } from "../src/billing/billing-store.js";
 import { applicableLimits, limitSubjectsOf, subjectLimitsFromInput, tierLimitsOf } from "../src/billing/traffic-limits.js";
 import { openStore } from "../src/store/index.js";
-import { createBenchDatabase, dropBenchDatabase } from "./lib/bench.js";
+import { createBenchDatabase, dropBenchDatabase } from "./lib/servers.js";
 import { pairModel, runPairs } from "./lib/billing-pairs.js";
 import { postgresCpuMicros } from "./lib/postgres-cpu.js";
 

@@ -18,7 +18,7 @@ import { applicableLimits, limitsArgument, limitSubjectsOf, subjectLimitsFromInp
 import { monthOf, newId, newRequestId } from "../src/core/ids.js";
 import { GW_BATCH } from "../src/store/migrations/gw-batch-function.js";
 import { openStore } from "../src/store/index.js";
-import { createBenchDatabase, dropBenchDatabase } from "./lib/bench.js";
+import { createBenchDatabase, dropBenchDatabase } from "./lib/servers.js";
 import { median } from "./lib/stats.js";
 
 const args = process.argv.slice(2);

@@ -9,7 +9,7 @@
 // BENCH_GATEWAY_STDOUT=1 lets the gateways' stdout through (with --node-flag --trace-gc, say, and
 // --env BENCH_LOG_LEVEL=warn to keep the request lines out).
 import type { OpenLoopJob, OpenLoopResult } from "./load/open-loop.js";
-import { buildGateway, createBenchDatabase, dropBenchDatabase, FLOOR_SCRIPT, forkChild, isType, MOCK_SCRIPT, startOurGateway } from "./lib/bench.js";
+import { buildGateway, createBenchDatabase, dropBenchDatabase, FLOOR_SCRIPT, forkChild, isType, MOCK_SCRIPT, startOurGateway } from "./lib/servers.js";
 import { requestBody } from "./lib/constants.js";
 import { killAll, stopChildrenOnSignals, waitForMessage, type Child } from "./lib/procs.js";
 import { median } from "./lib/stats.js";

@@ -1,4 +1,4 @@
-// `node --import tsx bench/ledger-growth.ts [--rows 10000000] [--fill-seconds 150] [--no-postgres] [--database postgres://…]`
+// `node --import tsx bench/ledger-growth.ts [--rows 10000000] [--fill-seconds 150] [--no-postgres | --no-sqlite] [--database postgres://…]`
 // The ledger-growth step of `npm run bench` on its own (bench/lib/ledger-growth.ts): fills a ledger
 // per database within the time budget and prints the step's Markdown section and targets.
 import { renderLedgerGrowth } from "./lib/ledger-growth-report.js";
@@ -13,6 +13,7 @@ const runs = await runLedgerGrowth({
   rows: Number(valueOf("--rows", "10000000")),
   fillSeconds: Number(valueOf("--fill-seconds", "150")),
   postgresAdminUrl: args.includes("--no-postgres") ? null : valueOf("--database", "postgres://postgres@127.0.0.1:5432/postgres"),
+  sqlite: !args.includes("--no-sqlite"),
   log: (line) => process.stderr.write(`${line}\n`),
 });
 process.stdout.write(`${renderLedgerGrowth(runs).join("\n")}\n`);

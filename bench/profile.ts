@@ -6,7 +6,7 @@
 import { mkdirSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { ensureWrk, runWrk, writeWrkScript } from "./load/wrk.js";
-import { buildGateway, forkChild, isType, MOCK_SCRIPT, startOurGateway } from "./lib/bench.js";
+import { buildGateway, forkChild, isType, MOCK_SCRIPT, startOurGateway } from "./lib/servers.js";
 import { requestBody } from "./lib/constants.js";
 import { killAll, stopChild, stopChildrenOnSignals, waitForMessage } from "./lib/procs.js";
 

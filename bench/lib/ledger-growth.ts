@@ -17,7 +17,7 @@ import { newId } from "../../src/core/ids.js";
 import { ledgerCsvLines } from "../../src/dashboard/ledger-csv.js";
 import { ledgerPage, usageAcrossAccounts, usageSummary } from "../../src/dashboard/usage-queries.js";
 import { openStore, type Store } from "../../src/store/index.js";
-import { createBenchDatabase, dropBenchDatabase } from "./bench.js";
+import { createBenchDatabase, dropBenchDatabase } from "./servers.js";
 import { pairModel, runPairs, type PairModel } from "./billing-pairs.js";
 import { fillLedger } from "./ledger-fill.js";
 
@@ -25,6 +25,8 @@ export interface LedgerGrowthOptions {
   rows: number;
   /** PostgreSQL's admin URL (a database is created and dropped per store); null: SQLite only. */
   postgresAdminUrl: string | null;
+  /** false: PostgreSQL only (an A/B of the server's settings, say); SQLite is measured by default. */
+  sqlite?: boolean;
   /** The fill's time budget per database, seconds. */
   fillSeconds: number;
   pairs?: number;
@@ -222,7 +224,8 @@ async function csvTiming(store: Store, accountId: string): Promise<{ csvFirstPag
 export async function runLedgerGrowth(options: LedgerGrowthOptions): Promise<LedgerGrowthRun[]> {
   const dir = mkdtempSync(join(tmpdir(), "gw-ledger-growth-"));
   try {
-    const runs = [await measureOne("sqlite", options, dir)];
+    const runs: LedgerGrowthRun[] = [];
+    if (options.sqlite !== false) runs.push(await measureOne("sqlite", options, dir));
     if (options.postgresAdminUrl) runs.push(await measureOne("postgres", options, dir));
     return runs;
   } finally {
