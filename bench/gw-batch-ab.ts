@@ -1,4 +1,4 @@
-// `node --import tsx bench/gw-batch-ab.ts --database postgres://… [--rounds 4] [--batches 100] [--batch 50] [--limits on|off|both] [--turn N] [FILE.sql …]`
+// `node --import tsx bench/gw-batch-ab.ts --database postgres://… [--rounds 4] [--batches 100] [--batch 50] [--limits on|off|both] [--turn N] [--fill ROWS] [FILE.sql …]`
 // What one gw_batch call costs inside PostgreSQL, A/B between definitions of the function and with
 // the rate limits on or off (issue 23, 26). A fresh database is created (and dropped); each variant
 // is gw_batch as this checkout defines it ("current") or the `create or replace function gw_batch`
@@ -18,6 +18,7 @@ import { applicableLimits, limitsArgument, limitSubjectsOf, subjectLimitsFromInp
 import { monthOf, newId, newRequestId } from "../src/core/ids.js";
 import { GW_BATCH } from "../src/store/migrations/gw-batch-function.js";
 import { openStore } from "../src/store/index.js";
+import { fillLedger } from "./lib/ledger-fill.js";
 import { createBenchDatabase, dropBenchDatabase } from "./lib/servers.js";
 import { median } from "./lib/stats.js";
 
@@ -51,6 +52,12 @@ const turn = Number(flags.get("--turn") ?? (overridden.length > 0 ? 20 : 1));
 
 const database = await createBenchDatabase(adminUrl, "gw_batch_ab");
 const store = await openStore({ databaseUrl: database.url, sqlitePath: "", secret: "bench-secret-0123456789abcdefghijklmnop" });
+// --fill N: a ledger of N valid, chained rows first (lib/ledger-fill.ts), to see what grows with it.
+const fillRows = Number(flags.get("--fill") ?? 0);
+if (fillRows > 0) {
+  const fill = await fillLedger(store, { rows: fillRows, busyKeyRows: Math.floor(fillRows / 10) });
+  process.stderr.write(`  filled ${fill.rows} ledger rows in ${fill.seconds.toFixed(0)} s\n`);
+}
 const client = new pg.Client({ connectionString: database.url });
 try {
   await client.connect();

@@ -20,6 +20,7 @@ import { openStore, type Store } from "../../src/store/index.js";
 import { createBenchDatabase, dropBenchDatabase } from "./servers.js";
 import { pairModel, runPairs, type PairModel } from "./billing-pairs.js";
 import { fillLedger } from "./ledger-fill.js";
+import { postgresCpuMicros } from "./postgres-cpu.js";
 
 export interface LedgerGrowthOptions {
   rows: number;
@@ -87,16 +88,20 @@ async function timed(times: number, fn: () => Promise<unknown>): Promise<Timing>
 }
 
 /** Microseconds of wall time and of this process's CPU time per admission + settlement pair, `count` pairs CONCURRENCY at a time. */
-async function pairsUs(store: Store, model: PairModel, count: number): Promise<{ wall: number; cpu: number }> {
+async function pairsUs(store: Store, model: PairModel, count: number): Promise<{ wall: number; cpu: number; serverCpu: number | null }> {
   const billing = new StoreBilling(store.handle);
   try {
     const account = await store.accounts.create({ email: `pairs-${newId("x")}@example.com`, tier: "standard", balance: 10n ** 15n });
     const { key } = await store.keys.create({ accountId: account.id });
     const cpuBefore = process.cpuUsage();
+    // PostgreSQL's processes too: what the pairs cost inside the server (null on SQLite, in-process).
+    const serverBefore = store.dialect === "postgres" ? postgresCpuMicros() : null;
     const began = performance.now();
     await runPairs({ billing, accountId: account.id, keyId: key.id, model }, count, CONCURRENCY);
     const cpu = process.cpuUsage(cpuBefore);
-    return { wall: ((performance.now() - began) * 1000) / count, cpu: (cpu.user + cpu.system) / count };
+    const serverAfter = serverBefore === null ? null : postgresCpuMicros();
+    const serverCpu = serverBefore === null || serverAfter === null ? null : (serverAfter - serverBefore) / count;
+    return { wall: ((performance.now() - began) * 1000) / count, cpu: (cpu.user + cpu.system) / count, serverCpu };
   } finally {
     await billing.stopSweeper();
   }
@@ -144,8 +149,8 @@ async function measureOne(kind: "sqlite" | "postgres", options: LedgerGrowthOpti
 
     const model = pairModel(dir);
     const pairs = options.pairs ?? 3000;
-    const emptyRuns: Array<{ wall: number; cpu: number }> = [];
-    const filledRuns: Array<{ wall: number; cpu: number }> = [];
+    const emptyRuns: Array<{ wall: number; cpu: number; serverCpu: number | null }> = [];
+    const filledRuns: Array<{ wall: number; cpu: number; serverCpu: number | null }> = [];
     await pairsUs(empty, model, 500);
     await pairsUs(filled, model, 500);
     // A B B A A: which database goes first alternates, so a drift of the host does not favour one.
@@ -165,7 +170,10 @@ async function measureOne(kind: "sqlite" | "postgres", options: LedgerGrowthOpti
     const pairCpuUsFilled = median(filledRuns.map((r) => r.cpu));
     log(
       `ledger growth, ${database}: µs/pair wall empty ${emptyRuns.map((r) => r.wall.toFixed(0)).join(" ")}, filled ${filledRuns.map((r) => r.wall.toFixed(0)).join(" ")}; ` +
-        `CPU empty ${emptyRuns.map((r) => r.cpu.toFixed(0)).join(" ")}, filled ${filledRuns.map((r) => r.cpu.toFixed(0)).join(" ")}`,
+        `CPU empty ${emptyRuns.map((r) => r.cpu.toFixed(0)).join(" ")}, filled ${filledRuns.map((r) => r.cpu.toFixed(0)).join(" ")}` +
+        (kind === "postgres"
+          ? `; server CPU empty ${emptyRuns.map((r) => r.serverCpu?.toFixed(0) ?? "?").join(" ")}, filled ${filledRuns.map((r) => r.serverCpu?.toFixed(0) ?? "?").join(" ")}`
+          : ""),
     );
 
     const db = filled.db;
