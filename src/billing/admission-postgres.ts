@@ -40,7 +40,7 @@ export async function reservePostgres(batcher: PostgresBatcher, r: Reservation):
     const limit = limits[index];
     const kind = verdict?.kind;
     if (!limit || (kind !== "rpm" && kind !== "tpm" && kind !== "concurrency")) throw new Error(`gw_admit answered a traffic verdict of ${JSON.stringify(verdict)}`);
-    throw trafficRefusalError(limit, { index, kind, window: windowsOf(verdict?.window, 1)[0]! }, r.now, request.route === "messages");
+    throw trafficRefusalError(limit, { index, kind, window: windowsOf([verdict?.window], 1)[0]! }, r.now, request.route === "messages");
   }
   if (typeof outcome === "string" && isRefusalCode(outcome)) {
     throw refusalError({ code: outcome, detail: typeof detail === "string" ? detail : null, headroom: headroomOf(row.headroom) }, month, amount, r.now);
@@ -48,15 +48,13 @@ export async function reservePostgres(batcher: PostgresBatcher, r: Reservation):
   throw new Error(`gw_admit answered ${JSON.stringify(outcome)}`);
 }
 
-/** gw_batch's traffic windows (trafficAdmit in traffic-functions.ts): window_start, requests, tokens, in_flight for each of `count` limits, flat. */
+/** gw_batch's counted windows (trafficAdmit in traffic-functions.ts) ([window_start, requests, tokens, in_flight] each, in the limits' order). */
 function windowsOf(value: unknown, count: number): WindowCounts[] {
-  if (!Array.isArray(value) || value.length !== 4 * count || !value.every((n) => typeof n === "number")) {
-    throw new Error(`gw_admit answered traffic windows of ${JSON.stringify(value)}`);
-  }
-  const numbers = value;
-  const windows: WindowCounts[] = [];
-  for (let i = 0; i < numbers.length; i += 4) windows.push({ windowStart: numbers[i]!, requests: numbers[i + 1]!, tokens: numbers[i + 2]!, inFlight: numbers[i + 3]! });
-  return windows;
+  if (!Array.isArray(value) || value.length !== count) throw new Error(`gw_admit answered traffic windows of ${JSON.stringify(value)}`);
+  return value.map((w: unknown) => {
+    const [windowStart, requests, tokens, inFlight] = (Array.isArray(w) ? w : []).map(Number);
+    return { windowStart: windowStart ?? 0, requests: requests ?? 0, tokens: tokens ?? 0, inFlight: inFlight ?? 0 };
+  });
 }
 
 /** gw_batch's headroom object (every figure as decimal text, null: no such limit) as a Headroom. */

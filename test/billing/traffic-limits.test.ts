@@ -377,4 +377,37 @@ describe("traffic windows of a PostgreSQL gw_batch call", () => {
 
     await expectCountingFromTheStoredRow(store, billing, clock, held, limits);
   });
+
+  it("answer an admission's windows as the previous version did, one [start, requests, tokens, in flight] per limit", async () => {
+    // A gateway process of the previous version still running against the re-created function reads this shape.
+    const accountId = await makeAccount(store, { balance: USD });
+    const keyId = await makeKey(store, accountId);
+    const limits = keyLimits(accountId, keyId, { requests_per_minute: 3 }, { concurrent_requests: 5 });
+    const now = clock.now();
+    const admit = (holdId: string) => ({
+      k: "admit",
+      a: [accountId, keyId, `req_${holdId}`, holdId, "10", "20", "2026-11", String(now), String(now + 60_000), "0", "0", "0", limitsArgument(limits)],
+    });
+    const { rows } = await sql<{
+      answers: { outcome: string; windows: unknown }[];
+    }>`select gw_batch(${JSON.stringify([admit("hold_a"), admit("hold_b")])}::jsonb) as answers`.execute(store.db);
+    expect(rows[0]!.answers.map((answer) => [answer.outcome, answer.windows])).toEqual([
+      [
+        "ok",
+        [
+          [now, 1, 20, 1],
+          [now, 1, 20, 1],
+        ],
+      ],
+      [
+        "ok",
+        [
+          [now, 2, 40, 2],
+          [now, 2, 40, 2],
+        ],
+      ],
+    ]);
+    await sql`delete from holds where id in ('hold_a', 'hold_b')`.execute(store.db);
+    await store.db.deleteFrom("traffic_windows").execute();
+  });
 });

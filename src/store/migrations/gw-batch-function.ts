@@ -17,7 +17,7 @@
 // clamping off (clamp_output, migration 0009).
 // Admit's argument 12 (counting from 0) is the traffic limits that apply (traffic-limits.ts, limitsArgument; null: none):
 // a refusal by one answers outcome "traffic_limited" with the verdict of trafficAdmit (traffic-functions.ts),
-// an admission answers the counted windows ("windows", four numbers per limit) for the response headers. The traffic windows
+// an admission answers the counted windows ("windows") for the response headers. The traffic windows
 // are read once per call and written once at its end (traffic-functions.ts).
 import { LEDGER_DIMENSION_COLUMNS } from "../../billing/dimensions.js";
 import { ALREADY_SETTLED_SQLSTATE } from "./0002-billing-functions.js";

@@ -39,7 +39,7 @@ export const TRAFFIC_DECLARATIONS = `
   c_requests bigint[];
   c_tokens bigint[];
   c_in_flight bigint[];
-  c_counted bigint[];
+  c_counted bigint[]; -- one row [window_start, requests, tokens, in_flight] per limit
   c_record text;
   t_l jsonb;
   t_w jsonb;
@@ -76,8 +76,9 @@ function findScope(scope: string): string {
  * changes nothing). Inputs: limits (JSON text [[scope, rpm, tpm, concurrency], ...], null for an
  * unset figure), now, tokens (the projection): expressions. Sets v_verdict to {"refused": index,
  * "kind": "rpm" | "tpm" | "concurrency", "window": [window_start, requests, tokens, in_flight] as
- * judged} or {"record": the hold's traffic text, "windows": [window_start, requests, tokens,
- * in_flight, ...] as counted, four numbers per limit}.
+ * judged} or {"record": the hold's traffic text, "windows": [[window_start, requests, tokens,
+ * in_flight], ...] as counted} (the answer's shape since migration 0012, which a gateway process of
+ * the previous version still running against this function reads: built from a 2-D array).
  * The limits are parsed only when their text differs from the previous admission's in this call (a
  * batch's admissions are mostly one key's, with the same limits): per admission, what runs is the
  * judging and counting over plain arrays, no JSON but the answer's.
@@ -123,7 +124,7 @@ export function trafficAdmit(limits: string, now: string, tokens: string): strin
         t_k := l_k[t_i];
         t_start[t_k] := c_start[t_i]; t_requests[t_k] := c_requests[t_i]; t_tokens[t_k] := c_tokens[t_i]; t_in_flight[t_k] := c_in_flight[t_i];
         t_dirty[t_k] := true;
-        c_counted := c_counted || array[c_start[t_i], c_requests[t_i], c_tokens[t_i], c_in_flight[t_i]];
+        c_counted := c_counted || array[[c_start[t_i], c_requests[t_i], c_tokens[t_i], c_in_flight[t_i]]];
         c_record := c_record || case when t_i > 1 then ',[' else '[' end || l_scope_json[t_i] || ',' || c_start[t_i] || ']';
       end loop;
       v_verdict := jsonb_build_object('record', c_record || ']}', 'windows', to_jsonb(c_counted));
