@@ -11,7 +11,8 @@ import type { GatewayError } from "../errors/catalogue.js";
 import { CLAMPABLE_REFUSALS, holdOf, refusalError, type Headroom, type Refusal, type Reservation } from "./admission.js";
 import type { PeriodStarts } from "./key-period.js";
 import { Statement, type SqlExec } from "./sqlite-writer.js";
-import { trafficRecordOf, trafficRefusalError, trafficStatus, type TrafficStatus } from "./traffic-limits.js";
+import type { TrafficStatus } from "./rate-limit-headers.js";
+import { trafficRecordOf, trafficRefusalError, trafficStatus } from "./traffic-limits.js";
 import { trafficWindows } from "./traffic-windows-sqlite.js";
 import type { Hold } from "./types.js";
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { applicableLimits, limitsArgument, NO_TIER_LIMITS, openAiDuration, subjectLimitsFromInput } from "./traffic-limits.js";
+import { openAiDuration } from "./rate-limit-headers.js";
+import { applicableLimits, limitsArgument, NO_TIER_LIMITS, subjectLimitsFromInput } from "./traffic-limits.js";
 
 describe("openAiDuration", () => {
   it("writes milliseconds, seconds with their fraction without trailing zeros, and minutes as OpenAI does", () => {

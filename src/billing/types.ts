@@ -3,7 +3,8 @@
 import type { ModelConfig } from "../config/catalog.js";
 import type { Nano } from "../core/money.js";
 import type { Usage } from "../core/usage.js";
-import type { TrafficLimit, TrafficStatus } from "./traffic-limits.js";
+import type { TrafficStatus } from "./rate-limit-headers.js";
+import type { TrafficLimit } from "./traffic-limits.js";
 
 export type Route = "chat" | "responses" | "messages" | "images" | "videos" | "embeddings";
 
