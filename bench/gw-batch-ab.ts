@@ -201,13 +201,6 @@ try {
     `gw_batch, ${rounds} × ${batches} calls of ${batchSize} operations (half admissions, half settlements) per subject, in turns of ${turn} call(s); µs per operation (wall, the commit not flushed)`,
   );
   const base = subjects[0]!;
-  if (process.env.AB_TRACE)
-    console.log(
-      base.wall
-        .slice(0, 60)
-        .map((x) => x.toFixed(0))
-        .join(" "),
-    );
   const q = (values: number[], p: number) => [...values].sort((x, y) => x - y)[Math.floor(p * (values.length - 1))]!;
   for (const s of subjects) {
     // The ratio of each call to the base subject's call next to it: paired, so drifts cancel.
