@@ -22,6 +22,7 @@ import * as codesAndUpstreamErrors from "./migrations/0016-codes-and-upstream-er
 import * as usageRollup from "./migrations/0017-usage-rollup.js";
 import * as fewerWriteIndexes from "./migrations/0018-fewer-write-indexes.js";
 import * as ledgerAccountTime from "./migrations/0019-ledger-account-time.js";
+import * as ledgerChainLookups from "./migrations/0020-ledger-chain-lookups.js";
 import { BILLING_FUNCTIONS } from "./migrations/gw-batch-function.js";
 
 type MigrationModule = { up(db: Kysely<unknown>, dialect: DatabaseHandle["dialect"]): Promise<void> };
@@ -46,6 +47,7 @@ const MIGRATIONS: Record<string, MigrationModule> = {
   "0017-usage-rollup": usageRollup,
   "0018-fewer-write-indexes": fewerWriteIndexes,
   "0019-ledger-account-time": ledgerAccountTime,
+  "0020-ledger-chain-lookups": ledgerChainLookups,
 };
 
 /** Serialises the re-creation of the billing functions across processes (CREATE OR REPLACE of one function concurrently fails). */

@@ -16,7 +16,11 @@
 //     balance changes hold it already), draws the row id only then, so that id order is chain order
 //     across processes, reads the previous hash from the account's latest row (index ledger_account_chain;
 //     under READ COMMITTED each statement of the trigger sees what the lock's previous holder
-//     committed) and sets NEW.hash. A row whose request id is already recorded is about to be dropped
+//     committed) and sets NEW.hash. The account's latest row, and whether a later one exists, are
+//     asked as a row comparison on (account_id, id) (previousChainRowSql, nextChainRowSql): asked as
+//     `account_id = $1 order by id desc limit 1`, PL/pgSQL's cached generic plan walked the primary
+//     key backwards filtering on the account, which reads every row appended since the account's last
+//     one: the whole ledger for an account's first row (about 1 s at 5 million rows). A row whose request id is already recorded is about to be dropped
 //     by ON CONFLICT DO NOTHING (BEFORE triggers fire for it too): it gets no hash. The head on the
 //     accounts row is written at commit, by a deferred trigger, for the account's last row of the
 //     transaction only (the lock is still held then): not per row, because each UPDATE of the account
@@ -28,6 +32,7 @@ import type { Dialect } from "../dialect.js";
 import { LEDGER_CHAIN_COLUMNS, LEDGER_ENCODING_TAG, LEDGER_GENESIS_HASH, SQLITE_LEDGER_HASH_FUNCTION } from "../ledger-chain.js";
 
 const GENESIS = `'${LEDGER_GENESIS_HASH}'`;
+const MAX_BIGINT = "9223372036854775807";
 
 type ChainColumns = typeof LEDGER_CHAIN_COLUMNS;
 
@@ -60,6 +65,19 @@ function sqliteStatements(columns: ChainColumns): string[] {
   ];
 }
 
+/**
+ * The ledger row just before `account`'s end in (account_id, id) order: the account's latest row, or
+ * (when it has none) another account's, which the caller tells apart by its account_id.
+ */
+export function previousChainRowSql(account: string): string {
+  return `select account_id, hash from ledger where (account_id, id) < (${account}, ${MAX_BIGINT}) order by account_id desc, id desc limit 1`;
+}
+
+/** The ledger row just after (`account`, `id`): the account's next row, if its account_id is `account`. */
+export function nextChainRowSql(account: string, id: string): string {
+  return `select account_id from ledger where (account_id, id) > (${account}, ${id}) order by account_id, id limit 1`;
+}
+
 /** The PostgreSQL expression of ledgerChainEncoding (ledger-chain.ts) over a ledger row `r`. */
 function postgresEncoding(columns: ChainColumns): string {
   const parts = columns.map(({ name, type }) => {
@@ -80,6 +98,7 @@ end $$`,
     `create or replace function ledger_chain() returns trigger language plpgsql as $$
 declare
   v_prev text;
+  v_prev_account text;
   v_anchor text;
 begin
   select ledger_anchor into v_anchor from accounts where id = new.account_id for update;
@@ -88,13 +107,19 @@ begin
     new.hash := null;
     return new;
   end if;
-  select hash into v_prev from ledger where account_id = new.account_id order by id desc limit 1;
+  ${previousChainRowSql("new.account_id")} into v_prev_account, v_prev;
+  if v_prev_account is distinct from new.account_id then
+    v_prev := null;
+  end if;
   new.hash := gw_ledger_hash(coalesce(v_prev, v_anchor, ${GENESIS}), new);
   return new;
 end $$`,
     `create or replace function ledger_chain_head() returns trigger language plpgsql as $$
+declare
+  v_next_account text;
 begin
-  if not exists (select 1 from ledger where account_id = new.account_id and id > new.id) then
+  ${nextChainRowSql("new.account_id", "new.id")} into v_next_account;
+  if v_next_account is distinct from new.account_id then
     update accounts set ledger_head = new.hash where id = new.account_id;
   end if;
   return null;

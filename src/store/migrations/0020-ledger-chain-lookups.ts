@@ -1,0 +1,12 @@
+// PostgreSQL's chain triggers ask for an account's latest ledger row, and whether a later one exists,
+// as a row comparison on (account_id, id) (ledger-chain-triggers.ts): the earlier form's cached generic
+// plan walked the primary key backwards, reading every row appended since the account's last one. The
+// triggers' functions are created again with the new statements; the hashes they compute are the same.
+// SQLite's triggers read the head from the accounts row and are unchanged.
+import type { Kysely } from "kysely";
+import type { Dialect } from "../dialect.js";
+import { applyLedgerChainTriggers } from "./ledger-chain-triggers.js";
+
+export async function up(db: Kysely<unknown>, dialect: Dialect): Promise<void> {
+  if (dialect === "postgres") await applyLedgerChainTriggers(db, dialect);
+}
