@@ -60,3 +60,39 @@ export async function runPairs(subject: PairSubject, count: number, concurrency:
   };
   await Promise.all(Array.from({ length: concurrency }, lane));
 }
+
+/** Microseconds of each pair's admission, settlement and both, for the pairs of runPairsAtRate. */
+export interface PairTimes {
+  admit: number[];
+  settle: number[];
+  pair: number[];
+}
+
+/**
+ * `count` admission + settlement pairs started at `rate` per second whatever the earlier ones do (an
+ * open loop, as the gateway sees requests at a fixed rate): each pair's admission and settlement times.
+ */
+export async function runPairsAtRate(subject: PairSubject, count: number, rate: number): Promise<PairTimes> {
+  const { billing, accountId, keyId, model, limits } = subject;
+  const times: PairTimes = { admit: [], settle: [], pair: [] };
+  const pairs: Array<Promise<void>> = [];
+  const began = performance.now();
+  for (let i = 0; i < count; i++) {
+    const wait = began + (i * 1000) / rate - performance.now();
+    if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
+    pairs.push(
+      (async () => {
+        const started = performance.now();
+        const hold = await billing.admit({ requestId: newRequestId(), accountId, keyId, model, route: "chat", projectedInputTokens: 20, projectedOutputTokens: 256, limits });
+        const admitted = performance.now();
+        await billing.settle(hold, USAGE, "mockai");
+        const settled = performance.now();
+        times.admit.push((admitted - started) * 1000);
+        times.settle.push((settled - admitted) * 1000);
+        times.pair.push((settled - started) * 1000);
+      })(),
+    );
+  }
+  await Promise.all(pairs);
+  return times;
+}
