@@ -120,7 +120,7 @@ declare
 begin
   ${nextChainRowSql("new.account_id", "new.id")} into v_next_account;
   if v_next_account is distinct from new.account_id then
-    update accounts set ledger_head = new.hash where id = new.account_id;
+    update accounts set ledger_head = new.hash where id = new.account_id and ledger_head is distinct from new.hash;
   end if;
   return null;
 end $$`,

@@ -11,7 +11,7 @@ import { openStore, type Store } from "../../src/store/index.js";
 import { createTestDatabase, DATABASE_KINDS, type TestDatabase } from "../support/databases.js";
 import { admission, makeAccount, makeKey, usage } from "./support.js";
 
-describe.runIf(DATABASE_KINDS.includes("postgres"))("gw_batch's cached plans on PostgreSQL", () => {
+describe.runIf(DATABASE_KINDS.includes("postgres"))("gw_batch on PostgreSQL", () => {
   let database: TestDatabase;
   let store: Store;
   let billing: StoreBilling;
@@ -26,12 +26,14 @@ describe.runIf(DATABASE_KINDS.includes("postgres"))("gw_batch's cached plans on 
     await database?.drop();
   });
 
-  /** The session's scans of holds so far: its counts are flushed first, so that they are in the view. */
-  async function holdScans(): Promise<{ sequential: number; index: number }> {
+  /** The session's counts for `table` so far: they are flushed first, so that they are in the view. */
+  async function tableStats(table: string): Promise<{ sequential: number; index: number; updated: number }> {
     await sql`select pg_stat_force_next_flush()`.execute(store.db);
-    const { rows } = await sql<{ seq_scan: string; idx_scan: string }>`select seq_scan, idx_scan from pg_stat_user_tables where relname = 'holds'`.execute(store.db);
-    return { sequential: Number(rows[0]!.seq_scan), index: Number(rows[0]!.idx_scan ?? 0) };
+    const { rows } = await sql<{ seq_scan: string; idx_scan: string | null; n_tup_upd: string }>`
+      select seq_scan, idx_scan, n_tup_upd from pg_stat_user_tables where relname = ${table}`.execute(store.db);
+    return { sequential: Number(rows[0]!.seq_scan), index: Number(rows[0]!.idx_scan ?? 0), updated: Number(rows[0]!.n_tup_upd) };
   }
+  const holdScans = () => tableStats("holds");
 
   it("settles and releases holds through their index after statistics that said holds was empty", async () => {
     const account = await makeAccount(store, { balance: 10n ** 12n });
@@ -46,5 +48,19 @@ describe.runIf(DATABASE_KINDS.includes("postgres"))("gw_batch's cached plans on 
     expect(after.sequential - before.sequential).toBe(0);
     expect(after.index - before.index).toBeGreaterThanOrEqual(20);
     expect(await store.db.selectFrom("holds").select("id").execute()).toEqual([]);
+  });
+
+  it("updates the account row once per call: the ledger head with the balance", async () => {
+    const account = await makeAccount(store, { balance: 10n ** 12n });
+    const key = await makeKey(store, account);
+    const before = await tableStats("accounts");
+    for (let i = 0; i < 5; i++) await billing.settle(await billing.admit(admission(account, key)), usage(100, 50), "mockai");
+    const after = await tableStats("accounts");
+    // 10 calls of one operation each (5 admissions, 5 settlements): one UPDATE each, none from the head trigger.
+    expect(after.updated - before.updated).toBe(10);
+    const last = await store.db.selectFrom("ledger").select("hash").where("account_id", "=", account).orderBy("id", "desc").limit(1).executeTakeFirstOrThrow();
+    const { ledger_head } = await store.db.selectFrom("accounts").select("ledger_head").where("id", "=", account).executeTakeFirstOrThrow();
+    expect(ledger_head).toBe(last.hash);
+    expect(await store.ledger.verify()).toMatchObject({ broken: null });
   });
 });
