@@ -42,7 +42,7 @@ const ADMIT_LIMITS_ARG = ADMIT_PERIODS_ARG + 3;
 // enable_seqscan off: PL/pgSQL keeps each statement's plan for the session, planned with the
 // statistics of that moment. Statistics taken while holds (or traffic_windows) was empty made the
 // hold's delete a sequential scan, which then read every live and dead hold on every settlement for the
-// connection's life (test/billing/postgres-cached-plans.test.ts). Every statement here, and in the
+// connection's life (test/billing/postgres-gw-batch.test.ts). Every statement here, and in the
 // helpers and ledger triggers it calls, is meant to find its rows by index. Measured with
 // bench/gw-batch-ab.ts: +0.6% per operation at 2 and at 10 operations a call (noise).
 export const GW_BATCH = `
