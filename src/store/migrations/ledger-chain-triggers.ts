@@ -19,14 +19,17 @@
 //     committed) and sets NEW.hash. The account's latest row, and whether a later one exists, are
 //     asked as a row comparison on (account_id, id) (previousChainRowSql, nextChainRowSql): asked as
 //     `account_id = $1 order by id desc limit 1`, PL/pgSQL's cached generic plan walked the primary
-//     key backwards filtering on the account, which reads every row appended since the account's last
-//     one: the whole ledger for an account's first row (about 1 s at 5 million rows). A row whose request id is already recorded is about to be dropped
-//     by ON CONFLICT DO NOTHING (BEFORE triggers fire for it too): it gets no hash. The head on the
-//     accounts row is written at commit, by a deferred trigger, for the account's last row of the
-//     transaction only (the lock is still held then): not per row, because each UPDATE of the account
-//     row within one transaction adds a row version the next statement must walk past (migration
-//     0003). Measured with 64 concurrent settlements of one account (gw_batch): an UPDATE per row
-//     cost ~540 µs per settlement, a per-statement trigger ~450 µs, this ~0 on top of the row trigger.
+//     key backwards filtering on the account, which reads every row appended since the account's
+//     last one: the whole ledger for an account's first row (about 1 s at 5 million rows). A row
+//     whose request id is already recorded is about to be dropped by ON CONFLICT DO NOTHING (BEFORE
+//     triggers fire for it too): it gets no hash. The head on the accounts row is written at commit,
+//     by a deferred trigger, for the account's last row of the transaction only (the lock is still
+//     held then), unless it already is that row's hash (gw_batch writes it with the account's
+//     counters, saving a second UPDATE of the row per call); not per row, because each UPDATE of the
+//     account row within one transaction adds a row version the next statement must walk past
+//     (migration 0003). Measured with 64 concurrent settlements of one account (gw_batch): an UPDATE
+//     per row cost ~540 µs per settlement, a per-statement trigger ~450 µs, this ~0 on top of the row
+//     trigger.
 import { sql, type Kysely } from "kysely";
 import type { Dialect } from "../dialect.js";
 import { LEDGER_CHAIN_COLUMNS, LEDGER_ENCODING_TAG, LEDGER_GENESIS_HASH, SQLITE_LEDGER_HASH_FUNCTION } from "../ledger-chain.js";
