@@ -93,14 +93,14 @@ for (const kind of DATABASE_KINDS) {
       const account = await planOf(store, usageSummaryQuery({ accountId: fill.busyAccountId }, (today - 29) * 24, (today + 1) * 24));
       // Or (SQLite's choice with few keys, by its statistics) a skip-scan of the primary key: one hour
       // range per key. Either reads only the window's rollup rows.
-      expect(account).toMatch(/usage_hourly_account|USING PRIMARY KEY \(ANY\(key_id\) AND hour>\? AND hour<\?\)/);
-      expect(account).not.toMatch(/SCAN usage_hourly(?! USING)|Seq Scan on usage_hourly/);
+      expect(account, account).toMatch(/usage_hourly_account|USING PRIMARY KEY \(ANY\(key_id\) AND hour>\? AND hour<\?\)/);
+      expect(account, account).not.toMatch(/SCAN usage_hourly(?! USING)|Seq Scan on usage_hourly/);
       const across = await planOf(store, usageAcrossAccountsQuery((today - 6) * 24, (today + 1) * 24));
       // The window's range of usage_hourly_hour, or (SQLite's choice with few accounts) a skip-scan of
       // usage_hourly_account, one hour range per account.
-      expect(across).toMatch(/usage_hourly_hour|usage_hourly_account \(ANY\(account_id\) AND hour>\? AND hour<\?\)/);
-      expect(across).not.toMatch(/SCAN usage_hourly(?! USING)|Seq Scan on usage_hourly/);
-      expect(across).not.toMatch(/ledger/);
+      expect(across, across).toMatch(/usage_hourly_hour|usage_hourly_account \(ANY\(account_id\) AND hour>\? AND hour<\?\)/);
+      expect(across, across).not.toMatch(/SCAN usage_hourly(?! USING)|Seq Scan on usage_hourly/);
+      expect(across, across).not.toMatch(/ledger/);
     });
 
     it("the ledger page and the CSV's pages: a backward range of ledger_account_chain, no sort", async () => {
