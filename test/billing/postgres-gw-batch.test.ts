@@ -7,6 +7,7 @@
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { StoreBilling } from "../../src/billing/billing-store.js";
+import { migrate } from "../../src/store/migrate.js";
 import { openStore, type Store } from "../../src/store/index.js";
 import { createTestDatabase, DATABASE_KINDS, type TestDatabase } from "../support/databases.js";
 import { admission, makeAccount, makeKey, usage } from "./support.js";
@@ -62,5 +63,14 @@ describe.runIf(DATABASE_KINDS.includes("postgres"))("gw_batch on PostgreSQL", ()
     const { ledger_head } = await store.db.selectFrom("accounts").select("ledger_head").where("id", "=", account).executeTakeFirstOrThrow();
     expect(ledger_head).toBe(last.hash);
     expect(await store.ledger.verify()).toMatchObject({ broken: null });
+  });
+
+  it("drops the previous version's gw_put_account when the billing functions are created again", async () => {
+    // As a database of the previous version has it: without the head argument.
+    await sql`create function gw_put_account(p_id text, p_balance bigint, p_held bigint, p_held_tokens bigint, p_spent bigint)
+      returns void language plpgsql as $$ begin end $$`.execute(store.db);
+    await migrate(store.handle);
+    const { rows } = await sql<{ args: string }>`select pg_get_function_identity_arguments(oid) as args from pg_proc where proname = 'gw_put_account'`.execute(store.db);
+    expect(rows.map((row) => row.args)).toEqual(["p_id text, p_balance bigint, p_held bigint, p_held_tokens bigint, p_spent bigint, p_head text"]);
   });
 });
