@@ -22,7 +22,7 @@
 // written, a trigger, GW409) rolls all of it back and the batcher runs each operation again alone,
 // each getting its own answer or error. Refusals and replays write nothing.
 //
-// The functions are defined once, in gw-batch-function.ts (gw_batch and gw_put_account, gw_put_key,
+// The functions are defined once, in gw-batch-function.ts (gw_batch) and gw-batch-row-writers.ts (gw_put_account, gw_put_key,
 // gw_add_month), and migrate.ts creates them from there after every migration run (ADR 0009); this
 // migration no longer creates them itself: nothing calls them before the migration run ends.
 export async function up(): Promise<void> {
