@@ -55,7 +55,7 @@ const store = await openStore({ databaseUrl: database.url, sqlitePath: "", secre
 // --fill N: a ledger of N valid, chained rows first (lib/ledger-fill.ts), to see what grows with it.
 const fillRows = Number(flags.get("--fill") ?? 0);
 if (fillRows > 0) {
-  const fill = await fillLedger(store, { rows: fillRows, busyKeyRows: Math.floor(fillRows / 10) });
+  const fill = await fillLedger(store, { rows: fillRows, busyKeyRows: Math.floor(fillRows / 10), postgresUrl: database.url });
   process.stderr.write(`  filled ${fill.rows} ledger rows in ${fill.seconds.toFixed(0)} s\n`);
 }
 const client = new pg.Client({ connectionString: database.url });

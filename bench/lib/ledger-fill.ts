@@ -11,21 +11,32 @@
 // `session_replication_role = replica` for the transaction (superuser; the bench's and tests'
 // databases are their own). No committed state ever lacks a trigger.
 //
+// PostgreSQL's rows go in with COPY on a connection of the fill's own (`postgresUrl`), generated while
+// the server takes them in: twice the rows per second of INSERT … FROM unnest(arrays) (bench/README.md,
+// "Ledger growth"). The rollup is summed here as the rows are made, and an hour's groups are written
+// once, when the rows have passed that hour (rows come in time order, and the fill's keys are its own,
+// so no group is ever written twice); before, a GROUP BY over each chunk's rows took a third of the
+// fill's time.
+//
 // The shape: a busy key with `busyKeyRows` rows evenly over the last 30 days, and the other rows spread
 // evenly over the last 365 days across `otherAccounts` accounts of two keys each, 3 models, 2 providers.
-import { sql, type Kysely } from "kysely";
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import { sql } from "kysely";
+import pg from "pg";
+import { from as copyFrom } from "pg-copy-streams";
 import { newId } from "../../src/core/ids.js";
 import { LEDGER_DIMENSION_COLUMNS } from "../../src/billing/dimensions.js";
 import type { Store } from "../../src/store/index.js";
 import { LEDGER_CHAIN_COLUMNS, ledgerRowHashFromValues } from "../../src/store/ledger-chain.js";
 import { HOUR_MS, ROLLUP_SUMMED_COLUMNS } from "../../src/store/migrations/0017-usage-rollup.js";
-import type { Database } from "../../src/store/tables.js";
 
 const DAY_MS = 86_400_000;
 const CHUNK_ROWS = 100_000;
-const PG_STATEMENT_ROWS = 5_000;
 // 20 rows of 43 values: under SQLite's 32,766 parameters, and most of the per-statement cost shared.
 const SQLITE_STATEMENT_ROWS = 20;
+/** Rows of COPY text handed to the connection at a time. */
+const COPY_BATCH_ROWS = 500;
 const MODELS = ["fill-small", "fill-medium", "fill-large"];
 const PROVIDERS = ["fill-a", "fill-b"];
 
@@ -38,6 +49,8 @@ export interface LedgerFillOptions {
   onProgress?: (written: number, total: number) => void;
   /** Stops after the chunk that passes this time (epoch ms); the result says how many rows went in. */
   deadline?: number;
+  /** PostgreSQL: the database's URL, for the fill's COPY connection (required there). */
+  postgresUrl?: string | null;
 }
 
 export interface LedgerFillResult {
@@ -46,6 +59,8 @@ export interface LedgerFillResult {
   busyKeyId: string;
   otherKeyIds: string[];
   seconds: number;
+  /** Of `seconds`, the rows' generation and writing alone (no set-up, no ANALYZE): what sizes a fill to a budget. */
+  writeSeconds: number;
   now: number;
 }
 
@@ -55,7 +70,7 @@ const at = (name: string) => INDEX.get(name)!;
 
 /** The generator of rows, in time (and id) order; deterministic. */
 function* rowStream(
-  options: Required<Omit<LedgerFillOptions, "onProgress" | "deadline">>,
+  options: Required<Omit<LedgerFillOptions, "onProgress" | "deadline" | "postgresUrl">>,
   busy: { account: string; key: string },
   others: Array<{ account: string; key: string }>,
 ) {
@@ -119,21 +134,56 @@ function rowValues(owner: { account: string; key: string }, time: number, seed: 
   return values;
 }
 
-/** Adds the ledger rows with ids in [firstId, lastId] to usage_hourly (the bulk form of the rollup trigger). */
-function rollupRangeSql(firstId: bigint, lastId: bigint) {
-  const group = sql.raw(`coalesce(key_id, ''), created_at / ${HOUR_MS}, account_id, coalesce(model, ''), coalesce(provider, '')`);
-  const sums = sql.raw(ROLLUP_SUMMED_COLUMNS.map((c) => `sum(${c})`).join(", "));
-  const columns = sql.raw(["key_id", "hour", "account_id", "model", "provider", "requests", ...ROLLUP_SUMMED_COLUMNS].join(", "));
-  const updates = sql.raw(["requests", ...ROLLUP_SUMMED_COLUMNS].map((c) => `${c} = usage_hourly.${c} + excluded.${c}`).join(", "));
-  // `where true`: SQLite's parser needs it between a SELECT and its upsert clause.
-  return sql`insert into usage_hourly (${columns})
-    select ${group}, count(*), ${sums} from ledger where id between ${firstId} and ${lastId} and kind = 'usage' group by ${group}
-    on conflict (key_id, hour, account_id, model, provider) do update set ${updates}`;
+const ROLLUP_COLUMNS = ["key_id", "hour", "account_id", "model", "provider", "requests", ...ROLLUP_SUMMED_COLUMNS];
+const SUMMED_INDEXES = ROLLUP_SUMMED_COLUMNS.map((name) => at(name));
+
+/** usage_hourly's groups of the rows made so far whose hour is not yet written (the trigger's sums, in bulk). */
+class HourlyRollup {
+  private readonly open = new Map<string, { group: unknown[]; sums: bigint[] }>();
+
+  add(values: unknown[]): void {
+    const group = [
+      values[at("key_id")] ?? "",
+      (values[at("created_at")] as bigint) / BigInt(HOUR_MS),
+      values[at("account_id")],
+      values[at("model")] ?? "",
+      values[at("provider")] ?? "",
+    ];
+    const name = group.join("\u0000");
+    let entry = this.open.get(name);
+    if (!entry) this.open.set(name, (entry = { group, sums: new Array<bigint>(1 + SUMMED_INDEXES.length).fill(0n) }));
+    entry.sums[0]! += 1n;
+    for (let i = 0; i < SUMMED_INDEXES.length; i++) entry.sums[i + 1]! += (values[SUMMED_INDEXES[i]!] as bigint | null) ?? 0n;
+  }
+
+  /** usage_hourly rows (ROLLUP_COLUMNS) of the hours before `hour` (all with null), taken out. */
+  take(hour: bigint | null): unknown[][] {
+    const rows: unknown[][] = [];
+    for (const [name, { group, sums }] of this.open) {
+      if (hour !== null && (group[1] as bigint) >= hour) continue;
+      rows.push([...group, ...sums]);
+      this.open.delete(name);
+    }
+    return rows;
+  }
+}
+
+/** What a chunk's transaction writes after its ledger rows. */
+interface ChunkEnd {
+  rollupRows: unknown[][];
+  heads: Array<readonly [string, string]>;
+}
+
+interface ChunkWriter {
+  /** One transaction: the ledger rows (`[id, ...COLUMN_NAMES]`, consumed as they are made), then `end()`'s. */
+  write(rows: Iterable<unknown[]>, end: () => ChunkEnd): Promise<void>;
+  close(): Promise<void>;
 }
 
 export async function fillLedger(store: Store, options: LedgerFillOptions): Promise<LedgerFillResult> {
   const began = performance.now();
   const settings = { otherAccounts: 99, now: Date.now(), ...options };
+  if (store.dialect === "postgres" && !settings.postgresUrl) throw new Error("fillLedger: postgresUrl is required on PostgreSQL");
   const busyAccount = await store.accounts.create({ email: `fill-busy-${newId("x")}@example.com`, tier: "standard", balance: 10n ** 15n });
   const { key: busyKey } = await store.keys.create({ accountId: busyAccount.id, name: "busy" });
   const others: Array<{ account: string; key: string }> = [];
@@ -145,38 +195,50 @@ export async function fillLedger(store: Store, options: LedgerFillOptions): Prom
   for (const row of await store.db.selectFrom("accounts").select(["id", "ledger_head"]).execute()) heads.set(row.id, row.ledger_head);
   let nextId = BigInt((await sql<{ id: bigint | null }>`select max(id) as id from ledger`.execute(store.db)).rows[0]?.id ?? 0) + 1n;
 
-  const busy = { account: busyAccount.id, key: busyKey.id };
-  const stream = rowStream(settings, busy, others);
+  const stream = rowStream(settings, { account: busyAccount.id, key: busyKey.id }, others);
+  const rollup = new HourlyRollup();
   const tag = newId("fill");
   let written = 0;
-  for (;;) {
-    const chunk: unknown[][] = [];
-    for (let next = stream.next(); ; next = stream.next()) {
-      if (next.done) break;
-      const { owner, time, seed } = next.value;
-      const values = rowValues(owner, time, seed, `${tag}_${String(written + chunk.length).padStart(9, "0")}`);
-      // The hash covers the values before it (the function reads LEDGER_CHAIN_COLUMNS' count of them).
-      const hash = ledgerRowHashFromValues(heads.get(owner.account) ?? null, values);
-      values[values.length - 1] = hash;
-      heads.set(owner.account, hash);
-      chunk.push(values);
-      if (chunk.length === CHUNK_ROWS) break;
+  let done = false;
+  const writeBegan = performance.now();
+  const writer = store.dialect === "sqlite" ? sqliteWriter(store) : await postgresWriter(settings.postgresUrl!);
+  try {
+    while (!done) {
+      const touched = new Set<string>();
+      let lastHour = 0n;
+      let count = 0;
+      // Made while the chunk's transaction takes them: the hash chains on the previous row's.
+      const rows = function* () {
+        for (; count < CHUNK_ROWS; count++) {
+          const next = stream.next();
+          if (next.done) {
+            done = true;
+            return;
+          }
+          const { owner, time, seed } = next.value;
+          const values = rowValues(owner, time, seed, `${tag}_${String(written + count).padStart(9, "0")}`);
+          // The hash covers the values before it (the function reads LEDGER_CHAIN_COLUMNS' count of them).
+          const hash = ledgerRowHashFromValues(heads.get(owner.account) ?? null, values);
+          values[values.length - 1] = hash;
+          heads.set(owner.account, hash);
+          touched.add(owner.account);
+          rollup.add(values);
+          lastHour = BigInt(time) / BigInt(HOUR_MS);
+          yield [nextId++, ...values];
+        }
+      };
+      await writer.write(rows(), () => {
+        if (settings.deadline !== undefined && Date.now() > settings.deadline) done = true;
+        // The next rows are in lastHour or later: the hours before it are complete.
+        return { rollupRows: rollup.take(done ? null : lastHour), heads: [...touched].map((id) => [id, heads.get(id)!] as const) };
+      });
+      written += count;
+      if (count > 0) settings.onProgress?.(written, settings.rows);
     }
-    if (chunk.length === 0) break;
-    const firstId = nextId;
-    nextId += BigInt(chunk.length);
-    const touched = new Set(chunk.map((values) => values[at("account_id")] as string));
-    await writeChunk(
-      store,
-      chunk,
-      firstId,
-      nextId - 1n,
-      [...touched].map((id) => [id, heads.get(id)!] as const),
-    );
-    written += chunk.length;
-    settings.onProgress?.(written, settings.rows);
-    if (settings.deadline !== undefined && Date.now() > settings.deadline) break;
+  } finally {
+    await writer.close();
   }
+  const writeSeconds = (performance.now() - writeBegan) / 1000;
   if (store.dialect === "postgres") await sql`select setval('ledger_id_seq', ${nextId})`.execute(store.db);
   await sql`analyze`.execute(store.db);
   return {
@@ -185,53 +247,101 @@ export async function fillLedger(store: Store, options: LedgerFillOptions): Prom
     busyKeyId: busyKey.id,
     otherKeyIds: others.map((o) => o.key),
     seconds: (performance.now() - began) / 1000,
+    writeSeconds,
     now: settings.now,
   };
 }
 
-async function writeChunk(store: Store, chunk: unknown[][], firstId: bigint, lastId: bigint, heads: ReadonlyArray<readonly [string, string]>): Promise<void> {
-  const withIds = chunk.map((values, i) => [firstId + BigInt(i), ...values]);
-  const columns = ["id", ...COLUMN_NAMES];
-  if (store.dialect === "sqlite") {
-    const sqlite = store.handle.sqlite!;
-    const triggers = sqlite
-      .prepare<[], { name: string; sql: string }>(`select name, sql from sqlite_master where type = 'trigger' and tbl_name = 'ledger' and sql like '%insert on ledger%'`)
-      .all();
-    const tuple = `(${columns.map(() => "?").join(", ")})`;
-    const insertMany = sqlite.prepare(`insert into ledger (${columns.join(", ")}) values ${Array(SQLITE_STATEMENT_ROWS).fill(tuple).join(", ")}`);
-    const insertOne = sqlite.prepare(`insert into ledger (${columns.join(", ")}) values ${tuple}`);
-    const setHead = sqlite.prepare(`update accounts set ledger_head = ? where id = ?`);
-    const compiled = rollupRangeSql(firstId, lastId).compile(store.db);
-    // The ledger's five indexes take rows in key order, not append order: a page cache that holds
-    // their working set (the connection's default is 2 MB) keeps the fill from reading pages back.
-    const cacheSize = sqlite.pragma("cache_size", { simple: true }) as number;
-    sqlite.pragma("cache_size = -1048576");
-    sqlite.transaction(() => {
-      for (const trigger of triggers) sqlite.exec(`drop trigger ${trigger.name}`);
-      let i = 0;
-      for (; i + SQLITE_STATEMENT_ROWS <= withIds.length; i += SQLITE_STATEMENT_ROWS) insertMany.run(withIds.slice(i, i + SQLITE_STATEMENT_ROWS).flat());
-      for (; i < withIds.length; i++) insertOne.run(withIds[i]);
-      sqlite.prepare(compiled.sql).run(...(compiled.parameters as unknown[]));
-      for (const trigger of triggers) sqlite.exec(trigger.sql);
-      for (const [account, head] of heads) setHead.run(head, account);
-    })();
-    // What the gateway's connection runs with: the measurements after the fill see the same cache.
-    sqlite.pragma(`cache_size = ${cacheSize}`);
-    return;
-  }
-  await store.db.transaction().execute(async (trx) => {
-    await sql`set local session_replication_role = replica`.execute(trx);
-    for (let i = 0; i < withIds.length; i += PG_STATEMENT_ROWS) await insertPostgres(trx, columns, withIds.slice(i, i + PG_STATEMENT_ROWS));
-    await rollupRangeSql(firstId, lastId).execute(trx);
-    const values = sql.join(heads.map(([account, head]) => sql`(cast(${account} as text), cast(${head} as text))`));
-    await sql`with h(account, head) as (values ${values}) update accounts set ledger_head = h.head from h where accounts.id = h.account`.execute(trx);
-  });
+const LEDGER_COLUMNS = ["id", ...COLUMN_NAMES];
+
+function sqliteWriter(store: Store): ChunkWriter {
+  const sqlite = store.handle.sqlite!;
+  const triggers = sqlite
+    .prepare<[], { name: string; sql: string }>(`select name, sql from sqlite_master where type = 'trigger' and tbl_name = 'ledger' and sql like '%insert on ledger%'`)
+    .all();
+  const tuple = (columns: string[]) => `(${columns.map(() => "?").join(", ")})`;
+  const insertMany = sqlite.prepare(`insert into ledger (${LEDGER_COLUMNS.join(", ")}) values ${Array(SQLITE_STATEMENT_ROWS).fill(tuple(LEDGER_COLUMNS)).join(", ")}`);
+  const insertOne = sqlite.prepare(`insert into ledger (${LEDGER_COLUMNS.join(", ")}) values ${tuple(LEDGER_COLUMNS)}`);
+  const insertRollup = sqlite.prepare(`insert into usage_hourly (${ROLLUP_COLUMNS.join(", ")}) values ${tuple(ROLLUP_COLUMNS)}`);
+  const setHead = sqlite.prepare(`update accounts set ledger_head = ? where id = ?`);
+  // The ledger's indexes take rows in key order, not append order: a page cache that holds their
+  // working set (the connection's default is 2 MB) keeps the fill from reading pages back.
+  const cacheSize = sqlite.pragma("cache_size", { simple: true }) as number;
+  sqlite.pragma("cache_size = -1048576");
+  return {
+    write(rows, end) {
+      sqlite.transaction(() => {
+        for (const trigger of triggers) sqlite.exec(`drop trigger ${trigger.name}`);
+        let batch: unknown[][] = [];
+        for (const row of rows) {
+          batch.push(row);
+          if (batch.length === SQLITE_STATEMENT_ROWS) {
+            insertMany.run(batch.flat());
+            batch = [];
+          }
+        }
+        for (const row of batch) insertOne.run(row);
+        const { rollupRows, heads } = end();
+        for (const row of rollupRows) insertRollup.run(row);
+        for (const trigger of triggers) sqlite.exec(trigger.sql);
+        for (const [account, head] of heads) setHead.run(head, account);
+      })();
+      return Promise.resolve();
+    },
+    close() {
+      // What the gateway's connection runs with: the measurements after the fill see the same cache.
+      sqlite.pragma(`cache_size = ${cacheSize}`);
+      return Promise.resolve();
+    },
+  };
 }
 
-/** One INSERT … SELECT FROM unnest(one array per column): one statement, one parameter per column. */
-async function insertPostgres(trx: Kysely<Database>, columns: string[], rows: unknown[][]): Promise<void> {
-  const types = columns.map((name) => (name === "id" || LEDGER_CHAIN_COLUMNS.find((c) => c.name === name)?.type === "integer" ? "bigint" : "text"));
-  const arrays = columns.map((_, c) => rows.map((row) => (typeof row[c] === "bigint" ? row[c].toString() : row[c])));
-  const unnest = sql.join(arrays.map((array, c) => sql`cast(${array} as ${sql.raw(types[c]!)}[])`));
-  await sql`insert into ledger (${sql.raw(columns.join(", "))}) select * from unnest(${unnest})`.execute(trx);
+/** A value in COPY's text format. */
+function copyText(value: unknown): string {
+  if (value === null || value === undefined) return "\\N";
+  if (typeof value === "bigint") return value.toString();
+  const text = String(value);
+  return /[\\\t\n\r]/.test(text) ? text.replace(/[\\\t\n\r]/g, (c) => ({ "\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r" })[c]!) : text;
+}
+
+/** Rows as COPY text, COPY_BATCH_ROWS lines a piece. */
+function* copyLines(rows: Iterable<unknown[]>): Generator<string> {
+  let lines: string[] = [];
+  for (const row of rows) {
+    lines.push(row.map(copyText).join("\t"));
+    if (lines.length === COPY_BATCH_ROWS) {
+      yield lines.join("\n") + "\n";
+      lines = [];
+    }
+  }
+  if (lines.length > 0) yield lines.join("\n") + "\n";
+}
+
+async function postgresWriter(url: string): Promise<ChunkWriter> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  const copy = (table: string, columns: string[], rows: Iterable<unknown[]>) =>
+    pipeline(Readable.from(copyLines(rows)), client.query(copyFrom(`copy ${table} (${columns.join(", ")}) from stdin`)));
+  return {
+    async write(rows, end) {
+      await client.query("begin");
+      try {
+        await client.query("set local session_replication_role = replica");
+        await copy("ledger", LEDGER_COLUMNS, rows);
+        const { rollupRows, heads } = end();
+        await copy("usage_hourly", ROLLUP_COLUMNS, rollupRows);
+        if (heads.length > 0) {
+          await client.query("update accounts set ledger_head = h.head from unnest($1::text[], $2::text[]) as h(account, head) where accounts.id = h.account", [
+            heads.map(([account]) => account),
+            heads.map(([, head]) => head),
+          ]);
+        }
+        await client.query("commit");
+      } catch (error) {
+        await client.query("rollback").catch(() => undefined);
+        throw error;
+      }
+    },
+    close: () => client.end(),
+  };
 }

@@ -77,7 +77,11 @@ export function openTestStore(database: TestDatabase, migrate = true): Promise<S
  * A fresh database, store and StoreBilling for one describe block (closed and dropped after it);
  * `bind` hands them to the block's variables once they exist.
  */
-export function useBillingStore(kind: TestDatabase["kind"], bind: (fixture: { store: Store; billing: StoreBilling }) => void, options: StoreBillingOptions = {}): void {
+export function useBillingStore(
+  kind: TestDatabase["kind"],
+  bind: (fixture: { store: Store; billing: StoreBilling; database: TestDatabase }) => void,
+  options: StoreBillingOptions = {},
+): void {
   let database: TestDatabase | undefined;
   let store: Store | undefined;
   let billing: StoreBilling | undefined;
@@ -85,7 +89,7 @@ export function useBillingStore(kind: TestDatabase["kind"], bind: (fixture: { st
     database = await createTestDatabase(kind);
     store = await openTestStore(database);
     billing = new StoreBilling(store.handle, options);
-    bind({ store, billing });
+    bind({ store, billing, database });
   });
   afterAll(async () => {
     await billing?.stopSweeper();
