@@ -2,7 +2,7 @@
 //   [-- --no-ledger-growth] [-- --ledger-rows N] [-- --ledger-fill-seconds S] [-- --paired-only] [-- --paired-slices N] [-- --paired-seconds S]`
 // Starts and stops every process itself on 127.0.0.1 and writes bench/results/latest.{md,json}.
 // The ledger-growth step (bench/lib/ledger-growth.ts) runs last, except with --quick or --no-ledger-growth:
-// up to 10M ledger rows per database, filled within --ledger-fill-seconds (150) each.
+// up to 10M ledger rows per database, filled within --ledger-fill-seconds (210) each.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -52,7 +52,7 @@ const options: BenchOptions = {
 
 const ledgerGrowth = !options.quick && !options.pairedOnly && !args.includes("--no-ledger-growth");
 const ledgerRows = Number(valueOf("--ledger-rows") ?? 10_000_000);
-const ledgerFillSeconds = Number(valueOf("--ledger-fill-seconds") ?? 150);
+const ledgerFillSeconds = Number(valueOf("--ledger-fill-seconds") ?? 210);
 if (!(Number.isInteger(ledgerRows) && ledgerRows >= 100_000) || !(ledgerFillSeconds >= 10 && ledgerFillSeconds <= 3600)) {
   process.stderr.write("bench: --ledger-rows must be a whole number from 100000, --ledger-fill-seconds from 10 to 3600\n");
   process.exit(2);
