@@ -111,19 +111,18 @@ async function measureOne(kind: "sqlite" | "postgres", options: LedgerGrowthOpti
   const log = options.log ?? (() => undefined);
   const database = kind === "sqlite" ? "SQLite" : "PostgreSQL";
   const created: string[] = [];
-  let filledUrl: string | null = null;
-  const open = async (name: string) => {
-    let databaseUrl: string | null = null;
-    if (kind === "postgres") {
-      const made = await createBenchDatabase(options.postgresAdminUrl!, `gw_ledger_${name}`);
-      created.push(made.name);
-      databaseUrl = made.url;
-    }
-    if (name === "filled") filledUrl = databaseUrl;
-    return openStore({ databaseUrl, sqlitePath: join(dir, `${kind}-${name}.db`), secret: "bench-secret-0123456789abcdefghijklmnop" });
+  /** The database's URL: PostgreSQL's, for the fill's own connection; null on SQLite. */
+  const create = async (name: string) => {
+    if (kind === "sqlite") return null;
+    const made = await createBenchDatabase(options.postgresAdminUrl!, `gw_ledger_${name}`);
+    created.push(made.name);
+    return made.url;
   };
-  const empty = await open("empty");
-  const filled = await open("filled");
+  const open = (name: string, databaseUrl: string | null) =>
+    openStore({ databaseUrl, sqlitePath: join(dir, `${kind}-${name}.db`), secret: "bench-secret-0123456789abcdefghijklmnop" });
+  const empty = await open("empty", await create("empty"));
+  const filledUrl = await create("filled");
+  const filled = await open("filled", filledUrl);
   try {
     // Calibration: a first population of rows, timed, sizes the rest to the budget.
     const budgetEnds = Date.now() + options.fillSeconds * 1000;
