@@ -45,12 +45,16 @@ for (const kind of DATABASE_KINDS) {
       const accountId = await makeAccount(first, { balance: START_BALANCE });
       const keys = [
         { id: await makeKey(first, accountId, { budgetCap: 60_000_000n }), budgetCap: 60_000_000n, tokenCap: null },
-        // A few settlements' worth of tokens: reached before the account runs short, however the
-        // batches interleave (with 12,000, PostgreSQL's quicker quota refusals could leave it unreached).
         { id: await makeKey(first, accountId, { tokenCap: 6_000 }), budgetCap: null, tokenCap: 6_000n },
         { id: await makeKey(first, accountId, { budgetCap: 90_000_000n, tokenCap: 30_000 }), budgetCap: 90_000_000n, tokenCap: 30_000n },
         { id: await makeKey(first, accountId), budgetCap: null, tokenCap: null },
       ];
+      // Each capped key's first BURST requests arrive together, before any other: their holds alone
+      // pass the key's cap (5 x 12.5M > 60M, 4 x 2,000 > 6,000 tokens, 8 x 12.5M > 90M) while the
+      // account holds at most 14 projections of its 32. So every refusal type occurs however slow the
+      // host: with spread arrivals alone, an account fully held by slow settlements refused the
+      // token-capped key's requests first (quota_exceeded) on a loaded CI host.
+      const BURST = 8;
       const billings = stores.map((store) => new StoreBilling(store.handle));
       const next = random(42);
 
@@ -63,7 +67,9 @@ for (const kind of DATABASE_KINDS) {
           // Projection: 1000 input + 1000 output = 12,500,000 nano; the actual use is at most that.
           const request = admission(accountId, key.id, 1000, 1000);
           const actual = usage(200 + Math.floor(next() * 800), 100 + Math.floor(next() * 900));
-          const start = Math.floor(next() * 150);
+          const capped = key.budgetCap !== null || key.tokenCap !== null;
+          // 0 ms and 2+ ms: the burst's timers fire in one turn of the event loop, before any other.
+          const start = capped && i < BURST * keys.length ? 0 : 2 + Math.floor(next() * 150);
           const delay = Math.floor(next() * 5);
           const releaseInstead = i % 10 === 9;
           await sleep(start); // arrivals spread out, so admissions and settlements interleave
