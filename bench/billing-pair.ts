@@ -15,7 +15,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { StoreBilling } from "../src/billing/billing-store.js";
-import { applicableLimits, limitSubjectsOf, subjectLimitsFromInput, tierLimitsOf } from "../src/billing/traffic-limits.js";
+import { applicableLimits, limitSubjectsOf, subjectLimitsFromInput, tierLimitsOf } from "../src/core/traffic-limits.js";
 import { openStore, type Store } from "../src/store/index.js";
 import { createBenchDatabase, dropBenchDatabase } from "./lib/servers.js";
 import { pairModel, runPairs, runPairsAtRate, type PairSubject } from "./lib/billing-pairs.js";

@@ -12,9 +12,9 @@
 // every function's total and self time per operation over the whole run (track_functions = all).
 import { readFileSync } from "node:fs";
 import pg from "pg";
-import { LEDGER_DIMENSION_COLUMNS } from "../src/billing/dimensions.js";
+import { LEDGER_DIMENSION_COLUMNS } from "../src/core/dimensions.js";
 import { periodStarts } from "../src/billing/key-period.js";
-import { applicableLimits, limitsArgument, limitSubjectsOf, subjectLimitsFromInput, tierLimitsOf } from "../src/billing/traffic-limits.js";
+import { applicableLimits, limitsArgument, limitSubjectsOf, subjectLimitsFromInput, tierLimitsOf } from "../src/core/traffic-limits.js";
 import { monthOf, newId, newRequestId } from "../src/core/ids.js";
 import { GW_BATCH } from "../src/store/migrations/gw-batch-function.js";
 import { openStore } from "../src/store/index.js";

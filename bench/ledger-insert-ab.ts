@@ -12,7 +12,7 @@
 import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type SqliteDatabase from "better-sqlite3";
-import { LEDGER_DIMENSION_COLUMNS } from "../src/billing/dimensions.js";
+import { LEDGER_DIMENSION_COLUMNS } from "../src/core/dimensions.js";
 import { newRequestId, randomText } from "../src/core/ids.js";
 import { openStore, type Store } from "../src/store/index.js";
 import { LEDGER_CHAIN_COLUMNS, ledgerRowHashFromValues } from "../src/store/ledger-chain.js";

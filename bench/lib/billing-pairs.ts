@@ -3,7 +3,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { StoreBilling } from "../../src/billing/billing-store.js";
-import type { TrafficLimit } from "../../src/billing/traffic-limits.js";
+import type { TrafficLimit } from "../../src/core/traffic-limits.js";
 import { loadConfig } from "../../src/config/load.js";
 import { newRequestId } from "../../src/core/ids.js";
 

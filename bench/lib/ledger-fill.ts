@@ -26,7 +26,7 @@ import { sql } from "kysely";
 import pg from "pg";
 import { from as copyFrom } from "pg-copy-streams";
 import { newId } from "../../src/core/ids.js";
-import { LEDGER_DIMENSION_COLUMNS } from "../../src/billing/dimensions.js";
+import { LEDGER_DIMENSION_COLUMNS } from "../../src/core/dimensions.js";
 import type { Store } from "../../src/store/index.js";
 import { LEDGER_CHAIN_COLUMNS, ledgerRowHashFromValues } from "../../src/store/ledger-chain.js";
 import { HOUR_MS, ROLLUP_SUMMED_COLUMNS } from "../../src/store/migrations/0017-usage-rollup.js";

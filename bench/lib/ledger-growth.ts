@@ -15,7 +15,7 @@ import { StoreBilling } from "../../src/billing/billing-store.js";
 import { keyUsage } from "../../src/billing/usage-queries.js";
 import { newId } from "../../src/core/ids.js";
 import { ledgerCsvLines } from "../../src/dashboard/ledger-csv.js";
-import { ledgerPage, usageAcrossAccounts, usageSummary } from "../../src/dashboard/usage-queries.js";
+import { ledgerPage, usageAcrossAccounts, usageSummary } from "../../src/admin/usage-queries.js";
 import { openStore, type Store } from "../../src/store/index.js";
 import { createBenchDatabase, dropBenchDatabase } from "./servers.js";
 import { pairModel, runPairs, type PairModel } from "./billing-pairs.js";

@@ -13,7 +13,7 @@ import { rmSync } from "node:fs";
 import { resolveServerSecret } from "../../src/config/server-secret.js";
 import { loadConfig } from "../../src/config/load.js";
 import { parseUsd } from "../../src/core/money.js";
-import { sqliteBusyRetries } from "../../src/billing/sqlite-writer.js";
+import { sqliteBusyRetries } from "../../src/store/sqlite-writer.js";
 import type { CliIo } from "../../src/cli/io.js";
 import { serve } from "../../src/cli/serve.js";
 import { openStore } from "../../src/store/index.js";

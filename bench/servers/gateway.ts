@@ -16,7 +16,7 @@ import { tuneHeapForServing } from "../../src/cli/heap.js";
 import type { Billing, Charge, Hold } from "../../src/billing/types.js";
 import { loadConfig } from "../../src/config/load.js";
 import { parseUsd } from "../../src/core/money.js";
-import { closeUpstreamAgent } from "../../src/providers/upstream-client.js";
+import { closeUpstreamAgent } from "../../src/upstreams/upstream-client.js";
 import { writeBenchConfig } from "./bench-config.js";
 
 const mockUrl = process.env.BENCH_MOCK_URL;

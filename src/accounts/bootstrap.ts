@@ -5,7 +5,7 @@ import { randomBytes } from "node:crypto";
 import type { GatewayConfig } from "../config/load.js";
 import { parseUsd, type Nano } from "../core/money.js";
 import type { Store } from "../store/index.js";
-import { DEMO_CREDIT_USD } from "../upstreams/demo/catalog.js";
+import { DEMO_CREDIT_USD } from "../config/demo-catalog.js";
 import { upstreamOf } from "../upstreams/registry.js";
 import { hashPassword } from "./passwords.js";
 

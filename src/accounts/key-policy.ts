@@ -6,7 +6,8 @@ import type { GatewayConfig } from "../config/load.js";
 import { currentPeriodUse, nextPeriodStart, periodStart } from "../billing/key-period.js";
 import { formatUsd, MAX_BALANCE, type Nano } from "../core/money.js";
 import { GatewayError } from "../errors/catalogue.js";
-import { parseProxyRange } from "../http/trusted-proxies.js";
+import { parseProxyRange } from "../core/trusted-proxies.js";
+import type { KeyPolicy, KeyPolicyChange } from "../store/keys-store.js";
 import type { KeyPeriod } from "../store/tables.js";
 
 export const MAX_ALLOWED_MODELS = 100;
@@ -16,25 +17,6 @@ const MAX_ENTRY_LENGTH = 256;
 export const MAX_PERIOD_BUDGET: Nano = MAX_BALANCE * 1000n;
 /** An expiry more than 100 years ahead is a typo, not a policy. */
 const MAX_EXPIRY_AHEAD_MS = 100 * 365 * 86_400_000;
-
-/** A change of a key's policy: undefined leaves a field as it is, null removes the restriction. */
-export interface KeyPolicyChange {
-  allowedModels?: string[] | null;
-  allowedNetworks?: string[] | null;
-  expiresAt?: number | null;
-  period?: KeyPeriod | null;
-  periodBudget?: Nano | null;
-  periodTokenCap?: number | null;
-}
-
-export interface KeyPolicy {
-  allowedModels: string[] | null;
-  allowedNetworks: string[] | null;
-  expiresAt: number | null;
-  period: KeyPeriod | null;
-  periodBudget: Nano | null;
-  periodTokenCap: number | null;
-}
 
 function invalid(param: string, message: string): GatewayError {
   return new GatewayError("invalid_request", `${param}: ${message}`, { param });

@@ -1,6 +1,6 @@
 // What the audit log records of each kind of target: the administrable fields, money as decimal
 // strings. An audit row keeps the ones a change altered (changedFields), before and after.
-import { subjectLimitsJson } from "../billing/traffic-limits.js";
+import { subjectLimitsJson } from "../core/traffic-limits.js";
 import { formatUsd } from "../core/money.js";
 import type { Account } from "../store/accounts-store.js";
 import type { AdminToken } from "../store/admin-tokens-store.js";

@@ -2,8 +2,7 @@
 // administrator routes and the CLI: each runs the existing store method (its rules, transitions and
 // balance invariants) inside the audited transaction (Store.audited) and records what changed.
 // Cache invalidation after the commit stays with the caller (it knows its process's caches).
-import type { KeyPolicyChange } from "../accounts/key-policy.js";
-import type { SubjectLimitsInput } from "../billing/traffic-limits.js";
+import type { SubjectLimitsInput } from "../core/traffic-limits.js";
 import type { Nano } from "../core/money.js";
 import { formatUsd } from "../core/money.js";
 import { GatewayError } from "../errors/catalogue.js";
@@ -12,7 +11,7 @@ import type { Account, AccountsStore, NewAccount } from "../store/accounts-store
 import type { AdminToken } from "../store/admin-tokens-store.js";
 import { changedFields } from "../store/audit-store.js";
 import type { AuditedTransaction } from "../store/index.js";
-import type { ApiKey, KeysStore } from "../store/keys-store.js";
+import type { ApiKey, KeyPolicyChange, KeysStore } from "../store/keys-store.js";
 import type { UpstreamKeyInfo } from "../store/upstream-keys-store.js";
 import type { Invite, Member } from "../store/workspaces-store.js";
 import type { Role } from "../store/tables.js";

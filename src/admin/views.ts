@@ -1,7 +1,7 @@
 // JSON of the admin API: the dashboard's views (money as decimal strings, times as ISO 8601) with the
 // fields only administrators set, and opaque paging cursors.
 import { formatUsd } from "../core/money.js";
-import { accountView, iso } from "../dashboard/views.js";
+import { accountView, iso } from "./account-views.js";
 import { GatewayError } from "../errors/catalogue.js";
 import type { Account } from "../store/accounts-store.js";
 import type { AuditEntry } from "../store/audit-store.js";

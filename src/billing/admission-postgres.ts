@@ -6,7 +6,7 @@
 // (refusalError in admission.ts), with the headroom gw_batch read under its locks.
 import { holdOf, isRefusalCode, refusalError, type Headroom, type Reservation } from "./admission.js";
 import type { PostgresBatcher } from "./postgres-batcher.js";
-import { limitsArgument, trafficRefusalError, trafficStatus, type WindowCounts } from "./traffic-limits.js";
+import { limitsArgument, trafficRefusalError, trafficStatus, type WindowCounts } from "../core/traffic-limits.js";
 import type { Hold } from "./types.js";
 
 export async function reservePostgres(batcher: PostgresBatcher, r: Reservation): Promise<Hold> {

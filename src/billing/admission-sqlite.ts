@@ -10,9 +10,9 @@ import type { Nano } from "../core/money.js";
 import type { GatewayError } from "../errors/catalogue.js";
 import { CLAMPABLE_REFUSALS, holdOf, refusalError, type Headroom, type Refusal, type Reservation } from "./admission.js";
 import type { PeriodStarts } from "./key-period.js";
-import { Statement, type SqlExec } from "./sqlite-writer.js";
-import type { TrafficStatus } from "./rate-limit-headers.js";
-import { trafficRecordOf, trafficRefusalError, trafficStatus } from "./traffic-limits.js";
+import { Statement, type SqlExec } from "../store/sqlite-writer.js";
+import type { TrafficStatus } from "../core/rate-limit-headers.js";
+import { trafficRecordOf, trafficRefusalError, trafficStatus } from "../core/traffic-limits.js";
 import { trafficWindows } from "./traffic-windows-sqlite.js";
 import type { Hold } from "./types.js";
 

@@ -48,7 +48,7 @@ import { formatUsd, type Nano } from "../core/money.js";
 import { GatewayError } from "../errors/catalogue.js";
 import type { KeyPeriod } from "../store/tables.js";
 import { KEY_PERIODS, nextPeriodStart, type PeriodStarts } from "./key-period.js";
-import type { TrafficStatus } from "./rate-limit-headers.js";
+import type { TrafficStatus } from "../core/rate-limit-headers.js";
 import type { AdmissionRequest, Hold } from "./types.js";
 
 export interface Reservation {

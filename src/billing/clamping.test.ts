@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { ModelConfig } from "../config/catalog.js";
+import type { ModelConfig } from "../core/catalog.js";
 import type { Headroom } from "./admission.js";
 import { coveredOutputTokens } from "./clamping.js";
 import { projectCost } from "./pricing.js";

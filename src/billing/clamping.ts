@@ -2,7 +2,7 @@
 // token count an admission refused by a money or token limit could still be granted, from the
 // headroom that refusal reported. Priced through projectCost, never by its own arithmetic, so that
 // every pricing rule (tiers, dimensions) that shapes the hold shapes the clamp the same way.
-import type { ModelConfig } from "../config/catalog.js";
+import type { ModelConfig } from "../core/catalog.js";
 import type { Headroom } from "./admission.js";
 import { projectCost } from "./pricing.js";
 import type { AdmissionRequest } from "./types.js";

@@ -11,8 +11,8 @@
 import type { Kysely } from "kysely";
 import type { Database } from "../store/tables.js";
 import type { PostgresBatcher } from "./postgres-batcher.js";
-import { Statement, type SqlExec } from "./sqlite-writer.js";
-import type { TrafficRecord } from "./traffic-limits.js";
+import { Statement, type SqlExec } from "../store/sqlite-writer.js";
+import type { TrafficRecord } from "../core/traffic-limits.js";
 import { trafficWindows } from "./traffic-windows-sqlite.js";
 
 interface DeletedHold {

@@ -7,10 +7,10 @@
 // added unrounded. Every dimension (dimensions.ts) is priced here; the token prices are the model's
 // long_context tier's when the request's input (cached reads and cache writes included, as Anthropic
 // and Google count it) is above the tier's threshold.
-import type { ModelConfig, ModelPricing, TokenPrices } from "../config/catalog.js";
+import type { ModelConfig, ModelPricing, TokenPrices } from "../core/catalog.js";
 import { ceilDiv, type Nano } from "../core/money.js";
 import type { Usage } from "../core/usage.js";
-import { DIMENSIONS, TOKEN_DIMENSIONS, type DimensionName } from "./dimensions.js";
+import { DIMENSIONS, TOKEN_DIMENSIONS, type DimensionName } from "../core/dimensions.js";
 import type { AdmissionRequest } from "./types.js";
 
 const PER_MILLION = 1_000_000n;

@@ -22,7 +22,7 @@ import { LEDGER_CHAIN_COLUMNS, ledgerRowHashFromValues } from "../store/ledger-c
 import { LEDGER_ROW_EXISTS } from "../store/migrations/0005-ledger-append-only-gaps.js";
 import { AlreadySettled, settlementValues, type SettlementInput } from "./settlement.js";
 import { endTrafficSqlite } from "./holds.js";
-import { Statement, type SqlExec } from "./sqlite-writer.js";
+import { Statement, type SqlExec } from "../store/sqlite-writer.js";
 
 const DELETE_HOLD = new Statement<{ amount_nano: bigint; tokens: bigint; traffic: string | null }>(`delete from holds where id = ? returning amount_nano, tokens, traffic`);
 

@@ -37,7 +37,7 @@ import { monthOf } from "../core/ids.js";
 import type { Nano } from "../core/money.js";
 import { totalTokens, type Usage } from "../core/usage.js";
 import { periodStarts, type PeriodStarts } from "./key-period.js";
-import { CACHE_SAVING_COLUMN, DIMENSIONS, LEDGER_DIMENSION_COLUMNS } from "./dimensions.js";
+import { CACHE_SAVING_COLUMN, DIMENSIONS, LEDGER_DIMENSION_COLUMNS } from "../core/dimensions.js";
 import type { PriceBreakdown } from "./pricing.js";
 import type { Hold } from "./types.js";
 

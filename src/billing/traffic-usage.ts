@@ -2,7 +2,7 @@
 // and the CLI: a plain read of traffic_windows (a window that has ended shows as empty).
 import type { Kysely } from "kysely";
 import type { Database } from "../store/tables.js";
-import { currentWindow, limitsOverview, WINDOW_MS, type LimitSubjects, type TierLimits } from "./traffic-limits.js";
+import { currentWindow, limitsOverview, WINDOW_MS, type LimitSubjects, type TierLimits } from "../core/traffic-limits.js";
 
 export interface TrafficUseView {
   /** "key" or "account": whose limit; `model`: the model it is limited to, null for every model. */

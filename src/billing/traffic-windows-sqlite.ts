@@ -8,8 +8,8 @@
 //
 // Why: one conditional upsert per scope per admission and one UPDATE per scope per end of hold were
 // most of the limits' cost (issue 23); a batch of N requests on one key now writes that key's row once.
-import { Statement, transactionState, TransactionStateKind, type SqlExec, type TransactionState } from "./sqlite-writer.js";
-import { judgeTraffic, type TrafficLimit, type TrafficRefusal, type WindowCounts } from "./traffic-limits.js";
+import { Statement, transactionState, TransactionStateKind, type SqlExec, type TransactionState } from "../store/sqlite-writer.js";
+import { judgeTraffic, type TrafficLimit, type TrafficRefusal, type WindowCounts } from "../core/traffic-limits.js";
 
 interface WindowRow {
   window_start: bigint;

@@ -1,10 +1,10 @@
 // The billing contract the request pipeline calls: admit before forwarding (places a hold),
 // settle after the upstream answered (one transaction: ledger row + every counter), or release.
-import type { ModelConfig } from "../config/catalog.js";
+import type { ModelConfig } from "../core/catalog.js";
 import type { Nano } from "../core/money.js";
 import type { Usage } from "../core/usage.js";
-import type { TrafficStatus } from "./rate-limit-headers.js";
-import type { TrafficLimit } from "./traffic-limits.js";
+import type { TrafficStatus } from "../core/rate-limit-headers.js";
+import type { TrafficLimit } from "../core/traffic-limits.js";
 
 export type Route = "chat" | "responses" | "messages" | "images" | "videos" | "embeddings";
 

@@ -10,7 +10,7 @@
 // than reads saved). Rows settled before migration 0008 have no per-dimension split: 0 in each.
 import { sql, type RawBuilder } from "kysely";
 import { formatUsd, type Nano } from "../core/money.js";
-import { CACHE_SAVING_COLUMN, CACHE_WRITE_DIMENSIONS, DIMENSIONS, type DimensionName } from "./dimensions.js";
+import { CACHE_SAVING_COLUMN, CACHE_WRITE_DIMENSIONS, DIMENSIONS, type DimensionName } from "../core/dimensions.js";
 
 export interface DimensionTotals {
   count: bigint;

@@ -2,11 +2,11 @@
 // can do), tiers, models with their prices and routing groups, tier limits, and the server,
 // upstream-health, billing and request-log settings. Every refusal names the field.
 import { parseUsd, type Nano } from "../core/money.js";
-import { DIMENSIONS, TOKEN_DIMENSIONS, type DimensionPriceField } from "../billing/dimensions.js";
-import { tierLimitsOf, type TierLimits } from "../billing/traffic-limits.js";
-import type { BreakerSettings } from "../upstreams/health/circuit-breaker.js";
+import { DIMENSIONS, TOKEN_DIMENSIONS, type DimensionPriceField } from "../core/dimensions.js";
+import { tierLimitsOf, type TierLimits } from "../core/traffic-limits.js";
+import type { BreakerSettings } from "../upstreams/circuit-breaker.js";
 import { upstreams } from "../upstreams/registry.js";
-import type { ModelConfig, ModelKind, ModelPricing, ProviderConfig, ProviderSetting, TokenPrices } from "./catalog.js";
+import type { ModelConfig, ModelKind, ModelPricing, ProviderConfig, ProviderSetting, TokenPrices } from "../core/catalog.js";
 import { ConfigError, type ConnectionLimits } from "./gateway-config.js";
 import { baseProviderOf, buildRoutingGroup, type GroupContext } from "./routing-groups.js";
 import type { ConfigFile, ModelFileEntry } from "./schema.js";

@@ -4,7 +4,7 @@
 import { readFileSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
 import type { z } from "zod";
-import { DEMO_PROVIDER, demoModels, demoProvider } from "../upstreams/demo/catalog.js";
+import { DEMO_PROVIDER, demoModels, demoProvider } from "./demo-catalog.js";
 import { ConfigError } from "./gateway-config.js";
 import { configFileSchema, type ConfigFile } from "./schema.js";
 

@@ -2,10 +2,10 @@
 // cannot be used raises. load.ts builds it; the rest of the gateway reads it (and re-imports these
 // names from load.ts).
 import type { ConfigFile } from "./schema.js";
-import type { ModelConfig, ProviderConfig } from "./catalog.js";
-import type { BreakerSettings } from "../upstreams/health/circuit-breaker.js";
-import type { TrustedProxies } from "../http/trusted-proxies.js";
-import type { TierLimits } from "../billing/traffic-limits.js";
+import type { ModelConfig, ProviderConfig } from "../core/catalog.js";
+import type { BreakerSettings } from "../upstreams/circuit-breaker.js";
+import type { TrustedProxies } from "../core/trusted-proxies.js";
+import type { TierLimits } from "../core/traffic-limits.js";
 import type { MetricsSettings } from "../observability/metrics.js";
 import type { TracingSettings } from "../observability/settings.js";
 import type { RequestLogSettings } from "../requestlog/settings.js";

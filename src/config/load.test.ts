@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { DEFAULT_BREAKER_SETTINGS } from "../upstreams/health/circuit-breaker.js";
+import { DEFAULT_BREAKER_SETTINGS } from "../upstreams/circuit-breaker.js";
 import { configChanges } from "./config-diff.js";
 import { ConfigError, loadConfig, restartOnlyChanges } from "./load.js";
 

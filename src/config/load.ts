@@ -7,14 +7,14 @@
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
-import { parseProxyRange, TrustedProxies } from "../http/trusted-proxies.js";
+import { parseProxyRange, TrustedProxies } from "../core/trusted-proxies.js";
 import { metricsSettingsFrom, tracingSettingsFromEnv } from "../observability/settings.js";
 import { buildCatalog } from "./build-catalog.js";
 import { parseConfigText, readConfigText, withDemoCatalog } from "./config-file.js";
 import { ConfigError, type GatewayConfig } from "./gateway-config.js";
 import { configFileSchema, type ConfigFile } from "./schema.js";
 
-export type { ModelConfig, ModelKind, ModelPricing, ProviderConfig, ProviderType, UpstreamApi } from "./catalog.js";
+export type { ModelConfig, ModelKind, ModelPricing, ProviderConfig, ProviderType, UpstreamApi } from "../core/catalog.js";
 export type { BillingSettings, ConnectionLimits, GatewayConfig } from "./gateway-config.js";
 export { ConfigError } from "./gateway-config.js";
 export { readConfigFile, withDemoCatalog } from "./config-file.js";

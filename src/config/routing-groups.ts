@@ -1,7 +1,7 @@
 // A model's `deployments` (docs/configuration.md, "Routing groups"): each becomes a view of the model
 // with its own provider, upstream model, price and window, checked here with errors naming the field.
 // A model without deployments keeps the single-provider form and gets no group (a group of one).
-import type { Deployment, ModelConfig, ModelPricing, ProviderConfig, RoutingGroup } from "./catalog.js";
+import type { Deployment, ModelConfig, ModelPricing, ProviderConfig, RoutingGroup } from "../core/catalog.js";
 import type { ModelFileEntry } from "./schema.js";
 import { upstreams } from "../upstreams/registry.js";
 

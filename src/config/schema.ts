@@ -1,8 +1,8 @@
 // The config file's shape. Prices are USD decimal strings (or plain numbers) and become exact
 // nano-USD integers in build-catalog.ts; nothing downstream sees a float.
 import { z } from "zod";
-import { tierLimitsSchema } from "../billing/traffic-limits.js";
-import { DIMENSIONS, TOKEN_DIMENSIONS, type Dimension } from "../billing/dimensions.js";
+import { tierLimitsSchema } from "../core/traffic-limits.js";
+import { DIMENSIONS, TOKEN_DIMENSIONS, type Dimension } from "../core/dimensions.js";
 import { MAX_USAGE_COUNT } from "../core/usage.js";
 import { UPSTREAM_TYPES } from "../upstreams/registry.js";
 

@@ -1,6 +1,6 @@
 // What one upstream call consumed, in the units prices are quoted in, and the bounds every count
 // must stay within before it reaches admission or settlement (and so the database's 64-bit columns).
-import { DIMENSIONS, type DimensionUsageField } from "../billing/dimensions.js";
+import { DIMENSIONS, type DimensionUsageField } from "./dimensions.js";
 
 /** A count per dimension of src/billing/dimensions.ts; absent is 0. */
 export type DimensionCounts = { [F in DimensionUsageField]?: number };

@@ -1,7 +1,7 @@
 // The account's ledger as CSV lines, newest first, a page of CSV_PAGE_ROWS at a time (keyset by id on
 // ledger_account_chain), so that a large ledger never sits in memory and the first bytes leave after
 // one page: GET /dashboard/api/ledger.csv streams it, and bench/ledger-growth.ts times it.
-import { LEDGER_CSV_COLUMNS, ledgerPage, ledgerRowView, type LedgerDatabase } from "./usage-queries.js";
+import { LEDGER_CSV_COLUMNS, ledgerPage, ledgerRowView, type LedgerDatabase } from "../admin/usage-queries.js";
 
 export const CSV_PAGE_ROWS = 1000;
 

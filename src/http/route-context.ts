@@ -4,7 +4,7 @@ import type { Logger } from "pino";
 import type { StoreBilling } from "../billing/billing-store.js";
 import type { ReloadChanges } from "../config/config-diff.js";
 import type { GatewayConfig } from "../config/load.js";
-import type { MediaSettings } from "../media/settings.js";
+import type { MediaSettings } from "../config/media-settings.js";
 import type { PipelineServices } from "../pipeline/services.js";
 import type { AuditActor } from "../store/audit-store.js";
 import type { Store } from "../store/index.js";

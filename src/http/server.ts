@@ -6,7 +6,7 @@ import { newRequestId } from "../core/ids.js";
 import { capConnections, clientErrorHandler, nodeServerOptions } from "./connections.js";
 import { installErrorHandling } from "./error-handler.js";
 import { installJsonBodyParser } from "./json-body.js";
-import { errorShapeFor, recordRequest, routeOf } from "./request-context.js";
+import { errorShapeFor, recordRequest, routeOf } from "../pipeline/request-context.js";
 
 /** A route family (health, gateway routes, dashboard): registers its routes on the server. */
 export type RouteRegistrar = (app: FastifyInstance, ctx: RouteContext) => void;

@@ -1,19 +1,8 @@
 // Reading upstream answers on the media routes. The requests themselves go through the pipeline:
 // submits with failover (pipeline/forward.ts, via metered-call.ts), polls and downloads with the
-// task's own key (sendToProvider in providers/upstream-client.ts).
+// task's own key (sendToProvider in upstreams/upstream-client.ts).
 import { GatewayError } from "../errors/catalogue.js";
-
-/** Reads a whole upstream body up to a limit; null when it is larger (the rest is discarded). */
-export async function readBounded(body: AsyncIterable<Buffer>, maxBytes: number): Promise<Buffer | null> {
-  const chunks: Buffer[] = [];
-  let total = 0;
-  for await (const chunk of body) {
-    total += chunk.length;
-    if (total > maxBytes) return null;
-    chunks.push(chunk);
-  }
-  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total);
-}
+import { readBounded } from "../upstreams/upstream-client.js";
 
 /** A whole 2xx answer of a buffered media route, up to a limit; a provider_error when it cannot be read or is larger. */
 export async function readWholeAnswer(body: AsyncIterable<Buffer>, maxBytes: number): Promise<Buffer> {

@@ -13,7 +13,7 @@ import { modelRouteSchemas } from "../dashboard/routes/model-routes.js";
 import { requestLogRouteSchemas } from "../dashboard/routes/request-log-routes.js";
 import { usageRouteSchemas } from "../dashboard/routes/usage-routes.js";
 import { workspaceRouteSchemas } from "../dashboard/routes/workspace-routes.js";
-import { confirmQuery } from "../dashboard/validate.js";
+import { confirmQuery } from "../admin/validate.js";
 import { codeWrap, created, dash, keyWrap, noContent, ok, type OperationSpec } from "./operation-spec.js";
 import * as r from "./response-schemas.js";
 

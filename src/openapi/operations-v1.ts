@@ -8,7 +8,7 @@ import { videoJsonRequestSchema, videoRequestSchema } from "../media/videos/vide
 import { usageQuerySchema } from "../http/routes/account.js";
 import { anthropicModelQuerySchema } from "../http/routes/models.js";
 import { requestIdParamSchema } from "../http/routes/request-record.js";
-import { chatRequestSchema, countTokensRequestSchema, messagesRequestSchema, responsesRequestSchema } from "../pipeline/formats/request-schemas.js";
+import { chatRequestSchema, countTokensRequestSchema, messagesRequestSchema, responsesRequestSchema } from "../formats/request-schemas.js";
 import { ok, sse, v1, type OperationSpec } from "./operation-spec.js";
 import * as r from "./response-schemas.js";
 

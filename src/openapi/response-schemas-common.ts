@@ -2,7 +2,7 @@
 // views with their policy and limits, usage totals and the traffic limits in use.
 import { z } from "zod";
 import { ERROR_CATALOGUE, type ErrorType } from "../errors/catalogue.js";
-import { subjectLimitsSchema } from "../billing/traffic-limits.js";
+import { subjectLimitsSchema } from "../core/traffic-limits.js";
 import { usdText, isoTime, nullableIso, count, accountStatus, usageTotalsShape } from "./response-schema-parts.js";
 
 const ERROR_TYPES = Object.keys(ERROR_CATALOGUE) as [ErrorType, ...ErrorType[]];

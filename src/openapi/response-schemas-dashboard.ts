@@ -1,7 +1,7 @@
 // The dashboard views' response schemas: invites, usage summaries, ledger rows, upstream
 // breakers, the models page and the request log.
 import { z } from "zod";
-import { BASE_COUNT_COLUMNS, DIMENSIONS } from "../billing/dimensions.js";
+import { BASE_COUNT_COLUMNS, DIMENSIONS } from "../core/dimensions.js";
 import { usdText, isoTime, nullableIso, count, summaryShape } from "./response-schema-parts.js";
 
 export const inviteViewSchema = z.object({

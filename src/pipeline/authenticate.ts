@@ -1,7 +1,7 @@
 // Stage 1, authenticate: the credential from `Authorization: Bearer` or `x-api-key`, its key and
 // account (cached), then the account's status. Runs before the body is read.
 import type { FastifyRequest } from "fastify";
-import { hashApiKey, isWellFormedApiKey } from "../accounts/api-keys.js";
+import { hashApiKey, isWellFormedApiKey } from "../core/api-keys.js";
 import { keyExpired, networkAllowed } from "../accounts/key-policy.js";
 import { GatewayError } from "../errors/catalogue.js";
 import type { AuthCache, Principal } from "./auth-cache.js";

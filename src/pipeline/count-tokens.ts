@@ -5,12 +5,12 @@
 // costs nothing upstream, so no hold is placed and no ledger row written.
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { GatewayError } from "../errors/catalogue.js";
-import { ClientAbortedError } from "../providers/upstream-client.js";
+import { ClientAbortedError } from "../upstreams/upstream-client.js";
 import { signedRequest } from "../upstreams/request.js";
 import { upstreamOf } from "../upstreams/registry.js";
-import { estimateMessagesPromptTokens } from "./formats/messages-format.js";
-import { checkRequestBody, readModelField } from "./formats/fields.js";
-import { countTokensRequestSchema } from "./formats/request-schemas.js";
+import { estimateMessagesPromptTokens } from "../formats/messages/messages-format.js";
+import { checkRequestBody, readModelField } from "../formats/fields.js";
+import { countTokensRequestSchema } from "../formats/request-schemas.js";
 import { forward, type Forwarded } from "./forward.js";
 import { checkTier, resolveModel } from "./handle-model-request.js";
 import { cancelOnClientClose, countAttempts } from "./metered-call.js";

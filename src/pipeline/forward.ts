@@ -7,15 +7,15 @@
 // 502 provider_error; a mix of both -> 429 (retrying later can succeed once the limits reset).
 // Keys whose circuit breaker is open are skipped (src/upstreams/health/); every key open -> 502
 // provider_error at once, with a Retry-After until the first breaker lets a trial through.
-import type { ProviderConfig } from "../config/catalog.js";
+import type { ProviderConfig } from "../core/catalog.js";
 import type { Cancellation } from "../core/cancellation.js";
 import { GatewayError } from "../errors/catalogue.js";
-import { NoResponseError, sendToProvider, type UpstreamHttpResponse, type UpstreamRequest } from "../providers/upstream-client.js";
+import { NoResponseError, sendToProvider, type UpstreamHttpResponse, type UpstreamRequest } from "../upstreams/upstream-client.js";
 import { readFirstChunk } from "./relay.js";
 import { scrubberForResponse } from "./response-scrubber.js";
 import type { Scrubber } from "./scrub.js";
 import type { PipelineServices } from "./services.js";
-import type { Outcome } from "../upstreams/health/upstream-health.js";
+import type { Outcome } from "../upstreams/upstream-health.js";
 import { upstreamOf } from "../upstreams/registry.js";
 import type { AttemptResult } from "../observability/metrics.js";
 import { endSpan, type RequestTrace } from "../observability/spans.js";

@@ -6,24 +6,24 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { estimateTextTokens } from "../billing/estimate-tokens.js";
 import { modelAllowed } from "../accounts/key-policy.js";
-import type { ModelConfig } from "../config/catalog.js";
+import type { ModelConfig } from "../core/catalog.js";
 import type { Cancellation } from "../core/cancellation.js";
 import { formatUsd } from "../core/money.js";
 import { plausibleUsage, type Usage } from "../core/usage.js";
 import { GatewayError, invalidRequest, renderError } from "../errors/catalogue.js";
 import { signedRequest } from "../upstreams/request.js";
 import { upstreamOf } from "../upstreams/registry.js";
-import type { ClientFormat } from "./client-format.js";
-import { checkOutputTokenLimits } from "./formats/fields.js";
+import type { ClientFormat } from "../formats/client-format.js";
+import { checkOutputTokenLimits } from "../formats/fields.js";
 import { cancelOnClientClose, countAttempts, openMeteredCall, type MeteredCall } from "./metered-call.js";
 import { stopAtOutputLimit } from "./output-limit.js";
-import type { ClientRequestInfo, UpstreamPlan } from "./plan.js";
+import type { ClientRequestInfo, UpstreamPlan } from "../upstreams/plan.js";
 import { CostInBandStream, withCost } from "./in-band-cost.js";
 import { encodeFrames, pumpStream, scrubValue } from "./relay.js";
 import { scrubHeaders } from "./scrub.js";
 import type { PipelineServices } from "./services.js";
 import { setRateLimitHeaders, trafficLimitsFor } from "./traffic.js";
-import { recordClientGone, recordRequest } from "../http/request-context.js";
+import { recordClientGone, recordRequest } from "./request-context.js";
 
 export async function handleModelRequest(services: PipelineServices, format: ClientFormat, request: FastifyRequest, reply: FastifyReply): Promise<void> {
   const body = readBody(request.body);

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
 import type { ModelConfig } from "../config/load.js";
 import { CostInBandStream, withCost } from "./in-band-cost.js";
-import type { ClientFrame, StreamTranslator } from "./plan.js";
-import { chatToOpenAiChat } from "./plans/chat-plans.js";
-import { messagesToAnthropic } from "./plans/messages-plans.js";
+import type { ClientFrame, StreamTranslator } from "../upstreams/plan.js";
+import { chatToOpenAiChat } from "../upstreams/openai/chat-plan.js";
+import { messagesToAnthropic } from "../upstreams/anthropic/messages-plan.js";
 
 /** A translator that answers each pushed event's data with the frames queued under that name. */
 function scripted(script: Record<string, ClientFrame[]>, closing: ClientFrame[] = [{ data: "[DONE]", raw: true }]): StreamTranslator {

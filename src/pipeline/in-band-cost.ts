@@ -5,7 +5,7 @@
 // from the upstream while streaming: CostInBandStream holds that frame (and the closing frames after
 // it) back and releases it, stamped, with the closing frames. Every other frame passes at once.
 import type { SseEvent } from "../core/sse.js";
-import type { ClientFrame, StreamTranslator, UsagePlace } from "./plan.js";
+import type { ClientFrame, StreamTranslator, UsagePlace } from "../upstreams/plan.js";
 
 type Json = Record<string, unknown>;
 

@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
-import type { ModelConfig } from "../config/catalog.js";
+import type { ModelConfig } from "../core/catalog.js";
 import { stopAtOutputLimit } from "./output-limit.js";
-import { chatToAnthropic, chatToOpenAiChat } from "./plans/chat-plans.js";
-import { responsesPassThrough } from "./plans/responses-plans.js";
+import { chatToAnthropic } from "../upstreams/anthropic/chat-plan.js";
+import { chatToOpenAiChat } from "../upstreams/openai/chat-plan.js";
+import { responsesPassThrough } from "../upstreams/openai/responses-plan.js";
 
 const MODEL = { id: "gw-model", upstreamModel: "up-model", defaultOutputTokens: 100 } as ModelConfig;
 const chunk = (content: string) => ({

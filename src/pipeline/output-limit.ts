@@ -4,7 +4,7 @@
 // the delivered text (estimate-tokens.ts). Then the upstream is dropped and the stream ends with the
 // format's length stop (StreamTranslator.stopAtLimit) instead of its normal end.
 import { TextTokenCounter } from "../billing/estimate-tokens.js";
-import type { StreamTranslator } from "./plan.js";
+import type { StreamTranslator } from "../upstreams/plan.js";
 
 export interface LimitedTranslator extends StreamTranslator {
   /** The delivered output reached the limit: relay nothing more; end() writes the length stop. */

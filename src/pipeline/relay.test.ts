@@ -6,7 +6,7 @@ import { PassThrough } from "node:stream";
 import type { FastifyReply } from "fastify";
 import { afterEach, describe, expect, it } from "vitest";
 import { Cancellation } from "../core/cancellation.js";
-import type { StreamTranslator } from "./plan.js";
+import type { StreamTranslator } from "../upstreams/plan.js";
 import { pumpStream } from "./relay.js";
 import { createScrubber } from "./scrub.js";
 

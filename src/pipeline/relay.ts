@@ -6,8 +6,8 @@ import type { Cancellation } from "../core/cancellation.js";
 import { SseParser, type SseEvent } from "../core/sse.js";
 import type { StreamDecoder } from "../upstreams/descriptor.js";
 import { GatewayError } from "../errors/catalogue.js";
-import type { ClientFrame, StreamTranslator } from "./plan.js";
-import { parseEventJson } from "./plans/usage.js";
+import type { ClientFrame, StreamTranslator } from "../upstreams/plan.js";
+import { parseEventJson } from "../upstreams/usage-readers.js";
 import type { Scrubber } from "./scrub.js";
 
 /**

@@ -8,9 +8,9 @@
 // Every deployment has a circuit breaker (scope "deployment:<model>/<name>", the same machinery as the
 // keys'): no response or 5xx is a failure, a 429, a client's 4xx or no attempt at all counts for nothing.
 // Nothing here writes to the client: the metering sequence (metered-call.ts) gets the 2xx answer.
-import type { Deployment, ModelConfig, RoutingGroup } from "../config/catalog.js";
+import type { Deployment, ModelConfig, RoutingGroup } from "../core/catalog.js";
 import { GatewayError } from "../errors/catalogue.js";
-import type { Outcome } from "../upstreams/health/upstream-health.js";
+import type { Outcome } from "../upstreams/upstream-health.js";
 import { forward, type ForwardRequest, type Forwarded, type ForwardServices } from "./forward.js";
 import { upstreamError } from "./upstream-errors.js";
 

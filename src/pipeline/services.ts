@@ -3,7 +3,7 @@ import type { Logger } from "pino";
 import type { Billing } from "../billing/types.js";
 import type { GatewayConfig } from "../config/load.js";
 import type { Store } from "../store/index.js";
-import type { UpstreamHealth } from "../upstreams/health/upstream-health.js";
+import type { UpstreamHealth } from "../upstreams/upstream-health.js";
 import type { AuthCache } from "./auth-cache.js";
 import type { KeyRotation } from "./failover.js";
 import type { Scrubber } from "./scrub.js";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { subjectLimitsFromInput, tierLimitsOf } from "../billing/traffic-limits.js";
+import { subjectLimitsFromInput, tierLimitsOf } from "../core/traffic-limits.js";
 import type { Principal } from "./auth-cache.js";
 import { trafficLimitsFor } from "./traffic.js";
 

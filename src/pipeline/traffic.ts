@@ -4,8 +4,8 @@
 // takes effect when the cache drops the key, at once in the process that changed it and within a
 // second elsewhere through auth_events), and the x-ratelimit-* headers of an admitted request.
 import type { FastifyReply } from "fastify";
-import { rateLimitHeaders } from "../billing/rate-limit-headers.js";
-import { applicableLimits, limitSubjectsOf, NO_TIER_LIMITS, type TierLimits, type TrafficLimit } from "../billing/traffic-limits.js";
+import { rateLimitHeaders } from "../core/rate-limit-headers.js";
+import { applicableLimits, limitSubjectsOf, NO_TIER_LIMITS, type TierLimits, type TrafficLimit } from "../core/traffic-limits.js";
 import type { Hold, Route } from "../billing/types.js";
 import type { GatewayConfig } from "../config/load.js";
 import type { Principal } from "./auth-cache.js";

@@ -1,7 +1,7 @@
 // contract item 7: the keys tried for a request are the account's own keys for that provider when it
 // has some, otherwise the provider's shared keys. Own keys are cached per account for a few seconds
 // (and dropped at once when this process changes them), so the hot path does not query per request.
-import type { ProviderConfig } from "../config/catalog.js";
+import type { ProviderConfig } from "../core/catalog.js";
 import type { Store } from "../store/index.js";
 import type { Scrubber } from "./scrub.js";
 

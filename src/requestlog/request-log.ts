@@ -13,7 +13,7 @@
 // bounded batches, on a timer.
 import type { Logger } from "pino";
 import type { Kysely } from "kysely";
-import { SqliteWriter } from "../billing/sqlite-writer.js";
+import { SqliteWriter } from "../store/sqlite-writer.js";
 import type { DatabaseHandle } from "../store/database.js";
 import { insertRequestLogPostgres, insertRequestLogSqlite, pruneRequestLogPostgres, pruneRequestLogSqlite, type RequestLogEntry } from "../store/request-log-store.js";
 import type { Database } from "../store/tables.js";

@@ -1,5 +1,5 @@
 // Accounts: creation, status, and administrator balance changes (each with its ledger row, atomically).
-import { limitsColumn, subjectLimitsOf, type SubjectLimits, type SubjectLimitsInput } from "../billing/traffic-limits.js";
+import { limitsColumn, subjectLimitsOf, type SubjectLimits, type SubjectLimitsInput } from "../core/traffic-limits.js";
 import type { Kysely, Selectable, Transaction } from "kysely";
 import { GatewayError } from "../errors/catalogue.js";
 import { newId, nowMs } from "../core/ids.js";

@@ -3,7 +3,7 @@
 // with the CLI; the raw token is shown once.
 import { randomBytes } from "node:crypto";
 import type { Kysely, Selectable } from "kysely";
-import { hashApiKey } from "../accounts/api-keys.js";
+import { hashApiKey } from "../core/api-keys.js";
 import { newId, nowMs } from "../core/ids.js";
 import { GatewayError } from "../errors/catalogue.js";
 import type { AdminTokensTable, Database } from "./tables.js";

@@ -1,15 +1,34 @@
 // API sub-keys: minting (at most 50 enabled per account), lookup by hash, caps, revoke.
-import { limitsColumn, subjectLimitsOf, type SubjectLimits, type SubjectLimitsInput } from "../billing/traffic-limits.js";
+import { limitsColumn, subjectLimitsOf, type SubjectLimits, type SubjectLimitsInput } from "../core/traffic-limits.js";
 import type { Kysely, Selectable, Transaction, Updateable } from "kysely";
-import { mintApiKey } from "../accounts/api-keys.js";
+import { mintApiKey } from "../core/api-keys.js";
 import { GatewayError } from "../errors/catalogue.js";
 import { newId, nowMs } from "../core/ids.js";
 import type { Nano } from "../core/money.js";
+import type { KeyPeriod } from "./tables.js";
 import { toAccount, type Account } from "./accounts-store.js";
 import { recordAuthChange } from "./auth-events.js";
-import type { KeyPolicy, KeyPolicyChange } from "../accounts/key-policy.js";
 import type { Database, KeyStatus, KeysTable } from "./tables.js";
 import { transact } from "./transact.js";
+
+/** A change of a key's policy: undefined leaves a field as it is, null removes the restriction. */
+export interface KeyPolicyChange {
+  allowedModels?: string[] | null;
+  allowedNetworks?: string[] | null;
+  expiresAt?: number | null;
+  period?: KeyPeriod | null;
+  periodBudget?: Nano | null;
+  periodTokenCap?: number | null;
+}
+
+export interface KeyPolicy {
+  allowedModels: string[] | null;
+  allowedNetworks: string[] | null;
+  expiresAt: number | null;
+  period: KeyPeriod | null;
+  periodBudget: Nano | null;
+  periodTokenCap: number | null;
+}
 
 export const MAX_ENABLED_KEYS_PER_ACCOUNT = 50;
 

@@ -7,7 +7,7 @@
 // generated from LEDGER_CHAIN_COLUMNS (migrations/ledger-chain-triggers.ts), and the verifier and
 // the migration that chains existing rows call ledgerRowHash directly.
 import { hash } from "node:crypto";
-import { LEDGER_DIMENSION_COLUMNS } from "../billing/dimensions.js";
+import { LEDGER_DIMENSION_COLUMNS } from "../core/dimensions.js";
 
 export type LedgerChainColumnType = "integer" | "text";
 

@@ -4,7 +4,7 @@
 // ledger append as an administrator credit (AccountsStore.adjustBalance). Of concurrent redemptions
 // of one code exactly one finds the row to update; if anything after that fails, nothing remains.
 import type { Kysely, Selectable } from "kysely";
-import { hashRedemptionCode, mintRedemptionCode } from "../billing/redemption-code.js";
+import { hashRedemptionCode, mintRedemptionCode } from "./redemption-code.js";
 import { newId, nowMs } from "../core/ids.js";
 import { MAX_BALANCE, type Nano } from "../core/money.js";
 import { GatewayError } from "../errors/catalogue.js";

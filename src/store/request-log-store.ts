@@ -1,7 +1,7 @@
 // The request log's table (migration 0015): batched inserts, filtered keyset pages, pruning by time.
 // Written only by src/requestlog/request-log.ts, behind the request path; read by the dashboard.
 import { sql, type Kysely, type Selectable } from "kysely";
-import { Statement, type SqlExec } from "../billing/sqlite-writer.js";
+import { Statement, type SqlExec } from "./sqlite-writer.js";
 import type { Database, RequestLogTable } from "./tables.js";
 
 /** One request as the request path hands it over: plain numbers, turned into rows when written. */

@@ -1,6 +1,6 @@
 // Row types of every table, as both drivers return them: all integers as bigint (SQLite with
 // safeIntegers, PostgreSQL int8 parsed to BigInt), timestamps as epoch milliseconds, flags as 0/1.
-import { CACHE_SAVING_COLUMN, type DimensionCostColumn, type DimensionCountColumn } from "../billing/dimensions.js";
+import { CACHE_SAVING_COLUMN, type DimensionCostColumn, type DimensionCountColumn } from "../core/dimensions.js";
 import type { ColumnType, Generated } from "kysely";
 
 type Int = bigint;

@@ -4,14 +4,14 @@
 // Every part is required; a part an upstream lacks is written out as absent (null, or an optional
 // key of nativePlans/media), so that a new type has to decide each one and nothing falls back to
 // another type's format. Recipe: CONTRIBUTING.md, "Adding an upstream type".
-import type { ModelConfig, ModelKind, ProviderConfig, ProviderSetting, UpstreamApi } from "../config/catalog.js";
+import type { ModelConfig, ModelKind, ProviderConfig, ProviderSetting, UpstreamApi } from "../core/catalog.js";
 import type { SseEvent } from "../core/sse.js";
 import type { Usage } from "../core/usage.js";
-import type { EmbeddingRequest } from "../media/embeddings/embedding-request.js";
-import type { VideoAdapter } from "../media/videos/video-types.js";
-import type { UpstreamPlan } from "../pipeline/plan.js";
+import type { EmbeddingRequest } from "./embedding-request.js";
+import type { VideoAdapter } from "./video-adapter.js";
+import type { UpstreamPlan } from "./plan.js";
 import type { Cancellation } from "../core/cancellation.js";
-import type { UpstreamHttpResponse, UpstreamRequest } from "../providers/upstream-client.js";
+import type { UpstreamHttpResponse, UpstreamRequest } from "./upstream-client.js";
 
 /** The client's request headers, for the few an upstream passes on (anthropic-version, anthropic-beta). */
 export type ClientHeaders = Record<string, string | string[] | undefined>;

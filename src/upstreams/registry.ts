@@ -1,7 +1,7 @@
 // Every upstream type the gateway speaks, by the name a provider's `type` gives in the config.
 // Adding one is a folder under src/upstreams/ and a line here (CONTRIBUTING.md, "Adding an upstream
 // type"); the config's `type` values, and the ProviderType of the catalog, come from these keys.
-import type { ProviderConfig } from "../config/catalog.js";
+import type { ProviderConfig } from "../core/catalog.js";
 import { GatewayError } from "../errors/catalogue.js";
 import { anthropicUpstream } from "./anthropic/index.js";
 import { azureOpenAiUpstream } from "./azure-openai/index.js";
@@ -24,7 +24,7 @@ export const upstreams = {
 
 type RegisteredNames = { readonly [Name in keyof typeof upstreams]: true };
 
-declare module "../config/catalog.js" {
+declare module "../core/catalog.js" {
   // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- declaration merging: the registry's names become ProviderType
   interface RegisteredUpstreamTypes extends RegisteredNames {}
 }

@@ -1,7 +1,7 @@
 // An upstream request addressed under a provider's base URL, with its extra headers and one key's
 // credentials: the only way requests to providers are built, so every one is authenticated alike.
-import type { ProviderConfig } from "../config/catalog.js";
-import type { UpstreamRequest } from "../providers/upstream-client.js";
+import type { ProviderConfig } from "../core/catalog.js";
+import type { UpstreamRequest } from "./upstream-client.js";
 import type { Authenticate, ClientHeaders, SignRequest } from "./descriptor.js";
 
 const NO_CLIENT_HEADERS: ClientHeaders = {};

@@ -4,11 +4,11 @@
 // function, the ledger row's count and cost columns (settlement on SQLite, and gw_batch on
 // PostgreSQL), /v1/usage, /v1/me, the dashboard's usage JSON, its ledger page and its CSV export.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CACHE_SAVING_COLUMN, DIMENSIONS, LEDGER_DIMENSION_COLUMNS } from "../../src/billing/dimensions.js";
+import { CACHE_SAVING_COLUMN, DIMENSIONS, LEDGER_DIMENSION_COLUMNS } from "../../src/core/dimensions.js";
 import { priceBreakdown } from "../../src/billing/pricing.js";
 import { parseUsd } from "../../src/core/money.js";
 import type { Usage } from "../../src/core/usage.js";
-import { LEDGER_CSV_COLUMNS } from "../../src/dashboard/usage-queries.js";
+import { LEDGER_CSV_COLUMNS } from "../../src/admin/usage-queries.js";
 import { signedInAccount, type DashboardClient } from "../dashboard/support.js";
 import { DATABASE_KINDS } from "../support/databases.js";
 import { mockConfig, startGateway, type TestGateway } from "../support/gateway.js";

@@ -9,7 +9,7 @@ import SqliteDatabase from "better-sqlite3";
 import { sql } from "kysely";
 import { describe, expect, it } from "vitest";
 import type { StoreBilling } from "../../src/billing/billing-store.js";
-import { SqliteWriter, Statement } from "../../src/billing/sqlite-writer.js";
+import { SqliteWriter, Statement } from "../../src/store/sqlite-writer.js";
 import type { Store } from "../../src/store/index.js";
 import { DATABASE_KINDS } from "../support/databases.js";
 import { admission, counters, DEFAULT_PROJECTION, expectRefusal, makeAccount, makeKey, usage, useBillingStore } from "./support.js";

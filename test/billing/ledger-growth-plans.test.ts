@@ -9,7 +9,7 @@ import { fillLedger, type LedgerFillResult } from "../../bench/lib/ledger-fill.j
 import { keyUsageQuery } from "../../src/billing/usage-queries.js";
 import { HOUR_MS, keyRollupQuery, splitWindow } from "../../src/billing/usage-rollup.js";
 import { CSV_PAGE_ROWS } from "../../src/dashboard/ledger-csv.js";
-import { ledgerPageQuery, usageAcrossAccountsQuery, usageSummaryQuery } from "../../src/dashboard/usage-queries.js";
+import { ledgerPageQuery, usageAcrossAccountsQuery, usageSummaryQuery } from "../../src/admin/usage-queries.js";
 import type { Store } from "../../src/store/index.js";
 import { pruneQueries } from "../../src/store/ledger-store.js";
 import { rollupOfLedgerSql } from "../../src/store/migrations/0017-usage-rollup.js";

@@ -3,7 +3,7 @@
 // an injected failure inside the redemption transaction leaves nothing half-applied; used, revoked,
 // expired and unknown codes are refused with their reason and change nothing.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { hashRedemptionCode, normaliseRedemptionCode } from "../../src/billing/redemption-code.js";
+import { hashRedemptionCode, normaliseRedemptionCode } from "../../src/store/redemption-code.js";
 import { MAX_BALANCE, parseUsd } from "../../src/core/money.js";
 import { GatewayError } from "../../src/errors/catalogue.js";
 import { openStore, type Store } from "../../src/store/index.js";

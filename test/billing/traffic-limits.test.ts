@@ -5,7 +5,7 @@
 import { sql } from "kysely";
 import { describe, expect, it } from "vitest";
 import type { StoreBilling } from "../../src/billing/billing-store.js";
-import { SqliteWriter, type SqlExec } from "../../src/billing/sqlite-writer.js";
+import { SqliteWriter, type SqlExec } from "../../src/store/sqlite-writer.js";
 import {
   applicableLimits,
   currentWindow,
@@ -15,7 +15,7 @@ import {
   WINDOW_MS,
   type SubjectLimitsInput,
   type TrafficLimit,
-} from "../../src/billing/traffic-limits.js";
+} from "../../src/core/traffic-limits.js";
 import { trafficWindows } from "../../src/billing/traffic-windows-sqlite.js";
 import type { Hold } from "../../src/billing/types.js";
 import { GatewayError } from "../../src/errors/catalogue.js";

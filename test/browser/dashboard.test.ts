@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hashPassword } from "../../src/accounts/passwords.js";
 import { updateAccount } from "../../src/admin/operations.js";
 import { parseUsd } from "../../src/core/money.js";
-import { keyFingerprint } from "../../src/upstreams/health/upstream-health.js";
+import { keyFingerprint } from "../../src/upstreams/upstream-health.js";
 import { BROWSER_PASSWORD, openBrowser, SHOTS, SKIP_BROWSER, type Browser } from "../support/browser.js";
 import { mockConfig, startGateway, type TestGateway } from "../support/gateway.js";
 import { chatCompletion, json, startMockUpstream, type MockUpstream } from "../support/mock-upstream.js";

@@ -5,7 +5,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { hashApiKey } from "../../src/accounts/api-keys.js";
+import { hashApiKey } from "../../src/core/api-keys.js";
 import { verifyPassword } from "../../src/accounts/passwords.js";
 import { openStore } from "../../src/store/index.js";
 import { createTestDatabase, DATABASE_KINDS, type TestDatabase } from "../support/databases.js";

@@ -2,7 +2,7 @@
 // the breaker state, window and cooldown the gateway processes wrote; never a key itself.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openStore, type Store } from "../../src/store/index.js";
-import { keyFingerprint, keyScope } from "../../src/upstreams/health/upstream-health.js";
+import { keyFingerprint, keyScope } from "../../src/upstreams/upstream-health.js";
 import { DATABASE_KINDS } from "../support/databases.js";
 import { createHarness, TEST_CONFIG, type CliHarness } from "./harness.js";
 

@@ -2,7 +2,7 @@
 // fingerprint and never by key, after real failures through the gateway opened one; then each
 // routing group's deployment.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { keyFingerprint } from "../../src/upstreams/health/upstream-health.js";
+import { keyFingerprint } from "../../src/upstreams/upstream-health.js";
 import { DATABASE_KINDS } from "../support/databases.js";
 import { mockConfig, startGateway, type TestGateway } from "../support/gateway.js";
 import { chatCompletion, json, startMockUpstream, type MockUpstream } from "../support/mock-upstream.js";

@@ -2,7 +2,7 @@
 // same list GET /v1/models gives that key; every billing dimension's price from the dimension list;
 // another account's key is a 404 like a missing one; server.public_url reaches the snippets.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DIMENSIONS } from "../../src/billing/dimensions.js";
+import { DIMENSIONS } from "../../src/core/dimensions.js";
 import { ConfigError, publicUrlFrom } from "../../src/config/load.js";
 import { DATABASE_KINDS } from "../support/databases.js";
 import { mockConfig, startGateway, type TestGateway } from "../support/gateway.js";

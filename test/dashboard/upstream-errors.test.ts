@@ -2,7 +2,7 @@
 // one that answers 429 with Retry-After shows "HTTP 429 (rate limited)" and the seconds left of its
 // cooldown; a healthy key shows neither. Written with the breaker window, read back from the database.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { keyFingerprint } from "../../src/upstreams/health/upstream-health.js";
+import { keyFingerprint } from "../../src/upstreams/upstream-health.js";
 import { DATABASE_KINDS } from "../support/databases.js";
 import { mockConfig, startGateway, type TestGateway } from "../support/gateway.js";
 import { chatCompletion, json, startMockUpstream, type MockUpstream } from "../support/mock-upstream.js";

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { openStore } from "../../src/store/index.js";
-import { keyFingerprint } from "../../src/upstreams/health/upstream-health.js";
+import { keyFingerprint } from "../../src/upstreams/upstream-health.js";
 import { killAll, startGateway as spawnGateway, waitFor, waitUntilHealthy } from "../cli/gateway-process.js";
 import { createTestDatabase, DATABASE_KINDS } from "../support/databases.js";
 import { mockConfig } from "../support/gateway.js";

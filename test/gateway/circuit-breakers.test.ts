@@ -3,7 +3,7 @@
 // errors (4xx) do not count against a key.
 import OpenAI from "openai";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { keyFingerprint } from "../../src/upstreams/health/upstream-health.js";
+import { keyFingerprint } from "../../src/upstreams/upstream-health.js";
 import { mockConfig, startGateway, type TestGateway } from "../support/gateway.js";
 import { chatCompletion, json, startMockUpstream, type MockUpstream } from "../support/mock-upstream.js";
 

@@ -4,11 +4,11 @@
 import { describe, expect, it } from "vitest";
 import type { z } from "zod";
 import { adminAccountView, auditView, codeView, providerKeyView } from "../../src/admin/views.js";
-import { accountView, inviteView, keyView } from "../../src/dashboard/views.js";
-import type { ledgerRowView, usageAcrossAccounts, usageSummary } from "../../src/dashboard/usage-queries.js";
+import { accountView, inviteView, keyView } from "../../src/admin/account-views.js";
+import type { ledgerRowView, usageAcrossAccounts, usageSummary } from "../../src/admin/usage-queries.js";
 import { requestRecordJson } from "../../src/http/routes/request-record.js";
 import { videoObject } from "../../src/media/videos/video-object.js";
-import type { upstreamStatuses } from "../../src/upstreams/health/upstream-status.js";
+import type { upstreamStatuses } from "../../src/pipeline/upstream-status.js";
 import type { trafficUse } from "../../src/billing/traffic-usage.js";
 import type { reloadView } from "../../src/admin/routes/config.js";
 import type { dashboardModelView } from "../../src/dashboard/routes/model-routes.js";

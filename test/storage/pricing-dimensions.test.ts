@@ -5,7 +5,7 @@
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { StoreBilling } from "../../src/billing/billing-store.js";
-import { LEDGER_DIMENSION_COLUMNS } from "../../src/billing/dimensions.js";
+import { LEDGER_DIMENSION_COLUMNS } from "../../src/core/dimensions.js";
 import { migrate } from "../../src/store/migrate.js";
 import type { Store } from "../../src/store/index.js";
 import { createTestDatabase, DATABASE_KINDS, type TestDatabase } from "../support/databases.js";

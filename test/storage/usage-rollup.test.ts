@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { StoreBilling } from "../../src/billing/billing-store.js";
 import { foldKeyUsage, keyUsageQuery } from "../../src/billing/usage-queries.js";
 import { SUMMED_COLUMNS } from "../../src/billing/usage-report.js";
-import { usageSummaryQuery } from "../../src/dashboard/usage-queries.js";
+import { usageSummaryQuery } from "../../src/admin/usage-queries.js";
 import type { Store } from "../../src/store/index.js";
 import { migrate } from "../../src/store/migrate.js";
 import { ROLLUP_SUMMED_COLUMNS, rollupOfLedgerSql } from "../../src/store/migrations/0017-usage-rollup.js";

@@ -1,10 +1,10 @@
 // /admin/v1/accounts: create, list (cursor paging, search by email or id), get, change (status, tier,
 // budgets, default model, clamping, rate and concurrency limits), credit and debit (a required reason; Idempotency-Key).
 import { z } from "zod";
-import { subjectLimitsSchema } from "../../billing/traffic-limits.js";
+import { subjectLimitsSchema } from "../../core/traffic-limits.js";
 import { MAX_BALANCE } from "../../core/money.js";
 import { GatewayError } from "../../errors/catalogue.js";
-import { email, parseWith } from "../../dashboard/validate.js";
+import { email, parseWith } from "../validate.js";
 import type { GatewayConfig } from "../../config/load.js";
 import type { RouteContext } from "../../http/route-context.js";
 import { searchAccounts } from "../../store/account-search.js";

@@ -4,7 +4,7 @@
 import { z } from "zod";
 import { MAX_BALANCE } from "../../core/money.js";
 import { GatewayError } from "../../errors/catalogue.js";
-import { parseWith } from "../../dashboard/validate.js";
+import { parseWith } from "../validate.js";
 import type { AuditActor } from "../../store/audit-store.js";
 import type { Store } from "../../store/index.js";
 import { MAX_CODES_PER_MINT, REDEMPTION_CODE_STATES, type RedemptionCodeState } from "../../store/redemption-codes-store.js";

@@ -4,7 +4,7 @@
 // a restart applies; the running config stays.
 import { z } from "zod";
 import { GatewayError } from "../../errors/catalogue.js";
-import { parseWith } from "../../dashboard/validate.js";
+import { parseWith } from "../validate.js";
 import type { ReloadOutcome } from "../../http/route-context.js";
 import { adminActor } from "../auth.js";
 import type { AdminRoute } from "./route.js";

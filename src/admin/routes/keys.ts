@@ -4,12 +4,12 @@
 import { z } from "zod";
 import { MAX_BALANCE } from "../../core/money.js";
 import { GatewayError } from "../../errors/catalogue.js";
-import { parseWith } from "../../dashboard/validate.js";
-import { keyView } from "../../dashboard/views.js";
+import { parseWith } from "../validate.js";
+import { keyView } from "../account-views.js";
 import type { GatewayConfig } from "../../config/load.js";
 import type { RouteContext } from "../../http/route-context.js";
 import type { ApiKey } from "../../store/keys-store.js";
-import { checkedPolicy, policyChange, policyFields } from "../../dashboard/routes/key-routes.js";
+import { checkedPolicy, policyChange, policyFields } from "../key-policy-fields.js";
 import { adminActor } from "../auth.js";
 import { createKey, revokeKey, updateKey, type NewKey } from "../operations.js";
 import { id, tokenCount, usd, type AdminRoute } from "./route.js";

@@ -2,7 +2,7 @@
 // provider-keys` manages): list (last four characters only), add, remove.
 import { z } from "zod";
 import { GatewayError } from "../../errors/catalogue.js";
-import { parseWith } from "../../dashboard/validate.js";
+import { parseWith } from "../validate.js";
 import { adminActor } from "../auth.js";
 import { addProviderKey, removeProviderKey } from "../operations.js";
 import { providerKeyView } from "../views.js";

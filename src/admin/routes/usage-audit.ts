@@ -2,8 +2,8 @@
 // (the audit log, newest first, filtered by target, actor or action).
 import { z } from "zod";
 import { GatewayError } from "../../errors/catalogue.js";
-import { usageSummary } from "../../dashboard/usage-queries.js";
-import { parseWith } from "../../dashboard/validate.js";
+import { usageSummary } from "../usage-queries.js";
+import { parseWith } from "../validate.js";
 import { auditView, decodeCursor, encodeCursor } from "../views.js";
 import { cursor, id, pageLimit, type AdminRoute } from "./route.js";
 

@@ -3,7 +3,7 @@ import type { Store } from "../../store/index.js";
 import type { GatewayConfig } from "../../config/load.js";
 import { emit, parseCommand, requireOption, table, usd, UsageError, type CliIo } from "../io.js";
 import { adjustBalance, createAccount, updateAccount } from "../../admin/operations.js";
-import { subjectLimitsJson } from "../../billing/traffic-limits.js";
+import { subjectLimitsJson } from "../../core/traffic-limits.js";
 import { cliActor } from "./cli-actor.js";
 import { parseMoneyOption, parseCountOption, parseLimits, parseOnOff } from "./parse.js";
 

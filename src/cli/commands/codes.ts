@@ -3,7 +3,7 @@
 import { codeSchemas, mintFromBody } from "../../admin/routes/codes.js";
 import { revokeCode } from "../../admin/operations.js";
 import { codeView } from "../../admin/views.js";
-import { parseWith } from "../../dashboard/validate.js";
+import { parseWith } from "../../admin/validate.js";
 import type { Store } from "../../store/index.js";
 import { emit, parseCommand, requireOption, table, UsageError, type CliIo } from "../io.js";
 import { cliActor } from "./cli-actor.js";

@@ -1,13 +1,13 @@
-import { effectiveStatus, keyPolicyJson, validateKeyPolicy, type KeyPolicy, type KeyPolicyChange } from "../../accounts/key-policy.js";
+import { effectiveStatus, keyPolicyJson, validateKeyPolicy } from "../../accounts/key-policy.js";
 import { KEY_PERIODS } from "../../billing/key-period.js";
 import type { GatewayConfig } from "../../config/load.js";
 import { GatewayError } from "../../errors/catalogue.js";
-import type { ApiKey } from "../../store/keys-store.js";
+import type { ApiKey, KeyPolicy, KeyPolicyChange } from "../../store/keys-store.js";
 import type { Store } from "../../store/index.js";
 import type { KeyPeriod } from "../../store/tables.js";
 import { emit, parseCommand, requireOption, table, usd, UsageError, type CliIo } from "../io.js";
 import { createKey, revokeKey, updateKey } from "../../admin/operations.js";
-import { subjectLimitsJson } from "../../billing/traffic-limits.js";
+import { subjectLimitsJson } from "../../core/traffic-limits.js";
 import { cliActor } from "./cli-actor.js";
 import { parseCountOption, parseLimits, parseMoneyOption, parseOnOff, requireAccount } from "./parse.js";
 

@@ -1,4 +1,4 @@
-import { subjectLimitsSchema, type SubjectLimitsInput } from "../../billing/traffic-limits.js";
+import { subjectLimitsSchema, type SubjectLimitsInput } from "../../core/traffic-limits.js";
 import { MAX_BALANCE, parseUsd, type Nano } from "../../core/money.js";
 import { GatewayError } from "../../errors/catalogue.js";
 import type { Store } from "../../store/index.js";

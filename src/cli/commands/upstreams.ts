@@ -3,7 +3,7 @@
 // GET /dashboard/api/admin/upstreams).
 import type { GatewayConfig } from "../../config/load.js";
 import type { Store } from "../../store/index.js";
-import { upstreamStatuses, type BreakerStatus } from "../../upstreams/health/upstream-status.js";
+import { upstreamStatuses, type BreakerStatus } from "../../pipeline/upstream-status.js";
 import { emit, parseCommand, table, UsageError, type CliIo } from "../io.js";
 
 export async function upstreamsCommand(sub: string | undefined, args: string[], io: CliIo, store: Store, config: GatewayConfig): Promise<void> {

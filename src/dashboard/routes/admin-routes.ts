@@ -8,7 +8,7 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { z } from "zod";
 import type { RouteContext } from "../../http/route-context.js";
-import { subjectLimitsSchema } from "../../billing/traffic-limits.js";
+import { subjectLimitsSchema } from "../../core/traffic-limits.js";
 import { GatewayError } from "../../errors/catalogue.js";
 import { ACCOUNT_STATUSES, type Account, type AccountStatus } from "../../store/accounts-store.js";
 import { accountSchemas } from "../../admin/routes/accounts.js";
@@ -16,11 +16,11 @@ import { invalidateOwnKeys, providerKeySchemas } from "../../admin/routes/provid
 import { addProviderKey, adjustBalance, removeProviderKey, updateAccount, type AccountChanges } from "../../admin/operations.js";
 import { adminAccountView, auditView, providerKeyView } from "../../admin/views.js";
 import { searchAccounts } from "../../store/account-search.js";
-import { ledgerPage, ledgerRowView, usageAcrossAccounts } from "../usage-queries.js";
+import { ledgerPage, ledgerRowView, usageAcrossAccounts } from "../../admin/usage-queries.js";
 import type { AuditActor } from "../../store/audit-store.js";
-import { upstreamStatuses } from "../../upstreams/health/upstream-status.js";
+import { upstreamStatuses } from "../../pipeline/upstream-status.js";
 import { requireActive } from "../session-auth.js";
-import { idParam, parseWith } from "../validate.js";
+import { idParam, parseWith } from "../../admin/validate.js";
 
 const auditQuery = z.object({
   limit: z.coerce.number().int().min(1).max(500).default(100),

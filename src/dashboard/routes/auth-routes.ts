@@ -8,8 +8,8 @@ import { GatewayError } from "../../errors/catalogue.js";
 import type { Account } from "../../store/accounts-store.js";
 import { checkOrigin, clearSessionCookie, readCookie, requireSession, SESSION_COOKIE, setSessionCookie } from "../session-auth.js";
 import { SignInThrottle } from "../sign-in-throttle.js";
-import { email, parseWith, password } from "../validate.js";
-import { accountView } from "../views.js";
+import { email, parseWith, password } from "../../admin/validate.js";
+import { accountView } from "../../admin/account-views.js";
 
 const signInBody = z.object({ email, password: z.string().min(1).max(200) });
 const signUpBody = z.object({ email, password, invite_token: z.string().min(1).max(200).optional() });

@@ -7,13 +7,13 @@ import { z } from "zod";
 import { codeSchemas, codesPage, mintFromBody } from "../../admin/routes/codes.js";
 import { revokeCode } from "../../admin/operations.js";
 import { codeView } from "../../admin/views.js";
-import { MAX_CODE_INPUT } from "../../billing/redemption-code.js";
+import { MAX_CODE_INPUT } from "../../store/redemption-code.js";
 import { formatUsd } from "../../core/money.js";
 import { GatewayError } from "../../errors/catalogue.js";
 import type { RouteContext } from "../../http/route-context.js";
 import { SignInThrottle } from "../sign-in-throttle.js";
-import { parseWith } from "../validate.js";
-import { accountView } from "../views.js";
+import { parseWith } from "../../admin/validate.js";
+import { accountView } from "../../admin/account-views.js";
 import { dashboardActor, requireAdmin } from "./admin-routes.js";
 
 const redeemBody = z.object({ code: z.string().trim().min(1).max(MAX_CODE_INPUT) }).strict();

@@ -4,43 +4,19 @@
 // follow the auth_events row the store wrote.
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
-import type { GatewayConfig } from "../../config/load.js";
 import type { RouteContext } from "../../http/route-context.js";
 import { GatewayError } from "../../errors/catalogue.js";
 import type { ApiKey } from "../../store/keys-store.js";
-import { validateKeyPolicy, type KeyPolicyChange } from "../../accounts/key-policy.js";
+import { checkedPolicy, policyChange, policyFields } from "../../admin/key-policy-fields.js";
 import { createKey, revokeKey as auditedRevoke } from "../../admin/operations.js";
 import type { AuditActor } from "../../store/audit-store.js";
 import { dashboardActor } from "./admin-routes.js";
-import { limitSubjectsOf, NO_TIER_LIMITS, subjectLimitsSchema } from "../../billing/traffic-limits.js";
+import { limitSubjectsOf, NO_TIER_LIMITS, subjectLimitsSchema } from "../../core/traffic-limits.js";
 import { trafficUse } from "../../billing/traffic-usage.js";
-import { idParam, parseWith, requireConfirm, tokenCount, usdAmount } from "../validate.js";
-import { iso, keyView } from "../views.js";
+import { idParam, parseWith, requireConfirm, tokenCount, usdAmount } from "../../admin/validate.js";
+import { iso, keyView } from "../../admin/account-views.js";
 
-// Key policies (ADR 0017); the catalogue, the tier and the pairing of period and budget are checked by
-// validateKeyPolicy. null removes a restriction.
-export const policyFields = {
-  allowed_models: z.array(z.string().min(1).max(256)).max(100).nullable().optional(),
-  allowed_networks: z.array(z.string().min(1).max(64)).max(100).nullable().optional(),
-  expires_at: z.iso.datetime({ offset: true }).nullable().optional(),
-  period: z.enum(["day", "week", "month"]).nullable().optional(),
-  period_budget_usd: usdAmount.nullable().optional(),
-  period_token_cap: tokenCount.nullable().optional(),
-};
 const POLICY_FIELDS = Object.keys(policyFields) as Array<keyof typeof policyFields>;
-
-export type PolicyBody = { [K in keyof typeof policyFields]?: z.infer<(typeof policyFields)[K]> };
-
-export function policyChange(body: PolicyBody): KeyPolicyChange {
-  return {
-    ...(body.allowed_models !== undefined && { allowedModels: body.allowed_models }),
-    ...(body.allowed_networks !== undefined && { allowedNetworks: body.allowed_networks }),
-    ...(body.expires_at !== undefined && { expiresAt: body.expires_at === null ? null : Date.parse(body.expires_at) }),
-    ...(body.period !== undefined && { period: body.period }),
-    ...(body.period_budget_usd !== undefined && { periodBudget: body.period_budget_usd }),
-    ...(body.period_token_cap !== undefined && { periodTokenCap: body.period_token_cap }),
-  };
-}
 
 const createBody = z.object({
   ...policyFields,
@@ -91,13 +67,6 @@ export async function revokeKey(ctx: RouteContext, key: ApiKey, actor: AuditActo
   ctx.pipeline.authCache.invalidateKey(key.hash);
   await ctx.store.showAgain.forgetKey(key.id);
   return revoked;
-}
-
-/** The policy change checked against the catalogue and the tier of the key's account. */
-export async function checkedPolicy(ctx: RouteContext, config: GatewayConfig, accountId: string, change: KeyPolicyChange, current: ApiKey | null): Promise<KeyPolicyChange> {
-  const account = await ctx.store.accounts.get(accountId);
-  if (!account) throw new GatewayError("account_not_found", `No account ${accountId}.`, { param: "account_id" });
-  return validateKeyPolicy(change, { config, tier: account.tier, now: ctx.pipeline.authCache.now(), current });
 }
 
 export function registerKeyRoutes(app: FastifyInstance, ctx: RouteContext): void {

@@ -6,11 +6,11 @@ import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import type { RouteContext } from "../../http/route-context.js";
 import type { ModelConfig } from "../../config/load.js";
-import { DIMENSIONS, TOKEN_DIMENSIONS } from "../../billing/dimensions.js";
+import { DIMENSIONS, TOKEN_DIMENSIONS } from "../../core/dimensions.js";
 import { formatUsd } from "../../core/money.js";
 import { modelAllowed } from "../../accounts/key-policy.js";
 import { upstreamOf } from "../../upstreams/registry.js";
-import { idParam, parseWith } from "../validate.js";
+import { idParam, parseWith } from "../../admin/validate.js";
 import { ownKey } from "./key-routes.js";
 
 const query = z.object({ key_id: idParam.optional() });

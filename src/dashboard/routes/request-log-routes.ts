@@ -7,7 +7,7 @@ import { z } from "zod";
 import { formatUsd } from "../../core/money.js";
 import type { RouteContext } from "../../http/route-context.js";
 import { requestLogPage, type RequestLogCursor, type RequestLogFilter, type RequestLogRow, type StatusFilter } from "../../store/request-log-store.js";
-import { idParam, parseWith } from "../validate.js";
+import { idParam, parseWith } from "../../admin/validate.js";
 import { requireAdmin } from "./admin-routes.js";
 import { csvCell } from "./usage-routes.js";
 

@@ -6,8 +6,8 @@ import { z } from "zod";
 import type { RouteContext } from "../../http/route-context.js";
 import { formatUsd } from "../../core/money.js";
 import { csvCell, ledgerCsvLines } from "../ledger-csv.js";
-import { DAY_MS, ledgerPage, ledgerRowView, usageSummary } from "../usage-queries.js";
-import { parseWith } from "../validate.js";
+import { DAY_MS, ledgerPage, ledgerRowView, usageSummary } from "../../admin/usage-queries.js";
+import { parseWith } from "../../admin/validate.js";
 
 const daysQuery = z.object({ days: z.coerce.number().int().min(1).max(366).default(30) });
 const ledgerQuery = z.object({

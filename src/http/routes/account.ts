@@ -4,14 +4,14 @@
 // ISO 8601 (UTC).
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { z } from "zod";
-import { checkRequestBody } from "../../pipeline/formats/fields.js";
+import { checkRequestBody } from "../../formats/fields.js";
 import type { RouteContext } from "../route-context.js";
 import { formatUsd } from "../../core/money.js";
 import { usageTotalsJson as totalsJson } from "../../billing/usage-report.js";
 import { invalidRequest } from "../../errors/catalogue.js";
 import { effectiveStatus, keyPolicyJson } from "../../accounts/key-policy.js";
 import { authenticate } from "../../pipeline/authenticate.js";
-import { limitSubjectsOf, NO_TIER_LIMITS, subjectLimitsJson } from "../../billing/traffic-limits.js";
+import { limitSubjectsOf, NO_TIER_LIMITS, subjectLimitsJson } from "../../core/traffic-limits.js";
 import { trafficUse } from "../../billing/traffic-usage.js";
 import { readRequestIdParam, requestNotFound, requestRecordJson } from "./request-record.js";
 

@@ -2,11 +2,11 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { RouteContext } from "../route-context.js";
 import { authenticate } from "../../pipeline/authenticate.js";
-import type { ClientFormat } from "../../pipeline/client-format.js";
-import { chatFormat } from "../../pipeline/formats/chat-format.js";
+import type { ClientFormat } from "../../formats/client-format.js";
+import { chatFormat } from "../../formats/chat/chat-format.js";
 import { countMessagesTokens } from "../../pipeline/count-tokens.js";
-import { messagesFormat } from "../../pipeline/formats/messages-format.js";
-import { responsesFormat } from "../../pipeline/formats/responses-format.js";
+import { messagesFormat } from "../../formats/messages/messages-format.js";
+import { responsesFormat } from "../../formats/responses/responses-format.js";
 import { handleModelRequest } from "../../pipeline/handle-model-request.js";
 import { GatewayError, invalidRequest } from "../../errors/catalogue.js";
 

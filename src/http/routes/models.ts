@@ -1,11 +1,11 @@
 // GET /v1/models (the key's tier and allowed models only) and GET /v1/catalog (public, cacheable). The model list
 // answers in Anthropic's shape to Anthropic-style callers (Claude Code's model discovery, the
 // Anthropic SDK), in OpenAI's to everyone else; docs/clients.md says how the two are told apart.
-import { DIMENSIONS, TOKEN_DIMENSIONS } from "../../billing/dimensions.js";
+import { DIMENSIONS, TOKEN_DIMENSIONS } from "../../core/dimensions.js";
 import { createHash } from "node:crypto";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { z } from "zod";
-import { checkRequestBody } from "../../pipeline/formats/fields.js";
+import { checkRequestBody } from "../../formats/fields.js";
 import type { RouteContext } from "../route-context.js";
 import type { GatewayConfig, ModelConfig } from "../../config/load.js";
 import { formatUsd, type Nano } from "../../core/money.js";

@@ -2,7 +2,7 @@
 // (an EmbeddingsApi with readAnswer). Such an upstream is asked for floats; a client that asked for
 // base64 gets what OpenAI would have sent: each vector as little-endian float32, base64-encoded.
 // (An OpenAI-shaped upstream is asked in the client's encoding and its answer is never re-encoded.)
-import type { EmbeddingRequest } from "./embedding-request.js";
+import type { EmbeddingRequest } from "../../upstreams/embedding-request.js";
 
 export interface EmbeddingList {
   object: "list";

@@ -4,7 +4,8 @@
 import { estimateTextTokens } from "../../billing/estimate-tokens.js";
 import { z } from "zod";
 import { invalidRequest } from "../../errors/catalogue.js";
-import { checkRequestBody } from "../../pipeline/formats/fields.js";
+import type { EmbeddingInput, EmbeddingRequest } from "../../upstreams/embedding-request.js";
+import { checkRequestBody } from "../../formats/fields.js";
 
 /** OpenAI's own limit of inputs in one request. */
 export const MAX_EMBEDDING_INPUTS = 2_048;
@@ -45,21 +46,6 @@ export const embeddingRequestSchema = z.strictObject({
     .nullable()
     .optional(),
 });
-
-export type EmbeddingInput = string | string[] | number[] | number[][];
-
-export interface EmbeddingRequest {
-  model: string;
-  input: EmbeddingInput;
-  /** How many vectors the answer holds. */
-  inputCount: number;
-  /** Input tokens held at admission, and billed when the upstream reports none: token arrays exactly, text estimated. */
-  projectedTokens: number;
-  dimensions: number | null;
-  /** OpenAI's default is float. */
-  encodingFormat: "float" | "base64";
-  user: string | null;
-}
 
 export function parseEmbeddingRequest(raw: unknown): EmbeddingRequest {
   if (!raw || typeof raw !== "object" || Array.isArray(raw)) throw invalidRequest("body", "The request body must be a JSON object.");

@@ -18,9 +18,10 @@ import { scrubJsonWithPayloads, type ScrubbedBody } from "../images/base64-paylo
 import { settleAndSend } from "../settle-and-send.js";
 import { readWholeAnswer } from "../upstream-post.js";
 import { embeddingList } from "./embedding-list.js";
-import { parseEmbeddingRequest, type EmbeddingRequest } from "./embedding-request.js";
+import type { EmbeddingRequest } from "../../upstreams/embedding-request.js";
+import { parseEmbeddingRequest } from "./embedding-request.js";
 import { trafficLimitsFor } from "../../pipeline/traffic.js";
-import { recordClientGone } from "../../http/request-context.js";
+import { recordClientGone } from "../../pipeline/request-context.js";
 
 /** 2,048 vectors of 3,072 floats as JSON text is about 140 MB. */
 export const MAX_EMBEDDINGS_RESPONSE_BYTES = 256 * 1024 * 1024;

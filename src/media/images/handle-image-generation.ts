@@ -14,13 +14,13 @@ import { cancelOnClientClose, countAttempts, openMeteredCall } from "../../pipel
 import type { PipelineServices } from "../../pipeline/services.js";
 import { upstreamOf } from "../../upstreams/registry.js";
 import { signedRequest } from "../../upstreams/request.js";
-import type { MediaSettings } from "../settings.js";
+import type { MediaSettings } from "../../config/media-settings.js";
 import { settleAndSend } from "../settle-and-send.js";
 import { readWholeAnswer } from "../upstream-post.js";
 import { scrubJsonWithPayloads, type ScrubbedBody } from "./base64-payloads.js";
 import { imageVariant, parseImageRequest, type ImageRequest } from "./image-request.js";
 import { trafficLimitsFor } from "../../pipeline/traffic.js";
-import { recordClientGone } from "../../http/request-context.js";
+import { recordClientGone } from "../../pipeline/request-context.js";
 
 export async function handleImageGeneration(services: PipelineServices, settings: MediaSettings, request: FastifyRequest, reply: FastifyReply): Promise<void> {
   const input = parseImageRequest(request.body);

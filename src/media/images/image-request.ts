@@ -2,7 +2,7 @@
 // the gateway does not know are passed on untouched, so newer upstream options keep working.
 import { z } from "zod";
 import { invalidRequest } from "../../errors/catalogue.js";
-import { checkRequestBody } from "../../pipeline/formats/fields.js";
+import { checkRequestBody } from "../../formats/fields.js";
 
 export interface ImageRequest {
   model: string;

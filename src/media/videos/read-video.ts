@@ -2,13 +2,13 @@
 // Another account's task is indistinguishable from an unknown one (404), so ids reveal nothing.
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
-import { checkRequestBody } from "../../pipeline/formats/fields.js";
+import { checkRequestBody } from "../../formats/fields.js";
 import { GatewayError, invalidRequest } from "../../errors/catalogue.js";
 import { scrubberForResponse } from "../../pipeline/response-scrubber.js";
 import { scrubHeaders } from "../../pipeline/scrub.js";
 import { upstreamError } from "../../pipeline/upstream-errors.js";
 import type { VideoTaskRow } from "../../store/video-tasks-store.js";
-import { readBounded } from "../upstream-post.js";
+import { readBounded } from "../../upstreams/upstream-client.js";
 import { videoAdapterFor } from "./video-adapter.js";
 import { videoObject, type VideoObject } from "./video-object.js";
 import type { VideoTaskService } from "./video-task-service.js";

@@ -2,7 +2,7 @@
 // upload); plain JSON with the same fields is accepted too. Every failure names its field.
 import { z } from "zod";
 import { invalidRequest } from "../../errors/catalogue.js";
-import { checkRequestBody } from "../../pipeline/formats/fields.js";
+import { checkRequestBody } from "../../formats/fields.js";
 
 export interface VideoRequest {
   model: string;

@@ -11,14 +11,14 @@
 // completed), so a charge is never recorded for a task that looks unfinished.
 import type { Logger } from "pino";
 import type { Hold } from "../../billing/types.js";
-import type { ModelConfig, ProviderConfig } from "../../config/catalog.js";
+import type { ModelConfig, ProviderConfig } from "../../core/catalog.js";
 import { scrubberForResponse } from "../../pipeline/response-scrubber.js";
 import { createScrubber, REDACTED, type Scrubber } from "../../pipeline/scrub.js";
 import type { ConfigSnapshot, LiveConfig } from "../../http/route-context.js";
 import type { PipelineServices } from "../../pipeline/services.js";
 import { OPEN_STATUSES, type VideoTaskRow } from "../../store/video-tasks-store.js";
-import { sendToProvider } from "../../providers/upstream-client.js";
-import { readBounded } from "../upstream-post.js";
+import { sendToProvider } from "../../upstreams/upstream-client.js";
+import { readBounded } from "../../upstreams/upstream-client.js";
 import { videoAdapterFor, type UpstreamVideoState } from "./video-adapter.js";
 import { MAX_VIDEO_SECONDS } from "./video-request.js";
 

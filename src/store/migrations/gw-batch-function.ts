@@ -19,7 +19,7 @@
 // a refusal by one answers outcome "traffic_limited" with the verdict of trafficAdmit (traffic-functions.ts),
 // an admission answers the counted windows ("windows") for the response headers. The traffic windows
 // are read once per call and written once at its end (traffic-functions.ts).
-import { LEDGER_DIMENSION_COLUMNS } from "../../billing/dimensions.js";
+import { LEDGER_DIMENSION_COLUMNS } from "../../core/dimensions.js";
 import { ALREADY_SETTLED_SQLSTATE } from "./0002-billing-functions.js";
 import { DROP_OLD_ROW_WRITERS, ROW_WRITERS } from "./gw-batch-row-writers.js";
 import { DROP_OLD_TRAFFIC_FUNCTIONS, TRAFFIC_DECLARATIONS, TRAFFIC_WRITE, trafficAdmit, trafficEnd } from "./traffic-functions.js";

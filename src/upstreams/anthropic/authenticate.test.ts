@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { ProviderConfig } from "../../config/catalog.js";
+import type { ProviderConfig } from "../../core/catalog.js";
 import { authenticatedRequest } from "../request.js";
 import { authenticateAnthropic } from "./authenticate.js";
 

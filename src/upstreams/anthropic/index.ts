@@ -1,7 +1,7 @@
 // Anthropic's native Messages API: Messages clients pass through, Chat (and Responses, over Chat)
 // is translated to Messages and back.
-import { chatToAnthropic } from "../../pipeline/plans/chat-plans.js";
-import { messagesToAnthropic, usageFromAnthropic } from "../../pipeline/plans/messages-plans.js";
+import { chatToAnthropic } from "./chat-plan.js";
+import { messagesToAnthropic, usageFromAnthropic } from "./messages-plan.js";
 import type { UpstreamDescriptor } from "../descriptor.js";
 import { sseDecoder } from "../sse-decoder.js";
 import { authenticateAnthropic } from "./authenticate.js";

@@ -1,9 +1,9 @@
 // Azure OpenAI addressing and authentication: the OpenAI plans re-addressed to a deployment (or to
 // the v1 API), with the api-version query and the api-key header; the body is OpenAI's unchanged.
 import { describe, expect, it } from "vitest";
-import type { ModelConfig, ProviderConfig } from "../../config/catalog.js";
-import type { UpstreamRequest } from "../../providers/upstream-client.js";
-import { toGolden } from "../../formats/shared/read-fixture.test-kit.js";
+import type { ModelConfig, ProviderConfig } from "../../core/catalog.js";
+import type { UpstreamRequest } from "../upstream-client.js";
+import { toGolden } from "../../wire/shared/read-fixture.test-kit.js";
 import { signedRequest } from "../request.js";
 import { upstreams } from "../registry.js";
 import { azureOpenAiUpstream } from "./index.js";

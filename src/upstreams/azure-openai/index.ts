@@ -2,12 +2,12 @@
 // The OpenAI plans are reused as they are, only re-addressed: Chat natively (buffered and streamed,
 // Azure's content-filter fields passing through), Responses natively when the provider lists it in
 // `apis`, the Images API and the Embeddings API. Usage is OpenAI's Chat usage.
-import type { ModelConfig } from "../../config/catalog.js";
-import type { ChatUsage } from "../../formats/openai-chat/index.js";
-import { chatToOpenAiChat } from "../../pipeline/plans/chat-plans.js";
-import { responsesPassThrough } from "../../pipeline/plans/responses-plans.js";
-import { openaiEmbeddings } from "../../media/embeddings/openai-embeddings.js";
-import { usageFromChat } from "../../pipeline/plans/usage.js";
+import type { ModelConfig } from "../../core/catalog.js";
+import type { ChatUsage } from "../../wire/chat/index.js";
+import { chatToOpenAiChat } from "../openai/chat-plan.js";
+import { responsesPassThrough } from "../openai/responses-plan.js";
+import { openaiEmbeddings } from "../openai/embeddings.js";
+import { usageFromChat } from "../usage-readers.js";
 import type { PlanBuilder, UpstreamDescriptor } from "../descriptor.js";
 import { sseDecoder } from "../sse-decoder.js";
 import { authenticateAzure } from "./authenticate.js";

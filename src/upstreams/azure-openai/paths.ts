@@ -6,7 +6,7 @@
 //   - the v1 API (base_url ending in /openai/v1): OpenAI's paths, the deployment as the body's model,
 //     and no api-version unless the provider sets one (for example `preview`).
 // The deployment is the model's upstream_model either way (the OpenAI plans put it in the body).
-import type { ModelConfig, ProviderConfig } from "../../config/catalog.js";
+import type { ModelConfig, ProviderConfig } from "../../core/catalog.js";
 
 /**
  * The api-version of the deployments form when the provider sets none: the newest dated version

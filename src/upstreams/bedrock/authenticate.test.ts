@@ -1,7 +1,7 @@
 import { Sha256 } from "@aws-crypto/sha256-js";
 import { SignatureV4 } from "@smithy/signature-v4";
 import { describe, expect, it } from "vitest";
-import type { ProviderConfig } from "../../config/catalog.js";
+import type { ProviderConfig } from "../../core/catalog.js";
 import { signedRequest } from "../request.js";
 import { signBedrockRequest } from "./authenticate.js";
 import { parseAwsKey } from "./credentials.js";

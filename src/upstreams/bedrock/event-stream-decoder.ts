@@ -7,7 +7,7 @@ import { EventStreamCodec, type Message } from "@smithy/eventstream-codec";
 import { fromUtf8, toUtf8 } from "@smithy/util-utf8";
 import type { SseEvent } from "../../core/sse.js";
 import { DEFAULT_MAX_EVENT_BYTES } from "../../core/sse.js";
-import { UpstreamProtocolError } from "../../pipeline/plans/usage.js";
+import { UpstreamProtocolError } from "../usage-readers.js";
 import type { StreamDecoder } from "../descriptor.js";
 
 /** Total length, headers length, prelude CRC. */

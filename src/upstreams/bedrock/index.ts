@@ -2,8 +2,8 @@
 // translated to Converse and back; streams come as the binary AWS event stream. Requests are
 // signed with SigV4 from a key "ACCESS_KEY_ID:SECRET_ACCESS_KEY[:SESSION_TOKEN]" for the
 // provider's region.
-import { chatToBedrockConverse, usageFromConverse } from "../../pipeline/plans/bedrock-plans.js";
-import type { ConverseUsage } from "../../formats/bedrock-converse/index.js";
+import { chatToBedrockConverse, usageFromConverse } from "./chat-plan.js";
+import type { ConverseUsage } from "./translators.js";
 import type { UpstreamDescriptor } from "../descriptor.js";
 import { signBedrockRequest } from "./authenticate.js";
 import { eventStreamDecoder } from "./event-stream-decoder.js";

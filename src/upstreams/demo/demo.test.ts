@@ -2,7 +2,7 @@
 // are offered (a shell tool's command is an echo), the end of the loop after a tool result, the
 // output limit, and the transport answering as the HTTP client would (buffered and SSE).
 import { describe, expect, it } from "vitest";
-import type { ProviderConfig } from "../../config/catalog.js";
+import type { ProviderConfig } from "../../core/catalog.js";
 import { Cancellation } from "../../core/cancellation.js";
 import { sseDecoder } from "../sse-decoder.js";
 import { demoAnswer } from "./answer.js";

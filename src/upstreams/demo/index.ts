@@ -2,9 +2,9 @@
 // model), so that a first start without a config file can answer, stream, call tools and bill
 // (docs/decisions/0020-built-in-demo-upstream.md). It speaks OpenAI Chat Completions; Responses
 // and Messages clients are served by the bridges over its Chat plan, as for every Chat upstream.
-import type { ChatUsage } from "../../formats/openai-chat/index.js";
-import { chatToOpenAiChat } from "../../pipeline/plans/chat-plans.js";
-import { usageFromChat } from "../../pipeline/plans/usage.js";
+import type { ChatUsage } from "../../wire/chat/index.js";
+import { chatToOpenAiChat } from "../openai/chat-plan.js";
+import { usageFromChat } from "../usage-readers.js";
 import type { UpstreamDescriptor } from "../descriptor.js";
 import { sseDecoder } from "../sse-decoder.js";
 import { demoTransport } from "./transport.js";

@@ -3,9 +3,9 @@
 // (status, headers, a readable body), so forward, the stream relay, the bridges and billing run on
 // it unchanged; nothing leaves the process. Only POST {base}/chat/completions exists.
 import { Readable } from "node:stream";
-import type { ProviderConfig } from "../../config/catalog.js";
+import type { ProviderConfig } from "../../core/catalog.js";
 import type { Cancellation } from "../../core/cancellation.js";
-import { ClientAbortedError, type UpstreamHttpResponse, type UpstreamRequest } from "../../providers/upstream-client.js";
+import { ClientAbortedError, type UpstreamHttpResponse, type UpstreamRequest } from "../upstream-client.js";
 import { demoAnswer, type DemoAnswer } from "./answer.js";
 
 /** Between two streamed chunks, so that streaming shows; the upstream model `demo-fast` does not wait. */

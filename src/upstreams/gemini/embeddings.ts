@@ -4,7 +4,7 @@
 // one batch, and reports no token usage for embeddings: the gateway bills its estimate, marked
 // estimated, unless an answer carries usageMetadata.promptTokenCount.
 import { GatewayError, invalidRequest } from "../../errors/catalogue.js";
-import type { EmbeddingRequest } from "../../media/embeddings/embedding-request.js";
+import type { EmbeddingRequest } from "../embedding-request.js";
 import type { EmbeddingsApi } from "../descriptor.js";
 
 /** Gemini's limit of requests in one batchEmbedContents call ("at most 100 requests can be in one batch"). */

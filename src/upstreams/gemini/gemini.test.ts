@@ -1,10 +1,15 @@
 // The gemini descriptor's own parts: the key header, the usage it reads, the paths its plan builds.
 import { describe, expect, it } from "vitest";
-import type { ModelConfig, ProviderConfig } from "../../config/catalog.js";
+import type { ModelConfig, ProviderConfig } from "../../core/catalog.js";
 import { GatewayError } from "../../errors/catalogue.js";
-import { parseEmbeddingRequest } from "../../media/embeddings/embedding-request.js";
-import type { UpstreamRequest } from "../../providers/upstream-client.js";
+import type { EmbeddingRequest } from "../embedding-request.js";
+import type { UpstreamRequest } from "../upstream-client.js";
 import { geminiUpstream } from "./index.js";
+
+/** An embeddings request as the route's parser leaves it. */
+function embeddingRequest(fields: Partial<EmbeddingRequest> & Pick<EmbeddingRequest, "input">): EmbeddingRequest {
+  return { model: "e", inputCount: 1, projectedTokens: 1, dimensions: null, encodingFormat: "float", user: null, ...fields };
+}
 
 describe("gemini upstream", () => {
   it("sends the key in x-goog-api-key and nothing in Authorization", () => {
@@ -41,13 +46,13 @@ describe("gemini upstream", () => {
     const embeddings = geminiUpstream.media.embeddings!;
     const model = { id: "e", upstreamModel: "models/gemini-embedding-001" } as ModelConfig;
     expect(embeddings.path(model)).toBe("/v1beta/models/gemini-embedding-001:batchEmbedContents");
-    expect(embeddings.requestBody(parseEmbeddingRequest({ model: "e", input: ["a", "b"], dimensions: 768, user: "u" }), model)).toEqual({
+    expect(embeddings.requestBody(embeddingRequest({ input: ["a", "b"], inputCount: 2, dimensions: 768, user: "u" }), model)).toEqual({
       requests: [
         { model: "models/gemini-embedding-001", content: { parts: [{ text: "a" }] }, outputDimensionality: 768 },
         { model: "models/gemini-embedding-001", content: { parts: [{ text: "b" }] }, outputDimensionality: 768 },
       ],
     });
-    expect(embeddings.requestBody(parseEmbeddingRequest({ model: "e", input: "a" }), model)).toEqual({
+    expect(embeddings.requestBody(embeddingRequest({ input: "a" }), model)).toEqual({
       requests: [{ model: "models/gemini-embedding-001", content: { parts: [{ text: "a" }] } }],
     });
   });
@@ -60,7 +65,7 @@ describe("gemini upstream", () => {
     const model = { id: "e", upstreamModel: "gemini-embedding-001" } as ModelConfig;
     let refusal: unknown;
     try {
-      geminiUpstream.media.embeddings!.requestBody(parseEmbeddingRequest({ model: "e", input }), model);
+      geminiUpstream.media.embeddings!.requestBody(embeddingRequest({ input, inputCount: Array.isArray(input[0]) || typeof input[0] === "string" ? input.length : 1 }), model);
     } catch (error) {
       refusal = error;
     }

@@ -1,8 +1,8 @@
 // Google's native Gemini API (generateContent): chat models, Chat translated to Gemini and back;
 // Responses and Messages clients are bridged over it. Embedding models on batchEmbedContents.
-import { convertGeminiUsageToChat } from "../../formats/gemini/index.js";
-import { chatToGemini } from "../../pipeline/plans/gemini-plans.js";
-import { usageFromChat } from "../../pipeline/plans/usage.js";
+import { convertGeminiUsageToChat } from "./translators.js";
+import { chatToGemini } from "./chat-plan.js";
+import { usageFromChat } from "../usage-readers.js";
 import type { UpstreamDescriptor } from "../descriptor.js";
 import { authenticateGoogle } from "../google-operations/authenticate.js";
 import { sseDecoder } from "../sse-decoder.js";

@@ -1,5 +1,5 @@
 // Google's long-running operations (Gemini API Veo): video models only.
-import { googleOperationsAdapter } from "../../media/videos/google-operations.js";
+import { googleOperationsAdapter } from "./videos.js";
 import type { UpstreamDescriptor } from "../descriptor.js";
 import { sseDecoder } from "../sse-decoder.js";
 import { authenticateGoogle } from "./authenticate.js";

@@ -1,12 +1,12 @@
 // OpenAI and every OpenAI-compatible vendor (a new such vendor is config, not code): Chat
 // Completions natively, Responses natively when the provider lists it in `apis`, Images, Videos,
 // Embeddings.
-import { openaiEmbeddings } from "../../media/embeddings/openai-embeddings.js";
-import { openaiVideosAdapter } from "../../media/videos/openai-videos.js";
-import { chatToOpenAiChat } from "../../pipeline/plans/chat-plans.js";
-import { responsesPassThrough } from "../../pipeline/plans/responses-plans.js";
-import { usageFromChat } from "../../pipeline/plans/usage.js";
-import type { ChatUsage } from "../../formats/openai-chat/index.js";
+import { openaiEmbeddings } from "./embeddings.js";
+import { openaiVideosAdapter } from "./videos.js";
+import { chatToOpenAiChat } from "./chat-plan.js";
+import { responsesPassThrough } from "./responses-plan.js";
+import { usageFromChat } from "../usage-readers.js";
+import type { ChatUsage } from "../../wire/chat/index.js";
 import type { UpstreamDescriptor } from "../descriptor.js";
 import { sseDecoder } from "../sse-decoder.js";
 import { authenticateOpenAi } from "./authenticate.js";

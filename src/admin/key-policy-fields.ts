@@ -1,0 +1,39 @@
+// The key-policy fields of the admin API and the dashboard, and the change they ask for checked
+// against the catalogue and the tier.
+import { z } from "zod";
+import { validateKeyPolicy } from "../accounts/key-policy.js";
+import type { GatewayConfig } from "../config/load.js";
+import { GatewayError } from "../errors/catalogue.js";
+import type { RouteContext } from "../http/route-context.js";
+import type { ApiKey, KeyPolicyChange } from "../store/keys-store.js";
+import { tokenCount, usdAmount } from "./validate.js";
+
+// Key policies (ADR 0017); the catalogue, the tier and the pairing of period and budget are checked by
+// validateKeyPolicy. null removes a restriction.
+export const policyFields = {
+  allowed_models: z.array(z.string().min(1).max(256)).max(100).nullable().optional(),
+  allowed_networks: z.array(z.string().min(1).max(64)).max(100).nullable().optional(),
+  expires_at: z.iso.datetime({ offset: true }).nullable().optional(),
+  period: z.enum(["day", "week", "month"]).nullable().optional(),
+  period_budget_usd: usdAmount.nullable().optional(),
+  period_token_cap: tokenCount.nullable().optional(),
+};
+export type PolicyBody = { [K in keyof typeof policyFields]?: z.infer<(typeof policyFields)[K]> };
+
+export function policyChange(body: PolicyBody): KeyPolicyChange {
+  return {
+    ...(body.allowed_models !== undefined && { allowedModels: body.allowed_models }),
+    ...(body.allowed_networks !== undefined && { allowedNetworks: body.allowed_networks }),
+    ...(body.expires_at !== undefined && { expiresAt: body.expires_at === null ? null : Date.parse(body.expires_at) }),
+    ...(body.period !== undefined && { period: body.period }),
+    ...(body.period_budget_usd !== undefined && { periodBudget: body.period_budget_usd }),
+    ...(body.period_token_cap !== undefined && { periodTokenCap: body.period_token_cap }),
+  };
+}
+
+/** The policy change checked against the catalogue and the tier of the key's account. */
+export async function checkedPolicy(ctx: RouteContext, config: GatewayConfig, accountId: string, change: KeyPolicyChange, current: ApiKey | null): Promise<KeyPolicyChange> {
+  const account = await ctx.store.accounts.get(accountId);
+  if (!account) throw new GatewayError("account_not_found", `No account ${accountId}.`, { param: "account_id" });
+  return validateKeyPolicy(change, { config, tier: account.tier, now: ctx.pipeline.authCache.now(), current });
+}

@@ -1,0 +1,32 @@
+// POST /v1/messages (Anthropic Messages). Errors use the Anthropic envelope.
+import { estimateTextTokens } from "../../billing/estimate-tokens.js";
+import type { ClientFormat } from "../client-format.js";
+import { chatPlanOf, upstreamOf } from "../../upstreams/registry.js";
+import { messagesOverChat } from "./messages-over-chat.js";
+import { checkRequestBody, readModelField, readOutputTokens, readStreamFlag, withOutputLimit } from "../fields.js";
+import { messagesRequestSchema } from "../request-schemas.js";
+
+/** A prompt estimate for admission: system, messages and tool definitions, as text. */
+export function estimateMessagesPromptTokens(body: Record<string, unknown>): number {
+  return estimateTextTokens(JSON.stringify([body.system ?? "", body.messages ?? [], body.tools ?? []]));
+}
+
+export const messagesFormat: ClientFormat = {
+  route: "messages",
+  errorShape: "anthropic",
+  describe(body) {
+    checkRequestBody(messagesRequestSchema, body);
+    return {
+      model: readModelField(body),
+      stream: readStreamFlag(body),
+      ...readOutputTokens(body, ["max_tokens"]),
+      promptTokens: estimateMessagesPromptTokens(body),
+    };
+  },
+  limitOutput: (body, outputTokens) => withOutputLimit(body, ["max_tokens"], "max_tokens", outputTokens),
+  plan(body, model) {
+    const upstream = upstreamOf(model.provider);
+    const native = upstream.nativePlans.messages;
+    return native ? native(body, model) : messagesOverChat(body, model, chatPlanOf(model.provider), upstream.capabilities.chatReasoningEffort);
+  },
+};

@@ -1,0 +1,129 @@
+// Upstream HTTP: one undici Agent with keep-alive pools per origin, shared by every request.
+// Distinguishes "no HTTP response" (failover material) from an answer with a status.
+import type { Readable } from "node:stream";
+import { Agent, errors as undiciErrors } from "undici";
+import type { ProviderConfig } from "../core/catalog.js";
+import type { Cancellation } from "../core/cancellation.js";
+
+/** A request to one upstream, addressed and authenticated with one key. */
+export interface UpstreamRequest {
+  url: string;
+  method: "GET" | "POST";
+  headers: Record<string, string>;
+  body?: string | Buffer;
+}
+
+export interface UpstreamHttpRequest {
+  url: string;
+  method: "GET" | "POST" | "DELETE";
+  headers: Record<string, string>;
+  body?: string | Buffer;
+  /** Cancels the request: an AbortSignal, or the chat path's cheaper Cancellation. */
+  signal: AbortSignal | Cancellation;
+  headersTimeoutMs: number;
+  bodyTimeoutMs: number;
+}
+
+export interface UpstreamHttpResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Readable & { text(): Promise<string>; dump(): Promise<void> };
+}
+
+/** The upstream gave no HTTP response: refused, DNS, reset, or a timeout before headers. */
+export class NoResponseError extends Error {
+  override name = "NoResponseError";
+  constructor(readonly reason: string) {
+    super(reason);
+  }
+}
+
+export class ClientAbortedError extends Error {
+  override name = "ClientAbortedError";
+}
+
+const agent = new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 600_000, connections: 256, connect: { timeout: 10_000 } });
+
+/**
+ * Upstream URLs split into origin and path as undici's request(url) splits them (WHATWG URL), and
+ * remembered: the agent gets the parts directly, without that parse and the option copies around
+ * it. Measured through this function against a local server, 16 requests in flight: 52.5 against
+ * 42.8 us of CPU per request and answer. A chat route sends to a handful of URLs (provider times
+ * route); per-task URLs (videos) come and go, so the memory is bounded and starts over when full.
+ */
+const splitUrls = new Map<string, { origin: string; path: string } | null>();
+const SPLIT_URLS_MAX = 512;
+
+/** The origin and path (with the query) of an http(s) URL; null for anything else. */
+export function splitUpstreamUrl(url: string): { origin: string; path: string } | null {
+  let split = splitUrls.get(url);
+  if (split !== undefined) return split;
+  let parsed: URL | null = null;
+  try {
+    parsed = new URL(url);
+  } catch {
+    parsed = null;
+  }
+  split = parsed && (parsed.protocol === "http:" || parsed.protocol === "https:") ? { origin: parsed.origin, path: parsed.pathname + parsed.search } : null;
+  if (splitUrls.size >= SPLIT_URLS_MAX) splitUrls.clear();
+  splitUrls.set(url, split);
+  return split;
+}
+
+export async function sendUpstream(req: UpstreamHttpRequest): Promise<UpstreamHttpResponse> {
+  const split = splitUpstreamUrl(req.url);
+  if (!split) throw new NoResponseError("not an http(s) URL");
+  try {
+    // An object literal, not a spread of shared options: the spread cost as much as the URL parse saved.
+    const response = await agent.request({
+      origin: split.origin,
+      path: split.path,
+      method: req.method,
+      headers: req.headers,
+      body: req.body,
+      signal: req.signal,
+      headersTimeout: req.headersTimeoutMs,
+      bodyTimeout: req.bodyTimeoutMs,
+    });
+    return { status: response.statusCode, headers: response.headers, body: response.body };
+  } catch (error) {
+    if (req.signal.aborted) throw new ClientAbortedError("the client went away");
+    throw new NoResponseError(describeNetworkError(error));
+  }
+}
+
+/** One request with the provider's timeouts (an object literal, as sendUpstream's own, not a spread). */
+export function sendToProvider(provider: ProviderConfig, request: UpstreamRequest, signal: AbortSignal | Cancellation): Promise<UpstreamHttpResponse> {
+  return sendUpstream({
+    url: request.url,
+    method: request.method,
+    headers: request.headers,
+    body: request.body,
+    signal,
+    headersTimeoutMs: Math.min(provider.timeoutMs, 300_000),
+    bodyTimeoutMs: provider.timeoutMs,
+  });
+}
+
+function describeNetworkError(error: unknown): string {
+  if (error instanceof undiciErrors.HeadersTimeoutError) return "timeout before headers";
+  if (error instanceof undiciErrors.ConnectTimeoutError) return "connect timeout";
+  const code = (error as { code?: string; cause?: { code?: string } })?.cause?.code ?? (error as { code?: string })?.code;
+  return code ? code.toLowerCase() : "network error";
+}
+
+export async function closeUpstreamAgent(): Promise<void> {
+  await agent.close();
+}
+
+/** Reads a whole upstream body up to a limit; null when it is larger (the rest is discarded). */
+export async function readBounded(body: AsyncIterable<Buffer>, maxBytes: number): Promise<Buffer | null> {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for await (const chunk of body) {
+    total += chunk.length;
+    if (total > maxBytes) return null;
+    chunks.push(chunk);
+  }
+  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total);
+}
