@@ -41,7 +41,7 @@ export interface GatewayConfig {
   tierLimits: ReadonlyMap<string, TierLimits>;
   /** server.trusted_proxies: the only peers whose X-Forwarded-* headers count. */
   trustedProxies: TrustedProxies;
-  /** The config file's `media` section as written; src/media/settings.ts fills in defaults. */
+  /** The config file's `media` section as written; src/config/media-settings.ts fills in defaults. */
   media: ConfigFile["media"];
   /** The `upstream_health` section: every upstream key's circuit breaker. */
   upstreamHealth: BreakerSettings;

@@ -33,7 +33,7 @@ export const providerSchema = z.strictObject({
   connect_timeout_ms: z.number().int().positive().default(10_000),
 });
 
-/** One optional USD price per dimension of src/billing/dimensions.ts that has a price key. */
+/** One optional USD price per dimension of src/core/dimensions.ts that has a price key. */
 function priceKeys<K extends string>(keys: readonly K[]) {
   return Object.fromEntries(keys.map((key) => [key, usd.optional()])) as { [P in K]: z.ZodOptional<typeof usd> };
 }
@@ -104,7 +104,7 @@ export const modelSchema = z.strictObject({
 export const tierSchema = z.strictObject({
   /** Model ids this tier includes; "*" includes every model. */
   models: z.array(z.string().min(1)).min(1),
-  /** Rate and concurrency limits for every key and account of the tier (src/billing/traffic-limits.ts); model ids checked in build-catalog.ts. */
+  /** Rate and concurrency limits for every key and account of the tier (src/core/traffic-limits.ts); model ids checked in build-catalog.ts. */
   limits: tierLimitsSchema.optional(),
 });
 
@@ -132,7 +132,7 @@ export const configFileSchema = z.strictObject({
       public_url: z.string().max(2048).optional(),
     })
     .prefault({}),
-  /** Video tasks and image answers; every field optional (defaults in src/media/settings.ts). */
+  /** Video tasks and image answers; every field optional (defaults in src/config/media-settings.ts). */
   media: z
     .strictObject({
       video_poll_interval_ms: z.number().int().min(100).optional(),

@@ -39,7 +39,7 @@ export interface ProviderConfig {
 export type TokenPrices = { [F in TokenPriceField]: Nano };
 
 /**
- * A model's prices, one field per dimension of src/billing/dimensions.ts (config keys and defaults:
+ * A model's prices, one field per dimension of src/core/dimensions.ts (config keys and defaults:
  * build-catalog.ts buildPricing, docs/configuration.md).
  */
 export type ModelPricing = { [F in DimensionPriceField]: Nano } & {

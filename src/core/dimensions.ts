@@ -1,6 +1,6 @@
 // The billable dimensions, declared once. Everything that prices, stores or reports usage is derived
 // from this list: the config's price keys (config/schema.ts, load.ts), the model's prices
-// (config/catalog.ts), the Usage counts (core/usage.ts), the pricing function (pricing.ts), the ledger
+// (core/catalog.ts), the Usage counts (core/usage.ts), the pricing function (pricing.ts), the ledger
 // columns (store/tables.ts; a migration adds the columns of a new entry), the settlement parameters on
 // SQLite and PostgreSQL (settlement-*.ts, gw-batch-function.ts), /v1/usage and /v1/me, the dashboard's
 // usage views and its CSV export. Adding a dimension is one entry here plus one migration that adds its

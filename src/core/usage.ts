@@ -2,7 +2,7 @@
 // must stay within before it reaches admission or settlement (and so the database's 64-bit columns).
 import { DIMENSIONS, type DimensionUsageField } from "./dimensions.js";
 
-/** A count per dimension of src/billing/dimensions.ts; absent is 0. */
+/** A count per dimension of src/core/dimensions.ts; absent is 0. */
 export type DimensionCounts = { [F in DimensionUsageField]?: number };
 
 export interface Usage extends DimensionCounts {

@@ -34,7 +34,7 @@ export interface MetricsSources {
   requestLogDropped?: () => number;
 }
 
-/** What one finished request contributes (from request.meter, see http/request-context.ts). */
+/** What one finished request contributes (from request.meter, see pipeline/request-context.ts). */
 export interface FinishedRequest {
   route: string;
   status: number;

@@ -16,7 +16,7 @@ export interface RequestTrace {
   readonly span: Span;
 }
 
-/** What the request span records at its end (from request.meter; see http/request-context.ts). */
+/** What the request span records at its end (from request.meter; see pipeline/request-context.ts). */
 export interface TracedOutcome {
   status: number;
   requestId: string;

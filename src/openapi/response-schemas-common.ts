@@ -37,7 +37,7 @@ export const keyPolicyView = z.object({
   periodic_budget: periodicBudgetView.nullable(),
 });
 
-/** accountView (dashboard/views.ts). */
+/** accountView (admin/account-views.ts). */
 export const accountViewSchema = z.object({
   id: z.string(),
   email: z.string(),
@@ -51,7 +51,7 @@ export const accountViewSchema = z.object({
   created_at: nullableIso,
 });
 
-/** keyView (dashboard/views.ts). */
+/** keyView (admin/account-views.ts). */
 export const keyViewSchema = z.object({
   id: z.string(),
   account_id: z.string(),

@@ -16,7 +16,7 @@ export const inviteViewSchema = z.object({
   used_by: z.string().nullable(),
 });
 
-/** usageSummary (dashboard/usage-queries.ts). */
+/** usageSummary (admin/usage-queries.ts). */
 export const usageSummarySchema = z.object({
   start: isoTime,
   end: isoTime,
@@ -36,7 +36,7 @@ export const usageSummarySchema = z.object({
   by_model: z.array(z.object({ model: z.string(), ...summaryShape })),
 });
 
-/** usageAcrossAccounts (dashboard/usage-queries.ts): every account's usage, by account, model and provider. */
+/** usageAcrossAccounts (admin/usage-queries.ts): every account's usage, by account, model and provider. */
 export const usageAcrossAccountsSchema = z.object({
   start: isoTime,
   end: isoTime,
@@ -48,8 +48,8 @@ export const usageAcrossAccountsSchema = z.object({
 });
 
 /**
- * ledgerRowView (dashboard/usage-queries.ts): one ledger row, with a count per pricing dimension
- * beyond the base tokens and a cost per dimension (their names come from billing/dimensions.ts).
+ * ledgerRowView (admin/usage-queries.ts): one ledger row, with a count per pricing dimension
+ * beyond the base tokens and a cost per dimension (their names come from core/dimensions.ts).
  */
 export const ledgerRowViewSchema = z.object({
   id: z.string(),
@@ -92,7 +92,7 @@ const breakerShape = {
   rate_limit_cooldown_seconds: count.describe("Seconds left of the cooldown after an upstream 429; 0 otherwise"),
 };
 
-/** upstreamStatuses (upstreams/health/upstream-status.ts): fingerprints, never keys. */
+/** upstreamStatuses (pipeline/upstream-status.ts): fingerprints, never keys. */
 export const upstreamStatusesSchema = z.object({
   keys: z.array(
     z.object({

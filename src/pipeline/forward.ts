@@ -5,7 +5,7 @@
 // that dies before anything reached the client still fails over to the next key.
 // All keys 429 -> 429 rate_limit_error with the upstream's Retry-After; all without a response ->
 // 502 provider_error; a mix of both -> 429 (retrying later can succeed once the limits reset).
-// Keys whose circuit breaker is open are skipped (src/upstreams/health/); every key open -> 502
+// Keys whose circuit breaker is open are skipped (src/upstreams/circuit-breaker.ts); every key open -> 502
 // provider_error at once, with a Retry-After until the first breaker lets a trial through.
 import type { ProviderConfig } from "../core/catalog.js";
 import type { Cancellation } from "../core/cancellation.js";

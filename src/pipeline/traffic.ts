@@ -1,4 +1,4 @@
-// The request path's side of the rate and concurrency limits (src/billing/traffic-limits.ts): which
+// The request path's side of the rate and concurrency limits (src/core/traffic-limits.ts): which
 // limits apply to the authenticated key for the model asked for (the tier's defaults from the config,
 // the key's and the account's own values as loaded with the key by the auth cache: a changed limit
 // takes effect when the cache drops the key, at once in the process that changed it and within a

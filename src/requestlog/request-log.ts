@@ -1,7 +1,7 @@
 // The request log's writer (ADR 0023): the request path appends one entry to an in-memory buffer
 // (one push: no I/O, no await, no promise) and this class writes the buffer behind it, in batches:
 // when it holds a batch's worth of entries or on a timer, whichever comes first.
-// - SQLite: through a SqliteWriter of its own (src/billing/sqlite-writer.ts) on the one connection.
+// - SQLite: through a SqliteWriter of its own (src/store/sqlite-writer.ts) on the one connection.
 //   Its transactions are separate from billing's, so a billing batch never waits for request-log
 //   rows to be inserted in its own transaction, and a write lock held by another process makes it
 //   try again later instead of stopping the event loop. A batch is at most batchSize rows, so the

@@ -27,7 +27,7 @@ export interface Account {
   defaultModel: string | null;
   /** Requests its limits cannot fully cover are admitted with a lowered output limit (docs/billing.md, "Clamping"). */
   clampOutput: boolean;
-  /** The account's own rate and concurrency limits (src/billing/traffic-limits.ts); null: only the tier's. */
+  /** The account's own rate and concurrency limits (src/core/traffic-limits.ts); null: only the tier's. */
   limits: SubjectLimits | null;
   createdAt: number;
 }
@@ -163,7 +163,7 @@ export class AccountsStore {
       defaultModel?: string | null;
       isAdmin?: boolean;
       clampOutput?: boolean;
-      /** The account's own rate and concurrency limits (src/billing/traffic-limits.ts); null removes them. */
+      /** The account's own rate and concurrency limits (src/core/traffic-limits.ts); null removes them. */
       limits?: SubjectLimitsInput | null;
     },
   ): Promise<Account> {

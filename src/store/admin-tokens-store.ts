@@ -1,5 +1,5 @@
 // Admin tokens for /admin/v1 (docs/operations.md, "Admin API"): "mgwadm_" + 32 random bytes; only
-// the SHA-256 hash is stored, like API keys (src/accounts/api-keys.ts). Created, listed and revoked
+// the SHA-256 hash is stored, like API keys (src/core/api-keys.ts). Created, listed and revoked
 // with the CLI; the raw token is shown once.
 import { randomBytes } from "node:crypto";
 import type { Kysely, Selectable } from "kysely";

@@ -15,7 +15,7 @@ export interface DatabaseHandle {
   dialect: Dialect;
   /**
    * SQLite only: the connection under `db`, for the billing write path, which runs its statements
-   * synchronously inside one Kysely connection lease (src/billing/sqlite-writer.ts). Null on PostgreSQL.
+   * synchronously inside one Kysely connection lease (src/store/sqlite-writer.ts). Null on PostgreSQL.
    */
   sqlite: SqliteDatabase.Database | null;
   /** Where it lives, without credentials, for log lines. */

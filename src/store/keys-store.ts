@@ -52,7 +52,7 @@ export interface ApiKey extends KeyPolicy {
   periodStartedAt: number;
   periodSpent: Nano;
   periodTokensUsed: number;
-  /** The key's own rate and concurrency limits (src/billing/traffic-limits.ts); null: only the tier's. */
+  /** The key's own rate and concurrency limits (src/core/traffic-limits.ts); null: only the tier's. */
   limits: SubjectLimits | null;
   createdAt: number;
   revokedAt: number | null;
@@ -153,7 +153,7 @@ export class KeysStore {
       actorAccountId?: string | null;
       clampOutput?: boolean;
       policy?: KeyPolicyChange;
-      /** The key's own rate and concurrency limits (src/billing/traffic-limits.ts); absent or null: the tier's. */
+      /** The key's own rate and concurrency limits (src/core/traffic-limits.ts); absent or null: the tier's. */
       limits?: SubjectLimitsInput | null;
     } & KeyCaps,
   ): Promise<{ key: ApiKey; raw: string }> {

@@ -72,7 +72,7 @@ function asRetentionError(error: unknown): unknown {
 
 /**
  * The prune's queries (exported so that tests EXPLAIN them), on ledger_account_chain (account_id, id).
- * The account as a range ordered by (account_id, id), as in the ledger page (dashboard/usage-queries.ts):
+ * The account as a range ordered by (account_id, id), as in the ledger page (admin/usage-queries.ts):
  * with an equality PostgreSQL walks the primary key filtering by account instead.
  */
 export const pruneQueries = {

@@ -2,7 +2,7 @@
 // (125 random bits), e.g. MGW-7K2QD-0X9FH-M3T8B-RZ4WA-1CNEV. Crockford's alphabet has no I, L, O or
 // U, so a code read aloud or typed by hand survives: input is upper-cased, spaces and dashes are
 // dropped, O reads as 0 and I or L as 1. Only the SHA-256 of the normalised text is stored; a code
-// this random needs no slow hash (like API keys, src/accounts/api-keys.ts).
+// this random needs no slow hash (like API keys, src/core/api-keys.ts).
 import { hash, randomBytes } from "node:crypto";
 
 export const REDEMPTION_CODE_PREFIX = "MGW";

@@ -1,7 +1,7 @@
 // Whether a SQLite connection waits for another connection's write lock (its busy_timeout), switched
 // lazily, one state per connection.
 //
-// The billing writer begins its batches without waiting (src/billing/sqlite-writer.ts: SQLite's busy
+// The billing writer begins its batches without waiting (src/store/sqlite-writer.ts: SQLite's busy
 // handler sleeps the calling thread, which is the event loop); every other query on the connection
 // (Kysely's) waits up to the connection's busy_timeout, as configured when it was opened. Setting the
 // pragma to 0 before each batch's BEGIN and back after it cost two statements per transaction

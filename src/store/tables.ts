@@ -22,7 +22,7 @@ export interface AccountsTable {
   default_model: string | null;
   /** 1: a request the limits cannot fully cover is admitted with a lowered output limit (migration 0009). */
   clamp_output: ColumnType<Int, Int | undefined, Int>;
-  /** The account's rate and concurrency limits as JSON (src/billing/traffic-limits.ts); null: the tier's (migration 0012). */
+  /** The account's rate and concurrency limits as JSON (src/core/traffic-limits.ts); null: the tier's (migration 0012). */
   limits: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Stamp;
   updated_at: Stamp;
@@ -66,7 +66,7 @@ export interface KeysTable {
   period_started_at: ColumnType<Int, Int | undefined, Int>;
   period_spent_nano: ColumnType<Int, Int | undefined, Int>;
   period_tokens_used: ColumnType<Int, Int | undefined, Int>;
-  /** The key's rate and concurrency limits as JSON (src/billing/traffic-limits.ts); null: the tier's (migration 0012). */
+  /** The key's rate and concurrency limits as JSON (src/core/traffic-limits.ts); null: the tier's (migration 0012). */
   limits: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Stamp;
   updated_at: Stamp;
@@ -87,7 +87,7 @@ export interface KeyAllocationsTable {
 
 export type LedgerKind = "usage" | "credit" | "debit";
 
-/** A count and a cost column per dimension of src/billing/dimensions.ts (migration 0008 and later), and the cache saving. */
+/** A count and a cost column per dimension of src/core/dimensions.ts (migration 0008 and later), and the cache saving. */
 // Default 0 (rows of other kinds, and rows written before the column existed): optional on insert.
 type DefaultZero = ColumnType<Int, Int | undefined, Int>;
 export type LedgerDimensionColumns = { [C in DimensionCountColumn | DimensionCostColumn]: C extends "input_tokens" | "cached_tokens" | "output_tokens" ? Int : DefaultZero } & {

@@ -11,6 +11,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { startGateway, type TestGateway } from "../support/gateway.js";
 import { CellFailure, CLIENTS, FEATURES, installedVersion, NotApplicable, type Client, type Feature } from "./matrix/agents.js";
 import { comparable, regressions, renderJson, renderMarkdown, type Cell, type Matrix } from "./matrix/report.js";
+import { UPSTREAM_TYPES as REGISTERED_TYPES } from "../../src/upstreams/registry.js";
 import { anthropicUpstream, azureUpstream, bedrockUpstream, geminiUpstream, openaiUpstream, type MatrixUpstream } from "./matrix/upstreams.js";
 import { startProxyTrap, type ProxyTrap } from "./support.js";
 
@@ -21,6 +22,8 @@ const WRITE = process.env.COMPATIBILITY_WRITE === "1";
 const POOL = 3;
 const CELL_TIMEOUT_MS = 90_000;
 
+type UpstreamTypeName = (typeof REGISTERED_TYPES)[number];
+
 interface UpstreamType {
   id: string;
   name: string;
@@ -29,15 +32,27 @@ interface UpstreamType {
   start?: (cellModels: string[]) => Promise<MatrixUpstream>;
 }
 
-const UPSTREAM_TYPES: UpstreamType[] = [
-  { id: "openai-chat", name: "OpenAI-compatible, Chat only", start: () => openaiUpstream(false) },
-  { id: "openai-responses", name: "OpenAI with Responses", start: () => openaiUpstream(true) },
-  { id: "anthropic", name: "Anthropic-native", start: () => anthropicUpstream() },
-  { id: "azure-openai", name: "Azure OpenAI", start: (cells) => azureUpstream(cells) },
-  { id: "gemini", name: "Google Gemini", start: () => geminiUpstream() },
-  { id: "bedrock", name: "AWS Bedrock (Converse)", start: () => bedrockUpstream() },
-  { id: "google-operations", name: "Google long-running operations", notApplicable: "The google-operations type serves video generation only: no chat model can be on it." },
-];
+/**
+ * The matrix's columns of each registered upstream type (src/upstreams/registry.ts): a Record over the
+ * registry's keys, so a new type does not compile here until it says which columns it has.
+ */
+const COLUMNS_OF_TYPE: Record<UpstreamTypeName, UpstreamType[]> = {
+  openai: [
+    { id: "openai-chat", name: "OpenAI-compatible, Chat only", start: () => openaiUpstream(false) },
+    { id: "openai-responses", name: "OpenAI with Responses", start: () => openaiUpstream(true) },
+  ],
+  anthropic: [{ id: "anthropic", name: "Anthropic-native", start: () => anthropicUpstream() }],
+  "azure-openai": [{ id: "azure-openai", name: "Azure OpenAI", start: (cells) => azureUpstream(cells) }],
+  gemini: [{ id: "gemini", name: "Google Gemini", start: () => geminiUpstream() }],
+  bedrock: [{ id: "bedrock", name: "AWS Bedrock (Converse)", start: () => bedrockUpstream() }],
+  "google-operations": [
+    { id: "google-operations", name: "Google long-running operations", notApplicable: "The google-operations type serves video generation only: no chat model can be on it." },
+  ],
+  // The demo's answers are made up inside the gateway: clients are checked against it in demo-models.test.ts.
+  demo: [],
+};
+const COLUMN_ORDER: UpstreamTypeName[] = ["openai", "anthropic", "azure-openai", "gemini", "bedrock", "google-operations", "demo"];
+const UPSTREAM_TYPES: UpstreamType[] = COLUMN_ORDER.flatMap((type) => COLUMNS_OF_TYPE[type]);
 
 /** Cells a client cannot do whatever the upstream, with the reason. */
 const CLIENT_NOT_APPLICABLE: Partial<Record<string, Partial<Record<Feature, string>>>> = {
@@ -81,6 +96,10 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
 }
 
 describe("compatibility matrix", () => {
+  it("has the columns of every registered upstream type", () => {
+    expect([...COLUMN_ORDER].sort()).toEqual([...REGISTERED_TYPES].sort());
+  });
+
   const gateways: TestGateway[] = [];
   const upstreams: MatrixUpstream[] = [];
   let proxy: ProxyTrap | undefined;

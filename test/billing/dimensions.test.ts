@@ -1,4 +1,4 @@
-// Every pricing dimension of src/billing/dimensions.ts reaches every place that prices, stores or
+// Every pricing dimension of src/core/dimensions.ts reaches every place that prices, stores or
 // reports usage. The test enumerates the list, so a new entry that one of these places does not
 // follow fails here: the config's price keys (schema and load), the model's prices, the pricing
 // function, the ledger row's count and cost columns (settlement on SQLite, and gw_batch on

@@ -1,4 +1,4 @@
-// Group commit. SQLite (src/billing/sqlite-writer.ts): operations started in one event-loop turn share
+// Group commit. SQLite (src/store/sqlite-writer.ts): operations started in one event-loop turn share
 // one transaction; when one of them fails, the batch is rolled back and each operation runs again on its
 // own, so the failing one gets its own error with nothing changed and the others commit. PostgreSQL (src/billing/postgres-batcher.ts): one gw_batch call per batch; when an
 // operation raises, the batch is rolled back and each operation runs again on its own. On both, a

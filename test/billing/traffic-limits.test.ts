@@ -1,4 +1,4 @@
-// Rate and concurrency limits inside the admission transaction (src/billing/traffic-limits.ts), on
+// Rate and concurrency limits inside the admission transaction (src/core/traffic-limits.ts), on
 // both databases: exact counts under concurrent admissions, refusals that change nothing, slots freed
 // by settlement, release and the expiry sweeper, the token correction, and a failure injected into
 // the admission leaving every counter as it was.

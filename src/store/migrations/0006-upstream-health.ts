@@ -1,4 +1,4 @@
-// Circuit breakers shared by every gateway process on one database (src/upstreams/health/).
+// Circuit breakers shared by every gateway process on one database (src/upstreams/circuit-breaker.ts).
 //
 // One row per breaker scope ("key:<fingerprint>" for an upstream key: the first 12 hex of SHA-256 of
 // provider name and key, never the key). state and opened_until are written by the process whose

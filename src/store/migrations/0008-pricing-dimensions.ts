@@ -1,4 +1,4 @@
-// The ledger stores every pricing dimension of src/billing/dimensions.ts (ADR 0009): a count column for
+// The ledger stores every pricing dimension of src/core/dimensions.ts (ADR 0009): a count column for
 // each dimension added since migration 0001 (cache writes by lifetime, web search calls, images, video
 // seconds), a cost column for every dimension (its share of cost_nano, nano-USD: the shares of a row
 // sum to its cost_nano), and cache_saving_nano (signed: what caching saved on the row, negative when

@@ -1,5 +1,5 @@
 // Rate and concurrency limits (docs/billing.md, "Rate and concurrency limits"; ADR 0016).
-// - keys.limits, accounts.limits: the subject's own limits as JSON text (src/billing/traffic-limits.ts,
+// - keys.limits, accounts.limits: the subject's own limits as JSON text (src/core/traffic-limits.ts,
 //   LimitsSpec), null: only the tier's defaults apply. Read with the key at authentication.
 // - traffic_windows: one row per limited scope ("key:<id>", "account:<id>", "key:<id>|model:<m>", ...):
 //   the current 60-second window's start, the requests and tokens counted in it, and the requests in

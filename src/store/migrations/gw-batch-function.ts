@@ -7,7 +7,7 @@
 //
 // Settle arguments, in order: hold, account, key, request, cost, tokens, now, month, model, provider,
 // route, input, cached, output and reasoning tokens, estimated, deployment (null: not a routing group),
-// then the values of LEDGER_DIMENSION_COLUMNS (src/billing/dimensions.ts) in that order, then the
+// then the values of LEDGER_DIMENSION_COLUMNS (src/core/dimensions.ts) in that order, then the
 // upstream attempts (migration 0011; null: not counted), then the start of the current day, ISO week
 // and month (the key's periodic budget, migration 0013).
 // Admit arguments: account, key, request, hold, amount, tokens, month, now, expires at, then the start

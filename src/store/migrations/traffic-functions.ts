@@ -2,7 +2,7 @@
 // fragments that gw_batch (gw-batch-function.ts) inlines, so that within one gw_batch call each
 // scope's row of traffic_windows is read at most once, at its first use; its counters then live in
 // the call's arrays, admissions are judged and counted there with judgeTraffic()'s rules
-// (src/billing/traffic-limits.ts; the same as traffic-windows-sqlite.ts on SQLite), ends of holds
+// (src/core/traffic-limits.ts; the same as traffic-windows-sqlite.ts on SQLite), ends of holds
 // correct them there, and every scope changed is written once, by one upsert, at the end of the call.
 // Why: one conditional upsert per scope per admission and one UPDATE per scope per end of hold made
 // the limits cost a fifth of PostgreSQL's throughput (issue 23); a batch of N requests on one key now
