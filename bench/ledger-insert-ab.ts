@@ -1,6 +1,6 @@
 // `node --import tsx bench/ledger-insert-ab.ts --filled FILE [--rounds 5] [--rows 4000] [--accounts one|many] [--cache-kb 2000] VARIANT…`
 // What one ledger INSERT costs on SQLite, and which part of it grows with the ledger (ADR 0027,
-// amendment; bench/README.md, "SQLite pairs on a filled ledger"). FILE is a filled ledger (e.g. left
+// amendment; bench/results/history/2026-11-25T0440-sqlite-pairs-filled-ledger.md). FILE is a filled ledger (e.g. left
 // by `bench/ledger-fill-file.ts`); per VARIANT it is copied, the variant's SQL applied to the copy and
 // to a fresh empty database ("base": nothing; e.g. "drop index ledger_key_time", "drop trigger
 // ledger_usage_rollup", "pragma cache_size = -65536"; several separated by ";"), then rounds of

@@ -61,7 +61,7 @@ export const ROUTES: readonly RouteRegistrar[] = [
 /**
  * One JSON line per request, written to stdout in blocks (core/log-destination.ts): a write per
  * line cost a thread-pool round trip and a wake-up of the event loop per request (~50 µs of CPU per
- * request at 1,000 req/s, and a thread competing with the event loop for the cores; bench/README.md).
+ * request at 1,000 req/s, and a thread competing with the event loop for the cores; bench/results/history/2026-11-23T1215-third-round.md).
  */
 export function createLogger(level: string, destination: BlockLogDestination, fields?: Record<string, string | number>): Logger {
   return pino({ level, base: fields ?? undefined, timestamp: pino.stdTimeFunctions.isoTime }, destination);

@@ -12,8 +12,8 @@
 // databases are their own). No committed state ever lacks a trigger.
 //
 // PostgreSQL's rows go in with COPY on a connection of the fill's own (`postgresUrl`), generated while
-// the server takes them in: twice the rows per second of INSERT … FROM unnest(arrays) (bench/README.md,
-// "Ledger growth"). The rollup is summed here as the rows are made, and an hour's groups are written
+// the server takes them in: twice the rows per second of INSERT … FROM unnest(arrays) (bench/results/history/
+// 2026-11-25T1250-ledger-fill-copy.md). The rollup is summed here as the rows are made, and an hour's groups are written
 // once, when the rows have passed that hour (rows come in time order, and the fill's keys are its own,
 // so no group is ever written twice); before, a GROUP BY over each chunk's rows took a third of the
 // fill's time.

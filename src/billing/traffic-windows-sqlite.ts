@@ -1,4 +1,4 @@
-// The traffic windows on SQLite (traffic-limits.ts; ADR 0016, amended): within one write transaction
+// The traffic windows on SQLite (traffic-limits.ts; ADR 0029): within one write transaction
 // of the batcher (sqlite-writer.ts) each scope's row is read at most once, at its first use; its
 // counters then live in memory for the rest of the transaction, admissions are judged and counted in
 // JS by judgeTraffic() (the rules PostgreSQL's gw_batch applies too, traffic-functions.ts), ends of holds correct

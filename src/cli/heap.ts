@@ -1,5 +1,5 @@
 // V8 heap settings for the long-running server (`gateway serve`, `npm start`), measured with the
-// bench (bench/README.md, "Second round"): under 50 concurrent connections V8's defaults let the young
+// bench (bench/results/history/2026-11-23T0641-second-round.md): under 50 concurrent connections V8's defaults let the young
 // generation grow to 16 MiB semi-spaces and the old generation to about twice the live heap before a
 // full collection; peak RSS was 210–224 MiB for ~35 MiB of live objects. With 4 MiB semi-spaces and
 // old-generation growth steps of 20% it was 133–135 MiB at the same throughput. Neither is a limit:
@@ -19,7 +19,7 @@
 //   block is freed, after which large blocks come from the arenas, where freed space goes back to
 //   the system only from the top of an arena. A lower threshold (64 KiB, with a 128 KiB trim
 //   threshold) measured up to half the throughput: not kept.
-// Peak RSS under wrk, same-run A/B (bench/README.md, third round): glibc's defaults 163–175 MiB,
+// Peak RSS under wrk, same-run A/B (bench/results/history/2026-11-23T1215-third-round.md): glibc's defaults 163–175 MiB,
 // two arenas 155–166, both settings 130–158, at the same CPU per request. Other C libraries ignore
 // the variables.
 

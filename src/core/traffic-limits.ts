@@ -1,4 +1,4 @@
-// Rate and concurrency limits (docs/billing.md, "Rate and concurrency limits"; ADR 0016): requests per
+// Rate and concurrency limits (docs/billing.md, "Rate and concurrency limits"; ADRs 0016 and 0029): requests per
 // minute, tokens per minute and requests in flight, per key and per account, each optionally per model.
 // A tier's defaults come from the config (tiers.<tier>.limits); a key or an account may set its own
 // values (the `limits` JSON column, migration 0012), which replace the tier's field by field.

@@ -76,7 +76,7 @@ export function ledgerRowHash(previousHash: string, row: Readonly<Record<string,
 /**
  * The same hash from the row's values in LEDGER_CHAIN_COLUMNS order, as the SQLite trigger passes them
  * and as SQLite settlement binds them (a null or absent previous hash is the genesis). Settlement calls
- * this once per request, so it builds no object per row (bench/README, "settlement on SQLite").
+ * this once per request, so it builds no object per row (bench/results/history/2026-11-24T1920-settlement-on-sqlite.md).
  */
 export function ledgerRowHashFromValues(previousHash: unknown, values: readonly unknown[]): string {
   return hash("sha256", ledgerChainEncodingOfValues(typeof previousHash === "string" ? previousHash : LEDGER_GENESIS_HASH, values), "hex");

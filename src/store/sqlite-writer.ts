@@ -133,7 +133,7 @@ const BUSY_RETRY_MS = 1;
 
 /** Batches of this process that found the write lock taken and waited (another process was writing). */
 let busyRetries = 0;
-/** How often a batch of this process found another process holding the write lock (bench/README.md, several workers). */
+/** How often a batch of this process found another process holding the write lock (bench/results/history/2026-11-25T0207-several-workers.md). */
 export function sqliteBusyRetries(): number {
   return busyRetries;
 }

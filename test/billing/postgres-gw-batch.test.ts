@@ -2,7 +2,7 @@
 // that moment. Statistics taken while holds was empty (an ANALYZE at a quiet moment) made the plan of
 // the settlement's and the release's `delete from holds where id = …` a sequential scan, which then
 // read every hold, live or dead, on every settlement for the rest of the connection's life: measured
-// with a 5-million-row ledger (bench/README.md, "Ledger growth"), the server's CPU per pair grew from
+// with a 5-million-row ledger (bench/results/history/2026-11-25T1040-pg-pairs-filled-ledger.md), the server's CPU per pair grew from
 // 333 to 547 µs over 18,000 pairs. gw_batch runs with enable_seqscan off (gw-batch-function.ts).
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
