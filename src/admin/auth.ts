@@ -2,6 +2,7 @@
 // or revoked one: 401 auth_error. A route whose scope the token lacks: 403 forbidden with code
 // missing_scope and the scope named in the message.
 import type { FastifyRequest } from "fastify";
+import { refuseRepeatedCredentialHeaders } from "../pipeline/authenticate.js";
 import { GatewayError } from "../errors/catalogue.js";
 import type { AdminToken } from "../store/admin-tokens-store.js";
 import type { AuditActor } from "../store/audit-store.js";
@@ -15,6 +16,7 @@ declare module "fastify" {
 }
 
 export async function authenticateAdmin(request: FastifyRequest, store: Store): Promise<AdminToken> {
+  refuseRepeatedCredentialHeaders(request);
   const header = request.headers.authorization;
   const match = typeof header === "string" ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
   const token = match ? await store.adminTokens.authenticate(match[1]!) : null;

@@ -13,11 +13,28 @@ declare module "fastify" {
 }
 
 /**
+ * Refuses a credential header sent more than once. Node keeps only the first `Authorization` (and
+ * joins repeated `x-api-key` values), so a proxy or log that reads the last one would disagree with
+ * the gateway about who is calling: the request is refused instead.
+ */
+export function refuseRepeatedCredentialHeaders(request: FastifyRequest): void {
+  const raw = request.raw.rawHeaders;
+  for (const name of CREDENTIAL_HEADERS) {
+    let seen = 0;
+    for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === name.length && raw[i]!.toLowerCase() === name) seen++;
+    if (seen > 1) throw new GatewayError("auth_error", `The \`${name}\` header is sent ${seen} times; send one credential in one header.`);
+  }
+}
+
+const CREDENTIAL_HEADERS = ["authorization", "x-api-key"] as const;
+
+/**
  * The raw key from `Authorization: Bearer` or `x-api-key`: null when neither is sent, "" for an
  * Authorization header that is not a bearer token. Both headers may carry the same key; two
  * different keys are refused, so that no proxy or log that reads the other header is misled.
  */
 export function credentialOf(request: FastifyRequest): string | null {
+  refuseRepeatedCredentialHeaders(request);
   const authorization = request.headers.authorization;
   const bearer = typeof authorization === "string" && authorization.length > 0 ? (/^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1] ?? "") : null;
   const apiKeyHeader = request.headers["x-api-key"];

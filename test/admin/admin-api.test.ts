@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ADMIN_API_ROUTES } from "../../src/admin/index.js";
 import { ADMIN_SCOPES, type AdminScope } from "../../src/admin/scopes.js";
 import { runCli } from "../../src/cli/main.js";
+import { requestWithRawHeaders } from "../support/raw-client.js";
 import { DATABASE_KINDS } from "../support/databases.js";
 import { mockConfig, startGateway, type TestGateway } from "../support/gateway.js";
 import { chatCompletion, json, startMockUpstream, type MockUpstream } from "../support/mock-upstream.js";
@@ -92,6 +93,13 @@ describe.each(DATABASE_KINDS)("admin API on %s", (kind) => {
   });
 
   it("refuses a missing, malformed, unknown or revoked token with 401 auth_error and X-Request-ID", async () => {
+    const twice = await requestWithRawHeaders(`${gateway.url}/admin/v1/accounts`, "GET", [
+      ["authorization", `Bearer ${fullToken}`],
+      ["authorization", `Bearer ${fullToken}`],
+    ]);
+    expect(twice.status).toBe(401);
+    expect(twice.body.error?.type).toBe("auth_error");
+    expect(twice.requestId).toBeTruthy();
     expectError(await call(null, "GET", "/accounts"), 401, "auth_error");
     expectError(await call("nonsense", "GET", "/accounts"), 401, "auth_error");
     expectError(await call(`mgwadm_${"A".repeat(43)}`, "GET", "/accounts"), 401, "auth_error");

@@ -4,6 +4,7 @@ import { request as httpRequest } from "node:http";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { chatCompletion, json, startMockUpstream, type MockUpstream } from "../support/mock-upstream.js";
 import { mockConfig, startGateway, type TestGateway } from "../support/gateway.js";
+import { requestWithRawHeaders } from "../support/raw-client.js";
 
 const CHAT = { model: "gpt-mock", messages: [{ role: "user", content: "Hi" }] };
 
@@ -72,6 +73,57 @@ describe("error contract", () => {
     expect(mock.requests).toHaveLength(0);
     for (const { account } of [a, b]) expect((await gateway.app.ctx.store.accounts.get(account.id))!.totalSpent).toBe(0n);
     expect((await post("/v1/chat/completions", CHAT, { authorization: `Bearer ${a.raw}`, "x-api-key": a.raw })).status).toBe(200);
+  });
+
+  it("401 auth_error for a credential header sent twice, before anything is forwarded or held", async () => {
+    const other = await gateway.createAccount();
+    const body = JSON.stringify(CHAT);
+    const cases: Array<{ method: string; path: string; headers: Array<[string, string]> }> = [
+      {
+        method: "POST",
+        path: "/v1/chat/completions",
+        headers: [
+          ["Authorization", `Bearer ${key}`],
+          ["authorization", `Bearer ${other.raw}`],
+        ],
+      },
+      {
+        method: "POST",
+        path: "/v1/chat/completions",
+        headers: [
+          ["Authorization", `Bearer ${key}`],
+          ["Authorization", `Bearer ${key}`],
+        ],
+      },
+      {
+        method: "POST",
+        path: "/v1/chat/completions",
+        headers: [
+          ["x-api-key", key],
+          ["X-Api-Key", other.raw],
+        ],
+      },
+      {
+        method: "GET",
+        path: "/v1/models",
+        headers: [
+          ["authorization", `Bearer ${other.raw}`],
+          ["authorization", `Bearer ${key}`],
+        ],
+      },
+    ];
+    for (const { method, path, headers } of cases) {
+      const answer = await requestWithRawHeaders(`${gateway.url}${path}`, method, headers, method === "POST" ? body : undefined);
+      expect(answer.status).toBe(401);
+      expect(answer.body.error?.type).toBe("auth_error");
+      expect(answer.body.error?.message).toMatch(/sent 2 times/);
+      expect(answer.requestId).toBeTruthy();
+    }
+    expect(mock.requests).toHaveLength(0);
+    expect((await gateway.app.ctx.store.accounts.get(other.account.id))!.totalSpent).toBe(0n);
+    // One header each, the same key: served.
+    const single = await requestWithRawHeaders(`${gateway.url}/v1/chat/completions`, "POST", [["Authorization", `Bearer ${key}`]], body);
+    expect(single.status).toBe(200);
   });
 
   it("a revoke in another process takes effect within a second (auth_events)", async () => {

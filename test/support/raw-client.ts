@@ -1,5 +1,6 @@
 // Raw HTTP/1.1 over node:net for tests of the edge, where an HTTP client would hide what a hostile
 // client does (slow sending, half-open connections, bodies that never end).
+import { request as httpRequest } from "node:http";
 import { connect, type Socket } from "node:net";
 import { expect } from "vitest";
 import { sleep } from "./mock-upstream.js";
@@ -118,4 +119,28 @@ export function deepArray(depth: number): string {
 
 export function deepObject(depth: number): string {
   return `${'{"a":'.repeat(depth)}1${"}".repeat(depth)}`;
+}
+
+/** One request with headers as raw name/value pairs (a name may repeat, as no fetch client sends it). */
+export function requestWithRawHeaders(
+  url: string,
+  method: string,
+  headers: Array<[string, string]>,
+  body?: string,
+): Promise<{ status: number; requestId: string | undefined; body: { error?: { type: string; message: string } } }> {
+  const target = new URL(url);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: target.hostname, port: target.port, path: `${target.pathname}${target.search}`, method }, (res) => {
+      let text = "";
+      res.on("data", (chunk: Buffer) => (text += chunk.toString()));
+      res.on("end", () => resolve({ status: res.statusCode!, requestId: res.headers["x-request-id"] as string | undefined, body: text ? JSON.parse(text) : {} }));
+    });
+    // A header set to an array goes out as one line per value.
+    const values = new Map<string, string[]>();
+    for (const [name, value] of headers) values.set(name.toLowerCase(), [...(values.get(name.toLowerCase()) ?? []), value]);
+    for (const [name, list] of values) req.setHeader(name, list);
+    if (body !== undefined) req.setHeader("content-type", "application/json");
+    req.on("error", reject);
+    req.end(body);
+  });
 }
