@@ -151,6 +151,30 @@ describe.each(DATABASE_KINDS)("admin API on %s", (kind) => {
     }
   });
 
+  it("an opening balance is money in: it needs credits:write as well as accounts:write", async () => {
+    const accountsOnly = await tokenWith(["accounts:read", "accounts:write"], "accounts-only");
+    const [ledgerBefore, auditBefore] = [await countRows("ledger"), await countRows("audit_log")];
+    const refused = await call(accountsOnly, "POST", "/accounts", { email: "rich@example.com", balance_usd: "1000000" });
+    expectError(refused, 403, "forbidden");
+    expect(refused.body.error.code).toBe("missing_scope");
+    expect(refused.body.error.message).toContain("credits:write");
+    expect([await countRows("ledger"), await countRows("audit_log")]).toEqual([ledgerBefore, auditBefore]);
+    expect((await call(accountsOnly, "GET", "/accounts?q=rich@example.com")).body.data).toEqual([]);
+    // Without money, or with a zero balance, accounts:write is enough.
+    for (const [email, balance] of [
+      ["plain@example.com", undefined],
+      ["zero@example.com", "0.00"],
+    ] as const) {
+      const created = await call(accountsOnly, "POST", "/accounts", { email, ...(balance !== undefined && { balance_usd: balance }) });
+      expect(created.status, created.text).toBe(201);
+      expect(created.body.account.balance_usd).toBe("0.00");
+    }
+    const both = await tokenWith(["accounts:write", "credits:write"], "accounts-and-credits");
+    const funded = await call(both, "POST", "/accounts", { email: "funded@example.com", balance_usd: "7.25" });
+    expect(funded.status, funded.text).toBe(201);
+    expect(funded.body.account.balance_usd).toBe("7.25");
+  });
+
   it("creates, gets and changes accounts; each change in the audit log with before and after", async () => {
     const created = await admin("POST", "/accounts", { email: "New.Customer@Example.com", balance_usd: "5.00", monthly_budget_usd: "20", tier: "standard" });
     expect(created.status, created.text).toBe(201);

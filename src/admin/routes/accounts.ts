@@ -9,7 +9,7 @@ import type { GatewayConfig } from "../../config/load.js";
 import type { RouteContext } from "../../http/route-context.js";
 import { searchAccounts } from "../../store/account-search.js";
 import { ACCOUNT_STATUSES, type AccountStatus } from "../../store/accounts-store.js";
-import { adminActor } from "../auth.js";
+import { adminActor, requireScope } from "../auth.js";
 import { idempotencyKeyOf, once, requestHash } from "../idempotency.js";
 import { adjustBalance, createAccount, updateAccount, type AccountChanges } from "../operations.js";
 import { adminAccountView, decodeCursor, encodeCursor } from "../views.js";
@@ -116,6 +116,8 @@ export const accountRoutes: AdminRoute[] = [
     scope: "accounts:write",
     async handler(request, reply, ctx) {
       const body = parseWith(accountSchemas.createBody, request.body);
+      // An opening balance is money in: it takes the scope every credit takes.
+      if (body.balance_usd !== undefined && body.balance_usd > 0n) requireScope(request, "credits:write");
       const account = await ctx.store.audited(adminActor(request), (tx) =>
         createAccount(tx, {
           email: body.email,
