@@ -15,7 +15,9 @@ export function checkRequestBody<T>(schema: z.ZodType<T>, body: unknown): T {
   const result = schema.safeParse(body);
   if (result.success) return result.data;
   const issue = result.error.issues[0]!;
-  throw invalidRequest(issue.path.length > 0 ? fieldName(issue.path) : "body", issue.message);
+  const field = issue.path.length > 0 ? fieldName(issue.path) : "body";
+  // The message names the field too: Anthropic's error shape has no param.
+  throw invalidRequest(field, issue.message.startsWith(field) || field === "body" ? issue.message : `${field}: ${issue.message}`);
 }
 
 export function readModelField(body: Record<string, unknown>): string {

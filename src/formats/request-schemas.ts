@@ -17,11 +17,37 @@ const positiveInt = (field: string) =>
     .nullable()
     .optional();
 
+// Roles and content part types are checked here, before anything is held: a pass-through upstream
+// might accept one the format does not have (role "robot"), and the request would be billed.
+const CHAT_ROLES = ["system", "developer", "user", "assistant", "tool", "function"] as const;
+const CHAT_PART_TYPES = ["text", "image_url", "input_audio", "file", "refusal"] as const;
+const chatMessage = z
+  .looseObject(
+    {
+      role: z.enum(CHAT_ROLES, { error: `must be one of ${CHAT_ROLES.join(", ")}.` }),
+      content: z.unknown().optional(),
+    },
+    { error: "each message must be an object with a role." },
+  )
+  .superRefine(({ content }, ctx) => {
+    if (content === undefined || content === null || typeof content === "string") return;
+    if (!Array.isArray(content)) {
+      ctx.addIssue({ code: "custom", path: ["content"], message: "must be a string, null or an array of content parts." });
+      return;
+    }
+    content.forEach((part: unknown, index) => {
+      const type = typeof part === "object" && part !== null ? (part as { type?: unknown }).type : undefined;
+      if (!(CHAT_PART_TYPES as readonly unknown[]).includes(type)) {
+        ctx.addIssue({ code: "custom", path: ["content", index, "type"], message: `must be one of ${CHAT_PART_TYPES.join(", ")}.` });
+      }
+    });
+  });
+
 /** POST /v1/chat/completions (OpenAI Chat Completions). */
 export const chatRequestSchema = z.looseObject({
   model,
   messages: z
-    .array(z.looseObject({ role: z.string({ error: "each message must be an object with a role." }) }, { error: "each message must be an object with a role." }), {
+    .array(chatMessage, {
       error: "messages must be a non-empty array.",
     })
     .min(1, "messages must be a non-empty array."),
@@ -33,7 +59,14 @@ export const chatRequestSchema = z.looseObject({
 /** POST /v1/messages (Anthropic Messages). */
 export const messagesRequestSchema = z.looseObject({
   model,
-  messages: z.array(z.unknown(), { error: "messages must be an array." }),
+  messages: z.array(
+    // "system" turns: Claude Code sends them, and the bridge reads them as the system prompt.
+    z.looseObject(
+      { role: z.enum(["user", "assistant", "system"], { error: 'must be "user", "assistant" or "system".' }) },
+      { error: "each message must be an object with a role." },
+    ),
+    { error: "messages must be an array." },
+  ),
   stream,
   max_tokens: positiveInt("max_tokens"),
 });

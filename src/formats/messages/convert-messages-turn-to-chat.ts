@@ -43,7 +43,7 @@ export function convertMessagesTurnToChat(turn: unknown, path: string, options: 
     case "assistant":
       return [convertAssistantTurn(blocks, `${path}.content`, options, warnings)];
     default:
-      throw invalidRequest(`${path}.role`, `${path}.role must be "user" or "assistant".`);
+      throw invalidRequest(`${path}.role`, `${path}.role must be "user", "assistant" or "system".`);
   }
 }
 
