@@ -8,7 +8,7 @@ import { GatewayError } from "../errors/catalogue.js";
 import { ClientAbortedError } from "../upstreams/upstream-client.js";
 import { signedRequest } from "../upstreams/request.js";
 import { upstreamOf } from "../upstreams/registry.js";
-import { estimateMessagesPromptTokens } from "../formats/messages/messages-format.js";
+import { estimateMessagesPromptTokens } from "../formats/messages/messages-over-chat.js";
 import { checkRequestBody, readModelField } from "../formats/fields.js";
 import { countTokensRequestSchema } from "../formats/request-schemas.js";
 import { forward, type Forwarded } from "./forward.js";

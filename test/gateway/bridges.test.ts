@@ -1,6 +1,7 @@
 // /v1/messages and /v1/responses over any provider, proven with the official SDKs' own helpers.
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
+import { estimateMessagesPromptTokens } from "../../src/formats/messages/messages-over-chat.js";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { anthropicMessage, anthropicStream, chatCompletion, chatStream, json, startMockUpstream, type MockUpstream } from "../support/mock-upstream.js";
 import { mockConfig, startGateway, type TestGateway } from "../support/gateway.js";
@@ -82,6 +83,17 @@ describe("format bridges", () => {
       ]);
       expect(final.stop_reason).toBe("tool_use");
       expect(final.usage.output_tokens).toBe(9);
+    });
+
+    it("a streamed message_start reports the gateway's input estimate, message_delta the upstream's count", async () => {
+      mock.handler = (req, res) => chatStream(req, res, ["Hi"], { usage: { prompt_tokens: 21, completion_tokens: 2, total_tokens: 23 } });
+      const params = { model: "gpt-mock", max_tokens: 300, messages: [{ role: "user" as const, content: "What is the weather in Rome today?" }] };
+      const events: Array<{ type: string; message?: { usage: { input_tokens: number } }; usage?: { input_tokens?: number | null } }> = [];
+      for await (const event of await anthropic.messages.create({ ...params, stream: true })) events.push(event);
+      const start = events.find((e) => e.type === "message_start")!;
+      expect(start.message!.usage.input_tokens).toBe(estimateMessagesPromptTokens(params));
+      expect(start.message!.usage.input_tokens).toBeGreaterThan(0);
+      expect(events.find((e) => e.type === "message_delta")!.usage!.input_tokens).toBe(21);
     });
 
     it("accepts Claude Code's shape: ?beta=true, tools: [], a system turn, unknown fields", async () => {

@@ -8,7 +8,7 @@ import type { ServerResponse } from "node:http";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { estimateTextTokens } from "../../src/billing/estimate-tokens.js";
 import { parseUsd } from "../../src/core/money.js";
-import { estimateMessagesPromptTokens } from "../../src/formats/messages/messages-format.js";
+import { estimateMessagesPromptTokens } from "../../src/formats/messages/messages-over-chat.js";
 import { DATABASE_KINDS } from "../support/databases.js";
 import { BIG_MODELS, MIN_OUTPUT_TOKENS } from "../support/clamping-models.js";
 import { mockConfig, startGateway, type TestGateway } from "../support/gateway.js";

@@ -4,7 +4,7 @@
 // (never billed) or gives the estimate, and the attribution headers land on the request's log line.
 import Anthropic from "@anthropic-ai/sdk";
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
-import { estimateMessagesPromptTokens } from "../../src/formats/messages/messages-format.js";
+import { estimateMessagesPromptTokens } from "../../src/formats/messages/messages-over-chat.js";
 import { anthropicMessage, chatCompletion, json, startMockUpstream, type MockUpstream } from "../support/mock-upstream.js";
 import { mockConfig, startGateway, type TestGateway } from "../support/gateway.js";
 

@@ -85,6 +85,17 @@ describe("ChatStreamToMessagesEvents", () => {
     });
   });
 
+  it("message_start carries the best input count known then: the estimate, or the upstream's first-chunk usage", () => {
+    const chunks = chunksOf("stream-text");
+    const estimated = new ChatStreamToMessagesEvents({ inputTokensEstimate: 42 }).push(chunks[0]!);
+    expect(estimated[0]).toMatchObject({ type: "message_start", message: { usage: { input_tokens: 42, output_tokens: 0 } } });
+    const counted = new ChatStreamToMessagesEvents({ inputTokensEstimate: 42 }).push({
+      ...chunks[0]!,
+      usage: { prompt_tokens: 30, completion_tokens: 1, total_tokens: 31, prompt_tokens_details: { cached_tokens: 10 } },
+    });
+    expect(counted[0]).toMatchObject({ type: "message_start", message: { usage: { input_tokens: 20, cache_read_input_tokens: 10, output_tokens: 0 } } });
+  });
+
   it("waits for the usage chunk before message_delta, then ignores anything after message_stop", () => {
     const chunks = chunksOf("stream-text");
     const machine = new ChatStreamToMessagesEvents();

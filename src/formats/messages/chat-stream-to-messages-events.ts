@@ -15,6 +15,12 @@ export interface ChatStreamToMessagesOptions {
   id?: string;
   /** Model name to report; the upstream's when absent. */
   model?: string;
+  /**
+   * The prompt's input tokens as the gateway estimates them, for message_start when the upstream has
+   * not counted them yet (Chat reports usage at the end). Clients such as LangChain read the input
+   * count from message_start; the exact count follows in message_delta.
+   */
+  inputTokensEstimate?: number;
 }
 
 type Phase = "idle" | "streaming" | "choice-finished" | "done";
@@ -77,6 +83,11 @@ export class ChatStreamToMessagesEvents {
     return [{ type: "error", error: { type, message } }];
   }
 
+  private startUsage(chunk: ChatCompletionChunk | undefined) {
+    if (chunk?.usage) return { ...convertChatUsageToAnthropic(chunk.usage), output_tokens: 0 };
+    return { input_tokens: this.options.inputTokensEstimate ?? 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+  }
+
   private start(chunk: ChatCompletionChunk | undefined): AnthropicStreamEvent[] {
     if (this.phase !== "idle") return [];
     this.phase = "streaming";
@@ -91,8 +102,9 @@ export class ChatStreamToMessagesEvents {
           content: [],
           stop_reason: null,
           stop_sequence: null,
-          // Chat reports input tokens only at the end; the real counts go in message_delta.
-          usage: { input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+          // The best input count known now: the upstream's when its first chunk carries usage, else the
+          // estimate; the exact counts go in message_delta.
+          usage: this.startUsage(chunk),
         },
       },
     ];

@@ -1,15 +1,9 @@
 // POST /v1/messages (Anthropic Messages). Errors use the Anthropic envelope.
-import { estimateTextTokens } from "../../billing/estimate-tokens.js";
 import type { ClientFormat } from "../client-format.js";
 import { chatPlanOf, upstreamOf } from "../../upstreams/registry.js";
-import { messagesOverChat } from "./messages-over-chat.js";
+import { estimateMessagesPromptTokens, messagesOverChat } from "./messages-over-chat.js";
 import { checkRequestBody, readModelField, readOutputTokens, readStreamFlag, withOutputLimit } from "../fields.js";
 import { messagesRequestSchema } from "../request-schemas.js";
-
-/** A prompt estimate for admission: system, messages and tool definitions, as text. */
-export function estimateMessagesPromptTokens(body: Record<string, unknown>): number {
-  return estimateTextTokens(JSON.stringify([body.system ?? "", body.messages ?? [], body.tools ?? []]));
-}
 
 export const messagesFormat: ClientFormat = {
   route: "messages",
