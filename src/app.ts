@@ -82,6 +82,8 @@ export interface AppOptions {
   sharedStdout?: boolean;
   /** A cluster worker's link to the primary: a scrape then reports every worker (cluster-metrics.ts). */
   clusterMetrics?: WorkerMetricsLink;
+  /** The processes of this `gateway serve` sharing the port (`--workers N`): each takes an equal share of server.max_connections. */
+  workers?: number;
 }
 
 export async function createApp(config: GatewayConfig, options: AppOptions = {}): Promise<App> {
@@ -211,7 +213,7 @@ export async function createApp(config: GatewayConfig, options: AppOptions = {})
     billing,
     reloadConfig,
   };
-  const server = buildServer(ctx, logger, ROUTES);
+  const server = buildServer(ctx, logger, ROUTES, options.workers ?? 1);
   let metricsListener: { server: Server; url: string } | null = null;
   if (metrics && config.metrics?.listen) metricsListener = await startMetricsListener(metrics, config.metrics.listen, logger);
   let closed = false;

@@ -8,6 +8,9 @@ import { upstreamOf } from "../upstreams/registry.js";
 import { firstStartMessage } from "./first-start.js";
 import type { CliIo } from "./io.js";
 
+/** The environment variable that tells each forked worker how many workers serve the port. */
+export const WORKER_COUNT_VARIABLE = "GATEWAY_WORKER_COUNT";
+
 /** How long SIGTERM waits for requests in flight before closing what is left. */
 export const SHUTDOWN_DEADLINE_MS = 30_000;
 

@@ -10,7 +10,7 @@ import type { ReloadOutcome } from "../http/route-context.js";
 import { setFlagsFromString } from "node:v8";
 import { tuneHeapForServing } from "./heap.js";
 import type { CliIo } from "./io.js";
-import { printStartBanner, SHUTDOWN_DEADLINE_MS, type PrimaryMessage, type WorkerMessage } from "./serve-common.js";
+import { printStartBanner, SHUTDOWN_DEADLINE_MS, WORKER_COUNT_VARIABLE, type PrimaryMessage, type WorkerMessage } from "./serve-common.js";
 import { superviseWorkers } from "./workers.js";
 import { WorkerMetricsLink } from "../observability/cluster-metrics.js";
 
@@ -94,6 +94,7 @@ async function serveWorker(config: GatewayConfig, io: CliIo): Promise<void> {
     logFields: { worker: worker.id },
     sharedStdout: true,
     clusterMetrics: metricsLink,
+    workers: Number(process.env[WORKER_COUNT_VARIABLE]) || 1,
   });
   // The admin API's reload reaches one worker: once it has swapped (and recorded) it, the primary
   // has the others follow, so that every worker serves the same file.

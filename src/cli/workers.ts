@@ -11,7 +11,7 @@ import { resolveServerSecret } from "../config/server-secret.js";
 import { PrimaryMetricsAggregator } from "../observability/cluster-metrics.js";
 import { openStore } from "../store/index.js";
 import type { CliIo } from "./io.js";
-import { printStartBanner, SHUTDOWN_DEADLINE_MS, type PrimaryMessage, type ReloadStatus, type WorkerMessage } from "./serve-common.js";
+import { printStartBanner, SHUTDOWN_DEADLINE_MS, WORKER_COUNT_VARIABLE, type PrimaryMessage, type ReloadStatus, type WorkerMessage } from "./serve-common.js";
 
 /**
  * More unexpected exits than this within a minute is a crash loop: the gateway stops. Small enough
@@ -128,7 +128,8 @@ class Supervisor {
   }
 
   #fork(): void {
-    const worker = cluster.fork();
+    // The worker count travels with each worker: the connection cap is shared among them.
+    const worker = cluster.fork({ [WORKER_COUNT_VARIABLE]: String(this.#count) });
     // A message to a worker that is going away fails asynchronously; without a listener it would end the primary.
     worker.on("error", (error: Error) => this.#io.stderr(`worker ${worker.id}: ${error.message}\n`));
     this.#live.add(worker);

@@ -25,18 +25,39 @@ export function nodeServerOptions(limits: ConnectionLimits): ServerOptions {
   };
 }
 
-/** The cap on open connections, with a warning (at most one per 10 s) while it turns some away. */
-export function capConnections(server: Server, limits: ConnectionLimits, log: FastifyBaseLogger): void {
-  server.maxConnections = limits.maxConnections;
+/**
+ * This process's share of server.max_connections: the cap counts the whole `gateway serve`, and each
+ * of its `workers` processes (which the primary hands connections in turn) takes an equal part.
+ */
+export function connectionShare(maxConnections: number, workers: number): number {
+  return Math.max(1, Math.floor(maxConnections / Math.max(1, workers)));
+}
+
+/**
+ * The cap on open connections (this process's share of it), with a warning (at most one per 10 s)
+ * while it turns some away. Counted here rather than with Node's server.maxConnections: in a
+ * cluster worker, Node hands a connection over the cap back to the primary, which queues it for
+ * another worker and keeps it open, silent or not, past every timeout (a worker's headers timeout
+ * closes only the connections it holds).
+ */
+export function capConnections(server: Server, limits: ConnectionLimits, log: FastifyBaseLogger, workers = 1): void {
+  const share = connectionShare(limits.maxConnections, workers);
+  let open = 0;
   let dropped = 0;
   let lastLoggedAt = 0;
-  server.on("drop", () => {
-    dropped += 1;
-    const now = Date.now();
-    if (now - lastLoggedAt < DROP_LOG_INTERVAL_MS) return;
-    log.warn({ dropped, max_connections: limits.maxConnections }, "connections closed on arrival: server.max_connections reached");
-    lastLoggedAt = now;
-    dropped = 0;
+  server.on("connection", (socket: Socket) => {
+    if (open >= share) {
+      socket.destroy();
+      dropped += 1;
+      const now = Date.now();
+      if (now - lastLoggedAt < DROP_LOG_INTERVAL_MS) return;
+      log.warn({ dropped, max_connections: limits.maxConnections, this_process: share }, "connections closed on arrival: server.max_connections reached");
+      lastLoggedAt = now;
+      dropped = 0;
+      return;
+    }
+    open += 1;
+    socket.once("close", () => (open -= 1));
   });
 }
 

@@ -11,7 +11,8 @@ import { errorShapeFor, recordRequest, routeOf } from "../pipeline/request-conte
 /** A route family (health, gateway routes, dashboard): registers its routes on the server. */
 export type RouteRegistrar = (app: FastifyInstance, ctx: RouteContext) => void;
 
-export function buildServer(ctx: RouteContext, logger: Logger, routes: readonly RouteRegistrar[]): FastifyInstance {
+/** `workers`: the processes sharing the port, each taking an equal share of the connection cap. */
+export function buildServer(ctx: RouteContext, logger: Logger, routes: readonly RouteRegistrar[], workers = 1): FastifyInstance {
   const limits = ctx.config.connections;
   const app = Fastify({
     // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- it sets the logger type Fastify infers
@@ -32,7 +33,7 @@ export function buildServer(ctx: RouteContext, logger: Logger, routes: readonly 
     keepAliveTimeout: limits.keepAliveTimeoutMs,
     clientErrorHandler: clientErrorHandler(limits, newRequestId, logger as FastifyBaseLogger),
   });
-  capConnections(app.server, limits, app.log);
+  capConnections(app.server, limits, app.log, workers);
   installJsonBodyParser(app);
   app.decorateRequest("meter", null as never);
   app.decorateRequest("errorShape", "openai");
