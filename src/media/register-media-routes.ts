@@ -15,8 +15,12 @@ export function registerMediaRoutes(app: FastifyInstance, ctx: RouteContext): vo
   // Shared by every config snapshot; the rest comes from the request's snapshot (the task service's background work: the current one).
   const { authCache } = ctx.pipeline;
   const tasks = new VideoTaskService(ctx.live, ctx.logger);
+  // Submits bill, and admission reads the standing again; polls and downloads read it afresh.
   const onRequest = async (request: FastifyRequest) => {
-    await authenticate(request, authCache);
+    await authenticate(request, authCache, "cached");
+  };
+  const onUnbilledRequest = async (request: FastifyRequest) => {
+    await authenticate(request, authCache, "exact");
   };
 
   app.addHook("onReady", async () => tasks.startRefresher());
@@ -29,6 +33,6 @@ export function registerMediaRoutes(app: FastifyInstance, ctx: RouteContext): vo
     scope.addContentTypeParser("multipart/form-data", { parseAs: "buffer", bodyLimit: ctx.config.bodyLimitBytes }, (_request, body, done) => done(null, body));
     scope.post("/v1/videos", { onRequest }, (request, reply) => submitVideo(request.snapshot.pipeline, request.snapshot.media.settings, tasks, request, reply));
   });
-  app.get("/v1/videos/:id", { onRequest }, (request) => pollVideo(tasks, request as VideoRequest));
-  app.get("/v1/videos/:id/content", { onRequest }, (request, reply) => downloadVideo(tasks, request as VideoRequest, reply));
+  app.get("/v1/videos/:id", { onRequest: onUnbilledRequest }, (request) => pollVideo(tasks, request as VideoRequest));
+  app.get("/v1/videos/:id/content", { onRequest: onUnbilledRequest }, (request, reply) => downloadVideo(tasks, request as VideoRequest, reply));
 }

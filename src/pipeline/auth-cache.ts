@@ -56,6 +56,18 @@ export class AuthCache {
     return principal;
   }
 
+  /**
+   * The key and its account read afresh from the database, for routes that bill nothing (admission
+   * re-reads the standing of those that do): a suspension or revocation made by another process is
+   * seen at once there, not within the auth_events poll. The cache takes the fresh entry.
+   */
+  async refresh(hash: string, now = Date.now()): Promise<Principal | null> {
+    const principal = await this.store.keys.findByHash(hash);
+    if (this.#entries.size >= MAX_ENTRIES) this.#entries.clear();
+    this.#entries.set(hash, { principal, expiresAt: now + (principal ? POSITIVE_TTL_MS : NEGATIVE_TTL_MS) });
+    return principal;
+  }
+
   /** Drops one key, e.g. right after this process revoked it. */
   invalidateKey(hash: string): void {
     this.#entries.delete(hash);

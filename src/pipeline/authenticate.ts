@@ -45,11 +45,20 @@ export function credentialOf(request: FastifyRequest): string | null {
   return bearer ?? apiKey;
 }
 
-export async function authenticate(request: FastifyRequest, cache: AuthCache): Promise<Principal> {
+/**
+ * How a route reads the key's standing: `cached` for the routes that bill (admission reads the key's
+ * and the account's status again in its transaction, so the cache only saves a read), `exact` for
+ * every other route, which reads both afresh so that no worker or process serves a suspended
+ * account or a revoked key from its cache.
+ */
+export type Standing = "cached" | "exact";
+
+export async function authenticate(request: FastifyRequest, cache: AuthCache, standing: Standing): Promise<Principal> {
   const raw = credentialOf(request);
   if (raw === null) throw new GatewayError("auth_error", "Provide an API key as `Authorization: Bearer <key>` or `x-api-key: <key>`.");
   if (!isWellFormedApiKey(raw)) throw new GatewayError("auth_error", "The API key is malformed.");
-  const principal = await cache.lookup(hashApiKey(raw));
+  const hash = hashApiKey(raw);
+  const principal = standing === "exact" ? await cache.refresh(hash) : await cache.lookup(hash);
   if (!principal) throw new GatewayError("auth_error", "The API key is not valid.");
   if (principal.key.status === "revoked") throw new GatewayError("auth_error", "The API key has been revoked.");
   const { key } = principal;

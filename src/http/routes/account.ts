@@ -34,7 +34,7 @@ export const usageQuerySchema = z.object({
 
 export function registerAccountRoutes(app: FastifyInstance, ctx: RouteContext): void {
   const onRequest = async (request: FastifyRequest) => {
-    await authenticate(request, ctx.pipeline.authCache);
+    await authenticate(request, ctx.pipeline.authCache, "exact");
   };
 
   app.get("/v1/me", { onRequest }, async (request) => {

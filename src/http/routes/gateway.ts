@@ -13,8 +13,12 @@ import { GatewayError, invalidRequest } from "../../errors/catalogue.js";
 export function registerGatewayRoutes(app: FastifyInstance, ctx: RouteContext): void {
   // Shared by every config snapshot; the rest of the pipeline comes from the request's snapshot.
   const { authCache } = ctx.pipeline;
+  // The model routes bill, and admission reads the standing again; the others read it afresh.
   const onRequest = async (request: FastifyRequest) => {
-    await authenticate(request, authCache);
+    await authenticate(request, authCache, "cached");
+  };
+  const onUnbilledRequest = async (request: FastifyRequest) => {
+    await authenticate(request, authCache, "exact");
   };
   const routes: ReadonlyArray<[string, ClientFormat]> = [
     ["/v1/chat/completions", chatFormat],
@@ -27,13 +31,13 @@ export function registerGatewayRoutes(app: FastifyInstance, ctx: RouteContext): 
 
   // Anthropic's token counter, which coding agents call before long requests: the upstream's own
   // count where it has one, else the gateway's documented estimate; never billed.
-  app.post("/v1/messages/count_tokens", { onRequest }, async (request, reply) => {
+  app.post("/v1/messages/count_tokens", { onRequest: onUnbilledRequest }, async (request, reply) => {
     const body = request.body;
     if (!body || typeof body !== "object" || Array.isArray(body)) throw invalidRequest("body", "The request body must be a JSON object.");
     return countMessagesTokens(request.snapshot.pipeline, body as Record<string, unknown>, request, reply);
   });
 
-  app.get<{ Params: { id: string } }>("/v1/responses/:id", { onRequest }, async (request) => {
+  app.get<{ Params: { id: string } }>("/v1/responses/:id", { onRequest: onUnbilledRequest }, async (request) => {
     const stored = (await ctx.store.responses.get(request.principal.account.id, request.params.id)) as { response?: unknown } | null;
     if (!stored?.response) throw new GatewayError("not_found", `No stored response ${request.params.id}.`);
     return stored.response;

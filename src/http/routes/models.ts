@@ -147,7 +147,7 @@ export function registerModelRoutes(app: FastifyInstance, ctx: RouteContext): vo
   const onRequest = async (request: FastifyRequest) => {
     // Refusals (a missing key included) in the envelope the caller's SDK reads.
     if (isAnthropicStyle(request)) request.errorShape = "anthropic";
-    await authenticate(request, authCache);
+    await authenticate(request, authCache, "exact");
   };
   // The key's tier, narrowed by the key's allowed models (its policy, ADR 0017).
   const visible = (request: FastifyRequest) =>
