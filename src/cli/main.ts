@@ -1,27 +1,19 @@
 #!/usr/bin/env node
 // The `gateway` command. Every subcommand takes --json; bad input exits non-zero with one line.
 import cluster from "node:cluster";
-import { realpathSync } from "node:fs";
+import { readFileSync, realpathSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import { fileURLToPath } from "node:url";
-import { ConfigError, loadConfig, type GatewayConfig } from "../config/load.js";
-import { resolveServerSecret } from "../config/server-secret.js";
+import type { GatewayConfig } from "../config/load.js";
 import { GatewayError } from "../errors/catalogue.js";
-import { openDatabase } from "../store/database.js";
-import { openStore, type Store } from "../store/index.js";
-import { migrate } from "../store/migrate.js";
-import { accountsCommand } from "./commands/accounts.js";
-import { adminTokensCommand } from "./commands/admin-tokens.js";
-import { configCommand } from "./commands/config.js";
-import { codesCommand } from "./commands/codes.js";
-import { keysCommand } from "./commands/keys.js";
-import { ledgerCommand } from "./commands/ledger.js";
-import { providerKeysCommand } from "./commands/provider-keys.js";
-import { upstreamsCommand } from "./commands/upstreams.js";
+import type { Store } from "../store/index.js";
 import { emit, parseCommand, UsageError, type CliIo } from "./io.js";
-import { serve } from "./serve.js";
+
+// Each command loads what it needs when it runs: `gateway --help` and `--version` load no config,
+// store or server (their CPU is measured by bench/startup.ts), and an admin command no server.
 
 const USAGE = `usage: gateway <command>
+  --version                               print the version
   serve [--workers N]                     start the gateway (what npm start runs); N processes share the port
                                           (default: the number of available cores; 1: one process, no supervisor)
   migrate                                 apply database migrations
@@ -64,17 +56,22 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
       io.stdout(`${USAGE}\n`);
       return 0;
     }
+    if (command === "--version" || command === "version") {
+      io.stdout(`${packageVersion()}\n`);
+      return 0;
+    }
     // The running gateway reads its own file: a reload needs neither a valid local config nor the database.
-    if (command === "admin" && rest[0] === "config") return await configCommand(rest[1], rest.slice(2), io);
-    const config = loadConfig(io.env, io.cwd);
+    if (command === "admin" && rest[0] === "config") return await (await import("./commands/config.js")).configCommand(rest[1], rest.slice(2), io);
+    const config = (await import("../config/load.js")).loadConfig(io.env, io.cwd);
     switch (command) {
       case "serve": {
         const { values } = parseCommand(rest, { workers: { type: "string" } }, []);
-        await serve(config, io, parseWorkers(values.workers));
+        await (await import("./serve.js")).serve(config, io, parseWorkers(values.workers));
         return 0;
       }
       case "migrate": {
         const { json } = parseCommand(rest, {}, []);
+        const [{ openDatabase }, { migrate }] = await Promise.all([import("../store/database.js"), import("../store/migrate.js")]);
         const handle = await openDatabase({ databaseUrl: config.databaseUrl, sqlitePath: config.sqlitePath });
         try {
           const { applied } = await migrate(handle);
@@ -94,6 +91,12 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   }
 }
 
+/** The package's version, from package.json next to dist/ (and src/). */
+function packageVersion(): string {
+  const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
+  return pkg.version;
+}
+
 /** Bounded: a typo like 1000 must not fork a thousand processes. */
 const MAX_WORKERS = 256;
 
@@ -108,24 +111,24 @@ async function admin(args: string[], io: CliIo, store: Store, config: GatewayCon
   const [group, sub, ...rest] = args;
   switch (group) {
     case "accounts":
-      await accountsCommand(sub, rest, io, store, config);
+      await (await import("./commands/accounts.js")).accountsCommand(sub, rest, io, store, config);
       break;
     case "keys":
-      await keysCommand(sub, rest, io, store, config);
+      await (await import("./commands/keys.js")).keysCommand(sub, rest, io, store, config);
       break;
     case "provider-keys":
-      await providerKeysCommand(sub, rest, io, store, config);
+      await (await import("./commands/provider-keys.js")).providerKeysCommand(sub, rest, io, store, config);
       break;
     case "ledger":
-      return ledgerCommand(sub, rest, io, store);
+      return (await import("./commands/ledger.js")).ledgerCommand(sub, rest, io, store);
     case "upstreams":
-      await upstreamsCommand(sub, rest, io, store, config);
+      await (await import("./commands/upstreams.js")).upstreamsCommand(sub, rest, io, store, config);
       break;
     case "token":
-      await adminTokensCommand(sub, rest, io, store);
+      await (await import("./commands/admin-tokens.js")).adminTokensCommand(sub, rest, io, store);
       break;
     case "codes":
-      await codesCommand(sub, rest, io, store);
+      await (await import("./commands/codes.js")).codesCommand(sub, rest, io, store);
       break;
     default:
       throw new UsageError("usage: gateway admin accounts|keys|provider-keys|ledger|upstreams|token|codes|config ...");
@@ -134,6 +137,7 @@ async function admin(args: string[], io: CliIo, store: Store, config: GatewayCon
 }
 
 async function withStore<T>(config: GatewayConfig, work: (store: Store) => Promise<T>): Promise<T> {
+  const [{ openStore }, { resolveServerSecret }] = await Promise.all([import("../store/index.js"), import("../config/server-secret.js")]);
   const store = await openStore({ databaseUrl: config.databaseUrl, sqlitePath: config.sqlitePath, secret: resolveServerSecret(config) });
   try {
     return await work(store);
@@ -151,7 +155,8 @@ function reportFailure(error: unknown, io: CliIo): number {
     io.stderr(`gateway: ${error.type}: ${error.message}\n`);
     return 1;
   }
-  if (error instanceof ConfigError) {
+  // By name: the config loader is not loaded for --help.
+  if (error instanceof Error && error.name === "ConfigError") {
     io.stderr(`gateway: config: ${error.message}\n`);
     return 1;
   }

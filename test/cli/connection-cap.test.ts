@@ -9,7 +9,7 @@ import { createTestDatabase } from "../support/databases.js";
 import { mockConfig } from "../support/gateway.js";
 import { chatCompletion, json, sleep, startMockUpstream } from "../support/mock-upstream.js";
 import { RawClient } from "../support/raw-client.js";
-import { killAll, startGateway, waitFor, waitUntilHealthy } from "./gateway-process.js";
+import { killAll, READY_DEADLINE_MS, startGateway, waitFor, waitUntilHealthy } from "./gateway-process.js";
 
 afterAll(() => killAll());
 
@@ -35,7 +35,7 @@ async function withTwoWorkers(settings: string, use: (url: string) => Promise<vo
     await waitUntilHealthy(gateway);
     await waitFor(
       () => (gateway.stderr().match(/^worker \d+ \(pid \d+\) listening$/gm) ?? []).length === 2,
-      20_000,
+      READY_DEADLINE_MS,
       () => `the workers did not both listen:\n${gateway.stderr()}`,
     );
     await use(gateway.baseUrl);
@@ -48,7 +48,7 @@ async function withTwoWorkers(settings: string, use: (url: string) => Promise<vo
 }
 
 describe("gateway serve --workers 2", () => {
-  it("closes connections that send nothing after headers_timeout_ms, beyond the cap too", { timeout: 60_000 }, async () => {
+  it("closes connections that send nothing after headers_timeout_ms, beyond the cap too", { timeout: 120_000 }, async () => {
     await withTwoWorkers("  max_connections: 10\n  headers_timeout_ms: 1000\n  request_timeout_ms: 5000\n", async (url) => {
       const silent: Array<Awaited<ReturnType<typeof openWatched>>> = [];
       for (let i = 0; i < 40; i++) silent.push(await openWatched(url));
@@ -61,7 +61,7 @@ describe("gateway serve --workers 2", () => {
     });
   });
 
-  it("counts server.max_connections over both workers together", { timeout: 60_000 }, async () => {
+  it("counts server.max_connections over both workers together", { timeout: 120_000 }, async () => {
     await withTwoWorkers("  max_connections: 10\n  headers_timeout_ms: 20000\n", async (url) => {
       // Opened one after another, so that the primary hands them to the workers in turn.
       const clients: Array<Awaited<ReturnType<typeof openWatched>>> = [];

@@ -13,7 +13,7 @@ import { openStore, type Store } from "../../src/store/index.js";
 import { createTestDatabase, DATABASE_KINDS, type TestDatabase } from "../support/databases.js";
 import { mockConfig } from "../support/gateway.js";
 import { chatStream, startMockUpstream, type MockUpstream } from "../support/mock-upstream.js";
-import { freePort, killAll, startGateway, waitFor, waitUntilHealthy, type GatewayProcess } from "./gateway-process.js";
+import { freePort, killAll, READY_DEADLINE_MS, startGateway, waitFor, waitUntilHealthy, type GatewayProcess } from "./gateway-process.js";
 
 afterAll(() => killAll());
 
@@ -75,7 +75,7 @@ async function waitUntilServing(gateway: GatewayProcess): Promise<void> {
   await waitUntilHealthy(gateway);
   await waitFor(
     () => gateway.stderr().includes("model-gateway listening"),
-    20_000,
+    READY_DEADLINE_MS,
     () => `no start-up lines:\n${gateway.stderr()}`,
   );
 }
@@ -196,7 +196,7 @@ for (const kind of DATABASE_KINDS) {
       }
     });
 
-    it("drains every worker on SIGTERM (also signalled twice): streams in flight finish and are charged, new connections are refused, exit 0", { timeout: 60_000 }, async () => {
+    it("drains every worker on SIGTERM (also signalled twice): streams in flight finish and are charged, new connections are refused, exit 0", { timeout: 120_000 }, async () => {
       const setup = await setUp(kind, 15);
       const account = await setup.store.accounts.create({ email: `drain-${kind}@example.com`, tier: "standard", balance: 1_000_000_000n });
       const { raw } = await setup.store.keys.create({ accountId: account.id });
@@ -237,7 +237,7 @@ for (const kind of DATABASE_KINDS) {
       }
     });
 
-    it("prints the first start once; SIGHUP reloads every worker as one recorded reload", { timeout: 60_000 }, async () => {
+    it("prints the first start once; SIGHUP reloads every worker as one recorded reload", { timeout: 120_000 }, async () => {
       const database = await createTestDatabase(kind);
       const dir = mkdtempSync(join(tmpdir(), "gw-workers-hup-"));
       const path = join(dir, "gateway.config.yaml");
@@ -323,7 +323,7 @@ for (const kind of DATABASE_KINDS) {
   });
 }
 
-it("fails the start, exit 1, when the workers cannot listen", { timeout: 60_000 }, async () => {
+it("fails the start, exit 1, when the workers cannot listen", { timeout: 120_000 }, async () => {
   const database = await createTestDatabase("sqlite");
   const dir = mkdtempSync(join(tmpdir(), "gw-workers-busy-"));
   const port = await freePort();
