@@ -52,7 +52,7 @@ for (const kind of DATABASE_KINDS) {
       database = await createTestDatabase(kind);
       cwd = mkdtempSync(join(tmpdir(), "gw-first-"));
       gateway = await startGateway(cwd, database.databaseUrl ? { DATABASE_URL: database.databaseUrl } : {}, { built: true });
-      await waitUntilHealthy(gateway, 30_000);
+      await waitUntilHealthy(gateway);
       await waitFor(
         () => CODEX.test(gateway.stderr()),
         5000,
@@ -191,7 +191,7 @@ describe("a config file and the demo catalog (built gateway)", () => {
     dirs.push(cwd);
     writeFileSync(join(cwd, "gateway.config.yaml"), config);
     const gateway = await startGateway(cwd, {}, { built: true });
-    await waitUntilHealthy(gateway, 30_000);
+    await waitUntilHealthy(gateway);
     await waitFor(
       () => API_KEY.test(gateway.stderr()),
       5000,
