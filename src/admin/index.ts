@@ -11,6 +11,7 @@ import { keyRoutes } from "./routes/keys.js";
 import { providerKeyRoutes } from "./routes/provider-keys.js";
 import type { AdminRoute } from "./routes/route.js";
 import { usageAuditRoutes } from "./routes/usage-audit.js";
+import { refuseUnstorableText } from "./validate.js";
 
 export const ADMIN_API_PREFIX = "/admin/v1";
 
@@ -24,6 +25,7 @@ export function registerAdminApiRoutes(app: FastifyInstance, ctx: RouteContext):
         reply.header("cache-control", "no-store");
         await authenticateAdmin(request, ctx.store);
       });
+      api.addHook("preValidation", async (request) => refuseUnstorableText(request));
       for (const route of ADMIN_API_ROUTES) {
         api.route({
           method: route.method,

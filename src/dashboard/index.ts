@@ -13,6 +13,7 @@ import { registerWorkspaceRoutes } from "./routes/workspace-routes.js";
 import { isSafeMethod, requireActive, requireSession } from "./session-auth.js";
 import { SignInThrottle } from "./sign-in-throttle.js";
 import { registerStaticRoutes } from "./static-files.js";
+import { refuseUnstorableText } from "../admin/validate.js";
 
 export const DASHBOARD_API_PREFIX = "/dashboard/api";
 
@@ -25,6 +26,8 @@ export function registerDashboardRoutes(app: FastifyInstance, ctx: RouteContext)
       api.addHook("onRequest", async (_request, reply) => {
         reply.header("cache-control", "no-store");
       });
+      // Before any handler: a NUL is refused the same on both databases, not a 500 on PostgreSQL.
+      api.addHook("preValidation", async (request) => refuseUnstorableText(request));
       registerAuthRoutes(api, ctx, throttle);
       // Everything else needs a live session (and, for writes, the CSRF token) before the body is read.
       // Every write in this scope also needs an active account: a suspended or closed one (an
