@@ -3,7 +3,7 @@
 import type { ModelConfig } from "../../core/catalog.js";
 import type { SseEvent } from "../../core/sse.js";
 import type { Usage } from "../../core/usage.js";
-import type { ChatStreamItem } from "../anthropic/messages-events-to-chat-stream.js";
+import type { ChatStreamItem } from "../chat-chunk-stream.js";
 import {
   convertChatRequestToConverse,
   convertConverseResponseToChat,

@@ -1,16 +1,10 @@
 // Chat Completions clients on Google Gemini upstreams: translated both ways. The model and the
 // stream choice are in the path (generateContent, or streamGenerateContent with alt=sse).
 import type { ModelConfig } from "../../core/catalog.js";
-import {
-  convertChatRequestToGemini,
-  convertGeminiResponseToChat,
-  GeminiChunksToChatStream,
-  type GeminiChatStreamItem,
-  type GeminiErrorBody,
-  type GeminiResponse,
-} from "./translators.js";
+import { convertChatRequestToGemini, convertGeminiResponseToChat, GeminiChunksToChatStream, type GeminiErrorBody, type GeminiResponse } from "./translators.js";
 import type { ClientFrame, StreamTranslator, UpstreamPlan } from "../plan.js";
 import { chatChunkFrame, clientAskedForUsage, DeliveredText } from "../chat-stream.js";
+import type { ChatStreamItem } from "../chat-chunk-stream.js";
 import { parseEventJson, usageFromChat } from "../usage-readers.js";
 
 type Json = Record<string, unknown>;
@@ -37,7 +31,7 @@ export function chatToGemini(body: Json, model: ModelConfig): UpstreamPlan {
     streamTranslator(): StreamTranslator {
       const machine = new GeminiChunksToChatStream({ model: model.id });
       const delivered = new DeliveredText();
-      const toFrames = (items: GeminiChatStreamItem[]): ClientFrame[] => {
+      const toFrames = (items: ChatStreamItem[]): ClientFrame[] => {
         const frames: ClientFrame[] = [];
         for (const item of items) {
           if ("error" in item) {
