@@ -12,6 +12,7 @@ import { subjectLimitsSchema } from "../../core/traffic-limits.js";
 import { GatewayError } from "../../errors/catalogue.js";
 import { ACCOUNT_STATUSES, type Account, type AccountStatus } from "../../store/accounts-store.js";
 import { accountSchemas } from "../../admin/routes/accounts.js";
+import { accountOr404 } from "../../admin/routes/route.js";
 import { invalidateOwnKeys, providerKeySchemas } from "../../admin/routes/provider-keys.js";
 import { addProviderKey, adjustBalance, removeProviderKey, updateAccount, type AccountChanges } from "../../admin/operations.js";
 import { adminAccountView, auditView, providerKeyView } from "../../admin/views.js";
@@ -70,12 +71,6 @@ export const adminRouteSchemas = { auditQuery, listQuery, changeBody, ledgerQuer
 export function dashboardActor(request: FastifyRequest): AuditActor {
   const me = request.dashboard.account;
   return { type: "dashboard", id: me.id, name: me.email, clientAddress: request.ip, requestId: request.id };
-}
-
-async function accountOr404(ctx: RouteContext, id: string): Promise<Account> {
-  const account = await ctx.store.accounts.get(id);
-  if (!account) throw new GatewayError("not_found", `No account ${id}.`);
-  return account;
 }
 
 /** Administrator powers, reads included, need an active account: suspension takes them away too. */
