@@ -33,6 +33,18 @@ export const tokenCount = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
 export const pageLimit = z.coerce.number().int().min(1).max(500).default(100);
 export const cursor = z.string().min(1).max(400).optional();
 
+/** A usage summary's window: the last `days` UTC days, 30 unless given (usageSummary). */
+export const usageDaysQuery = z.object({ days: z.coerce.number().int().min(1).max(366).default(30) });
+
+/** A page of a ledger, newest first: `limit` rows before the row id `before` (ledgerPage). */
+export const ledgerPageQueryParams = z.object({
+  limit: z.coerce.number().int().min(1).max(500).default(50),
+  before: z
+    .string()
+    .regex(/^\d{1,19}$/, "must be a ledger row id")
+    .optional(),
+});
+
 /** The account, or 404 not_found naming it (the admin API and the dashboard's administration). */
 export async function accountOr404(ctx: RouteContext, accountId: string): Promise<Account> {
   const account = await ctx.store.accounts.get(accountId);

@@ -5,12 +5,12 @@ import { GatewayError } from "../../errors/catalogue.js";
 import { usageSummary } from "../usage-queries.js";
 import { parseWith } from "../validate.js";
 import { auditView, decodeCursor, encodeCursor } from "../views.js";
-import { accountOr404, cursor, id, pageLimit, type AdminRoute } from "./route.js";
+import { accountOr404, cursor, id, pageLimit, usageDaysQuery, type AdminRoute } from "./route.js";
 
 /** Every request schema of this file (OpenAPI is generated from these). */
 export const usageAuditSchemas = {
   accountParams: z.object({ id }),
-  usageQuery: z.object({ days: z.coerce.number().int().min(1).max(366).default(30) }),
+  usageQuery: usageDaysQuery,
   auditQuery: z.object({
     limit: pageLimit,
     cursor,
