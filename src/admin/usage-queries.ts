@@ -241,6 +241,9 @@ function dimensionFields(row: LedgerPageRow): Record<string, number | string> {
   return fields;
 }
 
+/** A request's counts and cost as every CSV of requests names them (the ledger's, the request log's). */
+export const REQUEST_COUNT_COLUMNS = ["input_tokens", "cached_tokens", "output_tokens", "reasoning_tokens", "cost_usd", "estimated"] as const;
+
 /** The CSV's columns: the ledger row's, then the per-dimension ones of dimensionFields, in list order. */
 export const LEDGER_CSV_COLUMNS: readonly string[] = [
   "id",
@@ -253,12 +256,7 @@ export const LEDGER_CSV_COLUMNS: readonly string[] = [
   "provider",
   "route",
   "deployment",
-  "input_tokens",
-  "cached_tokens",
-  "output_tokens",
-  "reasoning_tokens",
-  "cost_usd",
-  "estimated",
+  ...REQUEST_COUNT_COLUMNS,
   "note",
   ...DIMENSIONS.flatMap((d) => (d.countColumn !== null && !BASE_COUNT_COLUMNS.has(d.countColumn) ? [d.countColumn] : [])),
   ...DIMENSIONS.map((d) => `${d.name}_cost_usd`),
