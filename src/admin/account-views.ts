@@ -25,8 +25,8 @@ export function accountView(account: Account) {
   };
 }
 
-/** `now`: the gateway's clock, which judges expiry (ctx.pipeline.authCache.now). */
-export function keyView(key: ApiKey, now = Date.now()) {
+/** A key's identity, state and spending, as every JSON view of a key (the APIs', the CLI's) begins. */
+export function keyFacts(key: ApiKey, now: number) {
   return {
     id: key.id,
     account_id: key.accountId,
@@ -41,6 +41,13 @@ export function keyView(key: ApiKey, now = Date.now()) {
     spent_usd: formatUsd(key.spent),
     token_cap: key.tokenCap,
     tokens_used: key.tokensUsed,
+  };
+}
+
+/** `now`: the gateway's clock, which judges expiry (ctx.pipeline.authCache.now). */
+export function keyView(key: ApiKey, now = Date.now()) {
+  return {
+    ...keyFacts(key, now),
     clamp_output: key.clampOutput,
     policy: keyPolicyJson(key, now),
     limits: subjectLimitsJson(key.limits),

@@ -23,6 +23,16 @@ function view(t: UsageTotals) {
   return { ...usageTotalsJson(t), tokens: t.inputTokens + t.outputTokens };
 }
 
+/** Dearest first; equal costs by name. */
+function byCost(a: [string, UsageTotals], b: [string, UsageTotals]): number {
+  return b[1].cost > a[1].cost ? 1 : b[1].cost < a[1].cost ? -1 : a[0] < b[0] ? -1 : 1;
+}
+
+/** A view's window, [start, end) in ms, its length in days, and the totals over it. */
+function windowView(start: bigint, end: bigint, days: number, totals: UsageTotals) {
+  return { start: new Date(Number(start)).toISOString(), end: new Date(Number(end)).toISOString(), days, totals: view(totals) };
+}
+
 function bucket<K>(map: Map<K, UsageTotals>, key: K): UsageTotals {
   let found = map.get(key);
   if (!found) map.set(key, (found = emptyTotals()));
@@ -80,12 +90,8 @@ export async function usageSummary(db: Kysely<Database>, scope: UsageScope, days
   for (let day = firstDay; day <= today; day++) {
     series.push({ day: new Date(day * DAY_MS).toISOString().slice(0, 10), ...view(byDay.get(day) ?? emptyTotals()) });
   }
-  const byCost = (a: [string, UsageTotals], b: [string, UsageTotals]) => (b[1].cost > a[1].cost ? 1 : b[1].cost < a[1].cost ? -1 : a[0] < b[0] ? -1 : 1);
   return {
-    start: new Date(Number(start)).toISOString(),
-    end: new Date(Number(end)).toISOString(),
-    days,
-    totals: view(totals),
+    ...windowView(start, end, days, totals),
     by_day: series,
     by_key: [...byKey].sort(byCost).map(([id, t]) => {
       const info = keyInfo.get(id);
@@ -116,12 +122,8 @@ export async function usageAcrossAccounts(db: Kysely<Database>, days: number, no
   }
   const ids = [...byAccount.keys()];
   const emails = new Map(ids.length ? (await db.selectFrom("accounts").select(["id", "email"]).where("id", "in", ids).execute()).map((a) => [a.id, a.email] as const) : []);
-  const byCost = (a: [string, UsageTotals], b: [string, UsageTotals]) => (b[1].cost > a[1].cost ? 1 : b[1].cost < a[1].cost ? -1 : a[0] < b[0] ? -1 : 1);
   return {
-    start: new Date(Number(start)).toISOString(),
-    end: new Date(Number(end)).toISOString(),
-    days,
-    totals: view(totals),
+    ...windowView(start, end, days, totals),
     by_account: [...byAccount].sort(byCost).map(([accountId, t]) => ({ account_id: accountId, email: emails.get(accountId) ?? null, ...view(t) })),
     by_model: [...byModel].sort(byCost).map(([model, t]) => ({ model, ...view(t) })),
     by_provider: [...byProvider].sort(byCost).map(([provider, t]) => ({ provider, ...view(t) })),
@@ -239,6 +241,9 @@ function dimensionFields(row: LedgerPageRow): Record<string, number | string> {
   return fields;
 }
 
+/** A request's counts and cost as every CSV of requests names them (the ledger's, the request log's). */
+export const REQUEST_COUNT_COLUMNS = ["input_tokens", "cached_tokens", "output_tokens", "reasoning_tokens", "cost_usd", "estimated"] as const;
+
 /** The CSV's columns: the ledger row's, then the per-dimension ones of dimensionFields, in list order. */
 export const LEDGER_CSV_COLUMNS: readonly string[] = [
   "id",
@@ -251,12 +256,7 @@ export const LEDGER_CSV_COLUMNS: readonly string[] = [
   "provider",
   "route",
   "deployment",
-  "input_tokens",
-  "cached_tokens",
-  "output_tokens",
-  "reasoning_tokens",
-  "cost_usd",
-  "estimated",
+  ...REQUEST_COUNT_COLUMNS,
   "note",
   ...DIMENSIONS.flatMap((d) => (d.countColumn !== null && !BASE_COUNT_COLUMNS.has(d.countColumn) ? [d.countColumn] : [])),
   ...DIMENSIONS.map((d) => `${d.name}_cost_usd`),

@@ -13,6 +13,16 @@ export const count = z.number().int();
 
 export const accountStatus = z.enum(["active", "suspended", "closed"]);
 
+/** One request's token counts and cost as its ledger row has them (request records, ledger rows). */
+export const requestCountsShape = {
+  input_tokens: count,
+  cached_tokens: count,
+  output_tokens: count,
+  reasoning_tokens: count,
+  cost_usd: usdText,
+  estimated: z.boolean(),
+};
+
 /** usageTotalsJson (billing/usage-report.ts): counts, cost, per pricing dimension and the cache summary. */
 export const usageTotalsShape = {
   requests: count,

@@ -2,7 +2,7 @@
 // breakers, the models page and the request log.
 import { z } from "zod";
 import { BASE_COUNT_COLUMNS, DIMENSIONS } from "../core/dimensions.js";
-import { usdText, isoTime, nullableIso, count, summaryShape } from "./response-schema-parts.js";
+import { usdText, isoTime, nullableIso, count, summaryShape, requestCountsShape } from "./response-schema-parts.js";
 
 export const inviteViewSchema = z.object({
   id: z.string(),
@@ -61,12 +61,7 @@ export const ledgerRowViewSchema = z.object({
   model: z.string().nullable(),
   provider: z.string().nullable(),
   route: z.string().nullable(),
-  input_tokens: count,
-  cached_tokens: count,
-  output_tokens: count,
-  reasoning_tokens: count,
-  cost_usd: usdText,
-  estimated: z.boolean(),
+  ...requestCountsShape,
   note: z.string().nullable(),
   deployment: z.string().nullable(),
   // Named at run time, as dimensionFields names them: the view types them only as a record, so

@@ -1,7 +1,7 @@
 // The /v1 response schemas: the gateway's own JSON (request record, /v1/me, usage, models,
 // catalogue) and, for the model routes, the upstream wire formats' fields the gateway promises.
 import { z } from "zod";
-import { usdText, isoTime, count, accountStatus, usageTotalsShape } from "./response-schema-parts.js";
+import { usdText, isoTime, count, accountStatus, usageTotalsShape, requestCountsShape } from "./response-schema-parts.js";
 import { subjectLimitsView, keyPolicyView, usageTotalsSchema, trafficUseSchema } from "./response-schemas-common.js";
 
 // ---- /v1 (the gateway's own JSON) ----
@@ -13,12 +13,7 @@ export const requestRecordSchema = z.object({
   model: z.string().nullable(),
   route: z.string().nullable(),
   deployment: z.string().nullable(),
-  input_tokens: count,
-  cached_tokens: count,
-  output_tokens: count,
-  reasoning_tokens: count,
-  cost_usd: usdText,
-  estimated: z.boolean(),
+  ...requestCountsShape,
   attempts: count.nullable(),
   dimensions: usageTotalsShape.dimensions,
   cache: usageTotalsShape.cache,

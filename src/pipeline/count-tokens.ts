@@ -12,7 +12,7 @@ import { estimateMessagesPromptTokens } from "../formats/messages/messages-over-
 import { checkRequestBody, readModelField } from "../formats/fields.js";
 import { countTokensRequestSchema } from "../formats/request-schemas.js";
 import { forward, type Forwarded } from "./forward.js";
-import { checkTier, resolveModel } from "./handle-model-request.js";
+import { requestedModel } from "./admission.js";
 import { cancelOnClientClose, countAttempts } from "./metered-call.js";
 import type { PipelineServices } from "./services.js";
 import { upstreamError } from "./upstream-errors.js";
@@ -22,10 +22,7 @@ const MAX_COUNT = 1_000_000_000;
 
 export async function countMessagesTokens(services: PipelineServices, body: Record<string, unknown>, request: FastifyRequest, reply: FastifyReply): Promise<unknown> {
   checkRequestBody(countTokensRequestSchema, body);
-  const model = resolveModel(services, readModelField(body), "chat");
-  request.meter.model = model.id;
-  request.meter.provider = model.provider.name;
-  checkTier(request, model);
+  const model = requestedModel(services, request, readModelField(body), "chat");
   // A routing group has no single upstream to ask: its deployments may count differently.
   const counter = model.group ? undefined : upstreamOf(model.provider).nativePlans.countTokens;
   if (!counter) return { input_tokens: estimateMessagesPromptTokens(body) };

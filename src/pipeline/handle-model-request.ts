@@ -5,7 +5,6 @@
 // Each stage throws a GatewayError; the HTTP edge renders it in the route's native shape.
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { estimateTextTokens } from "../billing/estimate-tokens.js";
-import { modelAllowed } from "../accounts/key-policy.js";
 import type { ModelConfig } from "../core/catalog.js";
 import type { Cancellation } from "../core/cancellation.js";
 import { formatUsd } from "../core/money.js";
@@ -15,24 +14,21 @@ import { signedRequest } from "../upstreams/request.js";
 import { upstreamOf } from "../upstreams/registry.js";
 import type { ClientFormat } from "../formats/client-format.js";
 import { checkOutputTokenLimits } from "../formats/fields.js";
-import { cancelOnClientClose, countAttempts, openMeteredCall, type MeteredCall } from "./metered-call.js";
+import { admissionFor, requestedModel } from "./admission.js";
+import { cancelOnClientClose, openMeteredCall, type MeteredCall } from "./metered-call.js";
 import { stopAtOutputLimit } from "./output-limit.js";
 import type { ClientRequestInfo, UpstreamPlan } from "../upstreams/plan.js";
 import { CostInBandStream, withCost } from "./in-band-cost.js";
 import { encodeFrames, pumpStream, scrubValue } from "./relay.js";
 import { scrubHeaders } from "./scrub.js";
 import type { PipelineServices } from "./services.js";
-import { setRateLimitHeaders, trafficLimitsFor } from "./traffic.js";
+import { setRateLimitHeaders } from "./traffic.js";
 import { recordClientGone, recordRequest } from "./request-context.js";
 
 export async function handleModelRequest(services: PipelineServices, format: ClientFormat, request: FastifyRequest, reply: FastifyReply): Promise<void> {
   const body = readBody(request.body);
   const info = format.describe(body);
-  const model = resolveModel(services, info.model, "chat");
-  checkOutputTokenLimits(info.outputTokenFields, model);
-  request.meter.model = model.id;
-  request.meter.provider = model.provider.name;
-  checkTier(request, model);
+  const model = requestedModel(services, request, info.model, "chat", (resolved) => checkOutputTokenLimits(info.outputTokenFields, resolved));
   const planContext = { accountId: request.principal.account.id, requestId: request.id };
   // Planned first for the body as sent (its validation errors come before admission); planned again
   // when clamping lowered the output limit (metered-call.ts), from the body with the lowered limit.
@@ -60,21 +56,15 @@ export async function handleModelRequest(services: PipelineServices, format: Cli
     };
   };
   const call = await openMeteredCall(services, {
-    admission: {
-      requestId: request.id,
-      accountId: request.principal.account.id,
-      keyId: request.principal.key.id,
-      limits: trafficLimitsFor(services.config, request.principal, model.id),
+    ...admissionFor(services, request, reply, {
       model,
       route: format.route,
       projectedInputTokens: info.promptTokens,
       projectedOutputTokens: Math.max(info.maxOutputTokens ?? model.defaultOutputTokens, plan.outputLimit ?? 0),
-    },
+    }),
     ...requestFor(body, plan),
     awaitFirstChunk: plan.stream,
     signal: cancellation,
-    trace: request.trace,
-    onAttempt: countAttempts(request, reply),
     clamp: {
       minOutputTokens: services.config.billing.clampMinOutputTokens,
       limitOutput: async (outputTokens) => {
@@ -119,33 +109,6 @@ export async function handleModelRequest(services: PipelineServices, format: Cli
 function readBody(body: unknown): Record<string, unknown> {
   if (!body || typeof body !== "object" || Array.isArray(body)) throw invalidRequest("body", "The request body must be a JSON object.");
   return body as Record<string, unknown>;
-}
-
-const ROUTE_OF_KIND: Record<ModelConfig["kind"], string> = {
-  chat: "a chat route",
-  image: "/v1/images/generations",
-  video: "/v1/videos",
-  embedding: "/v1/embeddings",
-};
-
-export function resolveModel(services: PipelineServices, id: string, kind: ModelConfig["kind"]): ModelConfig {
-  const model = services.config.models.get(id);
-  if (!model) throw new GatewayError("not_found", `The model ${id} does not exist.`, { param: "model", code: "model_not_found" });
-  if (model.kind !== kind) {
-    const route = ROUTE_OF_KIND[model.kind];
-    throw invalidRequest("model", `The model ${id} is a ${model.kind} model; use ${route}.`);
-  }
-  return model;
-}
-
-export function checkTier(request: FastifyRequest, model: ModelConfig): void {
-  if (!model.tiers.includes(request.principal.account.tier)) {
-    throw new GatewayError("not_supported", `The model ${model.id} is not included in the ${request.principal.account.tier} tier.`, { param: "model" });
-  }
-  // A routing group counts as its own id (the name the client sent), never as its deployments.
-  if (!modelAllowed(request.principal.key.allowedModels, model.id)) {
-    throw new GatewayError("forbidden", `The key's policy does not allow the model ${model.id}.`, { param: "model", code: "model_not_allowed_for_key" });
-  }
 }
 
 interface RelayInput {

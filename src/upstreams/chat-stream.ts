@@ -1,7 +1,12 @@
 // Parts every Chat plan shares: what the client asked for, how a Chat chunk becomes a client frame,
-// and the text delivered so far (the estimate when an upstream reports no usage).
+// the text delivered so far (the estimate when an upstream reports no usage), and the stream
+// translator over a decoder into Chat chunks.
+import type { SseEvent } from "../core/sse.js";
+import type { Usage } from "../core/usage.js";
 import type { ChatCompletionChunk } from "../wire/chat/index.js";
-import type { ClientFrame } from "./plan.js";
+import type { ChatChunkStream, ChatStreamItem } from "./chat-chunk-stream.js";
+import type { ClientFrame, StreamTranslator } from "./plan.js";
+import { usageFromChat } from "./usage-readers.js";
 
 type Json = Record<string, unknown>;
 
@@ -62,4 +67,45 @@ export class DeliveredText {
     this.#text = parts.join("");
     return this.#text;
   }
+}
+
+export interface ChatChunkTranslatorOptions<Event> {
+  /** The client asked for include_usage: only then does it see the usage chunk. */
+  wantsUsage: boolean;
+  /** An upstream event as the decoder takes it. */
+  read(event: SseEvent): Event;
+  /**
+   * Usage as reported so far, for a decoder whose usage chunk comes only at finish(), after
+   * settlement; absent: the usage chunk's.
+   */
+  reportedUsage?: () => Usage | null;
+}
+
+/** A Chat plan's stream translator over a decoder of upstream events into Chat chunks (chat-chunk-stream.ts). */
+export function chatChunkTranslator<Event>(decoder: ChatChunkStream<Event>, options: ChatChunkTranslatorOptions<Event>): StreamTranslator {
+  const delivered = new DeliveredText();
+  let usage: Usage | null = null;
+  const toFrames = (items: ChatStreamItem[]): ClientFrame[] => {
+    const frames: ClientFrame[] = [];
+    for (const item of items) {
+      if ("error" in item) {
+        frames.push({ data: item });
+        continue;
+      }
+      if (item.usage && item.choices.length === 0) {
+        usage = usageFromChat(item.usage);
+        if (!options.wantsUsage) continue;
+      }
+      delivered.addChunk(item);
+      frames.push(chatChunkFrame(item));
+    }
+    return frames;
+  };
+  return {
+    push: (event) => toFrames(decoder.push(options.read(event))),
+    end: () => [...toFrames(decoder.finish()), { data: "[DONE]", raw: true }],
+    fail: (type, message) => toFrames(decoder.abort(message, type)),
+    reportedUsage: options.reportedUsage ?? (() => usage),
+    deliveredText: () => delivered.text(),
+  };
 }

@@ -6,14 +6,13 @@ import { MAX_BALANCE } from "../../core/money.js";
 import { GatewayError } from "../../errors/catalogue.js";
 import { email, parseWith } from "../validate.js";
 import type { GatewayConfig } from "../../config/load.js";
-import type { RouteContext } from "../../http/route-context.js";
 import { searchAccounts } from "../../store/account-search.js";
 import { ACCOUNT_STATUSES, type AccountStatus } from "../../store/accounts-store.js";
 import { adminActor, requireScope } from "../auth.js";
 import { idempotencyKeyOf, once, requestHash } from "../idempotency.js";
 import { adjustBalance, createAccount, updateAccount, type AccountChanges } from "../operations.js";
 import { adminAccountView, decodeCursor, encodeCursor } from "../views.js";
-import { cursor, id, pageLimit, tokenCount, usd, type AdminRoute } from "./route.js";
+import { accountOr404, cursor, id, pageLimit, tokenCount, usd, type AdminRoute } from "./route.js";
 
 const BUDGET_MAX = MAX_BALANCE * 1000n;
 const status = z.enum(ACCOUNT_STATUSES as [AccountStatus, ...AccountStatus[]]);
@@ -54,12 +53,6 @@ export const accountSchemas = {
 function knownTier(config: GatewayConfig, name: string): string {
   if (!config.tiers.has(name)) throw new GatewayError("invalid_request", `tier: unknown tier "${name}" (configured: ${[...config.tiers.keys()].join(", ")})`, { param: "tier" });
   return name;
-}
-
-async function accountOr404(ctx: RouteContext, accountId: string) {
-  const account = await ctx.store.accounts.get(accountId);
-  if (!account) throw new GatewayError("not_found", `No account ${accountId}.`);
-  return account;
 }
 
 function balanceRoute(kind: "credit" | "debit"): AdminRoute {

@@ -12,7 +12,7 @@ import type { ApiKey } from "../../store/keys-store.js";
 import { checkedPolicy, policyChange, policyFields } from "../key-policy-fields.js";
 import { adminActor } from "../auth.js";
 import { createKey, revokeKey, updateKey, type NewKey } from "../operations.js";
-import { id, tokenCount, usd, type AdminRoute } from "./route.js";
+import { accountOr404, id, tokenCount, usd, type AdminRoute } from "./route.js";
 
 const CAP_MAX = MAX_BALANCE * 1000n;
 
@@ -62,7 +62,7 @@ export const keyRoutes: AdminRoute[] = [
     scope: "keys:read",
     async handler(request, _reply, ctx) {
       const { id: accountId } = parseWith(keySchemas.accountParams, request.params, "id");
-      if (!(await ctx.store.accounts.get(accountId))) throw new GatewayError("not_found", `No account ${accountId}.`);
+      await accountOr404(ctx, accountId);
       return { object: "list", data: (await ctx.store.keys.listByAccount(accountId)).map((key) => keyView(key, ctx.pipeline.authCache.now())) };
     },
   },
@@ -73,7 +73,7 @@ export const keyRoutes: AdminRoute[] = [
     async handler(request, reply, ctx) {
       const { id: accountId } = parseWith(keySchemas.accountParams, request.params, "id");
       const body = parseWith(keySchemas.createBody, request.body);
-      if (!(await ctx.store.accounts.get(accountId))) throw new GatewayError("not_found", `No account ${accountId}.`);
+      await accountOr404(ctx, accountId);
       const input = { accountId, name: body.name ?? "", ...(await keyInput(ctx, request.snapshot.config, accountId, body, null)) };
       const { key, raw } = await ctx.store.audited(adminActor(request), (tx) => createKey(tx, input));
       reply.code(201);

@@ -7,7 +7,7 @@ import { adminActor } from "../auth.js";
 import { addProviderKey, removeProviderKey } from "../operations.js";
 import { providerKeyView } from "../views.js";
 import type { ConfigSnapshot, RouteContext } from "../../http/route-context.js";
-import { id, type AdminRoute } from "./route.js";
+import { accountOr404, id, type AdminRoute } from "./route.js";
 
 /**
  * Drops the account's cached own keys in the request's snapshot and in the current one: a reload
@@ -32,7 +32,7 @@ export const providerKeyRoutes: AdminRoute[] = [
     scope: "provider_keys:read",
     async handler(request, _reply, ctx) {
       const { id: accountId } = parseWith(providerKeySchemas.accountParams, request.params, "id");
-      if (!(await ctx.store.accounts.get(accountId))) throw new GatewayError("not_found", `No account ${accountId}.`);
+      await accountOr404(ctx, accountId);
       return { object: "list", data: (await ctx.store.upstreamKeys.list(accountId)).map(providerKeyView) };
     },
   },
@@ -46,7 +46,7 @@ export const providerKeyRoutes: AdminRoute[] = [
       if (!request.snapshot.config.providers.has(body.provider)) {
         throw new GatewayError("invalid_request", `provider: unknown provider "${body.provider}"`, { param: "provider" });
       }
-      if (!(await ctx.store.accounts.get(accountId))) throw new GatewayError("not_found", `No account ${accountId}.`);
+      await accountOr404(ctx, accountId);
       const info = await ctx.store.audited(adminActor(request), (tx) => addProviderKey(tx, { accountId, provider: body.provider, key: body.key, label: body.label ?? "" }));
       invalidateOwnKeys(request.snapshot, ctx, accountId);
       reply.code(201);

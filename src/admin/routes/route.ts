@@ -3,7 +3,9 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
 import { MAX_BALANCE, parseUsd, type Nano } from "../../core/money.js";
+import { GatewayError } from "../../errors/catalogue.js";
 import type { RouteContext } from "../../http/route-context.js";
+import type { Account } from "../../store/accounts-store.js";
 import type { AdminScope } from "../scopes.js";
 
 export interface AdminRoute {
@@ -30,3 +32,22 @@ export const id = z.string().min(1).max(100);
 export const tokenCount = z.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
 export const pageLimit = z.coerce.number().int().min(1).max(500).default(100);
 export const cursor = z.string().min(1).max(400).optional();
+
+/** A usage summary's window: the last `days` UTC days, 30 unless given (usageSummary). */
+export const usageDaysQuery = z.object({ days: z.coerce.number().int().min(1).max(366).default(30) });
+
+/** A page of a ledger, newest first: `limit` rows before the row id `before` (ledgerPage). */
+export const ledgerPageQueryParams = z.object({
+  limit: z.coerce.number().int().min(1).max(500).default(50),
+  before: z
+    .string()
+    .regex(/^\d{1,19}$/, "must be a ledger row id")
+    .optional(),
+});
+
+/** The account, or 404 not_found naming it (the admin API and the dashboard's administration). */
+export async function accountOr404(ctx: RouteContext, accountId: string): Promise<Account> {
+  const account = await ctx.store.accounts.get(accountId);
+  if (!account) throw new GatewayError("not_found", `No account ${accountId}.`);
+  return account;
+}

@@ -5,12 +5,12 @@ import { GatewayError } from "../../errors/catalogue.js";
 import { usageSummary } from "../usage-queries.js";
 import { parseWith } from "../validate.js";
 import { auditView, decodeCursor, encodeCursor } from "../views.js";
-import { cursor, id, pageLimit, type AdminRoute } from "./route.js";
+import { accountOr404, cursor, id, pageLimit, usageDaysQuery, type AdminRoute } from "./route.js";
 
 /** Every request schema of this file (OpenAPI is generated from these). */
 export const usageAuditSchemas = {
   accountParams: z.object({ id }),
-  usageQuery: z.object({ days: z.coerce.number().int().min(1).max(366).default(30) }),
+  usageQuery: usageDaysQuery,
   auditQuery: z.object({
     limit: pageLimit,
     cursor,
@@ -30,7 +30,7 @@ export const usageAuditRoutes: AdminRoute[] = [
     async handler(request, _reply, ctx) {
       const { id: accountId } = parseWith(usageAuditSchemas.accountParams, request.params, "id");
       const { days } = parseWith(usageAuditSchemas.usageQuery, request.query, "query");
-      if (!(await ctx.store.accounts.get(accountId))) throw new GatewayError("not_found", `No account ${accountId}.`);
+      await accountOr404(ctx, accountId);
       return { account_id: accountId, ...(await usageSummary(ctx.store.db, { accountId }, days)) };
     },
   },

@@ -6,6 +6,7 @@ import type { ApiKey, KeyPolicy, KeyPolicyChange } from "../../store/keys-store.
 import type { Store } from "../../store/index.js";
 import type { KeyPeriod } from "../../store/tables.js";
 import { emit, parseCommand, requireOption, table, usd, UsageError, type CliIo } from "../io.js";
+import { keyFacts } from "../../admin/account-views.js";
 import { createKey, revokeKey, updateKey } from "../../admin/operations.js";
 import { subjectLimitsJson } from "../../core/traffic-limits.js";
 import { cliActor } from "./cli-actor.js";
@@ -61,17 +62,7 @@ async function checkedPolicy(store: Store, config: GatewayConfig, accountId: str
 
 export function keyJson(k: ApiKey, now = Date.now()) {
   return {
-    id: k.id,
-    account_id: k.accountId,
-    workspace_id: k.workspaceId,
-    name: k.name,
-    prefix: k.prefix,
-    status: k.status,
-    effective_status: effectiveStatus(k, now),
-    budget_cap_usd: usd(k.budgetCap),
-    spent_usd: usd(k.spent),
-    token_cap: k.tokenCap,
-    tokens_used: k.tokensUsed,
+    ...keyFacts(k, now),
     clamping: k.clampOutput ? "on" : "off",
     policy: keyPolicyJson(k, now),
     limits: subjectLimitsJson(k.limits),

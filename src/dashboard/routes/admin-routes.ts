@@ -12,6 +12,7 @@ import { subjectLimitsSchema } from "../../core/traffic-limits.js";
 import { GatewayError } from "../../errors/catalogue.js";
 import { ACCOUNT_STATUSES, type Account, type AccountStatus } from "../../store/accounts-store.js";
 import { accountSchemas } from "../../admin/routes/accounts.js";
+import { accountOr404, ledgerPageQueryParams, usageDaysQuery } from "../../admin/routes/route.js";
 import { invalidateOwnKeys, providerKeySchemas } from "../../admin/routes/provider-keys.js";
 import { addProviderKey, adjustBalance, removeProviderKey, updateAccount, type AccountChanges } from "../../admin/operations.js";
 import { adminAccountView, auditView, providerKeyView } from "../../admin/views.js";
@@ -54,28 +55,14 @@ const changeBody = z
   .refine((b) => Object.keys(b).length > 0, {
     message: "give status, is_admin, clamp_output, limits, tier, monthly_budget_usd or monthly_token_budget",
   });
-const ledgerQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(500).default(50),
-  before: z
-    .string()
-    .regex(/^\d{1,19}$/, "must be a ledger row id")
-    .optional(),
-});
-const usageQuery = z.object({ days: z.coerce.number().int().min(1).max(366).default(30) });
 
 /** Every request schema of this file (OpenAPI is generated from these). */
-export const adminRouteSchemas = { auditQuery, listQuery, changeBody, ledgerQuery, usageQuery, params: idParams };
+export const adminRouteSchemas = { auditQuery, listQuery, changeBody, ledgerQuery: ledgerPageQueryParams, usageQuery: usageDaysQuery, params: idParams };
 
 /** The audit log's actor of a dashboard administrator's change. */
 export function dashboardActor(request: FastifyRequest): AuditActor {
   const me = request.dashboard.account;
   return { type: "dashboard", id: me.id, name: me.email, clientAddress: request.ip, requestId: request.id };
-}
-
-async function accountOr404(ctx: RouteContext, id: string): Promise<Account> {
-  const account = await ctx.store.accounts.get(id);
-  if (!account) throw new GatewayError("not_found", `No account ${id}.`);
-  return account;
 }
 
 /** Administrator powers, reads included, need an active account: suspension takes them away too. */
@@ -121,7 +108,7 @@ export function registerAdminRoutes(app: FastifyInstance, ctx: RouteContext): vo
   app.get("/admin/accounts/:id/ledger", async (request) => {
     requireAdmin(request);
     const { id } = parseWith(idParams, request.params, "id");
-    const query = parseWith(ledgerQuery, request.query, "query");
+    const query = parseWith(ledgerPageQueryParams, request.query, "query");
     await accountOr404(ctx, id);
     const rows = await ledgerPage(ctx.store, id, { limit: query.limit + 1, ...(query.before !== undefined && { before: BigInt(query.before) }) });
     const page = rows.slice(0, query.limit);
@@ -159,7 +146,7 @@ export function registerAdminRoutes(app: FastifyInstance, ctx: RouteContext): vo
   // Usage across all accounts, by account, model and provider.
   app.get("/admin/usage", async (request) => {
     requireAdmin(request);
-    const { days } = parseWith(usageQuery, request.query, "query");
+    const { days } = parseWith(usageDaysQuery, request.query, "query");
     return usageAcrossAccounts(ctx.store.db, days);
   });
 

@@ -11,6 +11,7 @@ import { formatUsd } from "../../core/money.js";
 import { modelAllowed } from "../../accounts/key-policy.js";
 import { upstreamOf } from "../../upstreams/registry.js";
 import { idParam, parseWith } from "../../admin/validate.js";
+import { modelFacts } from "../../http/routes/models.js";
 import { ownKey } from "./key-routes.js";
 
 const query = z.object({ key_id: idParam.optional() });
@@ -43,11 +44,7 @@ export function modelPrices(model: ModelConfig): PriceView[] {
 export function dashboardModelView(model: ModelConfig) {
   const longContext = model.pricing.longContext;
   return {
-    id: model.id,
-    kind: model.kind,
-    context_window: model.contextWindow,
-    max_output_tokens: model.maxOutputTokens,
-    modalities: model.modalities,
+    ...modelFacts(model),
     demo: upstreamOf(model.provider).capabilities.demo,
     /** A routing group's deployments may price differently; these are the model's own prices, as /v1/catalog gives them. */
     routing_group: model.group !== undefined,

@@ -8,6 +8,7 @@ import { formatUsd } from "../../core/money.js";
 import type { RouteContext } from "../../http/route-context.js";
 import { requestLogPage, type RequestLogCursor, type RequestLogFilter, type RequestLogRow, type StatusFilter } from "../../store/request-log-store.js";
 import { idParam, parseWith } from "../../admin/validate.js";
+import { REQUEST_COUNT_COLUMNS } from "../../admin/usage-queries.js";
 import { requireAdmin } from "./admin-routes.js";
 import { csvCell } from "./usage-routes.js";
 
@@ -129,12 +130,7 @@ const CUSTOMER_COLUMNS = [
   "latency_ms",
   "first_byte_ms",
   "attempts",
-  "input_tokens",
-  "cached_tokens",
-  "output_tokens",
-  "reasoning_tokens",
-  "cost_usd",
-  "estimated",
+  ...REQUEST_COUNT_COLUMNS,
 ] as const;
 /** An administrator's CSV: also the account and the provider. */
 const ADMIN_COLUMNS = [...CUSTOMER_COLUMNS.slice(0, 2), "account_id", ...CUSTOMER_COLUMNS.slice(2), "provider"] as const;

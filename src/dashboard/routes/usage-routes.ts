@@ -8,25 +8,18 @@ import { formatUsd } from "../../core/money.js";
 import { csvCell, ledgerCsvLines } from "../ledger-csv.js";
 import { DAY_MS, ledgerPage, ledgerRowView, usageSummary } from "../../admin/usage-queries.js";
 import { parseWith } from "../../admin/validate.js";
+import { ledgerPageQueryParams, usageDaysQuery } from "../../admin/routes/route.js";
 
-const daysQuery = z.object({ days: z.coerce.number().int().min(1).max(366).default(30) });
-const ledgerQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(500).default(50),
-  before: z
-    .string()
-    .regex(/^\d{1,19}$/, "must be a ledger row id")
-    .optional(),
-});
 const csvQuery = z.object({ days: z.coerce.number().int().min(1).max(3660).optional() });
 
 /** Every request schema of this file (OpenAPI is generated from these). */
-export const usageRouteSchemas = { daysQuery, ledgerQuery, csvQuery };
+export const usageRouteSchemas = { daysQuery: usageDaysQuery, ledgerQuery: ledgerPageQueryParams, csvQuery };
 
 export { csvCell };
 
 export function registerUsageRoutes(app: FastifyInstance, ctx: RouteContext): void {
   app.get("/usage", async (request) => {
-    const { days } = parseWith(daysQuery, request.query, "query");
+    const { days } = parseWith(usageDaysQuery, request.query, "query");
     const accountId = request.dashboard.account.id;
     const [profile, summary] = await Promise.all([ctx.billing.accountProfile(accountId), usageSummary(ctx.store.db, { accountId }, days)]);
     return {
@@ -47,7 +40,7 @@ export function registerUsageRoutes(app: FastifyInstance, ctx: RouteContext): vo
   });
 
   app.get("/ledger", async (request) => {
-    const query = parseWith(ledgerQuery, request.query, "query");
+    const query = parseWith(ledgerPageQueryParams, request.query, "query");
     const rows = await ledgerPage(ctx.store, request.dashboard.account.id, {
       limit: query.limit + 1,
       ...(query.before !== undefined && { before: BigInt(query.before) }),

@@ -7,6 +7,7 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import type { RouteContext } from "../../http/route-context.js";
+import { usageDaysQuery } from "../../admin/routes/route.js";
 import { GatewayError } from "../../errors/catalogue.js";
 import type { Role } from "../../store/tables.js";
 import type { Workspace } from "../../store/workspaces-store.js";
@@ -26,10 +27,9 @@ const wsParams = z.object({ id: idParam });
 const memberParams = z.object({ id: idParam, accountId: idParam });
 const inviteParams = z.object({ id: idParam, inviteId: idParam });
 const keyParams = z.object({ id: idParam, keyId: idParam });
-const daysQuery = z.object({ days: z.coerce.number().int().min(1).max(366).default(30) });
 
 /** Every request schema of this file (OpenAPI is generated from these). */
-export const workspaceRouteSchemas = { nameBody, inviteBody, roleBody, tokenBody, wsParams, memberParams, inviteParams, keyParams, daysQuery };
+export const workspaceRouteSchemas = { nameBody, inviteBody, roleBody, tokenBody, wsParams, memberParams, inviteParams, keyParams, daysQuery: usageDaysQuery };
 
 function workspaceView(ws: Workspace) {
   return { id: ws.id, name: ws.name, created_by: ws.createdBy, created_at: iso(ws.createdAt) };
@@ -157,7 +157,7 @@ export function registerWorkspaceRoutes(app: FastifyInstance, ctx: RouteContext)
 
   app.get("/workspaces/:id/usage", async (request) => {
     const { id } = parseWith(wsParams, request.params, "id");
-    const { days } = parseWith(daysQuery, request.query, "query");
+    const { days } = parseWith(usageDaysQuery, request.query, "query");
     await membershipOf(ctx, id, request.dashboard.account.id);
     return usageSummary(ctx.store.db, { workspaceId: id }, days);
   });

@@ -97,14 +97,15 @@ export function perToken(perMtok: Nano): string {
   return text.endsWith(".") ? `${text}0` : text;
 }
 
+/** What a model is, as /v1/catalog and the dashboard's models page both show it. */
+export function modelFacts(model: ModelConfig) {
+  return { id: model.id, kind: model.kind, context_window: model.contextWindow, max_output_tokens: model.maxOutputTokens, modalities: model.modalities };
+}
+
 export function catalogEntry(model: ModelConfig) {
   const p = model.pricing;
   return {
-    id: model.id,
-    kind: model.kind,
-    context_window: model.contextWindow,
-    max_output_tokens: model.maxOutputTokens,
-    modalities: model.modalities,
+    ...modelFacts(model),
     pricing: {
       input_per_token: perToken(p.inputPerMtok),
       cached_input_per_token: perToken(p.cachedInputPerMtok),

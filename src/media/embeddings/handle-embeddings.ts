@@ -8,8 +8,8 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import { plausibleUsage, type Usage } from "../../core/usage.js";
 import { GatewayError } from "../../errors/catalogue.js";
 import type { Forwarded } from "../../pipeline/forward.js";
-import { checkTier, resolveModel } from "../../pipeline/handle-model-request.js";
-import { cancelOnClientClose, countAttempts, openMeteredCall } from "../../pipeline/metered-call.js";
+import { admissionFor, requestedModel } from "../../pipeline/admission.js";
+import { cancelOnClientClose, openMeteredCall } from "../../pipeline/metered-call.js";
 import type { PipelineServices } from "../../pipeline/services.js";
 import type { EmbeddingsApi } from "../../upstreams/descriptor.js";
 import { upstreamOf } from "../../upstreams/registry.js";
@@ -20,7 +20,6 @@ import { readWholeAnswer } from "../upstream-post.js";
 import { embeddingList } from "./embedding-list.js";
 import type { EmbeddingRequest } from "../../upstreams/embedding-request.js";
 import { parseEmbeddingRequest } from "./embedding-request.js";
-import { trafficLimitsFor } from "../../pipeline/traffic.js";
 import { recordClientGone } from "../../pipeline/request-context.js";
 
 /** 2,048 vectors of 3,072 floats as JSON text is about 140 MB. */
@@ -28,10 +27,7 @@ export const MAX_EMBEDDINGS_RESPONSE_BYTES = 256 * 1024 * 1024;
 
 export async function handleEmbeddings(services: PipelineServices, request: FastifyRequest, reply: FastifyReply): Promise<void> {
   const input = parseEmbeddingRequest(request.body);
-  const model = resolveModel(services, input.model, "embedding");
-  request.meter.model = model.id;
-  request.meter.provider = model.provider.name;
-  checkTier(request, model);
+  const model = requestedModel(services, request, input.model, "embedding");
   const upstream = upstreamOf(model.provider);
   const api = upstream.media.embeddings;
   if (!api) throw new GatewayError("provider_error", `The provider of ${model.id} has no embeddings API.`);
@@ -41,21 +37,10 @@ export async function handleEmbeddings(services: PipelineServices, request: Fast
   const body = JSON.stringify(api.requestBody(input, model));
   const cancellation = cancelOnClientClose(reply);
   const call = await openMeteredCall(services, {
-    admission: {
-      requestId: request.id,
-      accountId: request.principal.account.id,
-      keyId: request.principal.key.id,
-      limits: trafficLimitsFor(services.config, request.principal, model.id),
-      model,
-      route: "embeddings",
-      projectedInputTokens: input.projectedTokens,
-      projectedOutputTokens: 0,
-    },
+    ...admissionFor(services, request, reply, { model, route: "embeddings", projectedInputTokens: input.projectedTokens, projectedOutputTokens: 0 }),
     build: (key) => signedRequest(upstream.authenticate, provider, "POST", path, key, body, request.headers),
     awaitFirstChunk: false,
     signal: cancellation,
-    onAttempt: countAttempts(request, reply),
-    trace: request.trace,
   });
   // The client went away (before an answer, or while it was read): nothing held or charged, nobody to answer.
   if (call === null || (await settleAndSend(call, request, reply, cancellation, () => readAnswer(call.upstream, api, input, model.id), "embeddings")) === undefined)

@@ -8,9 +8,9 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import { estimateTextTokens } from "../../billing/estimate-tokens.js";
 import { MAX_USAGE_COUNT, type Usage } from "../../core/usage.js";
 import { GatewayError } from "../../errors/catalogue.js";
-import { checkTier, resolveModel } from "../../pipeline/handle-model-request.js";
+import { admissionFor, requestedModel } from "../../pipeline/admission.js";
 import type { Forwarded } from "../../pipeline/forward.js";
-import { cancelOnClientClose, countAttempts, openMeteredCall } from "../../pipeline/metered-call.js";
+import { cancelOnClientClose, openMeteredCall } from "../../pipeline/metered-call.js";
 import type { PipelineServices } from "../../pipeline/services.js";
 import { upstreamOf } from "../../upstreams/registry.js";
 import { signedRequest } from "../../upstreams/request.js";
@@ -19,15 +19,11 @@ import { settleAndSend } from "../settle-and-send.js";
 import { readWholeAnswer } from "../upstream-post.js";
 import { scrubJsonWithPayloads, type ScrubbedBody } from "./base64-payloads.js";
 import { imageVariant, parseImageRequest, type ImageRequest } from "./image-request.js";
-import { trafficLimitsFor } from "../../pipeline/traffic.js";
 import { recordClientGone } from "../../pipeline/request-context.js";
 
 export async function handleImageGeneration(services: PipelineServices, settings: MediaSettings, request: FastifyRequest, reply: FastifyReply): Promise<void> {
   const input = parseImageRequest(request.body);
-  const model = resolveModel(services, input.model, "image");
-  request.meter.model = model.id;
-  request.meter.provider = model.provider.name;
-  checkTier(request, model);
+  const model = requestedModel(services, request, input.model, "image");
   const upstream = upstreamOf(model.provider);
   const images = upstream.media.images;
   if (!images) throw new GatewayError("provider_error", `The provider of ${model.id} does not speak the OpenAI Images API.`);
@@ -37,11 +33,7 @@ export async function handleImageGeneration(services: PipelineServices, settings
   const body = JSON.stringify({ ...input.body, model: model.upstreamModel });
   const cancellation = cancelOnClientClose(reply);
   const call = await openMeteredCall(services, {
-    admission: {
-      requestId: request.id,
-      accountId: request.principal.account.id,
-      keyId: request.principal.key.id,
-      limits: trafficLimitsFor(services.config, request.principal, model.id),
+    ...admissionFor(services, request, reply, {
       model,
       route: "images",
       projectedImages: input.n,
@@ -49,12 +41,10 @@ export async function handleImageGeneration(services: PipelineServices, settings
       // Token prices only apply to token counts the upstream reports; hold for them only when priced.
       projectedInputTokens: tokenPriced ? estimateTextTokens(input.prompt) : 0,
       projectedOutputTokens: tokenPriced ? input.n * model.defaultOutputTokens : 0,
-    },
+    }),
     build: (key) => signedRequest(upstream.authenticate, provider, "POST", images.generationsPath(model), key, body, request.headers),
     awaitFirstChunk: false,
     signal: cancellation,
-    onAttempt: countAttempts(request, reply),
-    trace: request.trace,
   });
   // The client went away (before an answer, or while it was read): nothing held or charged, nobody to answer.
   if (call === null || (await settleAndSend(call, request, reply, cancellation, () => readAnswer(call.upstream, input, settings), "images")) === undefined)

@@ -3,8 +3,8 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { newId } from "../../core/ids.js";
 import { GatewayError } from "../../errors/catalogue.js";
-import { checkTier, resolveModel } from "../../pipeline/handle-model-request.js";
-import { countAttempts, openMeteredCall } from "../../pipeline/metered-call.js";
+import { admissionFor, requestedModel } from "../../pipeline/admission.js";
+import { openMeteredCall } from "../../pipeline/metered-call.js";
 import type { PipelineServices } from "../../pipeline/services.js";
 import type { MediaSettings } from "../../config/media-settings.js";
 import { readBounded } from "../../upstreams/upstream-client.js";
@@ -12,16 +12,13 @@ import { videoAdapterFor, type UpstreamVideoState } from "./video-adapter.js";
 import { videoObject } from "./video-object.js";
 import { parseVideoRequest } from "./video-request.js";
 import type { VideoTaskService } from "./video-task-service.js";
-import { setRateLimitHeaders, trafficLimitsFor } from "../../pipeline/traffic.js";
+import { setRateLimitHeaders } from "../../pipeline/traffic.js";
 
 const MAX_SUBMIT_ANSWER_BYTES = 1024 * 1024;
 
 export async function submitVideo(services: PipelineServices, settings: MediaSettings, tasks: VideoTaskService, request: FastifyRequest, reply: FastifyReply): Promise<void> {
   const input = await parseVideoRequest(request.body, request.headers["content-type"]);
-  const model = resolveModel(services, input.model, "video");
-  request.meter.model = model.id;
-  request.meter.provider = model.provider.name;
-  checkTier(request, model);
+  const model = requestedModel(services, request, input.model, "video");
   const adapter = videoAdapterFor(model.provider);
   const seconds = input.seconds ?? settings.defaultVideoSeconds;
   // The default is sent upstream explicitly, so what is held is what the provider is asked for.
@@ -39,23 +36,11 @@ export async function submitVideo(services: PipelineServices, settings: MediaSet
   // Each attempt is bounded by the provider's header and body timeouts. The hold lives as long as
   // a task may; the task settles or releases it later, possibly in another process.
   const call = await openMeteredCall(services, {
-    admission: {
-      requestId: request.id,
-      accountId,
-      keyId: request.principal.key.id,
-      limits: trafficLimitsFor(services.config, request.principal, model.id),
-      model,
-      route: "videos",
-      projectedInputTokens: 0,
-      projectedOutputTokens: 0,
-      projectedVideoSeconds: seconds,
-    },
+    ...admissionFor(services, request, reply, { model, route: "videos", projectedInputTokens: 0, projectedOutputTokens: 0, projectedVideoSeconds: seconds }),
     admitOptions: { ttlMs: settings.videoTaskTtlMs },
     build: prepared,
     awaitFirstChunk: false,
     signal: new AbortController().signal,
-    onAttempt: countAttempts(request, reply),
-    trace: request.trace,
   });
   if (call === null) throw new GatewayError("internal_error"); // cannot happen: only a client's cancellation makes it null
   setRateLimitHeaders(reply, call.hold, "videos");

@@ -1,8 +1,8 @@
 // Chat Completions clients to Anthropic-native upstreams: translated both ways.
 import type { ModelConfig } from "../../core/catalog.js";
 import type { AnthropicMessage, AnthropicStreamEvent } from "../../wire/messages/types.js";
-import { chatChunkFrame, clientAskedForUsage, DeliveredText } from "../chat-stream.js";
-import type { ClientFrame, StreamTranslator, UpstreamPlan } from "../plan.js";
+import { chatChunkTranslator, clientAskedForUsage } from "../chat-stream.js";
+import type { UpstreamPlan } from "../plan.js";
 import { parseEventJson, usageFromChat } from "../usage-readers.js";
 import { convertChatRequestToMessages } from "./convert-chat-request-to-messages.js";
 import { convertMessagesResponseToChat } from "./convert-messages-response-to-chat.js";
@@ -28,33 +28,7 @@ export function chatToAnthropic(body: Json, model: ModelConfig): UpstreamPlan {
       const completion = convertMessagesResponseToChat(json as AnthropicMessage, { model: model.id });
       return { body: completion, usage: usageFromChat(completion.usage) };
     },
-    streamTranslator(): StreamTranslator {
-      const machine = new MessagesEventsToChatStream({ model: model.id });
-      const delivered = new DeliveredText();
-      let usage: ReturnType<typeof usageFromChat> = null;
-      const toFrames = (items: ReturnType<MessagesEventsToChatStream["push"]>): ClientFrame[] => {
-        const frames: ClientFrame[] = [];
-        for (const item of items) {
-          if ("error" in item) {
-            frames.push({ data: item });
-            continue;
-          }
-          if (item.usage && item.choices.length === 0) {
-            usage = usageFromChat(item.usage);
-            if (!wantsUsage) continue;
-          }
-          delivered.addChunk(item);
-          frames.push(chatChunkFrame(item));
-        }
-        return frames;
-      };
-      return {
-        push: (event) => toFrames(machine.push(parseEventJson(event.data) as AnthropicStreamEvent)),
-        end: () => [...toFrames(machine.finish()), { data: "[DONE]", raw: true }],
-        fail: (type, message) => toFrames(machine.abort(message, type)),
-        reportedUsage: () => usage,
-        deliveredText: () => delivered.text(),
-      };
-    },
+    streamTranslator: () =>
+      chatChunkTranslator(new MessagesEventsToChatStream({ model: model.id }), { wantsUsage, read: (event) => parseEventJson(event.data) as AnthropicStreamEvent }),
   };
 }

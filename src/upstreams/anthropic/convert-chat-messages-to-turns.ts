@@ -5,6 +5,7 @@
 import { invalidRequest } from "../../errors/catalogue.js";
 import type { ChatCacheControl } from "../../wire/chat/types.js";
 import { textOf } from "../../wire/shared/chat-content.js";
+import { forEachChatMessage, forEachToolCall, forEachUserPart, imageUrlOf, readDataUrl } from "../../wire/shared/chat-messages.js";
 import { isRecord, isString, parseJsonObject, type JsonObject, type WarningList } from "../../wire/shared/narrow.js";
 import { readThinkingBlocks } from "../../wire/shared/reasoning.js";
 import { readCacheControl } from "../../wire/messages/cache-breakpoints.js";
@@ -19,10 +20,8 @@ export interface ChatTurns {
 export function convertChatMessagesToTurns(messages: readonly unknown[], warnings: WarningList): ChatTurns {
   const systemBlocks: AnthropicTextBlockParam[] = [];
   const turns: AnthropicMessageParam[] = [];
-  messages.forEach((message, i) => {
-    const path = `messages[${i}]`;
-    if (!isRecord(message)) throw invalidRequest(path, `${path} must be an object.`);
-    switch (message.role) {
+  forEachChatMessage(messages, (message, role, path) => {
+    switch (role) {
       case "system":
       case "developer": {
         // Anthropic has one top-level system prompt; later system messages are folded into it.
@@ -43,8 +42,6 @@ export function convertChatMessagesToTurns(messages: readonly unknown[], warning
         pushTurn(turns, "user", [{ type: "tool_result", tool_use_id: message.tool_call_id, content, ...(marker ? { cache_control: marker } : {}) }]);
         return;
       }
-      default:
-        throw invalidRequest(`${path}.role`, `${path}.role must be one of system, developer, user, assistant, tool.`);
     }
   });
   return { system: systemOf(systemBlocks), turns };
@@ -105,28 +102,24 @@ function rank(block: AnthropicContentBlockParam): number {
 
 function userBlocks(content: unknown, path: string, warnings: WarningList): AnthropicContentBlockParam[] {
   if (isString(content)) return nonEmptyText(content);
-  if (!Array.isArray(content)) throw invalidRequest(path, `${path} must be a string or an array of parts.`);
   const blocks: AnthropicContentBlockParam[] = [];
-  content.forEach((part: unknown, j) => {
-    const at = `${path}[${j}]`;
-    if (!isRecord(part)) throw invalidRequest(at, `${at} must be an object.`);
-    switch (part.type) {
-      case "text":
-        if (!isString(part.text)) throw invalidRequest(`${at}.text`, `${at}.text must be a string.`);
-        blocks.push(...marked(nonEmptyText(part.text), part, at));
-        return;
-      case "image_url":
-        blocks.push(...marked([imageBlock(part, at)], part, at));
-        return;
-      case "file":
-        blocks.push(...marked(fileBlocks(part, at, warnings), part, at));
-        return;
-      case "input_audio":
-        warnings.add("input_audio parts: dropped (Anthropic has no audio input)");
-        return;
-      default:
-        throw invalidRequest(`${at}.type`, `Content part type ${JSON.stringify(part.type)} is not supported.`);
-    }
+  forEachUserPart(content, path, {
+    text: (text, part, at) => blocks.push(...marked(nonEmptyText(text), part, at)),
+    other(part, at) {
+      switch (part.type) {
+        case "image_url":
+          blocks.push(...marked([imageBlock(part, at)], part, at));
+          return;
+        case "file":
+          blocks.push(...marked(fileBlocks(part, at, warnings), part, at));
+          return;
+        case "input_audio":
+          warnings.add("input_audio parts: dropped (Anthropic has no audio input)");
+          return;
+        default:
+          throw invalidRequest(`${at}.type`, `Content part type ${JSON.stringify(part.type)} is not supported.`);
+      }
+    },
   });
   return blocks;
 }
@@ -148,18 +141,11 @@ function assistantBlocks(message: JsonObject, path: string, warnings: WarningLis
   }
   blocks.push(...textBlocks);
   if (isString(message.refusal) && message.refusal !== "") blocks.push({ type: "text", text: message.refusal });
-  const calls = message.tool_calls;
-  if (calls !== undefined && calls !== null && !Array.isArray(calls)) throw invalidRequest(`${path}.tool_calls`, `${path}.tool_calls must be an array.`);
-  (calls ?? []).forEach((call: unknown, k: number) => {
-    const at = `${path}.tool_calls[${k}]`;
-    if (!isRecord(call) || !isString(call.id)) throw invalidRequest(`${at}.id`, `${at}.id is required.`);
-    const fn = call.function;
-    if (!isRecord(fn) || !isString(fn.name)) throw invalidRequest(`${at}.function.name`, `${at}.function.name is required.`);
-    const args = isString(fn.arguments) ? fn.arguments : "";
-    const parsed = parseJsonObject(args);
+  forEachToolCall(message, path, (call, at) => {
+    const parsed = parseJsonObject(call.arguments);
     // Anthropic needs an object input; a history entry with broken JSON is sent as {} rather than failing the turn.
     if (!parsed.ok) warnings.add(`${at}.function.arguments: not a JSON object, sent as {}`);
-    blocks.push({ type: "tool_use", id: call.id, name: fn.name, input: parsed.value });
+    blocks.push({ type: "tool_use", id: call.id, name: call.name, input: parsed.value });
   });
   return blocks;
 }
@@ -169,23 +155,19 @@ function nonEmptyText(text: string): AnthropicTextBlockParam[] {
   return text === "" ? [] : [{ type: "text", text }];
 }
 
-const DATA_URL = /^data:([^;,]+)(?:;[^,]*)?;base64,(.*)$/s;
-
 function imageBlock(part: JsonObject, path: string): AnthropicImageBlockParam {
-  const image = part.image_url;
-  const url = isRecord(image) ? image.url : image;
-  if (!isString(url)) throw invalidRequest(`${path}.image_url.url`, `${path}.image_url.url must be a string.`);
-  const data = DATA_URL.exec(url);
-  if (data !== null) return { type: "image", source: { type: "base64", media_type: data[1] ?? "", data: data[2] ?? "" } };
+  const url = imageUrlOf(part, path);
+  const data = readDataUrl(url);
+  if (data !== null) return { type: "image", source: { type: "base64", media_type: data.mediaType, data: data.data } };
   if (/^https?:\/\//i.test(url)) return { type: "image", source: { type: "url", url } };
   throw invalidRequest(`${path}.image_url.url`, "Image URLs must be http(s) or base64 data URLs.");
 }
 
 function fileBlocks(part: JsonObject, path: string, warnings: WarningList): AnthropicContentBlockParam[] {
   const file = isRecord(part.file) ? part.file : {};
-  const data = isString(file.file_data) ? DATA_URL.exec(file.file_data) : null;
-  if (data !== null && data[1] === "application/pdf") {
-    const block: AnthropicContentBlockParam = { type: "document", source: { type: "base64", media_type: "application/pdf", data: data[2] ?? "" } };
+  const data = isString(file.file_data) ? readDataUrl(file.file_data) : null;
+  if (data !== null && data.mediaType === "application/pdf") {
+    const block: AnthropicContentBlockParam = { type: "document", source: { type: "base64", media_type: "application/pdf", data: data.data } };
     if (isString(file.filename)) block.title = file.filename;
     return [block];
   }

@@ -2,6 +2,7 @@
 import { invalidRequest } from "../../errors/catalogue.js";
 import { isNumber, isRecord, isString, WarningList } from "../../wire/shared/narrow.js";
 import { objectSchema, readChatFunctionTools } from "../../wire/shared/chat-content.js";
+import { handledFields, readOutputLimit, readStopSequences, readUnitTemperature, warnDroppedFields } from "../../wire/shared/chat-request.js";
 import { isReasoningEffort, MIN_THINKING_BUDGET, THINKING_BUDGET_BY_EFFORT } from "../../wire/shared/reasoning.js";
 import { placeCacheBreakpoints, readCacheControl, type CacheBreakpointMode } from "../../wire/messages/cache-breakpoints.js";
 import { convertChatMessagesToTurns } from "./convert-chat-messages-to-turns.js";
@@ -19,24 +20,8 @@ export interface ChatToMessagesRequestOptions {
 /** Anthropic takes top_p from this value up when thinking is on. */
 const MIN_TOP_P_WITH_THINKING = 0.95;
 
-/** Fields consumed here, or meaningless upstream (stream_options: Anthropic always reports usage). */
-const HANDLED_FIELDS = new Set([
-  "model",
-  "messages",
-  "max_tokens",
-  "max_completion_tokens",
-  "n",
-  "stop",
-  "temperature",
-  "top_p",
-  "tools",
-  "tool_choice",
-  "parallel_tool_calls",
-  "user",
-  "stream",
-  "stream_options",
-  "reasoning_effort",
-]);
+/** Fields consumed here beyond the common ones (chat-request.ts). */
+const HANDLED_FIELDS = handledFields(["user"]);
 
 export function convertChatRequestToMessages(body: unknown, options: ChatToMessagesRequestOptions): { request: AnthropicMessagesRequest; warnings: string[] } {
   if (!isRecord(body)) throw invalidRequest("body", "The request body must be a JSON object.");
@@ -47,42 +32,23 @@ export function convertChatRequestToMessages(body: unknown, options: ChatToMessa
     throw invalidRequest("n", "n must be 1 for this model: the upstream returns a single choice.");
   }
   const { system, turns } = convertChatMessagesToTurns(body.messages, warnings);
-  const limit = maxTokens(body);
+  const limit = readOutputLimit(body);
   const request: AnthropicMessagesRequest = { model: body.model, max_tokens: limit ?? options.defaultMaxTokens, messages: turns };
   if (system !== undefined) request.system = system;
 
-  if (isNumber(body.temperature)) {
-    // OpenAI allows 0-2, Anthropic 0-1.
-    if (body.temperature > 1) warnings.add("temperature: clamped to 1 (Anthropic maximum)");
-    request.temperature = Math.min(body.temperature, 1);
-  }
+  const temperature = readUnitTemperature(body.temperature, "Anthropic", warnings);
+  if (temperature !== undefined) request.temperature = temperature;
   if (isNumber(body.top_p)) request.top_p = body.top_p;
-  if (isString(body.stop)) request.stop_sequences = [body.stop];
-  else if (Array.isArray(body.stop) && body.stop.length > 0) {
-    if (!body.stop.every(isString)) throw invalidRequest("stop", "stop must be a string or an array of strings.");
-    request.stop_sequences = body.stop;
-  }
+  const stop = readStopSequences(body.stop);
+  if (stop !== undefined) request.stop_sequences = stop;
   if (isString(body.user)) request.metadata = { user_id: body.user };
   if (body.stream === true) request.stream = true;
   applyTools(body, request, warnings);
   applyThinking(body.reasoning_effort, request, limit === undefined ? options : undefined, warnings);
   placeCacheBreakpoints(request, options.cacheBreakpoints ?? "auto");
 
-  for (const key of Object.keys(body)) {
-    if (!HANDLED_FIELDS.has(key) && body[key] !== null) warnings.add(`${key}: dropped (no Anthropic Messages equivalent)`);
-  }
+  warnDroppedFields(body, HANDLED_FIELDS, "Anthropic Messages", warnings);
   return { request, warnings: warnings.toArray() };
-}
-
-/** The client's output limit, if it set one. */
-function maxTokens(body: Record<string, unknown>): number | undefined {
-  for (const key of ["max_completion_tokens", "max_tokens"] as const) {
-    const value = body[key];
-    if (value === undefined || value === null) continue;
-    if (!isNumber(value) || value < 1) throw invalidRequest(key, `${key} must be a positive integer.`);
-    return value;
-  }
-  return undefined;
 }
 
 /**

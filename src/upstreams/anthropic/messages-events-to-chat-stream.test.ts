@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import { assembleChatStream } from "../../wire/chat/assemble-chat-stream.js";
 import type { ChatCompletionChunk } from "../../wire/chat/types.js";
 import { readFixture, toGolden } from "../../wire/shared/read-fixture.test-kit.js";
-import { MessagesEventsToChatStream, type ChatStreamItem } from "./messages-events-to-chat-stream.js";
+import type { ChatStreamItem } from "../chat-chunk-stream.js";
+import { MessagesEventsToChatStream } from "./messages-events-to-chat-stream.js";
 import type { AnthropicStreamEvent } from "../../wire/messages/types.js";
 
 const FIXTURES = ["events-text-and-tools", "events-max-tokens"] as const;

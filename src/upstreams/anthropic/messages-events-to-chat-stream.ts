@@ -3,23 +3,19 @@
 // usage chunk (choices: []) that the caller forwards only when the client asked for include_usage.
 // Thinking streams as delta.reasoning_content; each thinking block is sent whole once it ends, as
 // delta.thinking_blocks, because its signature arrives last.
-import type { ChatChunkDelta, ChatCompletionChunk, ChatFinishReason, ChatStreamError } from "../../wire/chat/types.js";
-import { deriveId, nowSeconds } from "../../wire/shared/ids.js";
+import type { ChatCompletionChunk, ChatFinishReason, ChatUsage } from "../../wire/chat/types.js";
+import { deriveId } from "../../wire/shared/ids.js";
 import { isRecord } from "../../wire/shared/narrow.js";
 import { convertAnthropicUsageToChat, type AnthropicUsageLike } from "../../wire/messages/convert-usage.js";
 import { mapStopReasonToFinishReason } from "../../wire/messages/map-stop-reason.js";
 import type { AnthropicStreamEvent } from "../../wire/messages/types.js";
+import { ChatChunkStream, type ChatChunkIdentity, type ChatStreamItem } from "../chat-chunk-stream.js";
 
-export interface MessagesToChatStreamOptions {
-  /** Chat id for every chunk; derived from the message id when absent. */
-  id?: string;
-  /** Unix seconds for every chunk; now when absent. */
-  created?: number;
+/** Without an id, the chunks' id is derived from the message id. */
+export interface MessagesToChatStreamOptions extends ChatChunkIdentity {
   /** Model name to report; the upstream's when absent. */
   model?: string;
 }
-
-export type ChatStreamItem = ChatCompletionChunk | ChatStreamError;
 
 interface ToolBlock {
   toolIndex: number;
@@ -29,12 +25,7 @@ interface ToolBlock {
 
 type ThinkingBlockState = { type: "thinking"; thinking: string; signature: string } | { type: "redacted_thinking"; data: string };
 
-export class MessagesEventsToChatStream {
-  private id: string | undefined;
-  private model: string;
-  private readonly created: number;
-  private started = false;
-  private done = false;
+export class MessagesEventsToChatStream extends ChatChunkStream<AnthropicStreamEvent> {
   private nextToolIndex = 0;
   private readonly toolBlocks = new Map<number, ToolBlock>();
   private readonly thinkingBlocks = new Map<number, ThinkingBlockState>();
@@ -43,13 +34,11 @@ export class MessagesEventsToChatStream {
   private usage: AnthropicUsageLike = {};
 
   constructor(private readonly options: MessagesToChatStreamOptions = {}) {
-    this.id = options.id;
-    this.model = options.model ?? "";
-    this.created = options.created ?? nowSeconds();
+    super(options, options.model ?? "");
   }
 
-  push(event: AnthropicStreamEvent): ChatStreamItem[] {
-    if (this.done) return [];
+  override push(event: AnthropicStreamEvent): ChatStreamItem[] {
+    if (this.ended) return [];
     switch (event.type) {
       case "message_start": {
         this.id ??= deriveId(event.message.id, ["msg_"], "chatcmpl-");
@@ -112,52 +101,21 @@ export class MessagesEventsToChatStream {
       case "message_stop":
         return this.finish();
       case "error":
-        this.done = true;
-        return [{ error: { message: event.error.message, type: event.error.type, param: null, code: null } }];
+        return this.fail({ message: event.error.message, type: event.error.type, param: null, code: null });
       default:
         // ping and event types added after this was written.
         return [];
     }
   }
 
-  /** End of the upstream stream: the finish chunk and the usage chunk, if not yet sent. */
-  finish(): ChatStreamItem[] {
-    if (this.done) return [];
-    const out = this.start();
-    this.done = true;
+  protected override ending(): { finishReason: ChatFinishReason; usage: ChatUsage } {
     const finishReason: ChatFinishReason = this.stopReason === null && this.toolBlocks.size > 0 ? "tool_calls" : mapStopReasonToFinishReason(this.stopReason);
-    out.push({ ...this.chunk({}), choices: [{ index: 0, delta: {}, finish_reason: finishReason, logprobs: null }] });
-    out.push({ ...this.chunk({}), choices: [], usage: convertAnthropicUsageToChat(this.usage, this.thinkingText) });
-    return out;
-  }
-
-  /** Upstream failed mid-stream: the Chat in-band error payload. */
-  abort(message: string, type = "provider_error"): ChatStreamItem[] {
-    if (this.done) return [];
-    this.done = true;
-    return [{ error: { message, type, param: null, code: null } }];
-  }
-
-  private start(): ChatCompletionChunk[] {
-    if (this.started) return [];
-    this.started = true;
-    return [this.chunk({ role: "assistant", content: "" })];
+    return { finishReason, usage: convertAnthropicUsageToChat(this.usage, this.thinkingText) };
   }
 
   private reasoning(text: string): ChatCompletionChunk {
     this.thinkingText += text;
     return this.chunk({ reasoning_content: text });
-  }
-
-  private chunk(delta: ChatChunkDelta): ChatCompletionChunk {
-    this.id ??= deriveId(undefined, [], "chatcmpl-");
-    return {
-      id: this.id,
-      object: "chat.completion.chunk",
-      created: this.created,
-      model: this.model,
-      choices: [{ index: 0, delta, finish_reason: null, logprobs: null }],
-    };
   }
 
   /** Anthropic usage values are cumulative: later values overwrite earlier ones. */

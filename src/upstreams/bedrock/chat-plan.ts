@@ -3,7 +3,6 @@
 import type { ModelConfig } from "../../core/catalog.js";
 import type { SseEvent } from "../../core/sse.js";
 import type { Usage } from "../../core/usage.js";
-import type { ChatStreamItem } from "../anthropic/messages-events-to-chat-stream.js";
 import {
   convertChatRequestToConverse,
   convertConverseResponseToChat,
@@ -13,8 +12,8 @@ import {
   type ConverseStreamEvent,
   type ConverseUsage,
 } from "./translators.js";
-import type { ClientFrame, StreamTranslator, UpstreamPlan } from "../plan.js";
-import { chatChunkFrame } from "../chat-stream.js";
+import type { UpstreamPlan } from "../plan.js";
+import { chatChunkTranslator, clientAskedForUsage } from "../chat-stream.js";
 import { parseEventJson, UpstreamProtocolError, usageFromChat } from "../usage-readers.js";
 
 type Json = Record<string, unknown>;
@@ -25,8 +24,7 @@ export function usageFromConverse(usage: ConverseUsage | null | undefined): Usag
 
 export function chatToBedrockConverse(body: Json, model: ModelConfig): UpstreamPlan {
   const stream = body.stream === true;
-  const options = body.stream_options;
-  const wantsUsage = !!options && typeof options === "object" && (options as Json).include_usage === true;
+  const wantsUsage = clientAskedForUsage(body);
   const { request, warnings } = convertChatRequestToConverse(body, {
     defaultMaxTokens: model.defaultOutputTokens,
     maxOutputTokens: model.maxOutputTokens,
@@ -44,32 +42,9 @@ export function chatToBedrockConverse(body: Json, model: ModelConfig): UpstreamP
       const completion = convertConverseResponseToChat(response, { model: model.id });
       return { body: completion, usage: usageFromConverse(response.usage) };
     },
-    streamTranslator(): StreamTranslator {
-      const machine = new ConverseEventsToChatStream({ model: model.id });
-      const delivered: string[] = [];
-      const toFrames = (items: ChatStreamItem[]): ClientFrame[] => {
-        const frames: ClientFrame[] = [];
-        for (const item of items) {
-          if ("error" in item) {
-            frames.push({ data: item });
-            continue;
-          }
-          if (item.usage && item.choices.length === 0 && !wantsUsage) continue;
-          for (const choice of item.choices) {
-            if (typeof choice.delta.content === "string") delivered.push(choice.delta.content);
-            for (const call of choice.delta.tool_calls ?? []) delivered.push(call.function?.name ?? "", call.function?.arguments ?? "");
-          }
-          frames.push(chatChunkFrame(item));
-        }
-        return frames;
-      };
-      return {
-        push: (event: SseEvent) => toFrames(machine.push(converseEvent(event))),
-        end: () => [...toFrames(machine.finish()), { data: "[DONE]", raw: true }],
-        fail: (type, message) => toFrames(machine.abort(message, type)),
-        reportedUsage: () => usageFromConverse(machine.reportedUsage()),
-        deliveredText: () => delivered.join(""),
-      };
+    streamTranslator() {
+      const decoder = new ConverseEventsToChatStream({ model: model.id });
+      return chatChunkTranslator(decoder, { wantsUsage, read: converseEvent, reportedUsage: () => usageFromConverse(decoder.reportedUsage()) });
     },
   };
 }

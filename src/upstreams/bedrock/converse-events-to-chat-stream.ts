@@ -4,24 +4,18 @@
 // when the stream ends; the caller forwards the usage chunk only when the client asked for it.
 // Reasoning streams as delta.reasoning_content; a signed (or redacted) reasoning block is sent whole
 // in delta.thinking_blocks when it stops, since its signature comes last.
-import type { ChatStreamItem } from "../anthropic/messages-events-to-chat-stream.js";
-import type { ChatChunkDelta, ChatCompletionChunk, ChatFinishReason, ChatThinkingBlock } from "../../wire/chat/types.js";
-import { deriveId, nowSeconds } from "../../wire/shared/ids.js";
+import type { ChatFinishReason, ChatThinkingBlock, ChatUsage } from "../../wire/chat/types.js";
+import { deriveId } from "../../wire/shared/ids.js";
 import { isNumber, isString } from "../../wire/shared/narrow.js";
 import { convertConverseUsageToChat, mapConverseStopReason } from "./convert-usage.js";
 import type { ConverseStreamEvent, ConverseUsage } from "./types.js";
+import { ChatChunkStream, type ChatChunkIdentity, type ChatStreamItem } from "../chat-chunk-stream.js";
 
-export interface ConverseToChatStreamOptions {
+export interface ConverseToChatStreamOptions extends ChatChunkIdentity {
   model: string;
-  id?: string;
-  created?: number;
 }
 
-export class ConverseEventsToChatStream {
-  private readonly id: string;
-  private readonly created: number;
-  private started = false;
-  private done = false;
+export class ConverseEventsToChatStream extends ChatChunkStream<ConverseStreamEvent> {
   private nextToolIndex = 0;
   /** contentBlockIndex -> Chat tool call index. */
   private readonly toolBlocks = new Map<number, number>();
@@ -31,13 +25,12 @@ export class ConverseEventsToChatStream {
   private readonly reasoningBlocks = new Map<number, { text: string; signature: string; redacted: string }>();
   private reasoningText = "";
 
-  constructor(private readonly options: ConverseToChatStreamOptions) {
-    this.id = options.id ?? deriveId(undefined, [], "chatcmpl-");
-    this.created = options.created ?? nowSeconds();
+  constructor(options: ConverseToChatStreamOptions) {
+    super(options, options.model);
   }
 
-  push(event: ConverseStreamEvent): ChatStreamItem[] {
-    if (this.done) return [];
+  override push(event: ConverseStreamEvent): ChatStreamItem[] {
+    if (this.ended) return [];
     switch (event.type) {
       case "messageStart":
         return this.start();
@@ -104,31 +97,8 @@ export class ConverseEventsToChatStream {
     return this.usage;
   }
 
-  /** End of the upstream stream: the finish chunk and the usage chunk. */
-  finish(): ChatStreamItem[] {
-    if (this.done) return [];
-    const out = this.start();
-    this.done = true;
+  protected override ending(): { finishReason: ChatFinishReason; usage: ChatUsage } {
     const finishReason: ChatFinishReason = this.stopReason === null && this.toolBlocks.size > 0 ? "tool_calls" : mapConverseStopReason(this.stopReason);
-    out.push({ ...this.chunk({}), choices: [{ index: 0, delta: {}, finish_reason: finishReason, logprobs: null }] });
-    out.push({ ...this.chunk({}), choices: [], usage: convertConverseUsageToChat(this.usage, this.reasoningText) });
-    return out;
-  }
-
-  /** Upstream failed mid-stream: the Chat in-band error payload. */
-  abort(message: string, type = "provider_error"): ChatStreamItem[] {
-    if (this.done) return [];
-    this.done = true;
-    return [{ error: { message, type, param: null, code: null } }];
-  }
-
-  private start(): ChatCompletionChunk[] {
-    if (this.started) return [];
-    this.started = true;
-    return [this.chunk({ role: "assistant", content: "" })];
-  }
-
-  private chunk(delta: ChatChunkDelta): ChatCompletionChunk {
-    return { id: this.id, object: "chat.completion.chunk", created: this.created, model: this.options.model, choices: [{ index: 0, delta, finish_reason: null, logprobs: null }] };
+    return { finishReason, usage: convertConverseUsageToChat(this.usage, this.reasoningText) };
   }
 }

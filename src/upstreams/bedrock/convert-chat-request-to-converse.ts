@@ -5,6 +5,7 @@ import { invalidRequest } from "../../errors/catalogue.js";
 import { convertChatMessagesToTurns } from "../anthropic/convert-chat-messages-to-turns.js";
 import { applyThinking } from "../anthropic/convert-chat-request-to-messages.js";
 import { objectSchema, readChatFunctionTools } from "../../wire/shared/chat-content.js";
+import { handledFields, readOutputLimit, readStopSequences, readUnitTemperature, warnDroppedFields } from "../../wire/shared/chat-request.js";
 import type { AnthropicContentBlockParam, AnthropicMessageParam, AnthropicMessagesRequest } from "../../wire/messages/types.js";
 import { isNumber, isRecord, isString, WarningList } from "../../wire/shared/narrow.js";
 import { isReasoningEffort } from "../../wire/shared/reasoning.js";
@@ -28,23 +29,8 @@ export function isAnthropicBedrockModel(upstreamModel: string | undefined): bool
   return upstreamModel !== undefined && /(^|[./])anthropic\./.test(upstreamModel);
 }
 
-/** Fields consumed here, or meaningless upstream (stream_options: Converse always reports usage). */
-const HANDLED_FIELDS = new Set([
-  "model",
-  "messages",
-  "max_tokens",
-  "max_completion_tokens",
-  "n",
-  "stop",
-  "temperature",
-  "top_p",
-  "tools",
-  "tool_choice",
-  "parallel_tool_calls",
-  "stream",
-  "stream_options",
-  "reasoning_effort",
-]);
+/** Bedrock takes no field beyond the common ones (chat-request.ts). */
+const HANDLED_FIELDS = handledFields([]);
 
 const IMAGE_FORMATS: Record<string, ConverseImageFormat> = { "image/png": "png", "image/jpeg": "jpeg", "image/jpg": "jpeg", "image/gif": "gif", "image/webp": "webp" };
 
@@ -57,37 +43,18 @@ export function convertChatRequestToConverse(body: unknown, options: ChatToConve
   const request: ConverseRequest = { messages: [] };
   // Converse has its own cache points; Chat's cache_control markers are not translated to them.
   if (system !== undefined) request.system = [{ text: typeof system === "string" ? system : system.map((block) => block.text).join("\n\n") }];
-  const clientLimit = maxTokens(body);
+  const clientLimit = readOutputLimit(body);
   request.inferenceConfig = { maxTokens: clientLimit ?? options.defaultMaxTokens };
-  if (isNumber(body.temperature)) {
-    // OpenAI allows 0-2, Converse 0-1.
-    if (body.temperature > 1) warnings.add("temperature: clamped to 1 (Converse maximum)");
-    request.inferenceConfig.temperature = Math.min(body.temperature, 1);
-  }
+  const temperature = readUnitTemperature(body.temperature, "Converse", warnings);
+  if (temperature !== undefined) request.inferenceConfig.temperature = temperature;
   if (isNumber(body.top_p)) request.inferenceConfig.topP = body.top_p;
-  if (isString(body.stop)) request.inferenceConfig.stopSequences = [body.stop];
-  else if (Array.isArray(body.stop) && body.stop.length > 0) {
-    if (!body.stop.every(isString)) throw invalidRequest("stop", "stop must be a string or an array of strings.");
-    request.inferenceConfig.stopSequences = body.stop;
-  }
+  const stop = readStopSequences(body.stop);
+  if (stop !== undefined) request.inferenceConfig.stopSequences = stop;
   applyTools(body, request, warnings);
   const thinking = applyConverseThinking(body.reasoning_effort, turns, request, clientLimit === undefined ? options : undefined, options.upstreamModel, warnings);
   request.messages = thinking.turns.map((turn, i) => converseMessage(turn, `messages[${i}]`, thinking.enabled));
-  for (const key of Object.keys(body)) {
-    if (!HANDLED_FIELDS.has(key) && body[key] !== null) warnings.add(`${key}: dropped (no Bedrock Converse equivalent)`);
-  }
+  warnDroppedFields(body, HANDLED_FIELDS, "Bedrock Converse", warnings);
   return { request, warnings: warnings.toArray() };
-}
-
-/** The client's output limit, if it set one. */
-function maxTokens(body: Record<string, unknown>): number | undefined {
-  for (const key of ["max_completion_tokens", "max_tokens"] as const) {
-    const value = body[key];
-    if (value === undefined || value === null) continue;
-    if (!isNumber(value) || value < 1) throw invalidRequest(key, `${key} must be a positive integer.`);
-    return value;
-  }
-  return undefined;
 }
 
 /**

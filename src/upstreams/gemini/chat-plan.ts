@@ -1,16 +1,9 @@
 // Chat Completions clients on Google Gemini upstreams: translated both ways. The model and the
 // stream choice are in the path (generateContent, or streamGenerateContent with alt=sse).
 import type { ModelConfig } from "../../core/catalog.js";
-import {
-  convertChatRequestToGemini,
-  convertGeminiResponseToChat,
-  GeminiChunksToChatStream,
-  type GeminiChatStreamItem,
-  type GeminiErrorBody,
-  type GeminiResponse,
-} from "./translators.js";
-import type { ClientFrame, StreamTranslator, UpstreamPlan } from "../plan.js";
-import { chatChunkFrame, clientAskedForUsage, DeliveredText } from "../chat-stream.js";
+import { convertChatRequestToGemini, convertGeminiResponseToChat, GeminiChunksToChatStream, type GeminiErrorBody, type GeminiResponse } from "./translators.js";
+import type { UpstreamPlan } from "../plan.js";
+import { chatChunkTranslator, clientAskedForUsage } from "../chat-stream.js";
 import { parseEventJson, usageFromChat } from "../usage-readers.js";
 
 type Json = Record<string, unknown>;
@@ -34,30 +27,13 @@ export function chatToGemini(body: Json, model: ModelConfig): UpstreamPlan {
       const completion = convertGeminiResponseToChat(json as GeminiResponse, { model: model.id });
       return { body: completion, usage: usageFromChat(completion.usage) };
     },
-    streamTranslator(): StreamTranslator {
-      const machine = new GeminiChunksToChatStream({ model: model.id });
-      const delivered = new DeliveredText();
-      const toFrames = (items: GeminiChatStreamItem[]): ClientFrame[] => {
-        const frames: ClientFrame[] = [];
-        for (const item of items) {
-          if ("error" in item) {
-            frames.push({ data: item });
-            continue;
-          }
-          // The usage chunk of finish(): the client sees it only if it asked for it.
-          if (item.usage && item.choices.length === 0 && !wantsUsage) continue;
-          delivered.addChunk(item);
-          frames.push(chatChunkFrame(item));
-        }
-        return frames;
-      };
-      return {
-        push: (event) => toFrames(machine.push(parseEventJson(event.data) as GeminiResponse | GeminiErrorBody)),
-        end: () => [...toFrames(machine.finish()), { data: "[DONE]", raw: true }],
-        fail: (type, message) => toFrames(machine.abort(message, type)),
-        reportedUsage: () => usageFromChat(machine.reportedUsage()),
-        deliveredText: () => delivered.text(),
-      };
+    streamTranslator() {
+      const decoder = new GeminiChunksToChatStream({ model: model.id });
+      return chatChunkTranslator(decoder, {
+        wantsUsage,
+        read: (event) => parseEventJson(event.data) as GeminiResponse | GeminiErrorBody,
+        reportedUsage: () => usageFromChat(decoder.reportedUsage()),
+      });
     },
   };
 }

@@ -6,6 +6,7 @@
 // answers to parallel calls travel together as Gemini expects.
 import { invalidRequest } from "../../errors/catalogue.js";
 import { textOf } from "../../wire/shared/chat-content.js";
+import { forEachChatMessage, forEachToolCall, forEachUserPart, imageUrlOf, readDataUrl } from "../../wire/shared/chat-messages.js";
 import { isRecord, isString, parseJsonObject, type JsonObject, type WarningList } from "../../wire/shared/narrow.js";
 import type { GeminiContent, GeminiPart } from "./types.js";
 
@@ -19,10 +20,8 @@ export function convertChatMessagesToContents(messages: readonly unknown[], warn
   const systemParts: string[] = [];
   const contents: GeminiContent[] = [];
   const callNames = new Map<string, string>();
-  messages.forEach((message, i) => {
-    const path = `messages[${i}]`;
-    if (!isRecord(message)) throw invalidRequest(path, `${path} must be an object.`);
-    switch (message.role) {
+  forEachChatMessage(messages, (message, role, path) => {
+    switch (role) {
       case "system":
       case "developer": {
         if (contents.length > 0) warnings.add("system messages after the first turn: moved into the system instruction");
@@ -46,8 +45,6 @@ export function convertChatMessagesToContents(messages: readonly unknown[], warn
         push(contents, "user", [{ functionResponse: { name, response: functionResponseOf(text) } }]);
         return;
       }
-      default:
-        throw invalidRequest(`${path}.role`, `${path}.role must be one of system, developer, user, assistant, tool.`);
     }
   });
   return { systemText: systemParts.length > 0 ? systemParts.join("\n\n") : undefined, contents };
@@ -68,35 +65,31 @@ function push(contents: GeminiContent[], role: GeminiContent["role"], parts: Gem
 
 function userParts(content: unknown, path: string, warnings: WarningList): GeminiPart[] {
   if (isString(content)) return nonEmptyText(content);
-  if (!Array.isArray(content)) throw invalidRequest(path, `${path} must be a string or an array of parts.`);
   const parts: GeminiPart[] = [];
-  content.forEach((part: unknown, j) => {
-    const at = `${path}[${j}]`;
-    if (!isRecord(part)) throw invalidRequest(at, `${at} must be an object.`);
-    switch (part.type) {
-      case "text":
-        if (!isString(part.text)) throw invalidRequest(`${at}.text`, `${at}.text must be a string.`);
-        parts.push(...nonEmptyText(part.text));
-        return;
-      case "image_url":
-        parts.push(imagePart(part, at));
-        return;
-      case "input_audio": {
-        const audio = isRecord(part.input_audio) ? part.input_audio : {};
-        if (!isString(audio.data) || !isString(audio.format)) throw invalidRequest(`${at}.input_audio`, `${at}.input_audio needs data and format.`);
-        parts.push({ inlineData: { mimeType: `audio/${audio.format}`, data: audio.data } });
-        return;
+  forEachUserPart(content, path, {
+    text: (text) => parts.push(...nonEmptyText(text)),
+    other(part, at) {
+      switch (part.type) {
+        case "image_url":
+          parts.push(imagePart(part, at));
+          return;
+        case "input_audio": {
+          const audio = isRecord(part.input_audio) ? part.input_audio : {};
+          if (!isString(audio.data) || !isString(audio.format)) throw invalidRequest(`${at}.input_audio`, `${at}.input_audio needs data and format.`);
+          parts.push({ inlineData: { mimeType: `audio/${audio.format}`, data: audio.data } });
+          return;
+        }
+        case "file": {
+          const file = isRecord(part.file) ? part.file : {};
+          const data = isString(file.file_data) ? readDataUrl(file.file_data) : null;
+          if (data === null) throw invalidRequest(`${at}.file.file_data`, `${at}.file.file_data must be a base64 data URL for this model (file ids are not supported).`);
+          parts.push({ inlineData: { mimeType: data.mediaType, data: data.data } });
+          return;
+        }
+        default:
+          warnings.add(`${at}: content part type ${String(part.type)} dropped (no Gemini equivalent)`);
       }
-      case "file": {
-        const file = isRecord(part.file) ? part.file : {};
-        const data = isString(file.file_data) ? DATA_URL.exec(file.file_data) : null;
-        if (data === null) throw invalidRequest(`${at}.file.file_data`, `${at}.file.file_data must be a base64 data URL for this model (file ids are not supported).`);
-        parts.push({ inlineData: { mimeType: data[1] ?? "", data: data[2] ?? "" } });
-        return;
-      }
-      default:
-        warnings.add(`${at}: content part type ${String(part.type)} dropped (no Gemini equivalent)`);
-    }
+    },
   });
   return parts;
 }
@@ -104,17 +97,11 @@ function userParts(content: unknown, path: string, warnings: WarningList): Gemin
 function modelParts(message: JsonObject, path: string, callNames: Map<string, string>): GeminiPart[] {
   const parts: GeminiPart[] = [...nonEmptyText(textOf(message.content, `${path}.content`))];
   if (isString(message.refusal) && message.refusal !== "") parts.push({ text: message.refusal });
-  const calls = message.tool_calls;
-  if (calls !== undefined && calls !== null && !Array.isArray(calls)) throw invalidRequest(`${path}.tool_calls`, `${path}.tool_calls must be an array.`);
-  (calls ?? []).forEach((call: unknown, k: number) => {
-    const at = `${path}.tool_calls[${k}]`;
-    if (!isRecord(call) || !isString(call.id)) throw invalidRequest(`${at}.id`, `${at}.id is required.`);
-    const fn = call.function;
-    if (!isRecord(fn) || !isString(fn.name)) throw invalidRequest(`${at}.function.name`, `${at}.function.name is required.`);
-    const args = parseJsonObject(isString(fn.arguments) ? fn.arguments : "");
+  forEachToolCall(message, path, (call, at, k) => {
+    const args = parseJsonObject(call.arguments);
     if (!args.ok) throw invalidRequest(`${at}.function.arguments`, `${at}.function.arguments must be a JSON object.`);
-    callNames.set(call.id, fn.name);
-    const part: GeminiPart = { functionCall: { name: fn.name, args: args.value } };
+    callNames.set(call.id, call.name);
+    const part: GeminiPart = { functionCall: { name: call.name, args: args.value } };
     // The first call of a turn carries the signature (as Gemini itself sends parallel calls).
     if (k === 0) part.thoughtSignature = SKIPPED_THOUGHT_SIGNATURE;
     parts.push(part);
@@ -127,14 +114,9 @@ function nonEmptyText(text: string): GeminiPart[] {
   return text === "" ? [] : [{ text }];
 }
 
-const DATA_URL = /^data:([^;,]+)(?:;[^,]*)?;base64,(.*)$/s;
-
 function imagePart(part: JsonObject, path: string): GeminiPart {
-  const image = part.image_url;
-  const url = isRecord(image) ? image.url : image;
-  if (!isString(url)) throw invalidRequest(`${path}.image_url.url`, `${path}.image_url.url must be a string.`);
-  const data = DATA_URL.exec(url);
-  if (data !== null) return { inlineData: { mimeType: data[1] ?? "", data: data[2] ?? "" } };
+  const data = readDataUrl(imageUrlOf(part, path));
+  if (data !== null) return { inlineData: { mimeType: data.mediaType, data: data.data } };
   // Gemini fetches fileData URIs of its Files API only; an arbitrary web URL would be refused upstream.
   throw invalidRequest(`${path}.image_url.url`, `${path}.image_url.url must be a base64 data URL for this model (http image URLs are not supported).`);
 }

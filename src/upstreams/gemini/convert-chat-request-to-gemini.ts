@@ -3,6 +3,7 @@
 import { invalidRequest } from "../../errors/catalogue.js";
 import { isNumber, isRecord, isString, WarningList, type JsonObject } from "../../wire/shared/narrow.js";
 import { readChatFunctionTools } from "../../wire/shared/chat-content.js";
+import { handledFields, readOutputLimit, readStopSequences, warnDroppedFields } from "../../wire/shared/chat-request.js";
 import { convertChatMessagesToContents } from "./convert-chat-messages-to-contents.js";
 import { convertSchema } from "./convert-schema.js";
 import type { GeminiFunctionDeclaration, GeminiGenerationConfig, GeminiRequest, GeminiToolConfig } from "./types.js";
@@ -17,27 +18,8 @@ const THINKING_BUDGETS: Readonly<Record<string, number>> = { none: 0, minimal: 1
 /** Gemini accepts at most five stop sequences. */
 const MAX_STOP_SEQUENCES = 5;
 
-/** Fields consumed here, or meaningless upstream (stream_options: Gemini always reports usage). */
-const HANDLED_FIELDS = new Set([
-  "model",
-  "messages",
-  "max_tokens",
-  "max_completion_tokens",
-  "n",
-  "stop",
-  "temperature",
-  "top_p",
-  "seed",
-  "presence_penalty",
-  "frequency_penalty",
-  "tools",
-  "tool_choice",
-  "parallel_tool_calls",
-  "response_format",
-  "reasoning_effort",
-  "stream",
-  "stream_options",
-]);
+/** Fields consumed here beyond the common ones (chat-request.ts). */
+const HANDLED_FIELDS = handledFields(["seed", "presence_penalty", "frequency_penalty", "response_format"]);
 
 export function convertChatRequestToGemini(body: unknown): { request: GeminiRequest; warnings: string[] } {
   if (!isRecord(body)) throw invalidRequest("body", "The request body must be a JSON object.");
@@ -50,29 +32,21 @@ export function convertChatRequestToGemini(body: unknown): { request: GeminiRequ
   applyTools(body, request, warnings);
   const generationConfig = convertGenerationConfig(body, warnings);
   if (Object.keys(generationConfig).length > 0) request.generationConfig = generationConfig;
-  for (const key of Object.keys(body)) {
-    if (!HANDLED_FIELDS.has(key) && body[key] !== null) warnings.add(`${key}: dropped (no Gemini equivalent)`);
-  }
+  warnDroppedFields(body, HANDLED_FIELDS, "Gemini", warnings);
   return { request, warnings: warnings.toArray() };
 }
 
 function convertGenerationConfig(body: JsonObject, warnings: WarningList): GeminiGenerationConfig {
   const config: GeminiGenerationConfig = {};
-  for (const key of ["max_completion_tokens", "max_tokens"] as const) {
-    const value = body[key];
-    if (value === undefined || value === null) continue;
-    if (!isNumber(value) || value < 1) throw invalidRequest(key, `${key} must be a positive integer.`);
-    config.maxOutputTokens = value;
-    break;
-  }
+  const limit = readOutputLimit(body);
+  if (limit !== undefined) config.maxOutputTokens = limit;
   if (isNumber(body.temperature)) config.temperature = body.temperature;
   if (isNumber(body.top_p)) config.topP = body.top_p;
   if (isNumber(body.seed)) config.seed = body.seed;
   if (isNumber(body.presence_penalty)) config.presencePenalty = body.presence_penalty;
   if (isNumber(body.frequency_penalty)) config.frequencyPenalty = body.frequency_penalty;
-  const stop = isString(body.stop) ? [body.stop] : body.stop;
-  if (Array.isArray(stop) && stop.length > 0) {
-    if (!stop.every(isString)) throw invalidRequest("stop", "stop must be a string or an array of strings.");
+  const stop = readStopSequences(body.stop);
+  if (stop !== undefined) {
     if (stop.length > MAX_STOP_SEQUENCES) throw invalidRequest("stop", `stop holds at most ${MAX_STOP_SEQUENCES} sequences for this model.`);
     config.stopSequences = stop;
   }

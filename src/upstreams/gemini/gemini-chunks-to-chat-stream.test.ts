@@ -3,7 +3,8 @@ import { assembleChatStream } from "../../wire/chat/assemble-chat-stream.js";
 import type { ChatCompletionChunk } from "../../wire/chat/types.js";
 import { readFixture, toGolden } from "../../wire/shared/read-fixture.test-kit.js";
 import { convertGeminiResponseToChat } from "./convert-gemini-response-to-chat.js";
-import { GeminiChunksToChatStream, type GeminiChatStreamItem } from "./gemini-chunks-to-chat-stream.js";
+import type { ChatStreamItem } from "../chat-chunk-stream.js";
+import { GeminiChunksToChatStream } from "./gemini-chunks-to-chat-stream.js";
 import type { GeminiResponse } from "./types.js";
 
 const FIXTURES = ["stream-text-and-tools", "stream-max-tokens"] as const;
@@ -11,12 +12,12 @@ const options = { id: "chatcmpl-fixed", created: 1760000000, model: "gemini-via-
 
 const eventsOf = (name: string) => readFixture<GeminiResponse[]>(import.meta.url, `./__fixtures__/${name}.json`);
 
-function replay(events: GeminiResponse[]): GeminiChatStreamItem[] {
+function replay(events: GeminiResponse[]): ChatStreamItem[] {
   const machine = new GeminiChunksToChatStream(options);
   return [...events.flatMap((event) => machine.push(event)), ...machine.finish()];
 }
 
-const chunksOnly = (items: GeminiChatStreamItem[]) => items.filter((item): item is ChatCompletionChunk => !("error" in item));
+const chunksOnly = (items: ChatStreamItem[]) => items.filter((item): item is ChatCompletionChunk => !("error" in item));
 
 describe("GeminiChunksToChatStream", () => {
   for (const name of FIXTURES) {

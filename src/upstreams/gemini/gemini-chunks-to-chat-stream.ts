@@ -3,51 +3,42 @@
 // whole function calls, and usage so far (the last event's is final). The stream ends with a
 // finish_reason chunk and a usage chunk (choices: []) that the caller forwards only when the client
 // asked for include_usage.
-import type { ChatChunkDelta, ChatCompletionChunk, ChatStreamError, ChatUsage } from "../../wire/chat/types.js";
-import { deriveId, nowSeconds } from "../../wire/shared/ids.js";
+import type { ChatFinishReason, ChatUsage } from "../../wire/chat/types.js";
 import { isRecord, isString } from "../../wire/shared/narrow.js";
 import { blockedPrompt, mapFinishReason, readCandidate, ToolCallIds } from "./convert-gemini-response-to-chat.js";
 import { convertGeminiUsageToChat } from "./convert-usage.js";
 import type { GeminiErrorBody, GeminiResponse, GeminiUsageMetadata } from "./types.js";
+import { ChatChunkStream, type ChatChunkIdentity, type ChatStreamItem } from "../chat-chunk-stream.js";
 
-export type GeminiChatStreamItem = ChatCompletionChunk | ChatStreamError;
-
-export interface GeminiToChatStreamOptions {
-  /** Chat id for every chunk; random when absent. */
-  id?: string;
-  /** Unix seconds for every chunk; now when absent. */
-  created?: number;
+export interface GeminiToChatStreamOptions extends ChatChunkIdentity {
   /** Model name to report. */
   model: string;
   /** Seed of the tool call ids; random when absent (fixed in golden tests). */
   callIdSeed?: string;
 }
 
-export class GeminiChunksToChatStream {
-  private readonly id: string;
-  private readonly created: number;
+export class GeminiChunksToChatStream extends ChatChunkStream<GeminiResponse | GeminiErrorBody> {
   private readonly ids: ToolCallIds;
-  private started = false;
-  private done = false;
   private toolCalls = 0;
   private finishReason: string | undefined;
   private blocked = false;
   private usage: GeminiUsageMetadata | undefined;
 
-  constructor(private readonly options: GeminiToChatStreamOptions) {
-    this.id = options.id ?? deriveId(undefined, [], "chatcmpl-");
-    this.created = options.created ?? nowSeconds();
+  constructor(options: GeminiToChatStreamOptions) {
+    super(options, options.model);
     this.ids = new ToolCallIds(options.callIdSeed);
   }
 
-  push(event: GeminiResponse | GeminiErrorBody): GeminiChatStreamItem[] {
-    if (this.done) return [];
+  override push(event: GeminiResponse | GeminiErrorBody): ChatStreamItem[] {
+    if (this.ended) return [];
     if ("error" in event && isRecord(event.error)) {
-      this.done = true;
       const error = event.error;
-      return [
-        { error: { message: isString(error.message) ? error.message : "upstream error", type: "provider_error", param: null, code: isString(error.status) ? error.status : null } },
-      ];
+      return this.fail({
+        message: isString(error.message) ? error.message : "upstream error",
+        type: "provider_error",
+        param: null,
+        code: isString(error.status) ? error.status : null,
+      });
     }
     const response = event as GeminiResponse;
     if (isRecord(response.usageMetadata)) this.usage = response.usageMetadata;
@@ -65,15 +56,8 @@ export class GeminiChunksToChatStream {
     return out;
   }
 
-  /** End of the upstream stream: the finish chunk and the usage chunk, if not yet sent. */
-  finish(): GeminiChatStreamItem[] {
-    if (this.done) return [];
-    const out = this.start();
-    this.done = true;
-    const finishReason = this.blocked ? "content_filter" : mapFinishReason(this.finishReason, this.toolCalls > 0);
-    out.push({ ...this.chunk({}), choices: [{ index: 0, delta: {}, finish_reason: finishReason, logprobs: null }] });
-    out.push({ ...this.chunk({}), choices: [], usage: convertGeminiUsageToChat(this.usage) });
-    return out;
+  protected override ending(): { finishReason: ChatFinishReason; usage: ChatUsage } {
+    return { finishReason: this.blocked ? "content_filter" : mapFinishReason(this.finishReason, this.toolCalls > 0), usage: convertGeminiUsageToChat(this.usage) };
   }
 
   /**
@@ -82,22 +66,5 @@ export class GeminiChunksToChatStream {
    */
   reportedUsage(): ChatUsage | null {
     return this.usage === undefined ? null : convertGeminiUsageToChat(this.usage);
-  }
-
-  /** Upstream failed mid-stream: the Chat in-band error payload. */
-  abort(message: string, type = "provider_error"): GeminiChatStreamItem[] {
-    if (this.done) return [];
-    this.done = true;
-    return [{ error: { message, type, param: null, code: null } }];
-  }
-
-  private start(): ChatCompletionChunk[] {
-    if (this.started) return [];
-    this.started = true;
-    return [this.chunk({ role: "assistant", content: "" })];
-  }
-
-  private chunk(delta: ChatChunkDelta): ChatCompletionChunk {
-    return { id: this.id, object: "chat.completion.chunk", created: this.created, model: this.options.model, choices: [{ index: 0, delta, finish_reason: null, logprobs: null }] };
   }
 }

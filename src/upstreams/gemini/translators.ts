@@ -2,5 +2,5 @@
 export type * from "./types.js";
 export { convertChatRequestToGemini } from "./convert-chat-request-to-gemini.js";
 export { convertGeminiResponseToChat, type GeminiToChatOptions } from "./convert-gemini-response-to-chat.js";
-export { GeminiChunksToChatStream, type GeminiChatStreamItem, type GeminiToChatStreamOptions } from "./gemini-chunks-to-chat-stream.js";
+export { GeminiChunksToChatStream, type GeminiToChatStreamOptions } from "./gemini-chunks-to-chat-stream.js";
 export { convertGeminiUsageToChat } from "./convert-usage.js";

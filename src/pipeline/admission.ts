@@ -1,0 +1,84 @@
+// How every model route starts, written once: the model the request names, of the route's kind,
+// recorded on the request's log line and checked against the account's tier and the key's policy;
+// then its admission for a metered call (metered-call.ts): who asks (account and key), under which
+// traffic limits, with each upstream attempt counted on the reply and the request's trace. What
+// differs by route (the quantities held for, the upstream request) stays in the route.
+import type { FastifyReply, FastifyRequest } from "fastify";
+import { modelAllowed } from "../accounts/key-policy.js";
+import type { AdmissionRequest } from "../billing/types.js";
+import type { ModelConfig } from "../core/catalog.js";
+import { GatewayError, invalidRequest } from "../errors/catalogue.js";
+import { countAttempts, type MeteredRequest } from "./metered-call.js";
+import type { PipelineServices } from "./services.js";
+import { trafficLimitsFor } from "./traffic.js";
+
+/**
+ * The model `id` names, of `kind`, once the account's tier and the key's policy allow it.
+ * `checkRequest`: what the route checks against the model before the log line names it (chat: the
+ * output limits).
+ */
+export function requestedModel(
+  services: PipelineServices,
+  request: FastifyRequest,
+  id: string,
+  kind: ModelConfig["kind"],
+  checkRequest?: (model: ModelConfig) => void,
+): ModelConfig {
+  const model = resolveModel(services, id, kind);
+  checkRequest?.(model);
+  request.meter.model = model.id;
+  request.meter.provider = model.provider.name;
+  checkTier(request, model);
+  return model;
+}
+
+/** What a route asks to be admitted for: the model, the route's name and what it projects to use. */
+export type AdmissionProjection = Omit<AdmissionRequest, "requestId" | "accountId" | "keyId" | "limits">;
+
+/** A metered call's admission for the request's key, its attempts counted on the reply, and its trace. */
+export function admissionFor(
+  services: PipelineServices,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  projection: AdmissionProjection,
+): Pick<MeteredRequest, "admission" | "onAttempt" | "trace"> {
+  const { principal } = request;
+  return {
+    admission: {
+      requestId: request.id,
+      accountId: principal.account.id,
+      keyId: principal.key.id,
+      limits: trafficLimitsFor(services.config, principal, projection.model.id),
+      ...projection,
+    },
+    onAttempt: countAttempts(request, reply),
+    trace: request.trace,
+  };
+}
+
+const ROUTE_OF_KIND: Record<ModelConfig["kind"], string> = {
+  chat: "a chat route",
+  image: "/v1/images/generations",
+  video: "/v1/videos",
+  embedding: "/v1/embeddings",
+};
+
+function resolveModel(services: PipelineServices, id: string, kind: ModelConfig["kind"]): ModelConfig {
+  const model = services.config.models.get(id);
+  if (!model) throw new GatewayError("not_found", `The model ${id} does not exist.`, { param: "model", code: "model_not_found" });
+  if (model.kind !== kind) {
+    const route = ROUTE_OF_KIND[model.kind];
+    throw invalidRequest("model", `The model ${id} is a ${model.kind} model; use ${route}.`);
+  }
+  return model;
+}
+
+function checkTier(request: FastifyRequest, model: ModelConfig): void {
+  if (!model.tiers.includes(request.principal.account.tier)) {
+    throw new GatewayError("not_supported", `The model ${model.id} is not included in the ${request.principal.account.tier} tier.`, { param: "model" });
+  }
+  // A routing group counts as its own id (the name the client sent), never as its deployments.
+  if (!modelAllowed(request.principal.key.allowedModels, model.id)) {
+    throw new GatewayError("forbidden", `The key's policy does not allow the model ${model.id}.`, { param: "model", code: "model_not_allowed_for_key" });
+  }
+}
