@@ -7,6 +7,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import { estimateTextTokens } from "../billing/estimate-tokens.js";
 import type { ModelConfig } from "../core/catalog.js";
 import type { Cancellation } from "../core/cancellation.js";
+import { safeHeaderValue } from "../core/header-value.js";
 import { formatUsd } from "../core/money.js";
 import { plausibleUsage, type Usage } from "../core/usage.js";
 import { GatewayError, invalidRequest, renderError } from "../errors/catalogue.js";
@@ -33,7 +34,7 @@ export async function handleModelRequest(services: PipelineServices, format: Cli
   // Planned first for the body as sent (its validation errors come before admission); planned again
   // when clamping lowered the output limit (metered-call.ts), from the body with the lowered limit.
   let plan = await format.plan(body, model, planContext);
-  if (plan.warnings.length > 0) reply.header("x-gateway-warnings", plan.warnings.join("; ").slice(0, 2000));
+  if (plan.warnings.length > 0) reply.header("x-gateway-warnings", safeHeaderValue(plan.warnings.join("; ")));
 
   const provider = model.provider;
   const upstream = upstreamOf(provider);
@@ -92,9 +93,9 @@ export async function handleModelRequest(services: PipelineServices, format: Cli
   if (deployment !== undefined) {
     request.meter.provider = call.hold.model.provider.name;
     request.meter.deployment = deployment;
-    reply.header("x-gateway-deployment", deployment);
+    reply.header("x-gateway-deployment", safeHeaderValue(deployment));
     // What the serving deployment's plan dropped, not what the first plan (for validation) did.
-    if (servingPlan.warnings.length > 0) reply.header("x-gateway-warnings", servingPlan.warnings.join("; ").slice(0, 2000));
+    if (servingPlan.warnings.length > 0) reply.header("x-gateway-warnings", safeHeaderValue(servingPlan.warnings.join("; ")));
     else reply.removeHeader("x-gateway-warnings");
   }
 
