@@ -77,3 +77,11 @@ export function renderError(error: GatewayError, shape: ErrorShape, requestId: s
     request_id: requestId,
   };
 }
+
+/** 402 for a key whose account is not active: what state it is in, and who can change that. */
+export function accountSuspended(status: string): GatewayError {
+  return new GatewayError(
+    "account_suspended",
+    `The account is ${status}: its keys make no requests until an administrator of this gateway reactivates it (dashboard administration, the admin API or gateway admin accounts set-status).`,
+  );
+}

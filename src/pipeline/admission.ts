@@ -7,6 +7,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import { modelAllowed } from "../accounts/key-policy.js";
 import type { AdmissionRequest } from "../billing/types.js";
 import type { ModelConfig } from "../core/catalog.js";
+import { nearestName } from "../core/nearest-name.js";
 import { GatewayError, invalidRequest } from "../errors/catalogue.js";
 import { countAttempts, type MeteredRequest } from "./metered-call.js";
 import type { PipelineServices } from "./services.js";
@@ -24,7 +25,7 @@ export function requestedModel(
   kind: ModelConfig["kind"],
   checkRequest?: (model: ModelConfig) => void,
 ): ModelConfig {
-  const model = resolveModel(services, id, kind);
+  const model = resolveModel(services, request, id, kind);
   checkRequest?.(model);
   request.meter.model = model.id;
   request.meter.provider = model.provider.name;
@@ -63,14 +64,30 @@ const ROUTE_OF_KIND: Record<ModelConfig["kind"], string> = {
   embedding: "/v1/embeddings",
 };
 
-function resolveModel(services: PipelineServices, id: string, kind: ModelConfig["kind"]): ModelConfig {
+function resolveModel(services: PipelineServices, request: FastifyRequest, id: string, kind: ModelConfig["kind"]): ModelConfig {
   const model = services.config.models.get(id);
-  if (!model) throw new GatewayError("not_found", `The model ${id} does not exist.`, { param: "model", code: "model_not_found" });
+  if (!model) throw unknownModel(id, usableModelIds(services.config.models.values(), request));
   if (model.kind !== kind) {
     const route = ROUTE_OF_KIND[model.kind];
     throw invalidRequest("model", `The model ${id} is a ${model.kind} model; use ${route}.`);
   }
   return model;
+}
+
+/** The ids of the models the request's key may use: its account's tier, narrowed by its policy. */
+export function usableModelIds(models: Iterable<ModelConfig>, request: FastifyRequest): string[] {
+  const { account, key } = request.principal;
+  return [...models].filter((m) => m.tiers.includes(account.tier) && modelAllowed(key.allowedModels, m.id)).map((m) => m.id);
+}
+
+/** 404 for a model id that is not there: how to list the key's models, and the nearest one the key may use. */
+export function unknownModel(id: string, usable: Iterable<string>): GatewayError {
+  const nearest = nearestName(id, usable);
+  const hint = nearest === null ? "" : ` Did you mean ${nearest}?`;
+  return new GatewayError("not_found", `The model ${id} does not exist. GET /v1/models lists the models this key can use.${hint}`, {
+    param: "model",
+    code: "model_not_found",
+  });
 }
 
 function checkTier(request: FastifyRequest, model: ModelConfig): void {

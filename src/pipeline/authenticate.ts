@@ -3,7 +3,7 @@
 import type { FastifyRequest } from "fastify";
 import { hashApiKey, isWellFormedApiKey } from "../core/api-keys.js";
 import { keyExpired, networkAllowed } from "../accounts/key-policy.js";
-import { GatewayError } from "../errors/catalogue.js";
+import { accountSuspended, GatewayError } from "../errors/catalogue.js";
 import type { AuthCache, Principal } from "./auth-cache.js";
 
 declare module "fastify" {
@@ -65,7 +65,7 @@ export async function authenticate(request: FastifyRequest, cache: AuthCache, st
   if (keyExpired(key.expiresAt, cache.now())) {
     throw new GatewayError("auth_error", `The API key expired at ${new Date(key.expiresAt!).toISOString()} (the key's policy).`, { code: "key_expired" });
   }
-  if (principal.account.status !== "active") throw new GatewayError("account_suspended", `The account is ${principal.account.status}.`);
+  if (principal.account.status !== "active") throw accountSuspended(principal.account.status);
   // request.ip: the socket's peer, or X-Forwarded-For only from a server.trusted_proxies peer.
   if (!networkAllowed(key.allowedNetworks, request.ip)) {
     throw new GatewayError("forbidden", `The key's policy does not allow requests from the client address ${request.ip}.`, { code: "key_network_not_allowed" });

@@ -158,6 +158,28 @@ describe("error contract", () => {
     expect((await post("/v1/chat/completions", { ...CHAT, model: "premium-mock" }, { authorization: `Bearer ${premium.raw}` })).status).toBe(200);
   });
 
+  it("an unknown model says how to list the key's models and suggests the nearest one the key may use", async () => {
+    const typo = await post("/v1/chat/completions", { ...CHAT, model: "gpt-mokc" });
+    expectError(typo, 404, "not_found");
+    expect(typo.body.error.message).toContain("GET /v1/models lists the models this key can use.");
+    expect(typo.body.error.message).toContain("Did you mean gpt-mock?");
+    // premium-mock is not in this key's tier: never suggested, never named.
+    const outOfTier = await post("/v1/chat/completions", { ...CHAT, model: "premium-mokc" });
+    expectError(outOfTier, 404, "not_found");
+    expect(outOfTier.body.error.message).not.toContain("Did you mean");
+    const listed = await fetch(`${gateway.url}/v1/models/gpt-mokc`, { headers: { authorization: `Bearer ${key}` } });
+    expect(listed.status).toBe(404);
+    expect(((await listed.json()) as { error: { message: string } }).error.message).toContain("Did you mean gpt-mock?");
+  });
+
+  it("a suspended account's refusal says who can reactivate it", async () => {
+    const { raw, account } = await gateway.createAccount();
+    await gateway.app.ctx.store.accounts.setStatus(account.id, "suspended");
+    const refused = await fetch(`${gateway.url}/v1/models`, { headers: { authorization: `Bearer ${raw}` } });
+    expect(refused.status).toBe(402);
+    expect(((await refused.json()) as { error: { message: string } }).error.message).toMatch(/suspended: .*an administrator of this gateway reactivates it/);
+  });
+
   it("400 invalid_request naming the field", async () => {
     const broken = await post("/v1/chat/completions", "{not json");
     expectError(broken, 400, "invalid_request");

@@ -9,8 +9,9 @@ import { checkRequestBody } from "../../formats/fields.js";
 import type { RouteContext } from "../route-context.js";
 import type { GatewayConfig, ModelConfig } from "../../config/load.js";
 import { formatUsd, type Nano } from "../../core/money.js";
-import { GatewayError, invalidRequest } from "../../errors/catalogue.js";
+import { invalidRequest } from "../../errors/catalogue.js";
 import { modelAllowed } from "../../accounts/key-policy.js";
+import { unknownModel, usableModelIds } from "../../pipeline/admission.js";
 import { authenticate } from "../../pipeline/authenticate.js";
 import { upstreamOf } from "../../upstreams/registry.js";
 import { loadCompatibilitySummary, type CompatibilitySummary } from "../compatibility.js";
@@ -161,7 +162,7 @@ export function registerModelRoutes(app: FastifyInstance, ctx: RouteContext): vo
   app.get<{ Params: { id: string } }>("/v1/models/*", { onRequest }, async (request) => {
     const id = (request.params as Record<string, string>)["*"] ?? "";
     const model = visible(request).find((m) => m.id === id);
-    if (!model) throw new GatewayError("not_found", `The model ${id} does not exist.`, { param: "model" });
+    if (!model) throw unknownModel(id, usableModelIds(request.snapshot.config.models.values(), request));
     return isAnthropicStyle(request) ? anthropicModelObject(model) : modelObject(model);
   });
   app.get("/v1/catalog", async (request, reply) => {
