@@ -9,8 +9,9 @@ function fromFastifyError(error: FastifyError): GatewayError | null {
     case "FST_ERR_CTP_BODY_TOO_LARGE":
       return new GatewayError("payload_too_large");
     case "FST_ERR_CTP_INVALID_JSON_BODY":
-    case "FST_ERR_CTP_EMPTY_JSON_BODY":
       return new GatewayError("invalid_request", `the body is not valid JSON: ${error.message}`, { param: "body" });
+    case "FST_ERR_CTP_EMPTY_JSON_BODY":
+      return new GatewayError("invalid_request", "The body is empty: send a JSON object.", { param: "body" });
     case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
       return new GatewayError("invalid_request", "send the body as application/json", { param: "content-type" });
     case "FST_ERR_CTP_INVALID_CONTENT_LENGTH":

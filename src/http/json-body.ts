@@ -4,6 +4,7 @@
 // the event loop up to ~160 ms per 1 MB body; the scan stops at the first level too deep.
 import type { FastifyInstance } from "fastify";
 import { invalidRequest } from "../errors/catalogue.js";
+import { jsonErrorPlace } from "./json-error.js";
 
 /** Objects and arrays inside each other; real tool JSON schemas stay well below 20. */
 export const MAX_JSON_DEPTH = 128;
@@ -55,7 +56,12 @@ export function installJsonBodyParser(app: FastifyInstance): void {
       done(invalidRequest("body", `The JSON body nests objects and arrays more than ${MAX_JSON_DEPTH} levels deep, the gateway's limit.`), undefined);
       return;
     }
-    // Fastify's default parser answers through done() and returns nothing to wait for.
-    void parseJson(request, text, done);
+    // Fastify's default parser answers through done() and returns nothing to wait for. A body that
+    // is not JSON is refused naming the place, once (Fastify's message names none).
+    void parseJson(request, text, (error, parsed) => {
+      const place = error && (error as { code?: string }).code === "FST_ERR_CTP_INVALID_JSON_BODY" ? jsonErrorPlace(text) : null;
+      if (place) done(invalidRequest("body", `The body is not valid JSON: at line ${place.line}, column ${place.column}, expected ${place.expected}.`), undefined);
+      else done(error, parsed);
+    });
   });
 }

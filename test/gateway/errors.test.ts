@@ -184,6 +184,10 @@ describe("error contract", () => {
     const broken = await post("/v1/chat/completions", "{not json");
     expectError(broken, 400, "invalid_request");
     expect(broken.body.error.param).toBe("body");
+    // The place, named once, and what was expected there.
+    expect(broken.body.error.message).toBe("The body is not valid JSON: at line 1, column 2, expected a property name in double quotes.");
+    const trailing = await post("/v1/chat/completions", '{\n  "model": "gpt-mock",\n  "messages": [],\n}');
+    expect(trailing.body.error.message).toBe("The body is not valid JSON: at line 4, column 1, expected a property name in double quotes.");
     const noMessages = await post("/v1/chat/completions", { model: "gpt-mock" });
     expectError(noMessages, 400, "invalid_request");
     expect(noMessages.body.error.param).toBe("messages");
