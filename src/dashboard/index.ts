@@ -11,15 +11,12 @@ import { registerRequestLogRoutes } from "./routes/request-log-routes.js";
 import { registerUsageRoutes } from "./routes/usage-routes.js";
 import { registerWorkspaceRoutes } from "./routes/workspace-routes.js";
 import { isSafeMethod, requireActive, requireSession } from "./session-auth.js";
-import { SignInThrottle } from "./sign-in-throttle.js";
 import { registerStaticRoutes } from "./static-files.js";
 import { refuseUnstorableText } from "../admin/validate.js";
 
 export const DASHBOARD_API_PREFIX = "/dashboard/api";
 
 export function registerDashboardRoutes(app: FastifyInstance, ctx: RouteContext): void {
-  const throttle = new SignInThrottle();
-
   // Raw keys and account data pass through here: nothing may be cached by a browser or proxy.
   app.register(
     async (api) => {
@@ -28,7 +25,7 @@ export function registerDashboardRoutes(app: FastifyInstance, ctx: RouteContext)
       });
       // Before any handler: a NUL is refused the same on both databases, not a 500 on PostgreSQL.
       api.addHook("preValidation", async (request) => refuseUnstorableText(request));
-      registerAuthRoutes(api, ctx, throttle);
+      registerAuthRoutes(api, ctx);
       // Everything else needs a live session (and, for writes, the CSRF token) before the body is read.
       // Every write in this scope also needs an active account: a suspended or closed one (an
       // administrator included) may sign in, read and sign out, and change nothing. No write is

@@ -1,51 +1,41 @@
-// Sign-in throttling, in memory per process: at most 5 failed attempts per (email, IP) and 50 per IP
-// in a sliding 15-minute window; beyond that 429 rate_limit_error with Retry-After until the oldest
-// failure leaves the window. A success clears the (email, IP) counter. Several gateway processes each
-// keep their own counters, so the effective limit is per process (documented in docs/dashboard.md).
+// Sign-in and redemption throttling for the whole gateway (every worker and process on the
+// database): at most 5 attempts per (email or account, IP) and 50 per IP in a sliding 15-minute
+// window; beyond that 429 rate_limit_error with Retry-After until the oldest leaves the window. An
+// attempt counts from when it starts (so parallel attempts cannot all slip under the limit); a
+// success takes its own attempt back and clears the (who, IP) count.
+import type { AttemptsStore } from "../store/attempts-store.js";
+
 export interface ThrottleLimits {
-  perEmailAndIp: number;
+  perWhoAndIp: number;
   perIp: number;
   windowMs: number;
 }
 
-export const DEFAULT_THROTTLE: ThrottleLimits = { perEmailAndIp: 5, perIp: 50, windowMs: 15 * 60_000 };
-const MAX_TRACKED = 50_000;
+export const DEFAULT_THROTTLE: ThrottleLimits = { perWhoAndIp: 5, perIp: 50, windowMs: 15 * 60_000 };
 
-export class SignInThrottle {
-  readonly #failures = new Map<string, number[]>();
+/** An attempt taken: give it back with succeeded(); a failure leaves it counted. */
+export interface Attempt {
+  wait: number;
+  succeeded(): Promise<void>;
+}
 
-  constructor(private readonly limits: ThrottleLimits = DEFAULT_THROTTLE) {}
+export class AttemptThrottle {
+  constructor(
+    private readonly attempts: AttemptsStore,
+    /** What is throttled ("signin", "redeem"): each has its own counts. */
+    private readonly scope: string,
+    private readonly limits: ThrottleLimits = DEFAULT_THROTTLE,
+    private readonly now: () => number = Date.now,
+  ) {}
 
-  /** Seconds to wait before another attempt, or 0 when one is allowed now. */
-  retryAfter(email: string, ip: string, now = Date.now()): number {
-    const waits = [this.#wait(`e:${email}|${ip}`, this.limits.perEmailAndIp, now), this.#wait(`i:${ip}`, this.limits.perIp, now)];
-    return Math.max(...waits);
-  }
-
-  recordFailure(email: string, ip: string, now = Date.now()): void {
-    // A flood of distinct keys must not grow memory without bound; dropping all counters is the
-    // blunt but safe reset (the per-IP counter re-arms quickly for an attacker who caused it).
-    if (this.#failures.size > MAX_TRACKED) this.#failures.clear();
-    for (const key of [`e:${email}|${ip}`, `i:${ip}`]) {
-      const list = this.#recent(key, now);
-      list.push(now);
-      this.#failures.set(key, list);
-    }
-  }
-
-  recordSuccess(email: string, ip: string): void {
-    this.#failures.delete(`e:${email}|${ip}`);
-  }
-
-  #recent(key: string, now: number): number[] {
-    return (this.#failures.get(key) ?? []).filter((t) => t > now - this.limits.windowMs);
-  }
-
-  #wait(key: string, limit: number, now: number): number {
-    const list = this.#recent(key, now);
-    if (list.length === 0) this.#failures.delete(key);
-    if (list.length < limit) return 0;
-    const oldest = list[list.length - limit]!;
-    return Math.max(1, Math.ceil((oldest + this.limits.windowMs - now) / 1000));
+  /** Takes an attempt for (who, ip), or says how many seconds to wait (wait > 0, nothing taken). */
+  async begin(who: string, ip: string): Promise<Attempt> {
+    const whoAndIp = `${this.scope}:w:${who}|${ip}`;
+    const limits = [
+      { subject: whoAndIp, limit: this.limits.perWhoAndIp },
+      { subject: `${this.scope}:i:${ip}`, limit: this.limits.perIp },
+    ];
+    const taken = await this.attempts.take(limits, this.limits.windowMs, this.now());
+    return { wait: taken.wait, succeeded: () => this.attempts.release(taken.ids, [whoAndIp]) };
   }
 }

@@ -3,6 +3,7 @@ import { SecretBox } from "../core/secret-box.js";
 import type { Transaction } from "kysely";
 import { AccountsStore } from "./accounts-store.js";
 import { AdminTokensStore } from "./admin-tokens-store.js";
+import { AttemptsStore } from "./attempts-store.js";
 import { appendAudit, AuditStore, type AuditActor, type AuditChange } from "./audit-store.js";
 import { openDatabase, type DatabaseHandle, type DatabaseOptions } from "./database.js";
 import { KeysStore } from "./keys-store.js";
@@ -48,6 +49,7 @@ export class Store {
   readonly adminTokens: AdminTokensStore;
   readonly audit: AuditStore;
   readonly codes: RedemptionCodesStore;
+  readonly attempts: AttemptsStore;
 
   constructor(
     readonly handle: DatabaseHandle,
@@ -58,6 +60,7 @@ export class Store {
     this.ledger = new LedgerStore(handle.db);
     this.upstreamKeys = new UpstreamKeysStore(handle.db, box);
     this.upstreamHealth = new UpstreamHealthStore(handle.db);
+    this.attempts = new AttemptsStore(handle.db, handle.dialect);
     this.sessions = new SessionsStore(handle.db);
     this.showAgain = new ShowAgainStore(handle.db, box);
     this.workspaces = new WorkspacesStore(handle.db);

@@ -23,6 +23,7 @@ import * as usageRollup from "./migrations/0017-usage-rollup.js";
 import * as fewerWriteIndexes from "./migrations/0018-fewer-write-indexes.js";
 import * as ledgerAccountTime from "./migrations/0019-ledger-account-time.js";
 import * as ledgerChainLookups from "./migrations/0020-ledger-chain-lookups.js";
+import * as attemptThrottle from "./migrations/0022-attempt-throttle.js";
 import { BILLING_FUNCTIONS } from "./migrations/gw-batch-function.js";
 
 type MigrationModule = { up(db: Kysely<unknown>, dialect: DatabaseHandle["dialect"]): Promise<void> };
@@ -48,6 +49,7 @@ const MIGRATIONS: Record<string, MigrationModule> = {
   "0018-fewer-write-indexes": fewerWriteIndexes,
   "0019-ledger-account-time": ledgerAccountTime,
   "0020-ledger-chain-lookups": ledgerChainLookups,
+  "0022-attempt-throttle": attemptThrottle,
 };
 
 /** Serialises the re-creation of the billing functions across processes (CREATE OR REPLACE of one function concurrently fails). */

@@ -243,6 +243,13 @@ export interface AuthEventsTable {
   created_at: ColumnType<Stamp, Stamp, never>;
 }
 
+/** One sign-in or redemption attempt of a subject, while it is inside its throttle's window. */
+export interface AttemptsTable {
+  id: string;
+  subject: string;
+  at: Stamp;
+}
+
 export interface UpstreamHealthTable {
   scope: string;
   state: "open" | "closed";
@@ -363,6 +370,7 @@ export interface Database {
   stored_responses: StoredResponsesTable;
   auth_events: AuthEventsTable;
   upstream_health: UpstreamHealthTable;
+  attempts: AttemptsTable;
   admin_tokens: AdminTokensTable;
   audit_log: AuditLogTable;
   admin_idempotency: AdminIdempotencyTable;

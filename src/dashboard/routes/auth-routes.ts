@@ -7,7 +7,7 @@ import { hashPassword, verifyPassword } from "../../accounts/passwords.js";
 import { GatewayError } from "../../errors/catalogue.js";
 import type { Account } from "../../store/accounts-store.js";
 import { checkOrigin, clearSessionCookie, readCookie, requireSession, SESSION_COOKIE, setSessionCookie } from "../session-auth.js";
-import { SignInThrottle } from "../sign-in-throttle.js";
+import { AttemptThrottle } from "../sign-in-throttle.js";
 import { email, parseWith, password } from "../../admin/validate.js";
 import { accountView } from "../../admin/account-views.js";
 
@@ -39,7 +39,7 @@ function requireJson(request: FastifyRequest): void {
   }
 }
 
-export function registerAuthRoutes(app: FastifyInstance, ctx: RouteContext, throttle = new SignInThrottle()): void {
+export function registerAuthRoutes(app: FastifyInstance, ctx: RouteContext, throttle = new AttemptThrottle(ctx.store.attempts, "signin")): void {
   app.get("/config", async (request) => ({ signup: request.snapshot.config.signup }));
 
   app.get("/session", async (request) => {
@@ -52,21 +52,20 @@ export function registerAuthRoutes(app: FastifyInstance, ctx: RouteContext, thro
     requireJson(request);
     const body = parseWith(signInBody, request.body);
     const ip = request.ip;
-    const wait = throttle.retryAfter(body.email, ip);
-    if (wait > 0) {
-      throw new GatewayError("rate_limit_error", `Too many failed sign-in attempts; try again in ${wait} seconds.`, {
+    const attempt = await throttle.begin(body.email, ip);
+    if (attempt.wait > 0) {
+      throw new GatewayError("rate_limit_error", `Too many failed sign-in attempts; try again in ${attempt.wait} seconds.`, {
         code: "signin_throttled",
-        headers: { "retry-after": String(wait) },
+        headers: { "retry-after": String(attempt.wait) },
       });
     }
     const account = await ctx.store.accounts.getByEmail(body.email);
     const stored = account ? await ctx.store.accounts.passwordHash(account.id) : null;
     const ok = await verifyPassword(body.password, stored ?? (await DUMMY_HASH));
     if (!account || !stored || !ok) {
-      throttle.recordFailure(body.email, ip);
       throw new GatewayError("unauthenticated", "The email or password is not correct.", { code: "invalid_credentials" });
     }
-    throttle.recordSuccess(body.email, ip);
+    await attempt.succeeded();
     // A fresh session id on every sign-in: a session fixed before sign-in is never promoted.
     const previous = readCookie(request, SESSION_COOKIE);
     if (previous) {

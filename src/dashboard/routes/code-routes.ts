@@ -11,7 +11,7 @@ import { MAX_CODE_INPUT } from "../../store/redemption-code.js";
 import { formatUsd } from "../../core/money.js";
 import { GatewayError } from "../../errors/catalogue.js";
 import type { RouteContext } from "../../http/route-context.js";
-import { SignInThrottle } from "../sign-in-throttle.js";
+import { AttemptThrottle } from "../sign-in-throttle.js";
 import { parseWith } from "../../admin/validate.js";
 import { accountView } from "../../admin/account-views.js";
 import { dashboardActor, requireAdmin } from "./admin-routes.js";
@@ -21,24 +21,25 @@ const redeemBody = z.object({ code: z.string().trim().min(1).max(MAX_CODE_INPUT)
 /** Every request schema of this file (OpenAPI is generated from these; the administrator routes use codeSchemas). */
 export const codeRouteSchemas = { redeemBody };
 
-export function registerCodeRoutes(app: FastifyInstance, ctx: RouteContext, throttle = new SignInThrottle()): void {
+export function registerCodeRoutes(app: FastifyInstance, ctx: RouteContext, throttle = new AttemptThrottle(ctx.store.attempts, "redeem")): void {
   app.post("/redeem", async (request) => {
     const me = request.dashboard.account;
     const ip = request.ip;
-    const wait = throttle.retryAfter(me.id, ip);
-    if (wait > 0) {
-      throw new GatewayError("rate_limit_error", `Too many failed redemptions; try again in ${wait} seconds.`, {
+    const body = parseWith(redeemBody, request.body);
+    const attempt = await throttle.begin(me.id, ip);
+    if (attempt.wait > 0) {
+      throw new GatewayError("rate_limit_error", `Too many failed redemptions; try again in ${attempt.wait} seconds.`, {
         code: "redeem_throttled",
-        headers: { "retry-after": String(wait) },
+        headers: { "retry-after": String(attempt.wait) },
       });
     }
-    const body = parseWith(redeemBody, request.body);
     try {
       const { code, account } = await ctx.store.codes.redeem(body.code, me.id);
-      throttle.recordSuccess(me.id, ip);
+      await attempt.succeeded();
       return { credited_usd: formatUsd(code.value), code: { id: code.id, prefix: code.prefix }, account: accountView(account) };
     } catch (error) {
-      if (error instanceof GatewayError && error.type === "code_not_redeemable") throttle.recordFailure(me.id, ip);
+      // A code that is not redeemable stays counted; anything else (a store failure) was no guess.
+      if (!(error instanceof GatewayError && error.type === "code_not_redeemable")) await attempt.succeeded();
       throw error;
     }
   });
