@@ -16,7 +16,7 @@ import { LEDGER_DIMENSION_COLUMNS } from "../src/core/dimensions.js";
 import { periodStarts } from "../src/billing/key-period.js";
 import { applicableLimits, limitsArgument, limitSubjectsOf, subjectLimitsFromInput, tierLimitsOf } from "../src/core/traffic-limits.js";
 import { monthOf, newId, newRequestId } from "../src/core/ids.js";
-import { GW_BATCH } from "../src/store/migrations/gw-batch-function.js";
+import { GW_BATCH } from "../src/store/gw-batch-function.js";
 import { openStore } from "../src/store/index.js";
 import { fillLedger } from "./lib/ledger-fill.js";
 import { createBenchDatabase, dropBenchDatabase } from "./lib/servers.js";

@@ -1,5 +1,5 @@
 // PostgreSQL group commit for the billing store. Every admission, settlement and release is one
-// operation of gw_batch (src/store/migrations/gw-batch-function.ts; the design: migrations 0002 and
+// operation of gw_batch (src/store/gw-batch-function.ts; the design: migrations 0002 and
 // 0003, ADR 0002 and 0009). The batcher sends the operations that queue up while earlier batches
 // are in flight as ONE statement, `select gw_batch($1)`, in autocommit: one round trip and one commit (one WAL flush) for the batch, and a busy account row
 // is locked once per batch instead of once per request — on PostgreSQL that lock is held until the

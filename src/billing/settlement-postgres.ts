@@ -1,11 +1,11 @@
-// Settlement on PostgreSQL: one settle operation of gw_batch (src/store/migrations/gw-batch-function.ts,
+// Settlement on PostgreSQL: one settle operation of gw_batch (src/store/gw-batch-function.ts,
 // arguments listed there), sent in a group-commit batch by postgres-batcher.ts (one statement in autocommit): delete the hold, lock
 // the account row, append the ledger row (idempotent by request id), then account, key and monthly
 // usage. The call is atomic: an error raised anywhere inside (a trigger, a CHECK) rolls back all of it
 // (the batcher then runs it again alone to get its own error), which the caller reports as 502
 // ledger_write_failed. A replay answers recorded=false with the cost recorded first; SQLSTATE GW409 is
 // the same answer from a replay that had to roll back its own hold deletion.
-import { ALREADY_SETTLED_SQLSTATE } from "../store/migrations/0002-billing-functions.js";
+import { ALREADY_SETTLED_SQLSTATE } from "../store/gw-batch-function.js";
 import type { PgAnswer, PostgresBatcher } from "./postgres-batcher.js";
 import { AlreadySettled, settlementValues, type SettlementInput } from "./settlement.js";
 

@@ -17,9 +17,8 @@
 // A replay (the ledger row exists) is answered as a value, AlreadySettled returned and not thrown, when
 // it wrote nothing; when step 1 did delete a hold it throws, so the batcher rolls it back. A failure
 // (a trigger, a CHECK, no such account) throws: nothing of it remains, 502 ledger_write_failed.
-import { dbErrorKind, dbErrorMessage } from "../store/db-errors.js";
+import { dbErrorKind, dbErrorMessage, LEDGER_ROW_EXISTS } from "../store/db-errors.js";
 import { LEDGER_CHAIN_COLUMNS, ledgerRowHashFromValues } from "../store/ledger-chain.js";
-import { LEDGER_ROW_EXISTS } from "../store/migrations/0005-ledger-append-only-gaps.js";
 import { AlreadySettled, settlementValues, type SettlementInput } from "./settlement.js";
 import { endTrafficSqlite } from "./holds.js";
 import { Statement, type SqlExec } from "../store/sqlite-writer.js";

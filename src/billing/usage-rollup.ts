@@ -4,7 +4,7 @@
 // alone; the hours cut by a window's start or end are read from the ledger itself (at most two partial
 // hours, on the ledger_key_time index), so every answer is exactly the ledger's, to the millisecond.
 import { sql, type RawBuilder } from "kysely";
-import { HOUR_MS } from "../store/migrations/0017-usage-rollup.js";
+import { HOUR_MS } from "../store/dimension-sql.js";
 import { SUMMED_COLUMNS } from "./usage-report.js";
 
 export { HOUR_MS };

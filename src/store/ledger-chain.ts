@@ -4,12 +4,16 @@
 //
 // This file is the one definition of the encoding: the SQLite trigger calls ledgerRowHash through a
 // registered SQL function (database.ts), the PostgreSQL trigger computes the same bytes in SQL
-// generated from LEDGER_CHAIN_COLUMNS (migrations/ledger-chain-triggers.ts), and the verifier and
+// generated from LEDGER_CHAIN_COLUMNS (ledger-chain-sql.ts), and the verifier and
 // the migration that chains existing rows call ledgerRowHash directly.
 import { hash } from "node:crypto";
 import { LEDGER_DIMENSION_COLUMNS } from "../core/dimensions.js";
 
 export type LedgerChainColumnType = "integer" | "text";
+export interface LedgerChainColumn {
+  readonly name: string;
+  readonly type: LedgerChainColumnType;
+}
 
 /**
  * The ledger columns a row's hash covers, in encoding order: every column except `id` (a storage
@@ -37,7 +41,7 @@ const BASE_CHAIN_COLUMNS = [
   { name: "deployment", type: "text" },
 ] as const satisfies ReadonlyArray<{ name: string; type: LedgerChainColumnType }>;
 
-export const LEDGER_CHAIN_COLUMNS: ReadonlyArray<{ name: string; type: LedgerChainColumnType }> = [
+export const LEDGER_CHAIN_COLUMNS: readonly LedgerChainColumn[] = [
   ...BASE_CHAIN_COLUMNS,
   // Counts and costs per pricing dimension and the cache saving (migration 0008), in their list's order.
   ...LEDGER_DIMENSION_COLUMNS.map((name) => ({ name, type: "integer" as const })),
@@ -54,42 +58,51 @@ export const LEDGER_ENCODING_TAG = "gateway-ledger-v1";
 /** The SQLite function the chain trigger calls: gw_ledger_hash(prev, then the columns in order). */
 export const SQLITE_LEDGER_HASH_FUNCTION = "gw_ledger_hash";
 
-/** Each column's `name=` prefix in the encoding, in LEDGER_CHAIN_COLUMNS order. */
-const COLUMN_PREFIXES = LEDGER_CHAIN_COLUMNS.map((column) => `${column.name}=`);
+/** Each column's `name=` prefix in the encoding, per column list (built once for each). */
+const prefixesOf = new WeakMap<readonly LedgerChainColumn[], readonly string[]>();
+
+function prefixes(columns: readonly LedgerChainColumn[]): readonly string[] {
+  let found = prefixesOf.get(columns);
+  if (found === undefined) prefixesOf.set(columns, (found = columns.map((column) => `${column.name}=`)));
+  return found;
+}
 
 /**
  * The bytes hashed for one row: the tag, a newline, the previous hash, a newline, then for each
- * column in LEDGER_CHAIN_COLUMNS order that has a value: `name=LENGTH:VALUE` and a newline, where
- * VALUE is the decimal integer or the text and LENGTH its UTF-8 byte length.
+ * column in `columns` order that has a value: `name=LENGTH:VALUE` and a newline, where VALUE is the
+ * decimal integer or the text and LENGTH its UTF-8 byte length.
  */
-export function ledgerChainEncoding(previousHash: string, row: Readonly<Record<string, unknown>>): string {
+export function ledgerChainEncoding(previousHash: string, row: Readonly<Record<string, unknown>>, columns: readonly LedgerChainColumn[] = LEDGER_CHAIN_COLUMNS): string {
   return ledgerChainEncodingOfValues(
     previousHash,
-    LEDGER_CHAIN_COLUMNS.map((column) => row[column.name]),
+    columns.map((column) => row[column.name]),
+    columns,
   );
 }
 
-export function ledgerRowHash(previousHash: string, row: Readonly<Record<string, unknown>>): string {
-  return hash("sha256", ledgerChainEncoding(previousHash, row), "hex");
+/** `columns`: the chain's columns (a migration passes those of its own time). */
+export function ledgerRowHash(previousHash: string, row: Readonly<Record<string, unknown>>, columns: readonly LedgerChainColumn[] = LEDGER_CHAIN_COLUMNS): string {
+  return hash("sha256", ledgerChainEncoding(previousHash, row, columns), "hex");
 }
 
 /**
- * The same hash from the row's values in LEDGER_CHAIN_COLUMNS order, as the SQLite trigger passes them
- * and as SQLite settlement binds them (a null or absent previous hash is the genesis). Settlement calls
- * this once per request, so it builds no object per row (bench/README, "settlement on SQLite").
+ * The same hash from the row's values in `columns` order, as the SQLite trigger passes them and as
+ * SQLite settlement binds them (a null or absent previous hash is the genesis). Settlement calls this
+ * once per request, so it builds no object per row (bench/README, "settlement on SQLite").
  */
-export function ledgerRowHashFromValues(previousHash: unknown, values: readonly unknown[]): string {
-  return hash("sha256", ledgerChainEncodingOfValues(typeof previousHash === "string" ? previousHash : LEDGER_GENESIS_HASH, values), "hex");
+export function ledgerRowHashFromValues(previousHash: unknown, values: readonly unknown[], columns: readonly LedgerChainColumn[] = LEDGER_CHAIN_COLUMNS): string {
+  return hash("sha256", ledgerChainEncodingOfValues(typeof previousHash === "string" ? previousHash : LEDGER_GENESIS_HASH, values, columns), "hex");
 }
 
-function ledgerChainEncodingOfValues(previousHash: string, values: readonly unknown[]): string {
+function ledgerChainEncodingOfValues(previousHash: string, values: readonly unknown[], columns: readonly LedgerChainColumn[]): string {
+  const names = prefixes(columns);
   let text = `${LEDGER_ENCODING_TAG}\n${previousHash}\n`;
-  for (let i = 0; i < COLUMN_PREFIXES.length; i++) {
-    const value = encodedValue(LEDGER_CHAIN_COLUMNS[i]!.type, values[i]);
+  for (let i = 0; i < names.length; i++) {
+    const value = encodedValue(columns[i]!.type, values[i]);
     if (value === null) continue;
     // A decimal integer is ASCII: its length is its byte length.
     const bytes = typeof values[i] === "bigint" ? value.length : Buffer.byteLength(value, "utf8");
-    text += `${COLUMN_PREFIXES[i]}${bytes}:${value}\n`;
+    text += `${names[i]}${bytes}:${value}\n`;
   }
   return text;
 }

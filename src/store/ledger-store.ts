@@ -4,10 +4,12 @@
 import { sql, type Kysely, type RawBuilder, type Selectable, type Transaction } from "kysely";
 import { GatewayError } from "../errors/catalogue.js";
 import { dbErrorKind, dbErrorMessage } from "./db-errors.js";
-import { LEDGER_RETENTION_MS } from "./migrations/0001-initial.js";
 import { transact } from "./transact.js";
 import { verifyLedger, type LedgerVerifyOptions, type LedgerVerifyResult } from "./ledger-verify.js";
 import type { Database, LedgerTable } from "./tables.js";
+
+/** How long a ledger row is kept: migration 0001's triggers refuse deleting a younger one (its literal is frozen there). */
+const LEDGER_RETENTION_MS = 365 * 86_400_000;
 
 export class LedgerStore {
   constructor(private readonly db: Kysely<Database>) {}

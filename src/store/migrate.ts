@@ -1,6 +1,8 @@
 // Migrations run at start and with `gateway migrate`. Kysely's migrator takes a lock, so several
 // gateway processes starting together against one PostgreSQL apply each migration once.
 // On PostgreSQL the billing functions (gw-batch-function.ts) are then created afresh from their one definition.
+// The numbered migrations are frozen: they import nothing that changes with the code (their column lists
+// are literals), only builders that take those lists as parameters (dimension-sql.ts, ledger-chain-sql.ts).
 import { Migrator, sql, type Kysely, type Migration } from "kysely";
 import type { DatabaseHandle } from "./database.js";
 import * as initial from "./migrations/0001-initial.js";
@@ -23,7 +25,7 @@ import * as usageRollup from "./migrations/0017-usage-rollup.js";
 import * as fewerWriteIndexes from "./migrations/0018-fewer-write-indexes.js";
 import * as ledgerAccountTime from "./migrations/0019-ledger-account-time.js";
 import * as ledgerChainLookups from "./migrations/0020-ledger-chain-lookups.js";
-import { BILLING_FUNCTIONS } from "./migrations/gw-batch-function.js";
+import { BILLING_FUNCTIONS } from "./gw-batch-function.js";
 
 type MigrationModule = { up(db: Kysely<unknown>, dialect: DatabaseHandle["dialect"]): Promise<void> };
 

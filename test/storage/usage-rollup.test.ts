@@ -10,7 +10,8 @@ import { SUMMED_COLUMNS } from "../../src/billing/usage-report.js";
 import { usageSummaryQuery } from "../../src/admin/usage-queries.js";
 import type { Store } from "../../src/store/index.js";
 import { migrate } from "../../src/store/migrate.js";
-import { ROLLUP_SUMMED_COLUMNS, rollupOfLedgerSql } from "../../src/store/migrations/0017-usage-rollup.js";
+import { rollupOfLedgerSql } from "../../src/store/dimension-sql.js";
+import { ROLLUP_SUMMED_COLUMNS } from "../../src/store/migrations/0017-usage-rollup.js";
 import { createTestDatabase, DATABASE_KINDS } from "../support/databases.js";
 import { admission, chatModel, Clock, makeAccount, makeKey, openTestStore, usage, useBillingStore } from "../billing/support.js";
 
@@ -27,7 +28,7 @@ async function rollupRows(store: Store): Promise<unknown[]> {
 }
 
 async function ledgerSums(store: Store): Promise<unknown[]> {
-  return plain((await sql.raw(`select * from (${rollupOfLedgerSql()}) r ${ORDER}`).execute(store.db)).rows);
+  return plain((await sql.raw(`select * from (${rollupOfLedgerSql(SUMMED_COLUMNS)}) r ${ORDER}`).execute(store.db)).rows);
 }
 
 async function failOn(store: Store, table: string, accountId: string): Promise<() => Promise<void>> {

@@ -19,10 +19,12 @@
 // a refusal by one answers outcome "traffic_limited" with the verdict of trafficAdmit (traffic-functions.ts),
 // an admission answers the counted windows ("windows") for the response headers. The traffic windows
 // are read once per call and written once at its end (traffic-functions.ts).
-import { LEDGER_DIMENSION_COLUMNS } from "../../core/dimensions.js";
-import { ALREADY_SETTLED_SQLSTATE } from "./0002-billing-functions.js";
+import { LEDGER_DIMENSION_COLUMNS } from "../core/dimensions.js";
 import { DROP_OLD_ROW_WRITERS, ROW_WRITERS } from "./gw-batch-row-writers.js";
 import { DROP_OLD_TRAFFIC_FUNCTIONS, TRAFFIC_DECLARATIONS, TRAFFIC_WRITE, trafficAdmit, trafficEnd } from "./traffic-functions.js";
+
+/** SQLSTATE of a settlement replay that had to undo its own hold deletion (settlement-postgres.ts reads it as the replay it is). */
+export const ALREADY_SETTLED_SQLSTATE = "GW409";
 
 /** The index of the first dimension column's value among the settle arguments. */
 const FIRST_DIMENSION_ARG = 17;

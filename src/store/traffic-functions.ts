@@ -16,7 +16,7 @@
 // then nothing else writes that account's scopes either. gw_batch has no sub-block per operation: an
 // operation that raises rolls the whole call back (the batcher then runs each operation on its own),
 // so the arrays never outlive a failed operation; a refusal is judged before anything is counted.
-import { WINDOW_MS } from "../../core/traffic-limits.js";
+import { WINDOW_MS } from "../core/traffic-limits.js";
 
 /** gw_batch's declarations for the traffic fragments: the scopes read in this call and their counters (t_start null: no row). */
 export const TRAFFIC_DECLARATIONS = `
