@@ -18,7 +18,7 @@
 // full cost (see settlement.ts for the over-balance policy).
 import type { Kysely } from "kysely";
 import type { Nano } from "../core/money.js";
-import { totalTokens, type Usage } from "../core/usage.js";
+import { totalTokens, usageCount, type Usage } from "../core/usage.js";
 import { GatewayError } from "../errors/catalogue.js";
 import type { ApiKey } from "../store/keys-store.js";
 import type { DatabaseHandle } from "../store/database.js";
@@ -29,7 +29,7 @@ import { reservePostgres } from "./admission-postgres.js";
 import { reserveSqlite } from "./admission-sqlite.js";
 import { releaseExpiredHolds as sweepExpiredHolds, releaseHoldPostgres, releaseHoldSqlite } from "./holds.js";
 import { setKeyCaps, type KeyCapsChange } from "./key-caps.js";
-import { DIMENSIONS } from "../core/dimensions.js";
+import { DIMENSION_SET, TOKEN_PART_NAMES, TOKEN_PARTS, type DimensionSet } from "../core/dimensions.js";
 import { periodStarts } from "./key-period.js";
 import { capBreakdown, priceBreakdown, projectCost, projectTokens, type PriceBreakdown } from "./pricing.js";
 import { AlreadySettled, type SettlementInput } from "./settlement.js";
@@ -225,9 +225,10 @@ function ledgerWriteFailed(cause: unknown): GatewayError {
 
 /**
  * Whole, non-negative counts with the parts inside their totals: an estimate's fractions round up
- * (never under-bill), cached input is capped at input, reasoning at output.
+ * (never under-bill), each token part's dimensions are capped within its total in list order (for the
+ * input: cached reads, then 5-minute and 1-hour cache writes; dimensions.ts), reasoning at the output.
  */
-export function normalizeUsage(usage: Usage): Usage {
+export function normalizeUsage(usage: Usage, dimensions: DimensionSet = DIMENSION_SET): Usage {
   const whole = (value: number | undefined, field: string): number => {
     if (value === undefined) return 0;
     if (!Number.isFinite(value) || value < 0 || value > MAX_BILLABLE) throw new RangeError(`usage.${field} must be a number from 0 to ${MAX_BILLABLE}, got ${value}`);
@@ -242,18 +243,21 @@ export function normalizeUsage(usage: Usage): Usage {
     reasoningTokens: Math.min(whole(usage.reasoningTokens, "reasoningTokens"), outputTokens),
     estimated: usage.estimated,
   };
-  for (const d of DIMENSIONS) {
-    if (d.usageField === null || d.usageField === "outputTokens") continue;
-    const value = usage[d.usageField];
-    if (value !== undefined) normalized[d.usageField] = whole(value, d.usageField);
+  // Usage's own fields plus any a dimension list injected in tests names: written by name.
+  const counts = normalized as object as Record<string, number>;
+  for (const field of dimensions.usageFields) {
+    if (field === TOKEN_PARTS.input.usageField || field === TOKEN_PARTS.output.usageField) continue;
+    const value = usageCount(usage, field);
+    if (value !== undefined) counts[field] = whole(value, field);
   }
-  // The cache's parts of the input (reads, then 5-minute and 1-hour writes) stay within it, in that order.
-  let left = inputTokens;
-  for (const field of ["cachedInputTokens", "cacheWrite5mTokens", "cacheWrite1hTokens"] as const) {
-    const value = normalized[field];
-    if (value === undefined) continue;
-    normalized[field] = Math.min(value, left);
-    left -= normalized[field];
+  for (const part of TOKEN_PART_NAMES) {
+    let left = counts[TOKEN_PARTS[part].usageField]!;
+    for (const d of dimensions.parts[part].shares) {
+      const value = counts[d.usageField!];
+      if (value === undefined) continue;
+      counts[d.usageField!] = Math.min(value, left);
+      left -= counts[d.usageField!]!;
+    }
   }
   return normalized;
 }
