@@ -25,7 +25,9 @@ import * as usageRollup from "./migrations/0017-usage-rollup.js";
 import * as fewerWriteIndexes from "./migrations/0018-fewer-write-indexes.js";
 import * as ledgerAccountTime from "./migrations/0019-ledger-account-time.js";
 import * as ledgerChainLookups from "./migrations/0020-ledger-chain-lookups.js";
-import { BILLING_FUNCTIONS } from "./gw-batch-function.js";
+import * as namedBillingOperations from "./migrations/0021-named-billing-operations.js";
+import { DIMENSION_SET, type DimensionSet } from "../core/dimensions.js";
+import { billingFunctions as currentBillingFunctions } from "./gw-batch-function.js";
 
 type MigrationModule = { up(db: Kysely<unknown>, dialect: DatabaseHandle["dialect"]): Promise<void> };
 
@@ -50,6 +52,7 @@ const MIGRATIONS: Record<string, MigrationModule> = {
   "0018-fewer-write-indexes": fewerWriteIndexes,
   "0019-ledger-account-time": ledgerAccountTime,
   "0020-ledger-chain-lookups": ledgerChainLookups,
+  "0021-named-billing-operations": namedBillingOperations,
 };
 
 /** Serialises the re-creation of the billing functions across processes (CREATE OR REPLACE of one function concurrently fails). */
@@ -90,10 +93,10 @@ async function migrateOnce(handle: DatabaseHandle, upTo: string | undefined): Pr
   return { applied: results.filter((r) => r.status === "Success").map((r) => r.migrationName) };
 }
 
-/** CREATE OR REPLACE of every billing function, in one transaction under an advisory lock. */
-export async function createBillingFunctions(db: DatabaseHandle["db"]): Promise<void> {
+/** CREATE OR REPLACE of every billing function (for a dimension set), in one transaction under an advisory lock. */
+export async function createBillingFunctions(db: DatabaseHandle["db"], dimensions: DimensionSet = DIMENSION_SET): Promise<void> {
   await db.transaction().execute(async (trx) => {
     await sql`select pg_advisory_xact_lock(${sql.lit(BILLING_FUNCTIONS_LOCK.toString())}::bigint)`.execute(trx);
-    for (const statement of BILLING_FUNCTIONS) await sql.raw(statement).execute(trx);
+    for (const statement of currentBillingFunctions(dimensions)) await sql.raw(statement).execute(trx);
   });
 }

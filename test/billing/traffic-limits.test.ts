@@ -6,16 +6,8 @@ import { sql } from "kysely";
 import { describe, expect, it } from "vitest";
 import type { StoreBilling } from "../../src/billing/billing-store.js";
 import { SqliteWriter, type SqlExec } from "../../src/store/sqlite-writer.js";
-import {
-  applicableLimits,
-  currentWindow,
-  limitsArgument,
-  NO_TIER_LIMITS,
-  subjectLimitsFromInput,
-  WINDOW_MS,
-  type SubjectLimitsInput,
-  type TrafficLimit,
-} from "../../src/core/traffic-limits.js";
+import { applicableLimits, currentWindow, NO_TIER_LIMITS, subjectLimitsFromInput, WINDOW_MS, type SubjectLimitsInput, type TrafficLimit } from "../../src/core/traffic-limits.js";
+import { limitsField } from "../../src/billing/admission-postgres.js";
 import { trafficWindows } from "../../src/billing/traffic-windows-sqlite.js";
 import type { Hold } from "../../src/billing/types.js";
 import { GatewayError } from "../../src/errors/catalogue.js";
@@ -364,10 +356,20 @@ describe("traffic windows of a PostgreSQL gw_batch call", () => {
     const now = String(clock.now());
     const admit = (holdId: string) => ({
       k: "admit",
-      a: [accountId, keyId, `req_${holdId}`, holdId, "10", "20", "2026-11", now, String(clock.now() + 60_000), "0", "0", "0", limitsArgument(limits)],
+      account: accountId,
+      key: keyId,
+      request: `req_${holdId}`,
+      hold: holdId,
+      amount: "10",
+      tokens: "20",
+      month: "2026-11",
+      now,
+      expires: String(clock.now() + 60_000),
+      periods: { day: "0", week: "0", month: "0" },
+      limits: limitsField(limits),
     });
     // Counts an admission, ends the first hold, then admits a hold whose id is taken: the call raises.
-    const ops = [admit("hold_counted"), { k: "release", a: [held.id, null] }, admit("hold_counted")];
+    const ops = [admit("hold_counted"), { k: "release", hold: held.id, expired_before: null }, admit("hold_counted")];
     const outcome = await sql`select gw_batch(${JSON.stringify(ops)}::jsonb)`.execute(store.db).then(
       () => "committed",
       (error: unknown) => String(error),
@@ -386,7 +388,17 @@ describe("traffic windows of a PostgreSQL gw_batch call", () => {
     const now = clock.now();
     const admit = (holdId: string) => ({
       k: "admit",
-      a: [accountId, keyId, `req_${holdId}`, holdId, "10", "20", "2026-11", String(now), String(now + 60_000), "0", "0", "0", limitsArgument(limits)],
+      account: accountId,
+      key: keyId,
+      request: `req_${holdId}`,
+      hold: holdId,
+      amount: "10",
+      tokens: "20",
+      month: "2026-11",
+      now: String(now),
+      expires: String(now + 60_000),
+      periods: { day: "0", week: "0", month: "0" },
+      limits: limitsField(limits),
     });
     const { rows } = await sql<{
       answers: { outcome: string; windows: unknown }[];
