@@ -85,12 +85,15 @@ export class StoreBilling implements Billing {
   #sweeping: Promise<unknown> | undefined;
   /** The write path of this database: SQLite's group-commit writer or PostgreSQL's batcher. */
   readonly #path: { dialect: "sqlite"; writer: SqliteWriter } | { dialect: "postgres"; batcher: PostgresBatcher };
+  /** The database's dimensions: what admission projects, settlement prices and writes, and reports sum. */
+  readonly #dimensions: DimensionSet;
 
   private readonly db: Kysely<Database>;
 
-  /** `database` is the store's handle (src/store/database.ts): its Kysely instance and, on SQLite, the raw connection. */
-  constructor(database: Pick<DatabaseHandle, "db" | "dialect" | "sqlite">, options: StoreBillingOptions = {}) {
+  /** `database` is the store's handle (src/store/database.ts): its Kysely instance, its dimensions and, on SQLite, the raw connection. */
+  constructor(database: Pick<DatabaseHandle, "db" | "dialect" | "sqlite" | "dimensions">, options: StoreBillingOptions = {}) {
     this.db = database.db;
+    this.#dimensions = database.dimensions;
     this.now = options.now ?? Date.now;
     this.#holdTtlMs = options.holdTtlMs ?? DEFAULT_HOLD_TTL_MS;
     this.#onSweepError = options.onSweepError ?? (() => undefined);
@@ -102,7 +105,7 @@ export class StoreBilling implements Billing {
 
   /** Checks every limit and reserves the projected cost and tokens; see admission.ts for the order. */
   async admit(request: AdmissionRequest, options: AdmitOptions = {}): Promise<Hold> {
-    const amount = projectCost(request);
+    const amount = projectCost(request, this.#dimensions);
     const tokens = projectTokens(request);
     if (!billable(amount, tokens)) {
       throw new GatewayError("invalid_request", "The request's projected cost or tokens exceed what one request may reserve; ask for less output or send a shorter prompt.", {
@@ -124,10 +127,10 @@ export class StoreBilling implements Billing {
     let breakdown: PriceBreakdown;
     let normalized: Usage;
     try {
-      normalized = normalizeUsage(usage);
+      normalized = normalizeUsage(usage, this.#dimensions);
       // A clamped request is charged at most its hold (docs/billing.md, "Clamping"); the tokens stay as reported.
-      breakdown = priceBreakdown(hold.model, normalized, hold.imageVariant);
-      if (hold.chargeCap !== undefined) breakdown = capBreakdown(breakdown, hold.chargeCap);
+      breakdown = priceBreakdown(hold.model, normalized, hold.imageVariant, this.#dimensions);
+      if (hold.chargeCap !== undefined) breakdown = capBreakdown(breakdown, hold.chargeCap, this.#dimensions);
       const saving = breakdown.cacheSaving < 0n ? -breakdown.cacheSaving : breakdown.cacheSaving;
       if (!billable(breakdown.cost, totalTokens(normalized)) || saving > MAX_BILLABLE_NANO) {
         throw new RangeError(`settlement of ${hold.requestId} out of range: cost ${breakdown.cost} nano`);
@@ -136,7 +139,7 @@ export class StoreBilling implements Billing {
       throw ledgerWriteFailed(error);
     }
     const cost = breakdown.cost;
-    const input: SettlementInput = { hold, usage: normalized, provider, cost, breakdown, now: this.now() };
+    const input: SettlementInput = { hold, usage: normalized, provider, cost, breakdown, now: this.now(), dimensions: this.#dimensions };
     const path = this.#path;
     try {
       if (path.dialect === "postgres") await this.#withRetry(() => applySettlementPostgres(path.batcher, input));
@@ -192,7 +195,7 @@ export class StoreBilling implements Billing {
 
   /** GET /v1/usage: totals, by model and by UTC day, over [start, end) (default: the 30 days up to now). */
   keyUsage(keyId: string, range: { start?: number; end?: number } = {}): Promise<KeyUsage> {
-    return keyUsage(this.db, keyId, range, this.now());
+    return keyUsage(this.db, keyId, range, this.now(), this.#dimensions);
   }
 
   #releaseOne(accountId: string, holdId: string, expiredBefore?: number): Promise<boolean> {

@@ -5,7 +5,6 @@
 // (the batcher then runs it again alone to get its own error), which the caller reports as 502
 // ledger_write_failed. A replay answers recorded=false with the cost recorded first; SQLSTATE GW409 is
 // the same answer from a replay that had to roll back its own hold deletion.
-import { DIMENSION_SET } from "../core/dimensions.js";
 import { ALREADY_SETTLED_SQLSTATE } from "../store/gw-batch-function.js";
 import { pgInteger, pgPeriods, type PgAnswer, type PgField, type PostgresBatcher } from "./postgres-batcher.js";
 import { AlreadySettled, settlementValues, type SettlementInput } from "./settlement.js";
@@ -27,7 +26,7 @@ export async function applySettlementPostgres(batcher: PostgresBatcher, input: S
     deployment: hold.model.deployment ?? null,
     attempts: pgInteger(v.attempts),
   };
-  const columns = DIMENSION_SET.ledgerColumns;
+  const columns = input.dimensions.ledgerColumns;
   for (let i = 0; i < columns.length; i++) row[columns[i]!] = v.dimensionValues[i]!.toString();
   let answer: PgAnswer;
   try {

@@ -89,7 +89,7 @@ async function migrateOnce(handle: DatabaseHandle, upTo: string | undefined): Pr
   // The billing functions follow the code, not a migration (ADR 0009): their current definitions are
   // created on every run up to the latest schema (a run stopped at `upTo` leaves an older schema the
   // current texts may not fit).
-  if (handle.dialect === "postgres" && upTo === undefined) await createBillingFunctions(handle.db);
+  if (handle.dialect === "postgres" && upTo === undefined) await createBillingFunctions(handle.db, handle.dimensions);
   return { applied: results.filter((r) => r.status === "Success").map((r) => r.migrationName) };
 }
 

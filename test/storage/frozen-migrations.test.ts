@@ -8,6 +8,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { Kysely, PostgresDialect, SqliteDialect, type LogEvent } from "kysely";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
+import { DIMENSION_SET } from "../../src/core/dimensions.js";
 import { MAX_BALANCE, MAX_TOTAL_SPENT } from "../../src/core/money.js";
 import { LEDGER_ROW_EXISTS } from "../../src/store/db-errors.js";
 import { openDatabase } from "../../src/store/database.js";
@@ -51,7 +52,7 @@ async function statementsByMigration(kind: "sqlite" | "postgres", database: Test
     pool.on("error", () => undefined);
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log });
     try {
-      await migrate({ db, dialect: "postgres", sqlite: null, description: "frozen migrations", close: () => db.destroy() });
+      await migrate({ db, dialect: "postgres", sqlite: null, description: "frozen migrations", dimensions: DIMENSION_SET, close: () => db.destroy() });
     } finally {
       await db.destroy();
     }
