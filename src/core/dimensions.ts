@@ -225,6 +225,8 @@ export type DimensionName = Dimension["name"];
 
 /** The Usage fields the dimensions count (the fields of Usage beyond these are not billed on their own). */
 export type DimensionUsageField = Extract<Dimension["usageField"], string>;
+/** The AdmissionRequest fields projecting the unit dimensions that are held (projectCost). */
+export type DimensionProjectedField = Extract<Extract<Dimension, { unit: "unit" }>["projectedField"], string>;
 /** The ModelPricing fields of the dimensions' prices. */
 export type DimensionPriceField = Extract<Dimension["priceField"], string>;
 /** The ModelPricing fields of the token dimensions' prices, the ones a long_context tier may set. */
