@@ -128,8 +128,10 @@ try {
         deployment: null,
         attempts: "1",
       };
-      // Some dimensions non-zero, as a settlement's are (each one present adds to the row's hash).
-      LEDGER_DIMENSION_COLUMNS.forEach((column, i) => (row[column] = i % 3 === 0 ? "1000" : "0"));
+      // Some dimensions non-zero, as a settlement's are (each one present adds to the row's hash); zeros left out, as settlement does.
+      LEDGER_DIMENSION_COLUMNS.forEach((column, i) => {
+        if (i % 3 === 0) row[column] = "1000";
+      });
       ops.push({
         k: "settle",
         hold,

@@ -5,22 +5,22 @@
 // a refusal writes nothing. It answers 'ok' or a refusal code, which becomes the same GatewayError as on SQLite
 // (refusalError in admission.ts), with the headroom gw_batch read under its locks.
 import { holdOf, isRefusalCode, refusalError, type Headroom, type Reservation } from "./admission.js";
-import { pgPeriods, type PgField, type PostgresBatcher } from "./postgres-batcher.js";
+import { pgPeriods, type PostgresBatcher } from "./postgres-batcher.js";
 import { trafficRefusalError, trafficStatus, type TrafficLimit, type WindowCounts } from "../core/traffic-limits.js";
 import type { Hold } from "./types.js";
 
-const limitFields = new WeakMap<readonly TrafficLimit[], PgField>();
+const limitFields = new WeakMap<readonly TrafficLimit[], string>();
 
 /**
- * The limits field of an admit operation, as gw_batch's trafficAdmit reads it: [{scope, rpm, tpm,
- * concurrency}], null for an unset figure. Built once per list (the request path reuses one list per
- * key and model, pipeline/traffic.ts), and gw_batch reads the list again only when it differs from
- * the previous admission's.
+ * The limits field of an admit operation, as gw_batch's trafficAdmit reads it: JSON text of [{scope,
+ * rpm, tpm, concurrency}], null for an unset figure. Text, built once per list (the request path
+ * reuses one list per key and model, pipeline/traffic.ts): gw_batch compares it with the previous
+ * admission's text and parses it only when it differs.
  */
-export function limitsField(limits: readonly TrafficLimit[]): PgField {
+export function limitsField(limits: readonly TrafficLimit[]): string {
   let field = limitFields.get(limits);
   if (field === undefined) {
-    field = limits.map((l) => ({ scope: l.scope, rpm: l.requestsPerMinute, tpm: l.tokensPerMinute, concurrency: l.concurrentRequests }));
+    field = JSON.stringify(limits.map((l) => ({ scope: l.scope, rpm: l.requestsPerMinute, tpm: l.tokensPerMinute, concurrency: l.concurrentRequests })));
     limitFields.set(limits, field);
   }
   return field;

@@ -15,12 +15,14 @@
 // periods: the start of the current day, ISO week and month ({day, week, month}: the key's periodic
 // budget, migration 0013). row: the ledger row's own values by column name (model, provider, route,
 // the four token counts, estimated, deployment (null: not a routing group), attempts (null: not
-// counted) and each column of the dimension set's ledgerColumns): the INSERT is generated from the
-// set, so a dimension added to the list reaches the ledger without an edit here.
+// counted) and each column of the dimension set's ledgerColumns that is not 0 (absent: 0, the column's
+// default): the INSERT is generated from the set, so a dimension added to the list reaches the ledger
+// without an edit here.
 // A refused admission by a money or token limit answers, besides the outcome, "headroom": what every
 // limit still allows (src/billing/admission.ts, Headroom), or null when the account or the key turned
 // clamping off (clamp_output, migration 0009).
-// limits: the traffic limits that apply ([{scope, rpm, tpm, concurrency}], absent: none): a refusal
+// limits: the traffic limits that apply, JSON text of [{scope, rpm, tpm, concurrency}] (absent: none;
+// text, so that an admission with the same limits as the previous one compares text and reads nothing): a refusal
 // by one answers outcome "traffic_limited" with the verdict of trafficAdmit (traffic-functions.ts),
 // an admission answers the counted windows ("windows") for the response headers. The traffic windows
 // are read once per call and written once at its end (traffic-functions.ts).
@@ -40,7 +42,8 @@ export const ALREADY_SETTLED_SQLSTATE = "GW409";
 // bench/gw-batch-ab.ts: +0.6% per operation at 2 and at 10 operations a call (noise).
 export function gwBatchSql(dimensions: DimensionSet): string {
   const dimensionColumns = dimensions.ledgerColumns.join(", ");
-  const dimensionValues = dimensions.ledgerColumns.map((column) => `(r->>'${column}')::bigint`).join(", ");
+  // A dimension column absent from the row is 0, its default: the caller leaves out the zeros (most of a row's).
+  const dimensionValues = dimensions.ledgerColumns.map((column) => `coalesce((r->>'${column}')::bigint, 0)`).join(", ");
   return `
 create or replace function gw_batch(p_ops jsonb) returns jsonb
 language plpgsql set enable_seqscan = off as $$
@@ -259,8 +262,8 @@ begin
       -- The traffic limits, after the money checks (admission.ts), judged and counted under the account's lock.
       v_traffic := null;
       v_verdict := null;
-      if jsonb_typeof(op->'limits') = 'array' then
-${trafficAdmit("op->'limits'", "(op->>'now')::bigint", "v_tokens")}
+      if op->>'limits' is not null then
+${trafficAdmit("op->>'limits'", "(op->>'now')::bigint", "v_tokens")}
         if v_verdict ? 'refused' then
           answers := answers || jsonb_build_object('outcome', 'traffic_limited', 'traffic', v_verdict);
           continue;

@@ -26,9 +26,9 @@ export const TRAFFIC_DECLARATIONS = `
   t_tokens bigint[] := '{}';
   t_in_flight bigint[] := '{}';
   t_dirty boolean[] := '{}';
-  -- the limits last read (an admission with the same limits reuses l_*): per limit, its scope's
+  -- the limits text last read (an admission with the same text reuses l_*): per limit, its scope's
   -- index in t_*, its scope as JSON text, and its figures (null: unset)
-  l_limits jsonb;
+  l_text text;
   l_k int[];
   l_scope_json text[];
   l_rpm bigint[];
@@ -73,23 +73,24 @@ function findScope(scope: string): string {
 
 /**
  * Judges one admission against its limits and, when all allow it, counts it in every scope (a refusal
- * changes nothing). Inputs: limits (jsonb [{scope, rpm, tpm, concurrency}, ...], null for an unset
- * figure), now, tokens (the projection): expressions. Sets v_verdict to {"refused": index,
+ * changes nothing). Inputs: limits (JSON text [{"scope", "rpm", "tpm", "concurrency"}, ...], null for
+ * an unset figure), now, tokens (the projection): expressions. Sets v_verdict to {"refused": index,
  * "kind": "rpm" | "tpm" | "concurrency", "window": [window_start, requests, tokens, in_flight] as
  * judged} or {"record": the hold's traffic text, "windows": [[window_start, requests, tokens,
  * in_flight], ...] as counted} (the answer's shape since migration 0012, which a gateway process of
  * the previous version still running against this function reads: built from a 2-D array).
- * The limits are read into arrays only when they differ from the previous admission's in this call (a
+ * The limits are parsed only when their text differs from the previous admission's in this call (a
  * batch's admissions are mostly one key's, with the same limits): per admission, what runs is the
  * judging and counting over plain arrays, no JSON but the answer's.
  */
 export function trafficAdmit(limits: string, now: string, tokens: string): string {
   return `
-    if l_limits is distinct from ${limits} then
-      l_limits := ${limits};
+    if l_text is distinct from ${limits} then
+      l_text := ${limits};
+      t_w := l_text::jsonb;
       l_k := '{}'; l_scope_json := '{}'; l_rpm := '{}'; l_tpm := '{}'; l_concurrency := '{}';
-      for t_i in 0 .. jsonb_array_length(l_limits) - 1 loop
-        t_l := l_limits->t_i;${findScope("t_l->>'scope'")}
+      for t_i in 0 .. jsonb_array_length(t_w) - 1 loop
+        t_l := t_w->t_i;${findScope("t_l->>'scope'")}
         l_k := l_k || t_k;
         l_scope_json := l_scope_json || (t_l->'scope')::text;
         l_rpm := l_rpm || (t_l->>'rpm')::bigint;
