@@ -5,7 +5,7 @@
 //
 // Both databases keep the head of each account's chain on its accounts row (ledger_head; null: the
 // genesis value) and compute a row's hash inside the INSERT, so every path that appends a ledger row
-// (settlement, gw_batch, gw_settle, credits, debits, the opening balance) is chained without knowing
+// (settlement, gw_batch, credits, debits, the opening balance, hand-written SQL) is chained without knowing
 // it, and the head is read and written under the lock that already serializes writes to the account:
 //   SQLite: an AFTER INSERT trigger (a BEFORE trigger cannot set NEW) sets the new row's hash through
 //     the registered function gw_ledger_hash and moves the head; the whole statement runs under the
