@@ -22,9 +22,9 @@
 // limit still allows (src/billing/admission.ts, Headroom), or null when the account or the key turned
 // clamping off (clamp_output, migration 0009).
 // limits: the traffic limits that apply, JSON text of [{scope, rpm, tpm, concurrency}] (absent: none;
-// text, so that an admission with the same limits as the previous one compares text and reads nothing): a refusal
-// by one answers outcome "traffic_limited" with the verdict of trafficAdmit (traffic-functions.ts),
-// an admission answers the counted windows ("windows") for the response headers. The traffic windows
+// text, so that an admission with the previous admission's limits compares text and parses nothing).
+// A refusal by one answers outcome "traffic_limited" with the verdict of trafficAdmit
+// (traffic-functions.ts), an admission the counted windows ("windows") for the response headers. The traffic windows
 // are read once per call and written once at its end (traffic-functions.ts).
 import { DIMENSION_SET, type DimensionSet } from "../core/dimensions.js";
 import { DROP_OLD_ROW_WRITERS, ROW_WRITERS } from "./gw-batch-row-writers.js";
