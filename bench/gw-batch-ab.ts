@@ -14,9 +14,11 @@ import { readFileSync } from "node:fs";
 import pg from "pg";
 import { LEDGER_DIMENSION_COLUMNS } from "../src/core/dimensions.js";
 import { periodStarts } from "../src/billing/key-period.js";
-import { applicableLimits, limitsArgument, limitSubjectsOf, subjectLimitsFromInput, tierLimitsOf } from "../src/core/traffic-limits.js";
+import { limitsField } from "../src/billing/admission-postgres.js";
+import { pgPeriods, type PgField, type PgOperation } from "../src/billing/postgres-batcher.js";
+import { applicableLimits, limitSubjectsOf, subjectLimitsFromInput, tierLimitsOf } from "../src/core/traffic-limits.js";
 import { monthOf, newId, newRequestId } from "../src/core/ids.js";
-import { GW_BATCH } from "../src/store/migrations/gw-batch-function.js";
+import { GW_BATCH } from "../src/store/gw-batch-function.js";
 import { openStore } from "../src/store/index.js";
 import { fillLedger } from "./lib/ledger-fill.js";
 import { createBenchDatabase, dropBenchDatabase } from "./lib/servers.js";
@@ -84,7 +86,7 @@ try {
         const account = await store.accounts.create({ email: `${newId("ab")}@example.com`, tier: "standard", balance: 900_000n * 10n ** 9n });
         const { key } = await store.keys.create({ accountId: account.id });
         const limits = limitsOn
-          ? limitsArgument(
+          ? limitsField(
               applicableLimits(
                 tierLimitsOf(undefined),
                 limitSubjectsOf({ key: { id: key.id, limits: NEVER_REFUSING }, account: { id: account.id, limits: NEVER_REFUSING } }),
@@ -111,36 +113,37 @@ try {
     const now = Date.now();
     const periods = periodStarts(now);
     const month = monthOf(now);
-    const ops: { k: string; a: (string | null)[] }[] = [];
+    const ops: PgOperation[] = [];
     // The oldest open holds, half a batch: every call (after the first) settles as many as it admits.
     for (const { hold, request } of s.open.splice(0, batchSize / 2)) {
+      const row: Record<string, PgField> = {
+        model: "ab-model",
+        provider: "mock",
+        route: "chat",
+        input_tokens: "200",
+        cached_tokens: "0",
+        output_tokens: "100",
+        reasoning_tokens: "0",
+        estimated: "0",
+        deployment: null,
+        attempts: "1",
+      };
+      // Some dimensions non-zero, as a settlement's are (each one present adds to the row's hash); zeros left out, as settlement does.
+      LEDGER_DIMENSION_COLUMNS.forEach((column, i) => {
+        if (i % 3 === 0) row[column] = "1000";
+      });
       ops.push({
         k: "settle",
-        a: [
-          hold,
-          s.accountId,
-          s.keyId,
-          request,
-          "1234567",
-          "300",
-          String(now),
-          month,
-          "ab-model",
-          "mock",
-          "chat",
-          "200",
-          "0",
-          "100",
-          "0",
-          "0",
-          null,
-          // Some dimensions non-zero, as a settlement's are (each one present adds to the row's hash).
-          ...LEDGER_DIMENSION_COLUMNS.map((_, i) => (i % 3 === 0 ? "1000" : "0")),
-          "1",
-          String(periods.day),
-          String(periods.week),
-          String(periods.month),
-        ],
+        hold,
+        account: s.accountId,
+        key: s.keyId,
+        request,
+        cost: "1234567",
+        tokens: "300",
+        now: String(now),
+        month,
+        periods: pgPeriods(periods),
+        row,
       });
     }
     const admitted: { hold: string; request: string }[] = [];
@@ -150,21 +153,17 @@ try {
       admitted.push({ hold, request });
       ops.push({
         k: "admit",
-        a: [
-          s.accountId,
-          s.keyId,
-          request,
-          hold,
-          "5000000",
-          "1300",
-          month,
-          String(now),
-          String(now + 600_000),
-          String(periods.day),
-          String(periods.week),
-          String(periods.month),
-          s.limits,
-        ],
+        account: s.accountId,
+        key: s.keyId,
+        request,
+        hold,
+        amount: "5000000",
+        tokens: "1300",
+        month,
+        now: String(now),
+        expires: String(now + 600_000),
+        periods: pgPeriods(periods),
+        ...(s.limits !== null && { limits: s.limits }),
       });
     }
     s.open.push(...admitted);

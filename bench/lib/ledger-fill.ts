@@ -29,7 +29,8 @@ import { newId } from "../../src/core/ids.js";
 import { LEDGER_DIMENSION_COLUMNS } from "../../src/core/dimensions.js";
 import type { Store } from "../../src/store/index.js";
 import { LEDGER_CHAIN_COLUMNS, ledgerRowHashFromValues } from "../../src/store/ledger-chain.js";
-import { HOUR_MS, ROLLUP_SUMMED_COLUMNS } from "../../src/store/migrations/0017-usage-rollup.js";
+import { SUMMED_COLUMNS } from "../../src/billing/usage-report.js";
+import { HOUR_MS } from "../../src/store/dimension-sql.js";
 
 const DAY_MS = 86_400_000;
 const CHUNK_ROWS = 100_000;
@@ -134,8 +135,8 @@ function rowValues(owner: { account: string; key: string }, time: number, seed: 
   return values;
 }
 
-const ROLLUP_COLUMNS = ["key_id", "hour", "account_id", "model", "provider", "requests", ...ROLLUP_SUMMED_COLUMNS];
-const SUMMED_INDEXES = ROLLUP_SUMMED_COLUMNS.map((name) => at(name));
+const ROLLUP_COLUMNS = ["key_id", "hour", "account_id", "model", "provider", "requests", ...SUMMED_COLUMNS];
+const SUMMED_INDEXES = SUMMED_COLUMNS.map((name) => at(name));
 
 /** usage_hourly's groups of the rows made so far whose hour is not yet written (the trigger's sums, in bulk). */
 class HourlyRollup {

@@ -1,34 +1,49 @@
-// Admission on PostgreSQL: one call of gw_admit (src/store/migrations/0002-billing-functions.ts), sent
-// in a group-commit batch by postgres-batcher.ts (one statement, autocommit). The function locks the
-// account row then the key row (FOR UPDATE, the lock order of admission.ts), checks in the documented
-// order and writes the reservation and the holds row only when every check passed; a refusal writes
-// nothing. It answers 'ok' or a refusal code, which becomes the same GatewayError as on SQLite
+// Admission on PostgreSQL: one admit operation of gw_batch (src/store/gw-batch-function.ts, its fields
+// named there), sent in a group-commit batch by postgres-batcher.ts (one statement, autocommit). The
+// function locks the account row then the key row (FOR UPDATE, the lock order of admission.ts), checks
+// in the documented order and writes the reservation and the holds row only when every check passed;
+// a refusal writes nothing. It answers 'ok' or a refusal code, which becomes the same GatewayError as on SQLite
 // (refusalError in admission.ts), with the headroom gw_batch read under its locks.
 import { holdOf, isRefusalCode, refusalError, type Headroom, type Reservation } from "./admission.js";
-import type { PostgresBatcher } from "./postgres-batcher.js";
-import { limitsArgument, trafficRefusalError, trafficStatus, type WindowCounts } from "../core/traffic-limits.js";
+import { pgPeriods, type PostgresBatcher } from "./postgres-batcher.js";
+import { trafficRefusalError, trafficStatus, type TrafficLimit, type WindowCounts } from "../core/traffic-limits.js";
 import type { Hold } from "./types.js";
+
+const limitFields = new WeakMap<readonly TrafficLimit[], string>();
+
+/**
+ * The limits field of an admit operation, as gw_batch's trafficAdmit reads it: JSON text of [{scope,
+ * rpm, tpm, concurrency}], null for an unset figure. Text, built once per list (the request path
+ * reuses one list per key and model, pipeline/traffic.ts): gw_batch compares it with the previous
+ * admission's text and parses it only when it differs.
+ */
+export function limitsField(limits: readonly TrafficLimit[]): string {
+  let field = limitFields.get(limits);
+  if (field === undefined) {
+    field = JSON.stringify(limits.map((l) => ({ scope: l.scope, rpm: l.requestsPerMinute, tpm: l.tokensPerMinute, concurrency: l.concurrentRequests })));
+    limitFields.set(limits, field);
+  }
+  return field;
+}
 
 export async function reservePostgres(batcher: PostgresBatcher, r: Reservation): Promise<Hold> {
   const { request, amount, month } = r;
   const limits = request.limits !== undefined && request.limits.length > 0 ? request.limits : null;
   const row = await batcher.call(
-    "admit",
-    [
-      request.accountId,
-      request.keyId,
-      request.requestId,
-      r.holdId,
-      amount,
-      BigInt(r.tokens),
+    {
+      k: "admit",
+      account: request.accountId,
+      key: request.keyId,
+      request: request.requestId,
+      hold: r.holdId,
+      amount: amount.toString(),
+      tokens: BigInt(r.tokens).toString(),
       month,
-      BigInt(r.now),
-      BigInt(r.now + r.ttlMs),
-      r.periods.day,
-      r.periods.week,
-      r.periods.month,
-      limits === null ? null : limitsArgument(limits),
-    ],
+      now: BigInt(r.now).toString(),
+      expires: BigInt(r.now + r.ttlMs).toString(),
+      periods: pgPeriods(r.periods),
+      ...(limits !== null && { limits: limitsField(limits) }),
+    },
     request.accountId,
     request.keyId,
   );

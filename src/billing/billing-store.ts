@@ -18,7 +18,7 @@
 // full cost (see settlement.ts for the over-balance policy).
 import type { Kysely } from "kysely";
 import type { Nano } from "../core/money.js";
-import { totalTokens, type Usage } from "../core/usage.js";
+import { totalTokens, usageCount, type Usage } from "../core/usage.js";
 import { GatewayError } from "../errors/catalogue.js";
 import type { ApiKey } from "../store/keys-store.js";
 import type { DatabaseHandle } from "../store/database.js";
@@ -29,7 +29,7 @@ import { reservePostgres } from "./admission-postgres.js";
 import { reserveSqlite } from "./admission-sqlite.js";
 import { releaseExpiredHolds as sweepExpiredHolds, releaseHoldPostgres, releaseHoldSqlite } from "./holds.js";
 import { setKeyCaps, type KeyCapsChange } from "./key-caps.js";
-import { DIMENSIONS } from "../core/dimensions.js";
+import { DIMENSION_SET, TOKEN_PART_NAMES, TOKEN_PARTS, type DimensionSet } from "../core/dimensions.js";
 import { periodStarts } from "./key-period.js";
 import { capBreakdown, priceBreakdown, projectCost, projectTokens, type PriceBreakdown } from "./pricing.js";
 import { AlreadySettled, type SettlementInput } from "./settlement.js";
@@ -85,12 +85,15 @@ export class StoreBilling implements Billing {
   #sweeping: Promise<unknown> | undefined;
   /** The write path of this database: SQLite's group-commit writer or PostgreSQL's batcher. */
   readonly #path: { dialect: "sqlite"; writer: SqliteWriter } | { dialect: "postgres"; batcher: PostgresBatcher };
+  /** The database's dimensions: what admission projects, settlement prices and writes, and reports sum. */
+  readonly #dimensions: DimensionSet;
 
   private readonly db: Kysely<Database>;
 
-  /** `database` is the store's handle (src/store/database.ts): its Kysely instance and, on SQLite, the raw connection. */
-  constructor(database: Pick<DatabaseHandle, "db" | "dialect" | "sqlite">, options: StoreBillingOptions = {}) {
+  /** `database` is the store's handle (src/store/database.ts): its Kysely instance, its dimensions and, on SQLite, the raw connection. */
+  constructor(database: Pick<DatabaseHandle, "db" | "dialect" | "sqlite" | "dimensions">, options: StoreBillingOptions = {}) {
     this.db = database.db;
+    this.#dimensions = database.dimensions;
     this.now = options.now ?? Date.now;
     this.#holdTtlMs = options.holdTtlMs ?? DEFAULT_HOLD_TTL_MS;
     this.#onSweepError = options.onSweepError ?? (() => undefined);
@@ -102,7 +105,7 @@ export class StoreBilling implements Billing {
 
   /** Checks every limit and reserves the projected cost and tokens; see admission.ts for the order. */
   async admit(request: AdmissionRequest, options: AdmitOptions = {}): Promise<Hold> {
-    const amount = projectCost(request);
+    const amount = projectCost(request, this.#dimensions);
     const tokens = projectTokens(request);
     if (!billable(amount, tokens)) {
       throw new GatewayError("invalid_request", "The request's projected cost or tokens exceed what one request may reserve; ask for less output or send a shorter prompt.", {
@@ -124,10 +127,10 @@ export class StoreBilling implements Billing {
     let breakdown: PriceBreakdown;
     let normalized: Usage;
     try {
-      normalized = normalizeUsage(usage);
+      normalized = normalizeUsage(usage, this.#dimensions);
       // A clamped request is charged at most its hold (docs/billing.md, "Clamping"); the tokens stay as reported.
-      breakdown = priceBreakdown(hold.model, normalized, hold.imageVariant);
-      if (hold.chargeCap !== undefined) breakdown = capBreakdown(breakdown, hold.chargeCap);
+      breakdown = priceBreakdown(hold.model, normalized, hold.imageVariant, this.#dimensions);
+      if (hold.chargeCap !== undefined) breakdown = capBreakdown(breakdown, hold.chargeCap, this.#dimensions);
       const saving = breakdown.cacheSaving < 0n ? -breakdown.cacheSaving : breakdown.cacheSaving;
       if (!billable(breakdown.cost, totalTokens(normalized)) || saving > MAX_BILLABLE_NANO) {
         throw new RangeError(`settlement of ${hold.requestId} out of range: cost ${breakdown.cost} nano`);
@@ -136,7 +139,7 @@ export class StoreBilling implements Billing {
       throw ledgerWriteFailed(error);
     }
     const cost = breakdown.cost;
-    const input: SettlementInput = { hold, usage: normalized, provider, cost, breakdown, now: this.now() };
+    const input: SettlementInput = { hold, usage: normalized, provider, cost, breakdown, now: this.now(), dimensions: this.#dimensions };
     const path = this.#path;
     try {
       if (path.dialect === "postgres") await this.#withRetry(() => applySettlementPostgres(path.batcher, input));
@@ -192,7 +195,7 @@ export class StoreBilling implements Billing {
 
   /** GET /v1/usage: totals, by model and by UTC day, over [start, end) (default: the 30 days up to now). */
   keyUsage(keyId: string, range: { start?: number; end?: number } = {}): Promise<KeyUsage> {
-    return keyUsage(this.db, keyId, range, this.now());
+    return keyUsage(this.db, keyId, range, this.now(), this.#dimensions);
   }
 
   #releaseOne(accountId: string, holdId: string, expiredBefore?: number): Promise<boolean> {
@@ -225,9 +228,10 @@ function ledgerWriteFailed(cause: unknown): GatewayError {
 
 /**
  * Whole, non-negative counts with the parts inside their totals: an estimate's fractions round up
- * (never under-bill), cached input is capped at input, reasoning at output.
+ * (never under-bill), each token part's dimensions are capped within its total in list order (for the
+ * input: cached reads, then 5-minute and 1-hour cache writes; dimensions.ts), reasoning at the output.
  */
-export function normalizeUsage(usage: Usage): Usage {
+export function normalizeUsage(usage: Usage, dimensions: DimensionSet = DIMENSION_SET): Usage {
   const whole = (value: number | undefined, field: string): number => {
     if (value === undefined) return 0;
     if (!Number.isFinite(value) || value < 0 || value > MAX_BILLABLE) throw new RangeError(`usage.${field} must be a number from 0 to ${MAX_BILLABLE}, got ${value}`);
@@ -242,18 +246,21 @@ export function normalizeUsage(usage: Usage): Usage {
     reasoningTokens: Math.min(whole(usage.reasoningTokens, "reasoningTokens"), outputTokens),
     estimated: usage.estimated,
   };
-  for (const d of DIMENSIONS) {
-    if (d.usageField === null || d.usageField === "outputTokens") continue;
-    const value = usage[d.usageField];
-    if (value !== undefined) normalized[d.usageField] = whole(value, d.usageField);
+  // Usage's own fields plus any a dimension list injected in tests names: written by name.
+  const counts = normalized as object as Record<string, number>;
+  for (const field of dimensions.usageFields) {
+    if (field === TOKEN_PARTS.input.usageField || field === TOKEN_PARTS.output.usageField) continue;
+    const value = usageCount(usage, field);
+    if (value !== undefined) counts[field] = whole(value, field);
   }
-  // The cache's parts of the input (reads, then 5-minute and 1-hour writes) stay within it, in that order.
-  let left = inputTokens;
-  for (const field of ["cachedInputTokens", "cacheWrite5mTokens", "cacheWrite1hTokens"] as const) {
-    const value = normalized[field];
-    if (value === undefined) continue;
-    normalized[field] = Math.min(value, left);
-    left -= normalized[field];
+  for (const part of TOKEN_PART_NAMES) {
+    let left = counts[TOKEN_PARTS[part].usageField]!;
+    for (const d of dimensions.parts[part].shares) {
+      const value = counts[d.usageField!];
+      if (value === undefined) continue;
+      counts[d.usageField!] = Math.min(value, left);
+      left -= counts[d.usageField!]!;
+    }
   }
   return normalized;
 }

@@ -55,7 +55,7 @@ export function endTrafficSqlite(exec: SqlExec, traffic: string | null, actualTo
 
 /** The same on PostgreSQL: one release operation of gw_batch, group-committed (postgres-batcher.ts). */
 export async function releaseHoldPostgres(batcher: PostgresBatcher, accountId: string, holdId: string, expiredBefore?: number): Promise<boolean> {
-  const answer = await batcher.call("release", [holdId, expiredBefore === undefined ? null : BigInt(expiredBefore)], accountId, null);
+  const answer = await batcher.call({ k: "release", hold: holdId, expired_before: expiredBefore === undefined ? null : BigInt(expiredBefore).toString() }, accountId, null);
   return answer.released === true;
 }
 

@@ -1,5 +1,5 @@
 // PostgreSQL group commit for the billing store. Every admission, settlement and release is one
-// operation of gw_batch (src/store/migrations/gw-batch-function.ts; the design: migrations 0002 and
+// operation of gw_batch (src/store/gw-batch-function.ts; the design: migrations 0002 and
 // 0003, ADR 0002 and 0009). The batcher sends the operations that queue up while earlier batches
 // are in flight as ONE statement, `select gw_batch($1)`, in autocommit: one round trip and one commit (one WAL flush) for the batch, and a busy account row
 // is locked once per batch instead of once per request — on PostgreSQL that lock is held until the
@@ -21,14 +21,18 @@
 // still happens (a hold row, see holds.ts) is detected by PostgreSQL and retried (40P01).
 import { CompiledQuery, type Kysely } from "kysely";
 import type { Database } from "../store/tables.js";
+import type { PeriodStarts } from "./key-period.js";
 
 export type PgOperationKind = "admit" | "settle" | "release";
+/** A field of an operation, as JSON: amounts, token counts and times as decimal text (never through a float). */
+export type PgField = string | number | null | readonly PgField[] | { readonly [name: string]: PgField };
+/** One operation of gw_batch: its kind and its named fields (gw-batch-function.ts lists them). */
+export type PgOperation = { readonly k: PgOperationKind } & { readonly [name: string]: PgField };
 /** One operation's answer: flat strings and flags, and an admission refusal's headroom object. */
 export type PgAnswer = Record<string, unknown>;
 
 interface Pending {
-  kind: PgOperationKind;
-  args: readonly unknown[];
+  op: PgOperation;
   order: string;
   resolve: (answer: PgAnswer) => void;
   reject: (error: unknown) => void;
@@ -58,9 +62,9 @@ export class PostgresBatcher {
   ) {}
 
   /** Runs one operation in the next batch; `accountId` and `keyId` order it within the batch. */
-  call(kind: PgOperationKind, args: readonly unknown[], accountId: string, keyId: string | null): Promise<PgAnswer> {
+  call(op: PgOperation, accountId: string, keyId: string | null): Promise<PgAnswer> {
     return new Promise<PgAnswer>((resolve, reject) => {
-      this.#queue.push({ kind, args, order: `${accountId}\u0000${keyId ?? ""}`, resolve, reject });
+      this.#queue.push({ op, order: `${accountId}\u0000${keyId ?? ""}`, resolve, reject });
       this.#schedule();
     });
   }
@@ -89,7 +93,7 @@ export class PostgresBatcher {
   async #run(batch: Pending[]): Promise<void> {
     let answers: unknown;
     try {
-      const ops = JSON.stringify(batch.map((p) => ({ k: p.kind, a: p.args.map(asText) })));
+      const ops = JSON.stringify(batch.map((p) => p.op));
       const started = this.onBatch === undefined ? 0 : performance.now();
       const result = await this.db.executeQuery(CompiledQuery.raw(BATCH_SQL, [ops]));
       if (this.onBatch !== undefined) this.onBatch((performance.now() - started) / 1000);
@@ -114,10 +118,16 @@ export class PostgresBatcher {
   }
 }
 
-/** Arguments travel as JSON text: bigints (money, tokens, times) never pass through a float. */
-function asText(value: unknown): string | null {
-  if (value === null || value === undefined) return null;
-  if (typeof value === "string") return value;
-  if (typeof value === "bigint") return value.toString();
-  throw new TypeError(`unsupported billing argument of type ${typeof value}`);
+/** A bigint field as gw_batch reads it: decimal text (null stays null). */
+export function pgInteger(value: bigint | null): string | null {
+  return value === null ? null : value.toString();
+}
+
+const periodFields = new WeakMap<PeriodStarts, PgField>();
+
+/** The periods field of admit and settle ({day, week, month}); periodStarts keeps one object a day, so this is built once a day. */
+export function pgPeriods(periods: PeriodStarts): PgField {
+  let field = periodFields.get(periods);
+  if (field === undefined) periodFields.set(periods, (field = { day: periods.day.toString(), week: periods.week.toString(), month: periods.month.toString() }));
+  return field;
 }

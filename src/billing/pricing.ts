@@ -9,8 +9,8 @@
 // and Google count it) is above the tier's threshold.
 import type { ModelConfig, ModelPricing, TokenPrices } from "../core/catalog.js";
 import { ceilDiv, type Nano } from "../core/money.js";
-import type { Usage } from "../core/usage.js";
-import { DIMENSIONS, TOKEN_DIMENSIONS, type DimensionName } from "../core/dimensions.js";
+import { usageCount, type Usage } from "../core/usage.js";
+import { DIMENSION_SET, TOKEN_PART_NAMES, TOKEN_PARTS, type DimensionSet, type DimensionValues } from "../core/dimensions.js";
 import type { AdmissionRequest } from "./types.js";
 
 const PER_MILLION = 1_000_000n;
@@ -20,6 +20,20 @@ function count(value: number | undefined, field: string): bigint {
   if (value === undefined) return 0n;
   if (!Number.isFinite(value) || value < 0) throw new RangeError(`usage.${field} must be a non-negative number, got ${value}`);
   return BigInt(Math.ceil(value));
+}
+
+/** A price by its ModelPricing field (a dimension's priceField); a price the list names and the model lacks is a bug, not 0. */
+function priceOf(prices: TokenPrices | ModelPricing, field: string): Nano {
+  const fields: Readonly<Record<string, unknown>> = prices;
+  const price = fields[field];
+  if (typeof price !== "bigint") throw new Error(`the model's pricing has no ${field}`);
+  return price;
+}
+
+/** An admission request's projection by field name (TOKEN_PARTS, a unit dimension's projectedField). */
+function projected(request: AdmissionRequest, field: string): number | undefined {
+  const value = (request as object as Readonly<Record<string, unknown>>)[field];
+  return value === undefined || typeof value === "number" ? value : Number.NaN;
 }
 
 /**
@@ -43,9 +57,9 @@ export interface PriceBreakdown {
   /** The charge, nano-USD. */
   cost: Nano;
   /** The count billed in each dimension (disjoint: input is what was neither read from nor written to the cache). */
-  counts: Record<DimensionName, bigint>;
+  counts: DimensionValues<bigint>;
   /** Each dimension's share of cost; they sum to cost exactly (see allocateTokenCost). */
-  costs: Record<DimensionName, Nano>;
+  costs: DimensionValues<Nano>;
   /**
    * What caching saved, nano-USD, signed: the cached reads at the input price minus what they cost,
    * minus the cache writes' premium over the input price, at the prices that applied (long context
@@ -57,29 +71,35 @@ export interface PriceBreakdown {
 }
 
 /**
- * The disjoint counts of a usage: cached reads, then 5-minute and 1-hour cache writes are parts of
- * inputTokens (a provider reporting more than the input is capped, in that order), "input" is the rest.
+ * The disjoint counts of a usage: each token part's dimensions (dimensions.ts) take their counts out of
+ * the part's total in list order (for the input: cached reads, then 5-minute and 1-hour cache writes; a
+ * provider reporting more than the total is capped), and the part's rest dimension ("input", "output")
+ * counts what they leave. A unit dimension without a Usage field counts 1 (the request).
  */
-export function dimensionCounts(usage: Usage): Record<DimensionName, bigint> {
-  const allInput = count(usage.inputTokens, "inputTokens");
-  let left = allInput;
-  const part = (value: number | undefined, field: string): bigint => {
-    const raw = count(value, field);
-    const taken = raw > left ? left : raw;
-    left -= taken;
-    return taken;
-  };
-  const cached = part(usage.cachedInputTokens, "cachedInputTokens");
-  const write5m = part(usage.cacheWrite5mTokens, "cacheWrite5mTokens");
-  const write1h = part(usage.cacheWrite1hTokens, "cacheWrite1hTokens");
-  const counts = {} as Record<DimensionName, bigint>;
-  for (const d of DIMENSIONS) counts[d.name] = d.usageField === null ? 0n : count(usage[d.usageField], d.usageField);
-  counts.cached_input = cached;
-  counts.cache_write_5m = write5m;
-  counts.cache_write_1h = write1h;
-  counts.input = left;
-  counts.request = 1n;
-  return counts;
+export function dimensionCounts(usage: Usage, dimensions: DimensionSet = DIMENSION_SET): DimensionValues<bigint> {
+  const counts: Record<string, bigint> = {};
+  for (const part of TOKEN_PART_NAMES) {
+    const { shares, rest } = dimensions.parts[part];
+    const total = TOKEN_PARTS[part].usageField;
+    let left = count(usageCount(usage, total), total);
+    for (const d of shares) {
+      const field = d.usageField!;
+      const raw = count(usageCount(usage, field), field);
+      counts[d.name] = raw > left ? left : raw;
+      left -= counts[d.name]!;
+    }
+    counts[rest.name] = left;
+  }
+  for (const d of dimensions.units) counts[d.name] = d.usageField === null ? 1n : count(usageCount(usage, d.usageField), d.usageField);
+  return inListOrder(counts, dimensions);
+}
+
+/** The values in the list's order (the order reports and the ledger show them), every dimension present. */
+function inListOrder<T>(values: Readonly<Record<string, T>>, dimensions: DimensionSet): DimensionValues<T> {
+  const ordered: Record<string, T> = {};
+  for (const d of dimensions.list) ordered[d.name] = values[d.name]!;
+  // Every name of the list is a key; a list injected in tests extends DIMENSIONS.
+  return ordered as DimensionValues<T>;
 }
 
 /** The token prices that apply to a request with this much input (all of it: cached and cache writes included). */
@@ -90,31 +110,25 @@ export function tokenPricesFor(pricing: ModelPricing, allInputTokens: bigint): {
 }
 
 /** The cost of what an upstream call consumed, dimension by dimension (see the header for the rounding). */
-export function priceBreakdown(model: ModelConfig, usage: Usage, imageVariant?: string): PriceBreakdown {
-  const counts = dimensionCounts(usage);
+export function priceBreakdown(model: ModelConfig, usage: Usage, imageVariant?: string, dimensions: DimensionSet = DIMENSION_SET): PriceBreakdown {
+  const counts = dimensionCounts(usage, dimensions);
   const { prices, longContext } = tokenPricesFor(model.pricing, count(usage.inputTokens, "inputTokens"));
-  const scaled = new Array<bigint>(TOKEN_DIMENSIONS.length);
-  for (let i = 0; i < scaled.length; i++) {
-    const d = TOKEN_DIMENSIONS[i]!;
-    scaled[i] = counts[d.name] * prices[d.priceField];
-  }
+  const tokens = dimensions.tokens;
+  const scaled = new Array<bigint>(tokens.length);
+  for (let i = 0; i < scaled.length; i++) scaled[i] = counts[tokens[i]!.name]! * priceOf(prices, tokens[i]!.priceField);
   // The token part: ONE ceiling division of the exact sum (nano-USD x 1e6), shared out to the token dimensions.
   const tokenCosts = shareOut(scaled, PER_MILLION);
-  const costs = {} as Record<DimensionName, Nano>;
+  const costs: Record<string, Nano> = {};
   let cost = 0n;
-  let token = 0;
-  for (const d of DIMENSIONS) {
-    if (d.unit === "token") costs[d.name] = tokenCosts[token++]!;
-    else costs[d.name] = counts[d.name] * (d.priceField === null ? imagePrice(model, imageVariant) : model.pricing[d.priceField]);
-    cost += costs[d.name];
-  }
-  const input = prices.inputPerMtok;
-  const saving =
-    counts.cached_input * (input - prices.cachedInputPerMtok) -
-    counts.cache_write_5m * (prices.cacheWrite5mPerMtok - input) -
-    counts.cache_write_1h * (prices.cacheWrite1hPerMtok - input);
+  tokens.forEach((d, i) => (costs[d.name] = tokenCosts[i]!));
+  for (const d of dimensions.units) costs[d.name] = counts[d.name]! * (d.priceField === null ? imagePrice(model, imageVariant) : priceOf(model.pricing, d.priceField));
+  for (const d of dimensions.list) cost += costs[d.name]!;
+  // Cache reads save (input price - their price) per token, cache writes cost (their price - input price) more.
+  const input = priceOf(prices, dimensions.parts.input.rest.priceField);
+  let saving = 0n;
+  for (const d of [...dimensions.cacheReads, ...dimensions.cacheWrites]) saving += counts[d.name]! * (input - priceOf(prices, d.priceField));
   // BigInt division truncates toward zero.
-  return { cost, counts, costs, cacheSaving: saving / PER_MILLION, longContext };
+  return { cost, counts, costs: inListOrder(costs, dimensions), cacheSaving: saving / PER_MILLION, longContext };
 }
 
 /**
@@ -149,43 +163,55 @@ function shareOut(amounts: readonly bigint[], divisor: bigint): bigint[] {
  * "Clamping"): each dimension's cost scaled down in proportion, the shares summing to the cap exactly.
  * The counts and the cache saving stay as reported.
  */
-export function capBreakdown(breakdown: PriceBreakdown, cap: Nano): PriceBreakdown {
+export function capBreakdown(breakdown: PriceBreakdown, cap: Nano, dimensions: DimensionSet = DIMENSION_SET): PriceBreakdown {
   if (breakdown.cost <= cap) return breakdown;
   const shares = shareOut(
-    DIMENSIONS.map((d) => breakdown.costs[d.name] * cap),
+    dimensions.list.map((d) => breakdown.costs[d.name]! * cap),
     breakdown.cost,
   );
-  const costs = {} as Record<DimensionName, Nano>;
-  DIMENSIONS.forEach((d, i) => (costs[d.name] = shares[i]!));
-  return { ...breakdown, cost: cap, costs };
+  const costs: Record<string, Nano> = {};
+  dimensions.list.forEach((d, i) => (costs[d.name] = shares[i]!));
+  return { ...breakdown, cost: cap, costs: inListOrder(costs, dimensions) };
 }
 
 /** The cost of what an upstream call consumed, in nano-USD (see the header for the rounding). */
-export function priceUsage(model: ModelConfig, usage: Usage, imageVariant?: string): Nano {
-  return priceBreakdown(model, usage, imageVariant).cost;
+export function priceUsage(model: ModelConfig, usage: Usage, imageVariant?: string, dimensions: DimensionSet = DIMENSION_SET): Nano {
+  return priceBreakdown(model, usage, imageVariant, dimensions).cost;
 }
 
 /**
- * The cost admission holds for a request, an upper bound of what an honest usage report can cost:
- * every projected input token at the dearest input-side price that could apply (input, cached read,
- * 5-minute or 1-hour cache write; of the long_context tier when the projection is above its
- * threshold), the projected output, images and seconds, and the per-request fee. Provider-side tool
- * calls cannot be projected and are not held (docs/billing.md).
+ * The cost admission holds for a request, an upper bound of what an honest usage report can cost: each
+ * token part's projection (input, output) at the dearest price of that part's dimensions that could
+ * apply (for the input: input, cached read, 5-minute or 1-hour cache write; of the long_context tier
+ * when the projected input is above its threshold), each unit dimension's projection at its price
+ * (images, seconds), and the per-request fee. Provider-side tool calls cannot be projected and are not
+ * held (docs/billing.md).
  */
-export function projectCost(request: AdmissionRequest): Nano {
+export function projectCost(request: AdmissionRequest, dimensions: DimensionSet = DIMENSION_SET): Nano {
   const { pricing } = request.model;
-  const input = count(request.projectedInputTokens, "projectedInputTokens");
+  const input = count(projected(request, TOKEN_PARTS.input.projectedField), TOKEN_PARTS.input.projectedField);
   const { prices } = tokenPricesFor(pricing, input);
-  let dearestInput = prices.inputPerMtok;
-  for (const price of [prices.cachedInputPerMtok, prices.cacheWrite5mPerMtok, prices.cacheWrite1hPerMtok]) if (price > dearestInput) dearestInput = price;
-  const output = count(request.projectedOutputTokens, "projectedOutputTokens");
-  const tokens = ceilDiv(input * dearestInput + output * prices.outputPerMtok, PER_MILLION);
-  const images = count(request.projectedImages, "projectedImages") * imagePrice(request.model, request.imageVariant);
-  const video = count(request.projectedVideoSeconds, "projectedVideoSeconds") * pricing.perVideoSecond;
-  return tokens + images + video + pricing.perRequest;
+  let scaled = 0n;
+  for (const part of TOKEN_PART_NAMES) {
+    const field = TOKEN_PARTS[part].projectedField;
+    let dearest = 0n;
+    for (const d of dimensions.parts[part].all) {
+      const price = priceOf(prices, d.priceField);
+      if (price > dearest) dearest = price;
+    }
+    scaled += count(projected(request, field), field) * dearest;
+  }
+  let cost = ceilDiv(scaled, PER_MILLION);
+  for (const d of dimensions.units) {
+    const units = d.usageField === null ? 1n : d.projectedField === null ? 0n : count(projected(request, d.projectedField), d.projectedField);
+    if (units > 0n) cost += units * (d.priceField === null ? imagePrice(request.model, request.imageVariant) : priceOf(pricing, d.priceField));
+  }
+  return cost;
 }
 
-/** Tokens a request holds against token caps and token budgets: projected input plus output. */
+/** Tokens a request holds against token caps and token budgets: the projected input plus output. */
 export function projectTokens(request: AdmissionRequest): number {
-  return Math.ceil(request.projectedInputTokens) + Math.ceil(request.projectedOutputTokens);
+  let tokens = 0;
+  for (const part of TOKEN_PART_NAMES) tokens += Math.ceil(projected(request, TOKEN_PARTS[part].projectedField) ?? 0);
+  return tokens;
 }

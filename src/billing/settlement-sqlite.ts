@@ -17,9 +17,9 @@
 // A replay (the ledger row exists) is answered as a value, AlreadySettled returned and not thrown, when
 // it wrote nothing; when step 1 did delete a hold it throws, so the batcher rolls it back. A failure
 // (a trigger, a CHECK, no such account) throws: nothing of it remains, 502 ledger_write_failed.
-import { dbErrorKind, dbErrorMessage } from "../store/db-errors.js";
-import { LEDGER_CHAIN_COLUMNS, ledgerRowHashFromValues } from "../store/ledger-chain.js";
-import { LEDGER_ROW_EXISTS } from "../store/migrations/0005-ledger-append-only-gaps.js";
+import { dbErrorKind, dbErrorMessage, LEDGER_ROW_EXISTS } from "../store/db-errors.js";
+import type { DimensionSet } from "../core/dimensions.js";
+import { ledgerChainColumns, ledgerRowHashFromValues, type LedgerChainColumn } from "../store/ledger-chain.js";
 import { AlreadySettled, settlementValues, type SettlementInput } from "./settlement.js";
 import { endTrafficSqlite } from "./holds.js";
 import { Statement, type SqlExec } from "../store/sqlite-writer.js";
@@ -28,12 +28,56 @@ const DELETE_HOLD = new Statement<{ amount_nano: bigint; tokens: bigint; traffic
 
 const ACCOUNT_FOR_LEDGER = new Statement<{ balance_nano: bigint; ledger_head: string | null }>(`select balance_nano, ledger_head from accounts where id = ?`);
 
-// Parameters: the row's values in LEDGER_CHAIN_COLUMNS order (what its hash covers), then the hash.
-const INSERT_LEDGER = new Statement<{ id: bigint }>(`
-  insert into ledger (${LEDGER_CHAIN_COLUMNS.map((column) => column.name).join(", ")}, hash)
-  values (${LEDGER_CHAIN_COLUMNS.map(() => "?").join(", ")}, ?)
-  on conflict (request_id) do nothing
-  returning id`);
+/** The columns settlement fills from the hold and the usage: the first of the chain's, in its order. */
+const BASE_ROW_COLUMNS = [
+  "created_at",
+  "account_id",
+  "key_id",
+  "request_id",
+  "kind",
+  "model",
+  "provider",
+  "route",
+  "input_tokens",
+  "cached_tokens",
+  "output_tokens",
+  "reasoning_tokens",
+  "cost_nano",
+  "estimated",
+  "note",
+  "deployment",
+];
+
+/** How a dimension set's ledger row is written: the chain's columns (ledger-chain.ts) and the INSERT of them. */
+interface LedgerRowLayout {
+  readonly chained: readonly LedgerChainColumn[];
+  /** Parameters: the row's values in `chained` order (what its hash covers), then the hash. */
+  readonly insert: Statement<{ id: bigint }>;
+  /** For each chained column after BASE_ROW_COLUMNS: its index in SettlementValues.dimensionValues, -1 for attempts. */
+  readonly tail: readonly number[];
+}
+
+const layouts = new WeakMap<DimensionSet, LedgerRowLayout>();
+
+function layoutOf(dimensions: DimensionSet): LedgerRowLayout {
+  let layout = layouts.get(dimensions);
+  if (layout === undefined) {
+    const chained = ledgerChainColumns(dimensions);
+    if (BASE_ROW_COLUMNS.some((name, i) => chained[i]?.name !== name)) throw new Error("the ledger chain does not start with the settlement's base columns");
+    const tail = chained.slice(BASE_ROW_COLUMNS.length).map(({ name }) => {
+      const index = name === "attempts" ? -1 : dimensions.ledgerColumns.indexOf(name);
+      if (index < 0 && name !== "attempts") throw new Error(`no settlement value for the ledger column ${name}`);
+      return index;
+    });
+    const insert = new Statement<{ id: bigint }>(`
+      insert into ledger (${chained.map((column) => column.name).join(", ")}, hash)
+      values (${chained.map(() => "?").join(", ")}, ?)
+      on conflict (request_id) do nothing
+      returning id`);
+    layouts.set(dimensions, (layout = { chained, insert, tail }));
+  }
+  return layout;
+}
 
 const RECORDED_COST = new Statement<{ cost_nano: bigint }>(`select cost_nano from ledger where request_id = ?`);
 
@@ -77,9 +121,9 @@ const ADD_MONTHLY_USAGE = new Statement<never>(`
     requests = monthly_usage.requests + excluded.requests`);
 
 /** The new row's id; undefined when the request id is already recorded (or the account is missing). */
-function insertLedgerRow(exec: SqlExec, rowAndHash: readonly unknown[]): { id: bigint } | undefined {
+function insertLedgerRow(exec: SqlExec, layout: LedgerRowLayout, rowAndHash: readonly unknown[]): { id: bigint } | undefined {
   try {
-    return INSERT_LEDGER.first(exec, rowAndHash);
+    return layout.insert.first(exec, rowAndHash);
   } catch (error) {
     if (dbErrorKind(error) === "trigger" && dbErrorMessage(error) === LEDGER_ROW_EXISTS) return undefined;
     throw error;
@@ -96,7 +140,8 @@ export function applySettlementSqlite(exec: SqlExec, input: SettlementInput): Al
   let hash: string | undefined;
   let inserted: { id: bigint } | undefined;
   if (account) {
-    // The row in LEDGER_CHAIN_COLUMNS order (ledger-chain.ts): 16 base columns, the dimension columns, attempts.
+    // The row in the chain's order (ledger-chain.ts): the base columns, then the dimension columns and attempts.
+    const layout = layoutOf(input.dimensions);
     const row: unknown[] = [
       v.now,
       hold.accountId,
@@ -114,12 +159,11 @@ export function applySettlementSqlite(exec: SqlExec, input: SettlementInput): Al
       v.estimated,
       account.balance_nano < cost ? `shortfall_nano=${cost - account.balance_nano}` : null,
       hold.model.deployment ?? null,
-      ...v.dimensionValues,
-      v.attempts,
     ];
-    hash = ledgerRowHashFromValues(account.ledger_head, row);
+    for (const index of layout.tail) row.push(index < 0 ? v.attempts : v.dimensionValues[index]);
+    hash = ledgerRowHashFromValues(account.ledger_head, row, layout.chained);
     row.push(hash);
-    inserted = insertLedgerRow(exec, row);
+    inserted = insertLedgerRow(exec, layout, row);
   }
   if (!inserted) {
     const recorded = RECORDED_COST.first(exec, [hold.requestId]);

@@ -37,7 +37,7 @@ import { monthOf } from "../core/ids.js";
 import type { Nano } from "../core/money.js";
 import { totalTokens, type Usage } from "../core/usage.js";
 import { periodStarts, type PeriodStarts } from "./key-period.js";
-import { CACHE_SAVING_COLUMN, DIMENSIONS, LEDGER_DIMENSION_COLUMNS } from "../core/dimensions.js";
+import { CACHE_SAVING_COLUMN, type DimensionSet } from "../core/dimensions.js";
 import type { PriceBreakdown } from "./pricing.js";
 import type { Hold } from "./types.js";
 
@@ -50,6 +50,8 @@ export interface SettlementInput {
   /** The usage priced per dimension: the ledger row's per-dimension counts and costs. */
   breakdown: PriceBreakdown;
   now: number;
+  /** The database's dimensions (DatabaseHandle.dimensions): the ledger columns written. */
+  dimensions: DimensionSet;
 }
 
 /** Thrown inside the transaction to roll back a replayed settlement. */
@@ -73,7 +75,7 @@ export interface SettlementValues {
   outputTokens: bigint;
   reasoningTokens: bigint;
   estimated: bigint;
-  /** The values of LEDGER_DIMENSION_COLUMNS, in that order. */
+  /** The values of the dimension set's ledgerColumns, in that order. */
   dimensionValues: bigint[];
   /** Upstream attempts (the ledger's attempts column); null when the caller did not count them. */
   attempts: bigint | null;
@@ -81,20 +83,31 @@ export interface SettlementValues {
   periods: PeriodStarts;
 }
 
-/** How to read each column of LEDGER_DIMENSION_COLUMNS from a priced usage, in that order; resolved once. */
-const DIMENSION_COLUMN_READERS: ReadonlyArray<(breakdown: PriceBreakdown) => bigint> = LEDGER_DIMENSION_COLUMNS.map((column) => {
-  if (column === CACHE_SAVING_COLUMN) return (breakdown) => breakdown.cacheSaving;
-  const costOf = DIMENSIONS.find((d) => d.costColumn === column);
-  if (costOf) return (breakdown) => breakdown.costs[costOf.name];
-  const countOf = DIMENSIONS.find((d) => d.countColumn === column);
-  if (countOf) return (breakdown) => breakdown.counts[countOf.name];
-  throw new Error(`no value for the ledger column ${column}`);
-});
+type ColumnReader = (breakdown: PriceBreakdown) => bigint;
+const columnReaders = new WeakMap<DimensionSet, readonly ColumnReader[]>();
 
-/** The value of each column of LEDGER_DIMENSION_COLUMNS for a priced usage, in that order. */
-function ledgerDimensionValues(breakdown: PriceBreakdown): bigint[] {
-  const values: bigint[] = new Array<bigint>(DIMENSION_COLUMN_READERS.length);
-  for (let i = 0; i < values.length; i++) values[i] = DIMENSION_COLUMN_READERS[i]!(breakdown);
+/** How to read each of the set's ledger columns from a priced usage, in that order; resolved once per set. */
+function readersOf(dimensions: DimensionSet): readonly ColumnReader[] {
+  let readers = columnReaders.get(dimensions);
+  if (readers === undefined) {
+    readers = dimensions.ledgerColumns.map((column): ColumnReader => {
+      if (column === CACHE_SAVING_COLUMN) return (breakdown) => breakdown.cacheSaving;
+      const costOf = dimensions.list.find((d) => d.costColumn === column);
+      if (costOf) return (breakdown) => breakdown.costs[costOf.name]!;
+      const countOf = dimensions.list.find((d) => d.countColumn === column);
+      if (countOf) return (breakdown) => breakdown.counts[countOf.name]!;
+      throw new Error(`no value for the ledger column ${column}`);
+    });
+    columnReaders.set(dimensions, readers);
+  }
+  return readers;
+}
+
+/** The value of each of the set's ledger columns for a priced usage, in that order. */
+function ledgerDimensionValues(breakdown: PriceBreakdown, dimensions: DimensionSet): bigint[] {
+  const readers = readersOf(dimensions);
+  const values: bigint[] = new Array<bigint>(readers.length);
+  for (let i = 0; i < values.length; i++) values[i] = readers[i]!(breakdown);
   return values;
 }
 
@@ -109,7 +122,7 @@ export function settlementValues(input: SettlementInput): SettlementValues {
     outputTokens: BigInt(usage.outputTokens),
     reasoningTokens: BigInt(usage.reasoningTokens),
     estimated: usage.estimated ? 1n : 0n,
-    dimensionValues: ledgerDimensionValues(input.breakdown),
+    dimensionValues: ledgerDimensionValues(input.breakdown, input.dimensions),
     attempts: input.hold.attempts === undefined ? null : BigInt(input.hold.attempts),
     periods: periodStarts(input.now),
   };

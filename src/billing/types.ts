@@ -5,21 +5,22 @@ import type { Nano } from "../core/money.js";
 import type { Usage } from "../core/usage.js";
 import type { TrafficStatus } from "../core/rate-limit-headers.js";
 import type { TrafficLimit } from "../core/traffic-limits.js";
+import type { DimensionProjectedField } from "../core/dimensions.js";
 
 export type Route = "chat" | "responses" | "messages" | "images" | "videos" | "embeddings";
 
-export interface AdmissionRequest {
+/** A projected count per unit dimension that has one (core/dimensions.ts projectedField: images, video seconds), when the route has them. */
+export type DimensionProjections = { [F in DimensionProjectedField]?: number };
+
+export interface AdmissionRequest extends DimensionProjections {
   requestId: string;
   accountId: string;
   keyId: string;
   model: ModelConfig;
   route: Route;
-  /** Tokens the request is expected to consume: prompt estimate + max output. */
+  /** Tokens the request is expected to consume (core/dimensions.ts TOKEN_PARTS): prompt estimate + max output. */
   projectedInputTokens: number;
   projectedOutputTokens: number;
-  /** Units priced per unit (images, video seconds), when the route has them. */
-  projectedImages?: number;
-  projectedVideoSeconds?: number;
   /** Image pricing key, e.g. "1024x1024/hd". */
   imageVariant?: string;
   /** The rate and concurrency limits that apply (traffic-limits.ts, applicableLimits); absent or empty: none. */

@@ -10,6 +10,7 @@ import type { Nano } from "../core/money.js";
 import { GatewayError } from "../errors/catalogue.js";
 import type { AccountsTable, Database } from "../store/tables.js";
 import { nextMonthStart } from "./admission.js";
+import { DIMENSION_SET, type DimensionSet } from "../core/dimensions.js";
 import { addSums, emptyTotals, sumColumnsSql, type UsageSumsRow, type UsageTotals } from "./usage-report.js";
 import { keyRollupQuery, splitWindow } from "./usage-rollup.js";
 
@@ -98,14 +99,20 @@ export async function accountProfile(db: Kysely<Database>, accountId: string, no
 export type GroupRow = UsageSumsRow & { model: string | null; day: bigint };
 
 /** The ledger query behind keyUsage, exported so that tests can EXPLAIN exactly what runs. */
-export function keyUsageQuery(keyId: string, start: number, end: number) {
-  return sql<GroupRow>`select model, created_at / ${sql.lit(DAY_MS)} as day, ${sumColumnsSql()}
+export function keyUsageQuery(keyId: string, start: number, end: number, dimensions: DimensionSet = DIMENSION_SET) {
+  return sql<GroupRow>`select model, created_at / ${sql.lit(DAY_MS)} as day, ${sumColumnsSql(dimensions)}
     from ledger
     where key_id = ${keyId} and created_at >= ${BigInt(start)} and created_at < ${BigInt(end)} and kind = 'usage'
     group by model, created_at / ${sql.lit(DAY_MS)}`;
 }
 
-export async function keyUsage(db: Kysely<Database>, keyId: string, range: { start?: number; end?: number }, now: number): Promise<KeyUsage> {
+export async function keyUsage(
+  db: Kysely<Database>,
+  keyId: string,
+  range: { start?: number; end?: number },
+  now: number,
+  dimensions: DimensionSet = DIMENSION_SET,
+): Promise<KeyUsage> {
   // The default window ends just after now, so that a row written this millisecond is included.
   const end = range.end ?? now + 1;
   const start = range.start ?? end - DEFAULT_WINDOW_MS;
@@ -115,20 +122,20 @@ export async function keyUsage(db: Kysely<Database>, keyId: string, range: { sta
   // Whole hours from the rollup, the partial hours at the window's edges from the ledger (usage-rollup.ts).
   const window = splitWindow(start, end);
   const parts = [];
-  if (window.firstHour < window.endHour) parts.push(keyRollupQuery(keyId, window.firstHour, window.endHour).execute(db));
-  for (const edge of window.edges) parts.push(keyUsageQuery(keyId, edge.start, edge.end).execute(db));
+  if (window.firstHour < window.endHour) parts.push(keyRollupQuery(keyId, window.firstHour, window.endHour, dimensions).execute(db));
+  for (const edge of window.edges) parts.push(keyUsageQuery(keyId, edge.start, edge.end, dimensions).execute(db));
   const rows = (await Promise.all(parts)).flatMap((result) => result.rows as GroupRow[]);
-  return foldKeyUsage(keyId, start, end, rows);
+  return foldKeyUsage(keyId, start, end, rows, dimensions);
 }
 
 /** KeyUsage from grouped rows (model, UTC day, sums): the rollup's and the ledger's alike. */
-export function foldKeyUsage(keyId: string, start: number, end: number, rows: readonly GroupRow[]): KeyUsage {
-  const totals = emptyTotals();
+export function foldKeyUsage(keyId: string, start: number, end: number, rows: readonly GroupRow[], dimensions: DimensionSet = DIMENSION_SET): KeyUsage {
+  const totals = emptyTotals(dimensions);
   const byModel = new Map<string, UsageTotals>();
   const byDay = new Map<bigint, UsageTotals>();
   for (const row of rows) {
     const model = row.model ?? "unknown";
-    for (const target of [totals, entry(byModel, model), entry(byDay, BigInt(row.day))]) addSums(target, row);
+    for (const target of [totals, entry(byModel, model, dimensions), entry(byDay, BigInt(row.day), dimensions)]) addSums(target, row, dimensions);
   }
   return {
     keyId,
@@ -140,8 +147,8 @@ export function foldKeyUsage(keyId: string, start: number, end: number, rows: re
   };
 }
 
-function entry<K>(map: Map<K, UsageTotals>, key: K): UsageTotals {
+function entry<K>(map: Map<K, UsageTotals>, key: K, dimensions: DimensionSet): UsageTotals {
   let found = map.get(key);
-  if (!found) map.set(key, (found = emptyTotals()));
+  if (!found) map.set(key, (found = emptyTotals(dimensions)));
   return found;
 }

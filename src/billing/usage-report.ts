@@ -10,7 +10,7 @@
 // than reads saved). Rows settled before migration 0008 have no per-dimension split: 0 in each.
 import { sql, type RawBuilder } from "kysely";
 import { formatUsd, type Nano } from "../core/money.js";
-import { CACHE_SAVING_COLUMN, CACHE_WRITE_DIMENSIONS, DIMENSIONS, type DimensionName } from "../core/dimensions.js";
+import { CACHE_SAVING_COLUMN, DIMENSION_SET, TOKEN_PART_NAMES, TOKEN_PARTS, type DimensionSet, type DimensionValues } from "../core/dimensions.js";
 
 export interface DimensionTotals {
   count: bigint;
@@ -25,7 +25,7 @@ export interface UsageTotals {
   cachedTokens: number;
   reasoningTokens: number;
   cost: Nano;
-  dimensions: Record<DimensionName, DimensionTotals>;
+  dimensions: DimensionValues<DimensionTotals>;
   /** Signed, nano-USD. */
   cacheSaving: bigint;
 }
@@ -33,37 +33,55 @@ export interface UsageTotals {
 /** What a grouped ledger query selects (sumColumnsSql) besides its group keys. */
 export type UsageSumsRow = { requests: bigint } & Record<string, bigint | string | null>;
 
-/** Every column a usage report sums: the base counts, every dimension's count and cost column, the saving. */
-export const SUMMED_COLUMNS: readonly string[] = [
-  ...new Set([
-    "input_tokens",
-    "cached_tokens",
-    "output_tokens",
-    "reasoning_tokens",
-    "cost_nano",
-    ...DIMENSIONS.flatMap((d) => (d.countColumn === null ? [] : [d.countColumn])),
-    ...DIMENSIONS.map((d) => d.costColumn),
-    CACHE_SAVING_COLUMN,
-  ]),
-];
+const summed = new WeakMap<DimensionSet, readonly string[]>();
 
-/** `count(*) as requests, cast(sum(c) as bigint) as c, …` (sum() of bigint is numeric on PostgreSQL: cast back). */
-export function sumColumnsSql(): RawBuilder<unknown> {
-  return sql.join([sql`count(*) as requests`, ...SUMMED_COLUMNS.map((c) => sql`cast(sum(${sql.ref(c)}) as bigint) as ${sql.ref(c)}`)]);
+/** Every column a usage report sums: the base counts, every dimension's count and cost column, the saving. */
+export function summedColumns(dimensions: DimensionSet): readonly string[] {
+  let columns = summed.get(dimensions);
+  if (columns === undefined) {
+    columns = [
+      ...new Set([
+        "input_tokens",
+        "cached_tokens",
+        "output_tokens",
+        "reasoning_tokens",
+        "cost_nano",
+        ...dimensions.list.flatMap((d) => (d.countColumn === null ? [] : [d.countColumn])),
+        ...dimensions.list.map((d) => d.costColumn),
+        CACHE_SAVING_COLUMN,
+      ]),
+    ];
+    summed.set(dimensions, columns);
+  }
+  return columns;
 }
 
-export function emptyTotals(): UsageTotals {
-  const dimensions = {} as Record<DimensionName, DimensionTotals>;
-  for (const d of DIMENSIONS) dimensions[d.name] = { count: 0n, cost: 0n };
-  return { requests: 0, inputTokens: 0, outputTokens: 0, cachedTokens: 0, reasoningTokens: 0, cost: 0n, dimensions, cacheSaving: 0n };
+/** The columns the gateway's reports sum (summedColumns of DIMENSIONS); usage_hourly has each. */
+export const SUMMED_COLUMNS: readonly string[] = summedColumns(DIMENSION_SET);
+
+/** `count(*) as requests, cast(sum(c) as bigint) as c, …` (sum() of bigint is numeric on PostgreSQL: cast back). */
+export function sumColumnsSql(dimensions: DimensionSet = DIMENSION_SET): RawBuilder<unknown> {
+  return sql.join([sql`count(*) as requests`, ...summedColumns(dimensions).map((c) => sql`cast(sum(${sql.ref(c)}) as bigint) as ${sql.ref(c)}`)]);
+}
+
+export function emptyTotals(dimensions: DimensionSet = DIMENSION_SET): UsageTotals {
+  const totals: Record<string, DimensionTotals> = {};
+  for (const d of dimensions.list) totals[d.name] = { count: 0n, cost: 0n };
+  // Every name of the list is a key; a list injected in tests extends DIMENSIONS.
+  const byName = totals as DimensionValues<DimensionTotals>;
+  return { requests: 0, inputTokens: 0, outputTokens: 0, cachedTokens: 0, reasoningTokens: 0, cost: 0n, dimensions: byName, cacheSaving: 0n };
 }
 
 function big(value: bigint | string | number | null | undefined): bigint {
   return value === null || value === undefined ? 0n : BigInt(value);
 }
 
-/** Adds one grouped row into totals. */
-export function addSums(target: UsageTotals, row: UsageSumsRow): void {
+/**
+ * Adds one grouped row into totals. The derived counts: a token part's rest dimension is the part's
+ * total column less its other dimensions' count columns ("input": all input less the cache reads and
+ * writes), and a unit dimension of 1 per request counts the requests.
+ */
+export function addSums(target: UsageTotals, row: UsageSumsRow, dimensions: DimensionSet = DIMENSION_SET): void {
   const requests = big(row.requests);
   target.requests += Number(requests);
   target.inputTokens += Number(big(row.input_tokens));
@@ -72,16 +90,18 @@ export function addSums(target: UsageTotals, row: UsageSumsRow): void {
   target.reasoningTokens += Number(big(row.reasoning_tokens));
   target.cost += big(row.cost_nano);
   target.cacheSaving += big(row[CACHE_SAVING_COLUMN]);
-  const counted: Partial<Record<DimensionName, bigint>> = {};
-  for (const d of DIMENSIONS) if (d.countColumn !== null) counted[d.name] = big(row[d.countColumn]);
-  // The derived counts: every usage row is one request; "input" is what is neither a cache read nor a write.
-  counted.request = requests;
-  counted.input = big(row.input_tokens) - (counted.cached_input ?? 0n) - CACHE_WRITE_DIMENSIONS.reduce((sum, name) => sum + (counted[name] ?? 0n), 0n);
-  for (const d of DIMENSIONS) {
-    const entry = target.dimensions[d.name];
-    entry.count += counted[d.name] ?? 0n;
-    entry.cost += big(row[d.costColumn]);
+  for (const part of TOKEN_PART_NAMES) {
+    const { shares, rest } = dimensions.parts[part];
+    let left = big(row[TOKEN_PARTS[part].column]);
+    for (const d of shares) {
+      const count = d.countColumn === null ? 0n : big(row[d.countColumn]);
+      target.dimensions[d.name]!.count += count;
+      left -= count;
+    }
+    target.dimensions[rest.name]!.count += left;
   }
+  for (const d of dimensions.units) target.dimensions[d.name]!.count += d.usageField === null ? requests : d.countColumn === null ? 0n : big(row[d.countColumn]);
+  for (const d of dimensions.list) target.dimensions[d.name]!.cost += big(row[d.costColumn]);
 }
 
 const RATIO_PLACES = 1_000_000n;
@@ -94,13 +114,13 @@ export function hitRatio(cached: bigint, all: bigint): string | null {
 }
 
 /** The JSON of totals: the counts as before, then one entry per dimension and the cache summary. */
-export function usageTotalsJson(t: UsageTotals) {
-  const dimensions: Record<string, Record<string, number | string>> = {};
-  for (const d of DIMENSIONS) {
-    const entry = t.dimensions[d.name];
-    dimensions[d.name] = { [d.counts]: Number(entry.count), cost_usd: formatUsd(entry.cost) };
+export function usageTotalsJson(t: UsageTotals, dimensions: DimensionSet = DIMENSION_SET) {
+  const entries: Record<string, Record<string, number | string>> = {};
+  for (const d of dimensions.list) {
+    const entry = t.dimensions[d.name]!;
+    entries[d.name] = { [d.counts]: Number(entry.count), cost_usd: formatUsd(entry.cost) };
   }
-  const writes = CACHE_WRITE_DIMENSIONS.map((name) => t.dimensions[name]);
+  const sum = (list: DimensionSet["cacheReads"], of: keyof DimensionTotals) => list.reduce((total, d) => total + t.dimensions[d.name]![of], 0n);
   return {
     requests: t.requests,
     input_tokens: t.inputTokens,
@@ -108,12 +128,12 @@ export function usageTotalsJson(t: UsageTotals) {
     cached_tokens: t.cachedTokens,
     reasoning_tokens: t.reasoningTokens,
     cost_usd: formatUsd(t.cost),
-    dimensions,
+    dimensions: entries,
     cache: {
-      read_tokens: Number(t.dimensions.cached_input.count),
-      read_cost_usd: formatUsd(t.dimensions.cached_input.cost),
-      write_tokens: Number(writes.reduce((sum, w) => sum + w.count, 0n)),
-      write_cost_usd: formatUsd(writes.reduce((sum, w) => sum + w.cost, 0n)),
+      read_tokens: Number(sum(dimensions.cacheReads, "count")),
+      read_cost_usd: formatUsd(sum(dimensions.cacheReads, "cost")),
+      write_tokens: Number(sum(dimensions.cacheWrites, "count")),
+      write_cost_usd: formatUsd(sum(dimensions.cacheWrites, "cost")),
       hit_ratio: hitRatio(BigInt(t.cachedTokens), BigInt(t.inputTokens)),
       saving_usd: formatUsd(t.cacheSaving),
     },

@@ -4,15 +4,16 @@
 // alone; the hours cut by a window's start or end are read from the ledger itself (at most two partial
 // hours, on the ledger_key_time index), so every answer is exactly the ledger's, to the millisecond.
 import { sql, type RawBuilder } from "kysely";
-import { HOUR_MS } from "../store/migrations/0017-usage-rollup.js";
-import { SUMMED_COLUMNS } from "./usage-report.js";
+import { HOUR_MS } from "../store/dimension-sql.js";
+import { DIMENSION_SET, type DimensionSet } from "../core/dimensions.js";
+import { summedColumns } from "./usage-report.js";
 
 export { HOUR_MS };
 export const HOURS_PER_DAY = 24;
 
 /** `sum(requests) as requests, cast(sum(c) as bigint) as c, …`: sumColumnsSql's columns, from rollup rows. */
-export function rollupSumsSql(): RawBuilder<unknown> {
-  return sql.join([sql`cast(sum(requests) as bigint) as requests`, ...SUMMED_COLUMNS.map((c) => sql`cast(sum(${sql.ref(c)}) as bigint) as ${sql.ref(c)}`)]);
+export function rollupSumsSql(dimensions: DimensionSet = DIMENSION_SET): RawBuilder<unknown> {
+  return sql.join([sql`cast(sum(requests) as bigint) as requests`, ...summedColumns(dimensions).map((c) => sql`cast(sum(${sql.ref(c)}) as bigint) as ${sql.ref(c)}`)]);
 }
 
 /** A window [start, end) in epoch ms, split into whole rollup hours and the ledger ranges at its edges. */
@@ -35,10 +36,10 @@ export function splitWindow(start: number, end: number): SplitWindow {
 }
 
 /** One key's whole hours grouped by model and UTC day (usage_hourly's primary key, a range of one key). */
-export function keyRollupQuery(keyId: string, firstHour: number, endHour: number) {
+export function keyRollupQuery(keyId: string, firstHour: number, endHour: number, dimensions: DimensionSet = DIMENSION_SET) {
   return sql<
     { model: string | null; day: bigint } & Record<string, bigint | string | null>
-  >`select nullif(model, '') as model, hour / ${sql.lit(HOURS_PER_DAY)} as day, ${rollupSumsSql()}
+  >`select nullif(model, '') as model, hour / ${sql.lit(HOURS_PER_DAY)} as day, ${rollupSumsSql(dimensions)}
     from usage_hourly
     where key_id = ${keyId} and hour >= ${BigInt(firstHour)} and hour < ${BigInt(endHour)}
     group by model, hour / ${sql.lit(HOURS_PER_DAY)}`;

@@ -224,9 +224,9 @@ export function limitsOverview(tier: TierLimits, subjects: LimitSubjects): { mod
 const limitsArguments = new WeakMap<readonly TrafficLimit[], string>();
 
 /**
- * The limits as gw_batch's trafficAdmit reads them: [scope, rpm, tpm, concurrency] each, null for an
- * unset figure. Kept per list (the request path reuses one list per key and model, pipeline/traffic.ts):
- * gw_batch parses a text again only when it differs from the previous admission's.
+ * The limits as compact JSON text: [scope, rpm, tpm, concurrency] each, null for an unset figure. Kept
+ * per list. gw_batch read this text before migration 0021; it now takes named fields (limitsField in
+ * billing/admission-postgres.ts), and nothing in the gateway calls this any more.
  */
 export function limitsArgument(limits: readonly TrafficLimit[]): string {
   let text = limitsArguments.get(limits);

@@ -1,6 +1,6 @@
 // What one upstream call consumed, in the units prices are quoted in, and the bounds every count
 // must stay within before it reaches admission or settlement (and so the database's 64-bit columns).
-import { DIMENSIONS, type DimensionUsageField } from "./dimensions.js";
+import { DIMENSION_SET, type DimensionSet, type DimensionUsageField } from "./dimensions.js";
 
 /** A count per dimension of src/core/dimensions.ts; absent is 0. */
 export type DimensionCounts = { [F in DimensionUsageField]?: number };
@@ -44,8 +44,15 @@ export function totalTokens(usage: Usage): number {
   return usage.inputTokens + usage.outputTokens;
 }
 
-/** The Usage fields the dimensions count, resolved once: plausibleUsage runs on every answer. */
-const DIMENSION_USAGE_FIELDS = DIMENSIONS.flatMap((d) => (d.usageField === null ? [] : [d.usageField]));
+/**
+ * The count of a Usage field by name (a dimension's usageField, which a dimension list injected in
+ * tests may name beyond the Usage type); undefined when absent, NaN when not a number (refused by
+ * every check of a count).
+ */
+export function usageCount(usage: Usage, field: string): number | undefined {
+  const value = (usage as object as Readonly<Record<string, unknown>>)[field];
+  return value === undefined || typeof value === "number" ? value : Number.NaN;
+}
 
 function plausibleCount(value: number | undefined): boolean {
   return value === undefined || (typeof value === "number" && Number.isFinite(value) && value >= 0 && value <= MAX_USAGE_COUNT);
@@ -56,9 +63,9 @@ function plausibleCount(value: number | undefined): boolean {
  * its own estimate, exactly as when the upstream reports no usage. Neither clamping to the bound (a
  * charge for a billion tokens nobody delivered) nor to 0 (free output) would be a fair charge.
  */
-export function plausibleUsage(usage: Usage | null): Usage | null {
+export function plausibleUsage(usage: Usage | null, dimensions: DimensionSet = DIMENSION_SET): Usage | null {
   if (usage === null) return null;
   if (!plausibleCount(usage.inputTokens) || !plausibleCount(usage.reasoningTokens)) return null;
-  for (const field of DIMENSION_USAGE_FIELDS) if (!plausibleCount(usage[field])) return null;
+  for (const field of dimensions.usageFields) if (!plausibleCount(usageCount(usage, field))) return null;
   return usage;
 }

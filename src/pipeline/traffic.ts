@@ -17,7 +17,7 @@ interface KnownLimits {
 /**
  * The lists already built, per principal as the auth cache holds it and per model: a changed limit
  * comes with a new principal (the cache drops the old one), a reloaded config with new tier limits.
- * One list per key and model also lets limitsArgument keep its text.
+ * One list per key and model also lets limitsField (admission-postgres.ts) build its field once.
  */
 const knownLimits = new WeakMap<Principal, KnownLimits>();
 

@@ -4,8 +4,9 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import SqliteDatabase from "better-sqlite3";
 import { Kysely, PostgresDialect, SqliteAdapter, SqliteDialect, type DialectAdapter, type SqliteDatabase as KyselySqlite } from "kysely";
+import { DIMENSIONS, dimensionSet, type DimensionSet, type DimensionSpec } from "../core/dimensions.js";
 import type { Dialect } from "./dialect.js";
-import { ledgerRowHashFromValues, SQLITE_LEDGER_HASH_FUNCTION } from "./ledger-chain.js";
+import { ledgerChainColumns, ledgerRowHashFromValues, SQLITE_LEDGER_HASH_FUNCTION } from "./ledger-chain.js";
 import { SqliteBusyWait } from "./sqlite-busy-wait.js";
 import { startSqliteCheckpointer } from "./sqlite-checkpointer.js";
 import type { Database } from "./tables.js";
@@ -20,6 +21,12 @@ export interface DatabaseHandle {
   sqlite: SqliteDatabase.Database | null;
   /** Where it lives, without credentials, for log lines. */
   description: string;
+  /**
+   * The billing dimensions of this database: the ledger columns the chain hashes, the billing
+   * functions migrate.ts creates, what StoreBilling prices, writes and reports. DIMENSION_SET but in
+   * tests that add a dimension to a copy of the list (test/billing/added-dimension.test.ts).
+   */
+  dimensions: DimensionSet;
   close(): Promise<void>;
 }
 
@@ -33,11 +40,14 @@ export interface DatabaseOptions {
    * long-running server; short CLI commands keep SQLite's automatic checkpoints).
    */
   backgroundCheckpoints?: { onError(message: string): void };
+  /** The dimension list (core/dimensions.ts); default DIMENSIONS. */
+  dimensions?: readonly DimensionSpec[];
 }
 
 export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
-  if (options.databaseUrl) return openPostgres(options.databaseUrl, options.poolSize ?? 10);
-  return openSqlite(options.sqlitePath, options.backgroundCheckpoints ?? null);
+  const dimensions = dimensionSet(options.dimensions ?? DIMENSIONS);
+  if (options.databaseUrl) return openPostgres(options.databaseUrl, options.poolSize ?? 10, dimensions);
+  return openSqlite(options.sqlitePath, options.backgroundCheckpoints ?? null, dimensions);
 }
 
 // SQLite runs DDL inside transactions just fine; telling Kysely so makes each migration atomic,
@@ -100,7 +110,7 @@ function switchToWal(sqlite: SqliteDatabase.Database): void {
   }
 }
 
-function openSqlite(path: string, backgroundCheckpoints: DatabaseOptions["backgroundCheckpoints"] | null): DatabaseHandle {
+function openSqlite(path: string, backgroundCheckpoints: DatabaseOptions["backgroundCheckpoints"] | null, dimensions: DimensionSet): DatabaseHandle {
   if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
   const sqlite = new SqliteDatabase(path);
   switchToWal(sqlite);
@@ -109,8 +119,12 @@ function openSqlite(path: string, backgroundCheckpoints: DatabaseOptions["backgr
   sqlite.pragma("busy_timeout = 5000");
   sqlite.defaultSafeIntegers(true);
   // The ledger's chain trigger (migration 0010) hashes each new row with this; a connection without
-  // it cannot append ledger rows, which is as intended (docs/storage.md).
-  sqlite.function(SQLITE_LEDGER_HASH_FUNCTION, { deterministic: true, varargs: true, safeIntegers: true }, (previous, ...values) => ledgerRowHashFromValues(previous, values));
+  // it cannot append ledger rows, which is as intended (docs/storage.md). The trigger passes the values
+  // of the chain's columns as the latest migration listed them: those of the dimension set.
+  const chained = ledgerChainColumns(dimensions);
+  sqlite.function(SQLITE_LEDGER_HASH_FUNCTION, { deterministic: true, varargs: true, safeIntegers: true }, (previous, ...values) =>
+    ledgerRowHashFromValues(previous, values, chained),
+  );
   const checkpointer =
     backgroundCheckpoints && path !== ":memory:"
       ? startSqliteCheckpointer(path, { onReport: (report) => report.type === "error" && backgroundCheckpoints.onError(report.message ?? "unknown error") })
@@ -122,6 +136,7 @@ function openSqlite(path: string, backgroundCheckpoints: DatabaseOptions["backgr
     dialect: "sqlite",
     sqlite,
     description: `sqlite:${path}`,
+    dimensions,
     close: async () => {
       await checkpointer?.stop();
       await db.destroy();
@@ -129,7 +144,7 @@ function openSqlite(path: string, backgroundCheckpoints: DatabaseOptions["backgr
   };
 }
 
-async function openPostgres(url: string, max: number): Promise<DatabaseHandle> {
+async function openPostgres(url: string, max: number, dimensions: DimensionSet): Promise<DatabaseHandle> {
   if (!/^postgres(ql)?:\/\//.test(url)) throw new Error("DATABASE_URL must start with postgres:// or postgresql://");
   // Loaded only here: a SQLite gateway never needs the driver (~3 MiB of heap for nothing).
   const { default: pg } = await import("pg");
@@ -145,5 +160,5 @@ async function openPostgres(url: string, max: number): Promise<DatabaseHandle> {
   pool.on("error", () => undefined);
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   const parsed = new URL(url);
-  return { db, dialect: "postgres", sqlite: null, description: `postgres://${parsed.host}${parsed.pathname}`, close: () => db.destroy() };
+  return { db, dialect: "postgres", sqlite: null, description: `postgres://${parsed.host}${parsed.pathname}`, dimensions, close: () => db.destroy() };
 }

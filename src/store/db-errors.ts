@@ -2,6 +2,12 @@
 
 type DbErrorKind = "unique" | "check" | "foreign_key" | "trigger";
 
+/**
+ * The message of SQLite's refusal of a ledger row whose id or request_id is already recorded (migration
+ * 0005's trigger, whose literal is frozen there): SQLite settlement recognises a replay by it.
+ */
+export const LEDGER_ROW_EXISTS = "ledger rows are append-only: this id or request_id is already recorded";
+
 export function dbErrorKind(error: unknown): DbErrorKind | null {
   if (!error || typeof error !== "object") return null;
   const code = String((error as { code?: unknown }).code ?? "");

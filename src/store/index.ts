@@ -7,6 +7,7 @@ import { AttemptsStore } from "./attempts-store.js";
 import { appendAudit, AuditStore, type AuditActor, type AuditChange } from "./audit-store.js";
 import { openDatabase, type DatabaseHandle, type DatabaseOptions } from "./database.js";
 import { KeysStore } from "./keys-store.js";
+import { ledgerChainColumns } from "./ledger-chain.js";
 import { LedgerStore } from "./ledger-store.js";
 import { migrate } from "./migrate.js";
 import { RedemptionCodesStore } from "./redemption-codes-store.js";
@@ -57,7 +58,7 @@ export class Store {
   ) {
     this.accounts = new AccountsStore(handle.db);
     this.keys = new KeysStore(handle.db);
-    this.ledger = new LedgerStore(handle.db);
+    this.ledger = new LedgerStore(handle.db, ledgerChainColumns(handle.dimensions));
     this.upstreamKeys = new UpstreamKeysStore(handle.db, box);
     this.upstreamHealth = new UpstreamHealthStore(handle.db);
     this.attempts = new AttemptsStore(handle.db, handle.dialect);
@@ -86,7 +87,7 @@ export class Store {
         adminTokens: new AdminTokensStore(trx),
         // The same injected failure point as this store's, for the fault tests of workspace writes.
         workspaces: new WorkspacesStore(trx, { failAfter: this.workspaces.failAfter }),
-        ledger: new LedgerStore(trx),
+        ledger: new LedgerStore(trx, ledgerChainColumns(this.handle.dimensions)),
         codes: new RedemptionCodesStore(trx),
         record: (change) => appendAudit(trx, actor, change),
       }),

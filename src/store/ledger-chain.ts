@@ -4,46 +4,88 @@
 //
 // This file is the one definition of the encoding: the SQLite trigger calls ledgerRowHash through a
 // registered SQL function (database.ts), the PostgreSQL trigger computes the same bytes in SQL
-// generated from LEDGER_CHAIN_COLUMNS (migrations/ledger-chain-triggers.ts), and the verifier and
-// the migration that chains existing rows call ledgerRowHash directly.
+// generated from the chain's columns as each migration lists them (ledger-chain-sql.ts), and the
+// verifier and the migration that chains existing rows call ledgerRowHash directly.
 import { hash } from "node:crypto";
-import { LEDGER_DIMENSION_COLUMNS } from "../core/dimensions.js";
+import { BASE_COUNT_COLUMNS, DIMENSION_SET, type DimensionSet } from "../core/dimensions.js";
 
 export type LedgerChainColumnType = "integer" | "text";
+export interface LedgerChainColumn {
+  readonly name: string;
+  readonly type: LedgerChainColumnType;
+}
+
+const integer = (name: string): LedgerChainColumn => ({ name, type: "integer" });
+const text = (name: string): LedgerChainColumn => ({ name, type: "text" });
 
 /**
- * The ledger columns a row's hash covers, in encoding order: every column except `id` (a storage
- * detail; the chain itself fixes the order) and `hash`. A migration that adds a ledger column
- * appends it here and re-creates the triggers (applyLedgerChainTriggers). A column whose value is
- * null, or 0 for an integer column, contributes nothing to the encoding, so adding a column whose
- * default is null or 0 leaves every existing hash valid.
+ * The ledger columns a row's hash covers, in encoding order, as migrations 0010 and 0011 left them:
+ * every column except `id` (a storage detail; the chain itself fixes the order) and `hash`. Their
+ * order can never change (it would change every hash), so they are listed here literally, equal to
+ * the list of migration 0011 (test/storage/frozen-migrations.test.ts). A column added later is
+ * appended (ledgerChainColumns). A column whose value is null, or 0 for an integer column, contributes
+ * nothing to the encoding, so adding a column whose default is null or 0 leaves every existing hash
+ * valid.
  */
-const BASE_CHAIN_COLUMNS = [
-  { name: "created_at", type: "integer" },
-  { name: "account_id", type: "text" },
-  { name: "key_id", type: "text" },
-  { name: "request_id", type: "text" },
-  { name: "kind", type: "text" },
-  { name: "model", type: "text" },
-  { name: "provider", type: "text" },
-  { name: "route", type: "text" },
-  { name: "input_tokens", type: "integer" },
-  { name: "cached_tokens", type: "integer" },
-  { name: "output_tokens", type: "integer" },
-  { name: "reasoning_tokens", type: "integer" },
-  { name: "cost_nano", type: "integer" },
-  { name: "estimated", type: "integer" },
-  { name: "note", type: "text" },
-  { name: "deployment", type: "text" },
-] as const satisfies ReadonlyArray<{ name: string; type: LedgerChainColumnType }>;
-
-export const LEDGER_CHAIN_COLUMNS: ReadonlyArray<{ name: string; type: LedgerChainColumnType }> = [
-  ...BASE_CHAIN_COLUMNS,
-  // Counts and costs per pricing dimension and the cache saving (migration 0008), in their list's order.
-  ...LEDGER_DIMENSION_COLUMNS.map((name) => ({ name, type: "integer" as const })),
+const CHAIN_COLUMNS_AT_0011: readonly LedgerChainColumn[] = [
+  integer("created_at"),
+  text("account_id"),
+  text("key_id"),
+  text("request_id"),
+  text("kind"),
+  text("model"),
+  text("provider"),
+  text("route"),
+  integer("input_tokens"),
+  integer("cached_tokens"),
+  integer("output_tokens"),
+  integer("reasoning_tokens"),
+  integer("cost_nano"),
+  integer("estimated"),
+  text("note"),
+  text("deployment"),
+  // Counts and costs per pricing dimension and the cache saving (migration 0008).
+  ...[
+    "cache_write_5m_tokens",
+    "cache_write_1h_tokens",
+    "web_search_calls",
+    "images",
+    "video_seconds",
+    "input_cost_nano",
+    "cached_input_cost_nano",
+    "cache_write_5m_cost_nano",
+    "cache_write_1h_cost_nano",
+    "output_cost_nano",
+    "web_search_cost_nano",
+    "request_cost_nano",
+    "image_cost_nano",
+    "video_cost_nano",
+    "cache_saving_nano",
+  ].map(integer),
   // Upstream attempts of a usage row (migration 0011); null on other rows.
-  { name: "attempts", type: "integer" },
+  integer("attempts"),
 ];
+
+const chains = new WeakMap<DimensionSet, readonly LedgerChainColumn[]>();
+
+/**
+ * The columns the chain covers for a dimension set: those of migration 0011, then each later
+ * dimension's count column (when it records one) and cost column, in list order, as the migration
+ * adding it appends them (dimension-sql.ts addDimensionColumns).
+ */
+export function ledgerChainColumns(dimensions: DimensionSet): readonly LedgerChainColumn[] {
+  let columns = chains.get(dimensions);
+  if (columns === undefined) {
+    const known = new Set(CHAIN_COLUMNS_AT_0011.map((c) => c.name));
+    const added = dimensions.list.flatMap((d) => [d.countColumn, d.costColumn]).filter((c): c is string => c !== null && !BASE_COUNT_COLUMNS.has(c) && !known.has(c));
+    columns = [...CHAIN_COLUMNS_AT_0011, ...added.map(integer)];
+    chains.set(dimensions, columns);
+  }
+  return columns;
+}
+
+/** The chain's columns for the gateway's dimensions. */
+export const LEDGER_CHAIN_COLUMNS: readonly LedgerChainColumn[] = ledgerChainColumns(DIMENSION_SET);
 
 /** What the first row of every account chains to. */
 export const LEDGER_GENESIS_HASH = "0".repeat(64);
@@ -54,42 +96,51 @@ export const LEDGER_ENCODING_TAG = "gateway-ledger-v1";
 /** The SQLite function the chain trigger calls: gw_ledger_hash(prev, then the columns in order). */
 export const SQLITE_LEDGER_HASH_FUNCTION = "gw_ledger_hash";
 
-/** Each column's `name=` prefix in the encoding, in LEDGER_CHAIN_COLUMNS order. */
-const COLUMN_PREFIXES = LEDGER_CHAIN_COLUMNS.map((column) => `${column.name}=`);
+/** Each column's `name=` prefix in the encoding, per column list (built once for each). */
+const prefixesOf = new WeakMap<readonly LedgerChainColumn[], readonly string[]>();
+
+function prefixes(columns: readonly LedgerChainColumn[]): readonly string[] {
+  let found = prefixesOf.get(columns);
+  if (found === undefined) prefixesOf.set(columns, (found = columns.map((column) => `${column.name}=`)));
+  return found;
+}
 
 /**
  * The bytes hashed for one row: the tag, a newline, the previous hash, a newline, then for each
- * column in LEDGER_CHAIN_COLUMNS order that has a value: `name=LENGTH:VALUE` and a newline, where
- * VALUE is the decimal integer or the text and LENGTH its UTF-8 byte length.
+ * column in `columns` order that has a value: `name=LENGTH:VALUE` and a newline, where VALUE is the
+ * decimal integer or the text and LENGTH its UTF-8 byte length.
  */
-export function ledgerChainEncoding(previousHash: string, row: Readonly<Record<string, unknown>>): string {
+export function ledgerChainEncoding(previousHash: string, row: Readonly<Record<string, unknown>>, columns: readonly LedgerChainColumn[] = LEDGER_CHAIN_COLUMNS): string {
   return ledgerChainEncodingOfValues(
     previousHash,
-    LEDGER_CHAIN_COLUMNS.map((column) => row[column.name]),
+    columns.map((column) => row[column.name]),
+    columns,
   );
 }
 
-export function ledgerRowHash(previousHash: string, row: Readonly<Record<string, unknown>>): string {
-  return hash("sha256", ledgerChainEncoding(previousHash, row), "hex");
+/** `columns`: the chain's columns (a migration passes those of its own time). */
+export function ledgerRowHash(previousHash: string, row: Readonly<Record<string, unknown>>, columns: readonly LedgerChainColumn[] = LEDGER_CHAIN_COLUMNS): string {
+  return hash("sha256", ledgerChainEncoding(previousHash, row, columns), "hex");
 }
 
 /**
- * The same hash from the row's values in LEDGER_CHAIN_COLUMNS order, as the SQLite trigger passes them
- * and as SQLite settlement binds them (a null or absent previous hash is the genesis). Settlement calls
- * this once per request, so it builds no object per row (bench/results/history/2026-11-24T1920-settlement-on-sqlite.md).
+ * The same hash from the row's values in `columns` order, as the SQLite trigger passes them and as
+ * SQLite settlement binds them (a null or absent previous hash is the genesis). Settlement calls this
+ * once per request, so it builds no object per row (bench/results/history/2026-11-24T1920-settlement-on-sqlite.md).
  */
-export function ledgerRowHashFromValues(previousHash: unknown, values: readonly unknown[]): string {
-  return hash("sha256", ledgerChainEncodingOfValues(typeof previousHash === "string" ? previousHash : LEDGER_GENESIS_HASH, values), "hex");
+export function ledgerRowHashFromValues(previousHash: unknown, values: readonly unknown[], columns: readonly LedgerChainColumn[] = LEDGER_CHAIN_COLUMNS): string {
+  return hash("sha256", ledgerChainEncodingOfValues(typeof previousHash === "string" ? previousHash : LEDGER_GENESIS_HASH, values, columns), "hex");
 }
 
-function ledgerChainEncodingOfValues(previousHash: string, values: readonly unknown[]): string {
+function ledgerChainEncodingOfValues(previousHash: string, values: readonly unknown[], columns: readonly LedgerChainColumn[]): string {
+  const names = prefixes(columns);
   let text = `${LEDGER_ENCODING_TAG}\n${previousHash}\n`;
-  for (let i = 0; i < COLUMN_PREFIXES.length; i++) {
-    const value = encodedValue(LEDGER_CHAIN_COLUMNS[i]!.type, values[i]);
+  for (let i = 0; i < names.length; i++) {
+    const value = encodedValue(columns[i]!.type, values[i]);
     if (value === null) continue;
     // A decimal integer is ASCII: its length is its byte length.
     const bytes = typeof values[i] === "bigint" ? value.length : Buffer.byteLength(value, "utf8");
-    text += `${COLUMN_PREFIXES[i]}${bytes}:${value}\n`;
+    text += `${names[i]}${bytes}:${value}\n`;
   }
   return text;
 }

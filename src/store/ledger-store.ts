@@ -4,13 +4,20 @@
 import { sql, type Kysely, type RawBuilder, type Selectable, type Transaction } from "kysely";
 import { GatewayError } from "../errors/catalogue.js";
 import { dbErrorKind, dbErrorMessage } from "./db-errors.js";
-import { LEDGER_RETENTION_MS } from "./migrations/0001-initial.js";
+import { LEDGER_CHAIN_COLUMNS, type LedgerChainColumn } from "./ledger-chain.js";
 import { transact } from "./transact.js";
 import { verifyLedger, type LedgerVerifyOptions, type LedgerVerifyResult } from "./ledger-verify.js";
 import type { Database, LedgerTable } from "./tables.js";
 
+/** How long a ledger row is kept: migration 0001's triggers refuse deleting a younger one (its literal is frozen there). */
+const LEDGER_RETENTION_MS = 365 * 86_400_000;
+
 export class LedgerStore {
-  constructor(private readonly db: Kysely<Database>) {}
+  constructor(
+    private readonly db: Kysely<Database>,
+    /** The chain's columns (ledgerChainColumns of the database's dimension set). */
+    private readonly chained: readonly LedgerChainColumn[] = LEDGER_CHAIN_COLUMNS,
+  ) {}
 
   /**
    * Deletes rows older than N days; N below 365 is refused before touching the database. Per account
@@ -35,7 +42,7 @@ export class LedgerStore {
 
   /** Walks every account's hash chain; `broken` names the first broken link, null when intact. */
   verify(options: LedgerVerifyOptions = {}): Promise<LedgerVerifyResult> {
-    return verifyLedger(this.db, options);
+    return verifyLedger(this.db, options, this.chained);
   }
 
   /** Deletes one row by id: the route-level delete, refused by the database within 365 days. */

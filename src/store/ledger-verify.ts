@@ -3,7 +3,7 @@
 // and row id; never the ledger itself. Then each account's stored head must equal its last row's
 // hash, which is what reveals rows deleted from the end of a chain.
 import { sql, type Kysely } from "kysely";
-import { LEDGER_CHAIN_COLUMNS, LEDGER_GENESIS_HASH, ledgerRowHash } from "./ledger-chain.js";
+import { LEDGER_CHAIN_COLUMNS, LEDGER_GENESIS_HASH, ledgerRowHash, type LedgerChainColumn } from "./ledger-chain.js";
 import type { Database } from "./tables.js";
 
 export interface LedgerBrokenLink {
@@ -43,11 +43,16 @@ interface ChainState {
 
 type ChainRow = Record<string, unknown> & { id: bigint; account_id: string; hash: string | null };
 
-export async function verifyLedger(db: Kysely<Database>, options: LedgerVerifyOptions = {}): Promise<LedgerVerifyResult> {
+/** `chained`: the chain's columns (ledgerChainColumns of the database's dimension set). */
+export async function verifyLedger(
+  db: Kysely<Database>,
+  options: LedgerVerifyOptions = {},
+  chained: readonly LedgerChainColumn[] = LEDGER_CHAIN_COLUMNS,
+): Promise<LedgerVerifyResult> {
   const pageRows = options.pageRows ?? 2000;
   const chains = new Map<string, ChainState>();
   const onlyAccount = options.accountId === undefined ? sql`` : sql`and account_id = ${options.accountId}`;
-  const columns = sql.join(LEDGER_CHAIN_COLUMNS.map((c) => sql.ref(c.name)));
+  const columns = sql.join(chained.map((c) => sql.ref(c.name)));
   const last = await sql<{ id: bigint | null }>`select max(id) as id from ledger where 1 = 1 ${onlyAccount}`.execute(db);
   const lastId = BigInt(last.rows[0]?.id ?? 0n);
   let rows = 0;
@@ -59,7 +64,7 @@ export async function verifyLedger(db: Kysely<Database>, options: LedgerVerifyOp
     await loadAnchors(db, chains, page);
     for (const row of page) {
       const chain = chains.get(row.account_id)!;
-      const expected = ledgerRowHash(chain.hash, row);
+      const expected = ledgerRowHash(chain.hash, row, chained);
       rows++;
       if (row.hash !== expected) {
         return { accounts: chains.size, rows, broken: { rowId: row.id, accountId: row.account_id, where: "row", expected, found: row.hash } };

@@ -1,6 +1,8 @@
 // Migrations run at start and with `gateway migrate`. Kysely's migrator takes a lock, so several
 // gateway processes starting together against one PostgreSQL apply each migration once.
 // On PostgreSQL the billing functions (gw-batch-function.ts) are then created afresh from their one definition.
+// The numbered migrations are frozen: they import nothing that changes with the code (their column lists
+// are literals), only builders that take those lists as parameters (dimension-sql.ts, ledger-chain-sql.ts).
 import { Migrator, sql, type Kysely, type Migration } from "kysely";
 import type { DatabaseHandle } from "./database.js";
 import * as initial from "./migrations/0001-initial.js";
@@ -23,8 +25,10 @@ import * as usageRollup from "./migrations/0017-usage-rollup.js";
 import * as fewerWriteIndexes from "./migrations/0018-fewer-write-indexes.js";
 import * as ledgerAccountTime from "./migrations/0019-ledger-account-time.js";
 import * as ledgerChainLookups from "./migrations/0020-ledger-chain-lookups.js";
+import * as namedBillingOperations from "./migrations/0021-named-billing-operations.js";
 import * as attemptThrottle from "./migrations/0022-attempt-throttle.js";
-import { BILLING_FUNCTIONS } from "./migrations/gw-batch-function.js";
+import { DIMENSION_SET, type DimensionSet } from "../core/dimensions.js";
+import { billingFunctions as currentBillingFunctions } from "./gw-batch-function.js";
 
 type MigrationModule = { up(db: Kysely<unknown>, dialect: DatabaseHandle["dialect"]): Promise<void> };
 
@@ -49,6 +53,7 @@ const MIGRATIONS: Record<string, MigrationModule> = {
   "0018-fewer-write-indexes": fewerWriteIndexes,
   "0019-ledger-account-time": ledgerAccountTime,
   "0020-ledger-chain-lookups": ledgerChainLookups,
+  "0021-named-billing-operations": namedBillingOperations,
   "0022-attempt-throttle": attemptThrottle,
 };
 
@@ -86,14 +91,14 @@ async function migrateOnce(handle: DatabaseHandle, upTo: string | undefined): Pr
   // The billing functions follow the code, not a migration (ADR 0009): their current definitions are
   // created on every run up to the latest schema (a run stopped at `upTo` leaves an older schema the
   // current texts may not fit).
-  if (handle.dialect === "postgres" && upTo === undefined) await createBillingFunctions(handle.db);
+  if (handle.dialect === "postgres" && upTo === undefined) await createBillingFunctions(handle.db, handle.dimensions);
   return { applied: results.filter((r) => r.status === "Success").map((r) => r.migrationName) };
 }
 
-/** CREATE OR REPLACE of every billing function, in one transaction under an advisory lock. */
-export async function createBillingFunctions(db: DatabaseHandle["db"]): Promise<void> {
+/** CREATE OR REPLACE of every billing function (for a dimension set), in one transaction under an advisory lock. */
+export async function createBillingFunctions(db: DatabaseHandle["db"], dimensions: DimensionSet = DIMENSION_SET): Promise<void> {
   await db.transaction().execute(async (trx) => {
     await sql`select pg_advisory_xact_lock(${sql.lit(BILLING_FUNCTIONS_LOCK.toString())}::bigint)`.execute(trx);
-    for (const statement of BILLING_FUNCTIONS) await sql.raw(statement).execute(trx);
+    for (const statement of currentBillingFunctions(dimensions)) await sql.raw(statement).execute(trx);
   });
 }

@@ -12,8 +12,9 @@ import { CSV_PAGE_ROWS } from "../../src/dashboard/ledger-csv.js";
 import { ledgerPageQuery, usageAcrossAccountsQuery, usageSummaryQuery } from "../../src/admin/usage-queries.js";
 import type { Store } from "../../src/store/index.js";
 import { pruneQueries } from "../../src/store/ledger-store.js";
-import { rollupOfLedgerSql } from "../../src/store/migrations/0017-usage-rollup.js";
-import { nextChainRowSql, previousChainRowSql } from "../../src/store/migrations/ledger-chain-triggers.js";
+import { SUMMED_COLUMNS } from "../../src/billing/usage-report.js";
+import { rollupOfLedgerSql } from "../../src/store/dimension-sql.js";
+import { nextChainRowSql, previousChainRowSql } from "../../src/store/ledger-chain-sql.js";
 import { DATABASE_KINDS } from "../support/databases.js";
 import { useBillingStore } from "./support.js";
 
@@ -59,8 +60,8 @@ for (const kind of DATABASE_KINDS) {
       expect(await store.ledger.verify()).toEqual({ accounts: 21, rows: ROWS + 21, broken: null });
       // Both ways round: a group missing from either side, or summed differently, is a row of one EXCEPT.
       for (const [a, b] of [
-        [rollupOfLedgerSql(), "select * from usage_hourly"],
-        ["select * from usage_hourly", rollupOfLedgerSql()],
+        [rollupOfLedgerSql(SUMMED_COLUMNS), "select * from usage_hourly"],
+        ["select * from usage_hourly", rollupOfLedgerSql(SUMMED_COLUMNS)],
       ]) {
         const { rows } = await sql.raw(`select count(*) as n from (${a} except ${b}) d`).execute(store.db);
         expect(Number((rows[0] as { n: unknown }).n)).toBe(0);

@@ -73,4 +73,27 @@ describe.runIf(DATABASE_KINDS.includes("postgres"))("gw_batch on PostgreSQL", ()
     const { rows } = await sql<{ args: string }>`select pg_get_function_identity_arguments(oid) as args from pg_proc where proname = 'gw_put_account'`.execute(store.db);
     expect(rows.map((row) => row.args)).toEqual(["p_id text, p_balance bigint, p_held bigint, p_held_tokens bigint, p_spent bigint, p_head text"]);
   });
+
+  it("refuses an operation with positional arguments, as a process of the version before migration 0021 sends it", async () => {
+    const positional = JSON.stringify([{ k: "release", a: ["hold_none", null] }]);
+    await expect(sql`select gw_batch(${positional}::jsonb)`.execute(store.db)).rejects.toThrow(/positional arguments: this gateway process predates migration 0021/);
+  });
+
+  it("migration 0021 drops the positional gw_batch; the run that applies it creates the named one", async () => {
+    const older = await createTestDatabase("postgres");
+    const upgraded = await openStore({ databaseUrl: older.databaseUrl, sqlitePath: older.sqlitePath, secret: "test-secret-0123456789", migrate: false });
+    const definition = async () => (await sql<{ def: string | null }>`select pg_get_functiondef(to_regprocedure('gw_batch(jsonb)')) as def`.execute(upgraded.db)).rows[0]!.def;
+    try {
+      // A run stopped early creates no billing function: the positional gw_batch of migration 0002 is there.
+      await migrate(upgraded.handle, "0020-ledger-chain-lookups");
+      expect(await definition()).toContain("a->>");
+      await migrate(upgraded.handle, "0021-named-billing-operations");
+      expect(await definition()).toBeNull();
+      await migrate(upgraded.handle);
+      expect(await definition()).toContain("r := op->'row'");
+    } finally {
+      await upgraded.close();
+      await older.drop();
+    }
+  });
 });

@@ -6,6 +6,7 @@ import { newId } from "../../src/core/ids.js";
 import type { Nano } from "../../src/core/money.js";
 import type { Usage } from "../../src/core/usage.js";
 import type { AdmissionRequest } from "../../src/billing/types.js";
+import { ROLLUP_GROUP_COLUMNS } from "../../src/store/dimension-sql.js";
 import { openStore, type Store } from "../../src/store/index.js";
 import { createTestDatabase, type TestDatabase } from "../support/databases.js";
 
@@ -106,6 +107,16 @@ export async function makeAccount(store: Store, options: { balance?: Nano; month
 export async function makeKey(store: Store, accountId: string, caps: { budgetCap?: Nano | null; tokenCap?: number | null } = {}): Promise<string> {
   const { key } = await store.keys.create({ accountId, ...caps });
   return key.id;
+}
+
+/** The columns usage_hourly sums, as the database has them (its columns but the group and the request count), sorted. */
+export async function rollupSummedColumns(store: Store): Promise<string[]> {
+  const table = (await store.db.introspection.getTables()).find((t) => t.name === "usage_hourly");
+  const group = new Set<string>([...ROLLUP_GROUP_COLUMNS, "requests"]);
+  return (table?.columns ?? [])
+    .map((c) => c.name)
+    .filter((name) => !group.has(name))
+    .sort();
 }
 
 export class Clock {

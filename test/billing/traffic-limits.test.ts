@@ -6,16 +6,8 @@ import { sql } from "kysely";
 import { describe, expect, it } from "vitest";
 import type { StoreBilling } from "../../src/billing/billing-store.js";
 import { SqliteWriter, type SqlExec } from "../../src/store/sqlite-writer.js";
-import {
-  applicableLimits,
-  currentWindow,
-  limitsArgument,
-  NO_TIER_LIMITS,
-  subjectLimitsFromInput,
-  WINDOW_MS,
-  type SubjectLimitsInput,
-  type TrafficLimit,
-} from "../../src/core/traffic-limits.js";
+import { applicableLimits, currentWindow, NO_TIER_LIMITS, subjectLimitsFromInput, WINDOW_MS, type SubjectLimitsInput, type TrafficLimit } from "../../src/core/traffic-limits.js";
+import { limitsField } from "../../src/billing/admission-postgres.js";
 import { trafficWindows } from "../../src/billing/traffic-windows-sqlite.js";
 import type { Hold } from "../../src/billing/types.js";
 import { GatewayError } from "../../src/errors/catalogue.js";
@@ -347,6 +339,12 @@ describe("traffic windows of a SQLite write transaction", () => {
 
 // PostgreSQL keeps each scope's counters in gw_batch's variables for the whole call and writes them at
 // its end (traffic-functions.ts): an operation that raises after others counted must leave no count.
+/** An admission of 10 nano-USD and 20 tokens as gw_batch reads it (gw-batch-function.ts). */
+function admitOperation(accountId: string, keyId: string, holdId: string, now: number, limits: readonly TrafficLimit[]) {
+  const fields = { account: accountId, key: keyId, request: `req_${holdId}`, hold: holdId, amount: "10", tokens: "20", month: "2026-11" };
+  return { k: "admit", ...fields, now: String(now), expires: String(now + 60_000), periods: { day: "0", week: "0", month: "0" }, limits: limitsField(limits) };
+}
+
 describe("traffic windows of a PostgreSQL gw_batch call", () => {
   const clock = new Clock(Date.UTC(2026, 10, 24, 12, 0, 0));
   let store: Store;
@@ -361,13 +359,9 @@ describe("traffic windows of a PostgreSQL gw_batch call", () => {
     const before = await windows(store);
     expect(before.map(countsOf)).toEqual([{ windowStart: clock.now(), requests: 1, tokens: 20, inFlight: 1 }]);
 
-    const now = String(clock.now());
-    const admit = (holdId: string) => ({
-      k: "admit",
-      a: [accountId, keyId, `req_${holdId}`, holdId, "10", "20", "2026-11", now, String(clock.now() + 60_000), "0", "0", "0", limitsArgument(limits)],
-    });
+    const admit = (holdId: string) => admitOperation(accountId, keyId, holdId, clock.now(), limits);
     // Counts an admission, ends the first hold, then admits a hold whose id is taken: the call raises.
-    const ops = [admit("hold_counted"), { k: "release", a: [held.id, null] }, admit("hold_counted")];
+    const ops = [admit("hold_counted"), { k: "release", hold: held.id, expired_before: null }, admit("hold_counted")];
     const outcome = await sql`select gw_batch(${JSON.stringify(ops)}::jsonb)`.execute(store.db).then(
       () => "committed",
       (error: unknown) => String(error),
@@ -384,10 +378,7 @@ describe("traffic windows of a PostgreSQL gw_batch call", () => {
     const keyId = await makeKey(store, accountId);
     const limits = keyLimits(accountId, keyId, { requests_per_minute: 3 }, { concurrent_requests: 5 });
     const now = clock.now();
-    const admit = (holdId: string) => ({
-      k: "admit",
-      a: [accountId, keyId, `req_${holdId}`, holdId, "10", "20", "2026-11", String(now), String(now + 60_000), "0", "0", "0", limitsArgument(limits)],
-    });
+    const admit = (holdId: string) => admitOperation(accountId, keyId, holdId, now, limits);
     const { rows } = await sql<{
       answers: { outcome: string; windows: unknown }[];
     }>`select gw_batch(${JSON.stringify([admit("hold_a"), admit("hold_b")])}::jsonb) as answers`.execute(store.db);

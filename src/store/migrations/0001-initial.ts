@@ -1,12 +1,17 @@
 // The whole schema of the contract (docs/api-contract.md) in one migration, written once for both databases. The database
 // itself enforces ranges, enums, non-negative counters, uniqueness and ledger immutability.
 import { sql, type ColumnDefinitionBuilder, type Kysely } from "kysely";
-import { MAX_BALANCE, MAX_TOTAL_SPENT } from "../../core/money.js";
 import type { Dialect } from "../dialect.js";
 
 type Db = Kysely<unknown>;
 const DAY_MS = 86_400_000;
+// Written into the schema's CHECKs and triggers, so frozen here (a migration never changes): the code's
+// copies are MAX_BALANCE and MAX_TOTAL_SPENT (core/money.ts) and LEDGER_RETENTION_MS (ledger-store.ts).
 export const LEDGER_RETENTION_MS = 365 * DAY_MS;
+/** 1,000,000.00 USD in nano-USD. */
+export const MAX_BALANCE = 1_000_000_000_000_000n;
+/** 999,999,999.99 USD in nano-USD. */
+export const MAX_TOTAL_SPENT = 999_999_999_990_000_000n;
 
 const nonNegative = (column: string) => (c: ColumnDefinitionBuilder) =>
   c

@@ -5,7 +5,7 @@
 // connection has recursive_triggers on, so ledger_retention never saw it. A BEFORE INSERT trigger
 // now refuses any row whose id or request_id already exists, whatever the conflict clause. This
 // also turns `ON CONFLICT (request_id) DO NOTHING` into that refusal: settlement-sqlite.ts reads
-// the refusal as the replay it is (LEDGER_ROW_EXISTS below names the message it matches).
+// the refusal as the replay it is (by this message: LEDGER_ROW_EXISTS in db-errors.ts is its copy).
 // Cost: two index probes per ledger insert, on pages the UNIQUE check has just read (measured
 // with bench/billing-pair.ts, see docs/storage.md (the ledger is append-only)).
 //

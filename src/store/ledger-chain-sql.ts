@@ -1,10 +1,11 @@
 // The database side of the ledger's hash chain (src/store/ledger-chain.ts; ADR 0011), defined once
-// and generated from LEDGER_CHAIN_COLUMNS. Migration 0010 creates it; a later migration that adds a
-// chained column appends it to that list and calls applyLedgerChainTriggers again.
+// and generated from a list of chained columns that the calling migration passes. Migration 0010
+// creates it; a later migration that adds a chained column calls applyLedgerChainTriggers again with
+// its own list, the previous one and the column appended.
 //
 // Both databases keep the head of each account's chain on its accounts row (ledger_head; null: the
 // genesis value) and compute a row's hash inside the INSERT, so every path that appends a ledger row
-// (settlement, gw_batch, gw_settle, credits, debits, the opening balance) is chained without knowing
+// (settlement, gw_batch, credits, debits, the opening balance, hand-written SQL) is chained without knowing
 // it, and the head is read and written under the lock that already serializes writes to the account:
 //   SQLite: an AFTER INSERT trigger (a BEFORE trigger cannot set NEW) sets the new row's hash through
 //     the registered function gw_ledger_hash and moves the head; the whole statement runs under the
@@ -31,16 +32,20 @@
 //     per row cost ~540 µs per settlement, a per-statement trigger ~450 µs, this ~0 on top of the row
 //     trigger.
 import { sql, type Kysely } from "kysely";
-import type { Dialect } from "../dialect.js";
-import { LEDGER_CHAIN_COLUMNS, LEDGER_ENCODING_TAG, LEDGER_GENESIS_HASH, SQLITE_LEDGER_HASH_FUNCTION } from "../ledger-chain.js";
+import type { Dialect } from "./dialect.js";
+import { LEDGER_ENCODING_TAG, LEDGER_GENESIS_HASH, SQLITE_LEDGER_HASH_FUNCTION, type LedgerChainColumn } from "./ledger-chain.js";
 
 const GENESIS = `'${LEDGER_GENESIS_HASH}'`;
 const MAX_BIGINT = "9223372036854775807";
 
-type ChainColumns = typeof LEDGER_CHAIN_COLUMNS;
+type ChainColumns = readonly LedgerChainColumn[];
 
-/** `columns`: those the ledger has at the calling migration (a later one adds the rest and applies them again). */
-export async function applyLedgerChainTriggers(db: Kysely<unknown>, dialect: Dialect, columns: ChainColumns = LEDGER_CHAIN_COLUMNS): Promise<void> {
+/**
+ * `columns`: the chain's columns as the calling migration knows them, in encoding order (a literal of
+ * that migration, so that its SQL never changes; a later migration that adds a column applies them
+ * again with it appended).
+ */
+export async function applyLedgerChainTriggers(db: Kysely<unknown>, dialect: Dialect, columns: ChainColumns): Promise<void> {
   const statements = dialect === "sqlite" ? sqliteStatements(columns) : postgresStatements(columns);
   for (const statement of statements) await sql.raw(statement).execute(db);
 }

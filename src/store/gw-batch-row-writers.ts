@@ -7,7 +7,7 @@
 
 // p_head: the hash of the account's last ledger row of the call (null: none), written here so that the
 // deferred ledger_chain_head trigger finds the head already set and does not update the account row a
-// second time (ledger-chain-triggers.ts).
+// second time (ledger-chain-sql.ts).
 const GW_PUT_ACCOUNT = `
 create or replace function gw_put_account(p_id text, p_balance bigint, p_held bigint, p_held_tokens bigint, p_spent bigint, p_head text)
 returns void language plpgsql as $$ begin

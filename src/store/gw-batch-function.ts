@@ -5,53 +5,52 @@
 // Whatever they reference must exist by the time they are called, not when they are created
 // (PL/pgSQL resolves tables and columns at run time).
 //
-// Settle arguments, in order: hold, account, key, request, cost, tokens, now, month, model, provider,
-// route, input, cached, output and reasoning tokens, estimated, deployment (null: not a routing group),
-// then the values of LEDGER_DIMENSION_COLUMNS (src/core/dimensions.ts) in that order, then the
-// upstream attempts (migration 0011; null: not counted), then the start of the current day, ISO week
-// and month (the key's periodic budget, migration 0013).
-// Admit arguments: account, key, request, hold, amount, tokens, month, now, expires at, then the start
-// of the current day, ISO week and month.
+// p_ops is a JSON array of operations, each an object of named fields (migration 0021; before it,
+// positional arguments). Amounts, token counts and times are decimal text, so that no bigint passes
+// through a float; null where a field has no value. The batcher's callers build them
+// (admission-postgres.ts, settlement-postgres.ts, holds.ts):
+//   admit:   k, account, key, request, hold, amount, tokens, month, now, expires, periods, limits
+//   settle:  k, hold, account, key, request, cost, tokens, now, month, periods, row
+//   release: k, hold, expired_before (null: release it whatever its expiry)
+// periods: the start of the current day, ISO week and month ({day, week, month}: the key's periodic
+// budget, migration 0013). row: the ledger row's own values by column name (model, provider, route,
+// the four token counts, estimated, deployment (null: not a routing group), attempts (null: not
+// counted) and each column of the dimension set's ledgerColumns that is not 0 (absent: 0, the column's
+// default): the INSERT is generated from the set, so a dimension added to the list reaches the ledger
+// without an edit here.
 // A refused admission by a money or token limit answers, besides the outcome, "headroom": what every
 // limit still allows (src/billing/admission.ts, Headroom), or null when the account or the key turned
 // clamping off (clamp_output, migration 0009).
-// Admit's argument 12 (counting from 0) is the traffic limits that apply (traffic-limits.ts, limitsArgument; null: none):
-// a refusal by one answers outcome "traffic_limited" with the verdict of trafficAdmit (traffic-functions.ts),
-// an admission answers the counted windows ("windows") for the response headers. The traffic windows
+// limits: the traffic limits that apply, JSON text of [{scope, rpm, tpm, concurrency}] (absent: none;
+// text, so that an admission with the previous admission's limits compares text and parses nothing).
+// A refusal by one answers outcome "traffic_limited" with the verdict of trafficAdmit
+// (traffic-functions.ts), an admission the counted windows ("windows") for the response headers. The traffic windows
 // are read once per call and written once at its end (traffic-functions.ts).
-import { LEDGER_DIMENSION_COLUMNS } from "../../core/dimensions.js";
-import { ALREADY_SETTLED_SQLSTATE } from "./0002-billing-functions.js";
+import { DIMENSION_SET, type DimensionSet } from "../core/dimensions.js";
 import { DROP_OLD_ROW_WRITERS, ROW_WRITERS } from "./gw-batch-row-writers.js";
 import { DROP_OLD_TRAFFIC_FUNCTIONS, TRAFFIC_DECLARATIONS, TRAFFIC_WRITE, trafficAdmit, trafficEnd } from "./traffic-functions.js";
 
-/** The index of the first dimension column's value among the settle arguments. */
-const FIRST_DIMENSION_ARG = 17;
-const DIMENSION_COLUMNS_SQL = LEDGER_DIMENSION_COLUMNS.join(", ");
-const DIMENSION_VALUES_SQL = LEDGER_DIMENSION_COLUMNS.map((_, i) => `(a->>${FIRST_DIMENSION_ARG + i})::bigint`).join(", ");
-/** The settle argument after the dimension values: the request's upstream attempts (null: not counted). */
-const ATTEMPTS_ARG = FIRST_DIMENSION_ARG + LEDGER_DIMENSION_COLUMNS.length;
-/** The settle argument of the current day's start; the week's and the month's follow. */
-const SETTLE_PERIODS_ARG = ATTEMPTS_ARG + 1;
-/** The admit argument of the current day's start; the week's and the month's follow. */
-const ADMIT_PERIODS_ARG = 9;
-/** The admit argument of the rate limits that apply (JSON, traffic-limits.ts limitsArgument); null: none. */
-const ADMIT_LIMITS_ARG = ADMIT_PERIODS_ARG + 3;
+/** SQLSTATE of a settlement replay that had to undo its own hold deletion (settlement-postgres.ts reads it as the replay it is). */
+export const ALREADY_SETTLED_SQLSTATE = "GW409";
 
-// p_ops: a JSON array of {"k": "admit" | "settle" | "release", "a": [the operation's arguments, in
-// the order the batcher's callers send them (admission-postgres.ts, settlement-postgres.ts, holds.ts),
-// as strings or null]}; answers: a JSON array, one object per operation.
+// Answers: a JSON array, one object per operation.
 // enable_seqscan off: PL/pgSQL keeps each statement's plan for the session, planned with the
 // statistics of that moment. Statistics taken while holds (or traffic_windows) was empty made the
 // hold's delete a sequential scan, which then read every live and dead hold on every settlement for the
 // connection's life (test/billing/postgres-gw-batch.test.ts). Every statement here, and in the
 // helpers and ledger triggers it calls, is meant to find its rows by index. Measured with
 // bench/gw-batch-ab.ts: +0.6% per operation at 2 and at 10 operations a call (noise).
-export const GW_BATCH = `
+export function gwBatchSql(dimensions: DimensionSet): string {
+  const dimensionColumns = dimensions.ledgerColumns.join(", ");
+  // A dimension column absent from the row is 0, its default: the caller leaves out the zeros (most of a row's).
+  const dimensionValues = dimensions.ledgerColumns.map((column) => `coalesce((r->>'${column}')::bigint, 0)`).join(", ");
+  return `
 create or replace function gw_batch(p_ops jsonb) returns jsonb
 language plpgsql set enable_seqscan = off as $$
 declare
   op jsonb;
-  a jsonb;
+  -- a settle operation's ledger row
+  r jsonb;
   v_kind text;
   -- one answer per operation: appending to an array is amortised O(1), to a jsonb array O(n) (copied)
   answers jsonb[] := '{}';
@@ -119,23 +118,25 @@ declare
   -- the traffic windows of this call (traffic-functions.ts)${TRAFFIC_DECLARATIONS}
 begin
   for op in select e.value from jsonb_array_elements(p_ops) with ordinality as e(value, n) order by e.n loop
-    a := op->'a';
     v_kind := op->>'k';
+    if op ? 'a' then
+      raise exception 'billing operation with positional arguments: this gateway process predates migration 0021';
+    end if;
     h_amount := 0;
     h_tokens := 0;
     h_traffic := null;
     v_released := false;
     if v_kind = 'admit' then
-      o_account := a->>0;
-      o_key := a->>1;
+      o_account := op->>'account';
+      o_key := op->>'key';
     elsif v_kind = 'settle' then
-      delete from holds where id = a->>0 returning amount_nano, tokens, traffic into h_amount, h_tokens, h_traffic;
+      delete from holds where id = op->>'hold' returning amount_nano, tokens, traffic into h_amount, h_tokens, h_traffic;
       v_released := found;
       if not v_released then h_amount := 0; h_tokens := 0; end if;
-      o_account := a->>1;
-      o_key := a->>2;
+      o_account := op->>'account';
+      o_key := op->>'key';
     elsif v_kind = 'release' then
-      delete from holds where id = a->>0 and (a->>1 is null or expires_at <= (a->>1)::bigint)
+      delete from holds where id = op->>'hold' and (op->>'expired_before' is null or expires_at <= (op->>'expired_before')::bigint)
         returning account_id, key_id, amount_nano, tokens, traffic into o_account, o_key, h_amount, h_tokens, h_traffic;
       if not found then
         answers := answers || jsonb_build_object('released', false);
@@ -168,9 +169,9 @@ begin
       d_cost := 0; d_tokens := 0; d_requests := 0;
     end if;
     -- Another month (a batch across midnight UTC on the 1st): write back the previous month's sums.
-    if v_kind <> 'release' and mon is distinct from a->>(case when v_kind = 'admit' then 6 else 7 end) then
+    if v_kind <> 'release' and mon is distinct from op->>'month' then
       if d_requests > 0 then perform gw_add_month(acc, mon, d_cost, d_tokens, d_requests); end if;
-      mon := a->>(case when v_kind = 'admit' then 6 else 7 end);
+      mon := op->>'month';
       m_loaded := false;
       d_cost := 0; d_tokens := 0; d_requests := 0;
     end if;
@@ -191,8 +192,8 @@ begin
     end if;
 
     if v_kind = 'admit' then
-      v_amount := (a->>4)::bigint;
-      v_tokens := (a->>5)::bigint;
+      v_amount := (op->>'amount')::bigint;
+      v_tokens := (op->>'tokens')::bigint;
       if not acc_found then
         answers := answers || jsonb_build_object('outcome', 'no_account', 'detail', null);
         continue;
@@ -219,7 +220,7 @@ begin
       -- The key's periodic counters count only within the current period.
       p_spent := 0; p_tokens := 0;
       if k_found and k_period is not null then
-        v_pstart := (a->>(${ADMIT_PERIODS_ARG} + case k_period when 'day' then 0 when 'week' then 1 else 2 end))::bigint;
+        v_pstart := (op->'periods'->>k_period)::bigint;
         if k_pstarted >= v_pstart then p_spent := k_pspent; p_tokens := k_ptokens; end if;
       end if;
       if v_refusal is null then
@@ -261,8 +262,8 @@ begin
       -- The traffic limits, after the money checks (admission.ts), judged and counted under the account's lock.
       v_traffic := null;
       v_verdict := null;
-      if a->>${ADMIT_LIMITS_ARG} is not null then
-${trafficAdmit(`a->>${ADMIT_LIMITS_ARG}`, "(a->>7)::bigint", "v_tokens")}
+      if op->>'limits' is not null then
+${trafficAdmit("op->>'limits'", "(op->>'now')::bigint", "v_tokens")}
         if v_verdict ? 'refused' then
           answers := answers || jsonb_build_object('outcome', 'traffic_limited', 'traffic', v_verdict);
           continue;
@@ -270,7 +271,7 @@ ${trafficAdmit(`a->>${ADMIT_LIMITS_ARG}`, "(a->>7)::bigint", "v_tokens")}
         v_traffic := v_verdict->>'record';
       end if;
       insert into holds (id, account_id, key_id, request_id, amount_nano, tokens, created_at, expires_at, traffic)
-        values (a->>3, acc, kid, a->>2, v_amount, v_tokens, (a->>7)::bigint, (a->>8)::bigint, v_traffic);
+        values (op->>'hold', acc, kid, op->>'request', v_amount, v_tokens, (op->>'now')::bigint, (op->>'expires')::bigint, v_traffic);
       a_held := a_held + v_amount;
       a_held_tokens := a_held_tokens + v_tokens;
       k_held := k_held + v_amount;
@@ -281,22 +282,24 @@ ${trafficAdmit(`a->>${ADMIT_LIMITS_ARG}`, "(a->>7)::bigint", "v_tokens")}
 
     elsif v_kind = 'settle' then
       if not acc_found then raise exception 'account % does not exist', acc; end if;
-      v_cost := (a->>4)::bigint;
-      v_tokens := (a->>5)::bigint;
+      v_cost := (op->>'cost')::bigint;
+      v_tokens := (op->>'tokens')::bigint;
       v_collected := least(a_balance, v_cost);
+      r := op->'row';
       insert into ledger (created_at, account_id, key_id, request_id, kind, model, provider, route,
           input_tokens, cached_tokens, output_tokens, reasoning_tokens, cost_nano, estimated, note, deployment,
-          ${DIMENSION_COLUMNS_SQL}, attempts)
-        values ((a->>6)::bigint, acc, o_key, a->>3, 'usage', a->>8, a->>9, a->>10,
-          (a->>11)::bigint, (a->>12)::bigint, (a->>13)::bigint, (a->>14)::bigint, v_cost, (a->>15)::bigint,
-          case when v_cost > v_collected then 'shortfall_nano=' || (v_cost - v_collected)::text end, a->>16,
-          ${DIMENSION_VALUES_SQL}, (a->>${ATTEMPTS_ARG})::bigint)
+          ${dimensionColumns}, attempts)
+        values ((op->>'now')::bigint, acc, o_key, op->>'request', 'usage', r->>'model', r->>'provider', r->>'route',
+          (r->>'input_tokens')::bigint, (r->>'cached_tokens')::bigint, (r->>'output_tokens')::bigint, (r->>'reasoning_tokens')::bigint,
+          v_cost, (r->>'estimated')::bigint,
+          case when v_cost > v_collected then 'shortfall_nano=' || (v_cost - v_collected)::text end, r->>'deployment',
+          ${dimensionValues}, (r->>'attempts')::bigint)
         on conflict (request_id) do nothing
         returning id, hash into ledger_id, v_hash;
       if ledger_id is null then
-        if v_released then raise exception 'request % already settled', a->>3 using errcode = '${ALREADY_SETTLED_SQLSTATE}'; end if;
+        if v_released then raise exception 'request % already settled', op->>'request' using errcode = '${ALREADY_SETTLED_SQLSTATE}'; end if;
         answers := answers || jsonb_build_object('recorded', false,
-          'cost', (select l.cost_nano::text from ledger l where l.request_id = a->>3));
+          'cost', (select l.cost_nano::text from ledger l where l.request_id = op->>'request'));
         continue;
       end if;
       a_balance := a_balance - v_collected;
@@ -310,13 +313,13 @@ ${trafficAdmit(`a->>${ADMIT_LIMITS_ARG}`, "(a->>7)::bigint", "v_tokens")}
         k_tokens_used := k_tokens_used + v_tokens;
         k_held := k_held - h_amount;
         k_held_tokens := k_held_tokens - h_tokens;
-        k_last_used := (a->>6)::bigint;
+        k_last_used := (op->>'now')::bigint;
         if k_status = 'enabled' and ((k_budget is not null and k_spent >= k_budget) or (k_token_cap is not null and k_tokens_used >= k_token_cap)) then
           k_status := 'exhausted';
         end if;
         k_dirty := true;
         if k_period is not null then
-          v_pstart := (a->>(${SETTLE_PERIODS_ARG} + case k_period when 'day' then 0 when 'week' then 1 else 2 end))::bigint;
+          v_pstart := (op->'periods'->>k_period)::bigint;
           if k_pstarted >= v_pstart then
             k_pspent := k_pspent + v_cost;
             k_ptokens := k_ptokens + v_tokens;
@@ -357,6 +360,22 @@ ${trafficAdmit(`a->>${ADMIT_LIMITS_ARG}`, "(a->>7)::bigint", "v_tokens")}
   if a_dirty then perform gw_put_account(acc, a_balance, a_held, a_held_tokens, a_spent, a_head); end if;${TRAFFIC_WRITE}
   return to_jsonb(answers);
 end $$`;
+}
 
-/** Every billing function, in creation order; migrate.ts re-creates them after every migration run. */
-export const BILLING_FUNCTIONS: readonly string[] = [...ROW_WRITERS, ...DROP_OLD_TRAFFIC_FUNCTIONS, GW_BATCH, ...DROP_OLD_ROW_WRITERS];
+/** gw_batch for the gateway's dimensions. */
+export const GW_BATCH = gwBatchSql(DIMENSION_SET);
+
+const functions = new WeakMap<DimensionSet, readonly string[]>();
+
+/**
+ * Every billing function for a dimension set, in creation order; migrate.ts re-creates them after
+ * every migration run, for the set of the database handle (DIMENSION_SET but in tests).
+ */
+export function billingFunctions(dimensions: DimensionSet): readonly string[] {
+  let statements = functions.get(dimensions);
+  if (statements === undefined) {
+    statements = [...ROW_WRITERS, ...DROP_OLD_TRAFFIC_FUNCTIONS, dimensions === DIMENSION_SET ? GW_BATCH : gwBatchSql(dimensions), ...DROP_OLD_ROW_WRITERS];
+    functions.set(dimensions, statements);
+  }
+  return statements;
+}

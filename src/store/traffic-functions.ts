@@ -16,7 +16,7 @@
 // then nothing else writes that account's scopes either. gw_batch has no sub-block per operation: an
 // operation that raises rolls the whole call back (the batcher then runs each operation on its own),
 // so the arrays never outlive a failed operation; a refusal is judged before anything is counted.
-import { WINDOW_MS } from "../../core/traffic-limits.js";
+import { WINDOW_MS } from "../core/traffic-limits.js";
 
 /** gw_batch's declarations for the traffic fragments: the scopes read in this call and their counters (t_start null: no row). */
 export const TRAFFIC_DECLARATIONS = `
@@ -26,8 +26,8 @@ export const TRAFFIC_DECLARATIONS = `
   t_tokens bigint[] := '{}';
   t_in_flight bigint[] := '{}';
   t_dirty boolean[] := '{}';
-  -- the limits argument last parsed (an admission with the same text reuses l_*): per limit, its
-  -- scope's index in t_*, its scope as JSON text, and its figures (null: unset)
+  -- the limits text last read (an admission with the same text reuses l_*): per limit, its scope's
+  -- index in t_*, its scope as JSON text, and its figures (null: unset)
   l_text text;
   l_k int[];
   l_scope_json text[];
@@ -73,8 +73,8 @@ function findScope(scope: string): string {
 
 /**
  * Judges one admission against its limits and, when all allow it, counts it in every scope (a refusal
- * changes nothing). Inputs: limits (JSON text [[scope, rpm, tpm, concurrency], ...], null for an
- * unset figure), now, tokens (the projection): expressions. Sets v_verdict to {"refused": index,
+ * changes nothing). Inputs: limits (JSON text [{"scope", "rpm", "tpm", "concurrency"}, ...], null for
+ * an unset figure), now, tokens (the projection): expressions. Sets v_verdict to {"refused": index,
  * "kind": "rpm" | "tpm" | "concurrency", "window": [window_start, requests, tokens, in_flight] as
  * judged} or {"record": the hold's traffic text, "windows": [[window_start, requests, tokens,
  * in_flight], ...] as counted} (the answer's shape since migration 0012, which a gateway process of
@@ -90,12 +90,12 @@ export function trafficAdmit(limits: string, now: string, tokens: string): strin
       t_w := l_text::jsonb;
       l_k := '{}'; l_scope_json := '{}'; l_rpm := '{}'; l_tpm := '{}'; l_concurrency := '{}';
       for t_i in 0 .. jsonb_array_length(t_w) - 1 loop
-        t_l := t_w->t_i;${findScope("t_l->>0")}
+        t_l := t_w->t_i;${findScope("t_l->>'scope'")}
         l_k := l_k || t_k;
-        l_scope_json := l_scope_json || (t_l->0)::text;
-        l_rpm := l_rpm || (t_l->>1)::bigint;
-        l_tpm := l_tpm || (t_l->>2)::bigint;
-        l_concurrency := l_concurrency || (t_l->>3)::bigint;
+        l_scope_json := l_scope_json || (t_l->'scope')::text;
+        l_rpm := l_rpm || (t_l->>'rpm')::bigint;
+        l_tpm := l_tpm || (t_l->>'tpm')::bigint;
+        l_concurrency := l_concurrency || (t_l->>'concurrency')::bigint;
       end loop;
     end if;
     t_now := ${now};
@@ -135,6 +135,9 @@ export function trafficAdmit(limits: string, now: string, tokens: string): strin
  * Ends what a hold counted (its traffic text, an expression; actual: the tokens it used, 0 for a
  * release): frees the slot of each scope and corrects the tokens by (actual - projected), never below
  * 0, while the window is the one the admission counted in. A scope without a row: nothing to do.
+ * The traffic text is the hold's record ({"t": tokens, "w": [[scope, window start], ...]},
+ * TrafficRecord in traffic-limits.ts): stored data that SQLite reads too and holds written by an
+ * earlier version carry, not an argument, so it keeps its compact form.
  */
 export function trafficEnd(traffic: string, actual: string): string {
   return `
