@@ -221,22 +221,6 @@ export function limitsOverview(tier: TierLimits, subjects: LimitSubjects): { mod
   return out;
 }
 
-const limitsArguments = new WeakMap<readonly TrafficLimit[], string>();
-
-/**
- * The limits as compact JSON text: [scope, rpm, tpm, concurrency] each, null for an unset figure. Kept
- * per list. gw_batch read this text before migration 0021; it now takes named fields (limitsField in
- * billing/admission-postgres.ts), and nothing in the gateway calls this any more.
- */
-export function limitsArgument(limits: readonly TrafficLimit[]): string {
-  let text = limitsArguments.get(limits);
-  if (text === undefined) {
-    text = JSON.stringify(limits.map((l) => [l.scope, l.requestsPerMinute, l.tokensPerMinute, l.concurrentRequests]));
-    limitsArguments.set(limits, text);
-  }
-  return text;
-}
-
 export type LimitKind = "rpm" | "tpm" | "concurrency";
 
 /** Why the traffic limits refused: which limit (its index in the list judged), which figure, and when its window ends. */
