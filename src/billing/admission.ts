@@ -45,7 +45,7 @@
 // 0009). The caller may then admit again with a lower output projection; that admission is checked
 // atomically like every other, so the headroom is only a hint and never a promise.
 import { formatUsd, type Nano } from "../core/money.js";
-import { GatewayError } from "../errors/catalogue.js";
+import { accountSuspended, GatewayError } from "../errors/catalogue.js";
 import type { KeyPeriod } from "../store/tables.js";
 import { KEY_PERIODS, nextPeriodStart, type PeriodStarts } from "./key-period.js";
 import type { TrafficStatus } from "../core/rate-limit-headers.js";
@@ -153,7 +153,7 @@ function baseRefusalError(refusal: Refusal, month: string, amount: Nano, now: nu
     case "no_account":
       return new GatewayError("auth_error", "The key's account does not exist.");
     case "account_suspended":
-      return new GatewayError("account_suspended", `The account is ${String(refusal.detail)}.`);
+      return accountSuspended(String(refusal.detail));
     case "monthly_budget_exceeded":
       return monthlyBudgetError(month);
     case "insufficient_balance": {

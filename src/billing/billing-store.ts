@@ -18,6 +18,7 @@
 // full cost (see settlement.ts for the over-balance policy).
 import type { Kysely } from "kysely";
 import type { Nano } from "../core/money.js";
+import { withRefusalFigures } from "./refusal-figures.js";
 import { totalTokens, usageCount, type Usage } from "../core/usage.js";
 import { GatewayError } from "../errors/catalogue.js";
 import type { ApiKey } from "../store/keys-store.js";
@@ -116,10 +117,15 @@ export class StoreBilling implements Billing {
     const now = this.now();
     const reservation: Reservation = { request, holdId: newId("hold"), amount, tokens, now, ttlMs, month: monthOf(now), periods: periodStarts(now) };
     const path = this.#path;
-    if (path.dialect === "postgres") return this.#withRetry(() => reservePostgres(path.batcher, reservation));
-    const result = await this.#withRetry(() => path.writer.run((exec) => reserveSqlite(exec, reservation)));
-    if (result instanceof GatewayError) throw result;
-    return result;
+    try {
+      if (path.dialect === "postgres") return await this.#withRetry(() => reservePostgres(path.batcher, reservation));
+      const result = await this.#withRetry(() => path.writer.run((exec) => reserveSqlite(exec, reservation)));
+      if (result instanceof GatewayError) throw result;
+      return result;
+    } catch (error) {
+      if (!(error instanceof GatewayError)) throw error;
+      throw await withRefusalFigures(this.db, error, { accountId: request.accountId, keyId: request.keyId, month: reservation.month, amount, tokens });
+    }
   }
 
   /** Prices the usage and records it; see settlement.ts. Idempotent by the hold's request id. */

@@ -163,6 +163,9 @@ for (const kind of DATABASE_KINDS) {
         await billing.settle(first, usage(0, 800), "mock"); // 8,000,000 spent in January
         const refusal = billing.admit(admission(accountId, keyId));
         await expect(refusal).rejects.toThrow(/blocked until the next month begins at 2026-02-01T00:00:00\.000Z/);
+        await expect(billing.admit(admission(accountId, keyId))).rejects.toThrow(
+          /This month the budget is 0\.01 USD with 0\.008 USD spent, and this request needs up to 0\.0075 USD\./,
+        );
         await refusedWithoutChange(accountId, keyId, admission(accountId, keyId), "quota_exceeded", "monthly_budget_exceeded");
         // Also when the balance would refuse it too: the monthly budget is reported.
         await refusedWithoutChange(accountId, keyId, admission(accountId, keyId, 0, 1300), "quota_exceeded", "monthly_budget_exceeded");
@@ -194,6 +197,10 @@ for (const kind of DATABASE_KINDS) {
         const accountId = await makeAccount(store, { balance: USD });
         const keyId = await makeKey(store, accountId, { budgetCap: 7_499_999n, tokenCap: 10 });
         await refusedWithoutChange(accountId, keyId, admission(accountId, keyId), "key_budget_exceeded");
+        // The figures a client needs: the cap, what is spent and held, what this request needs.
+        await expect(billing.admit(admission(accountId, keyId))).rejects.toThrow(
+          /budget cap of 0\.007499999 USD: the key has spent 0\.00 USD and holds 0\.00 USD for requests in flight, and this request needs up to 0\.0075 USD\./,
+        );
         await billing.admit(admission(accountId, keyId, 1, 0));
       });
 
@@ -201,6 +208,9 @@ for (const kind of DATABASE_KINDS) {
         const accountId = await makeAccount(store, { balance: USD });
         const keyId = await makeKey(store, accountId, { tokenCap: 1499 });
         await refusedWithoutChange(accountId, keyId, admission(accountId, keyId), "key_token_cap_exceeded");
+        await expect(billing.admit(admission(accountId, keyId))).rejects.toThrow(
+          /token cap of 1499 tokens: the key has used 0 and holds 0 for requests in flight, and this request needs up to 1500\./,
+        );
         await billing.admit(admission(accountId, keyId, 1000, 499));
       });
 

@@ -43,7 +43,10 @@ for (const kind of DATABASE_KINDS) {
       });
       await expect(billing.admit(admission("acct_missing", keyId))).rejects.toMatchObject({ type: "auth_error", message: "The key's account does not exist." });
       await store.accounts.setStatus(accountId, "suspended");
-      await expect(billing.admit(admission(accountId, keyId))).rejects.toMatchObject({ type: "account_suspended", message: "The account is suspended." });
+      await expect(billing.admit(admission(accountId, keyId))).rejects.toMatchObject({
+        type: "account_suspended",
+        message: expect.stringMatching(/^The account is suspended: .*reactivates it/),
+      });
     });
   });
 }
