@@ -10,7 +10,7 @@ import { MAX_BALANCE, type Nano } from "../core/money.js";
 import { GatewayError } from "../errors/catalogue.js";
 import { AccountsStore, type Account } from "./accounts-store.js";
 import type { Database, RedemptionCodesTable } from "./tables.js";
-import { transact } from "./transact.js";
+import { transact, transactRetryingBusy } from "./transact.js";
 
 export type RedemptionCodeState = "unused" | "used" | "revoked" | "expired";
 export const REDEMPTION_CODE_STATES: readonly RedemptionCodeState[] = ["unused", "used", "revoked", "expired"];
@@ -168,21 +168,11 @@ export class RedemptionCodesStore {
   async redeem(input: string, accountId: string): Promise<{ code: RedemptionCode; account: Account }> {
     const hash = hashRedemptionCode(input);
     if (hash === null) throw notRedeemable("code_unknown");
-    // Several processes on one SQLite file: a deferred transaction that must wait for another's write
-    // lock can get SQLITE_BUSY at once instead of waiting; it wrote nothing, so it is tried again.
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.#redeemOnce(hash, accountId);
-      } catch (error) {
-        const code = String((error as { code?: unknown }).code ?? "");
-        if (this.db.isTransaction || !code.startsWith("SQLITE_BUSY") || attempt >= MAX_BUSY_ATTEMPTS) throw error;
-        await new Promise((resolve) => setTimeout(resolve, 10 * attempt + Math.random() * 10));
-      }
-    }
+    return this.#markUsedAndCredit(hash, accountId);
   }
 
-  #redeemOnce(hash: string, accountId: string): Promise<{ code: RedemptionCode; account: Account }> {
-    return transact(this.db, async (trx) => {
+  #markUsedAndCredit(hash: string, accountId: string): Promise<{ code: RedemptionCode; account: Account }> {
+    return transactRetryingBusy(this.db, async (trx) => {
       const now = nowMs();
       const marked = await trx
         .updateTable("redemption_codes")
@@ -205,8 +195,6 @@ export class RedemptionCodesStore {
     });
   }
 }
-
-const MAX_BUSY_ATTEMPTS = 25;
 
 const REASONS = {
   code_unknown: "This is not a code this gateway issued; check it for typos.",
