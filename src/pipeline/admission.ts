@@ -66,7 +66,7 @@ const ROUTE_OF_KIND: Record<ModelConfig["kind"], string> = {
 
 function resolveModel(services: PipelineServices, request: FastifyRequest, id: string, kind: ModelConfig["kind"]): ModelConfig {
   const model = services.config.models.get(id);
-  if (!model) throw unknownModel(id, usableModelIds(services.config.models.values(), request));
+  if (!model) throw unknownModel(id, usableModels(services.config.models.values(), request));
   if (model.kind !== kind) {
     const route = ROUTE_OF_KIND[model.kind];
     throw invalidRequest("model", `The model ${id} is a ${model.kind} model; use ${route}.`);
@@ -74,15 +74,18 @@ function resolveModel(services: PipelineServices, request: FastifyRequest, id: s
   return model;
 }
 
-/** The ids of the models the request's key may use: its account's tier, narrowed by its policy. */
-export function usableModelIds(models: Iterable<ModelConfig>, request: FastifyRequest): string[] {
+/** The models the request's key may use (what /v1/models lists): its account's tier, narrowed by its policy. */
+export function usableModels(models: Iterable<ModelConfig>, request: FastifyRequest): ModelConfig[] {
   const { account, key } = request.principal;
-  return [...models].filter((m) => m.tiers.includes(account.tier) && modelAllowed(key.allowedModels, m.id)).map((m) => m.id);
+  return [...models].filter((m) => m.tiers.includes(account.tier) && modelAllowed(key.allowedModels, m.id));
 }
 
 /** 404 for a model id that is not there: how to list the key's models, and the nearest one the key may use. */
-export function unknownModel(id: string, usable: Iterable<string>): GatewayError {
-  const nearest = nearestName(id, usable);
+export function unknownModel(id: string, usable: readonly ModelConfig[]): GatewayError {
+  const nearest = nearestName(
+    id,
+    usable.map((m) => m.id),
+  );
   const hint = nearest === null ? "" : ` Did you mean ${nearest}?`;
   return new GatewayError("not_found", `The model ${id} does not exist. GET /v1/models lists the models this key can use.${hint}`, {
     param: "model",

@@ -10,8 +10,7 @@ import type { RouteContext } from "../route-context.js";
 import type { GatewayConfig, ModelConfig } from "../../config/load.js";
 import { formatUsd, type Nano } from "../../core/money.js";
 import { invalidRequest } from "../../errors/catalogue.js";
-import { modelAllowed } from "../../accounts/key-policy.js";
-import { unknownModel, usableModelIds } from "../../pipeline/admission.js";
+import { unknownModel, usableModels } from "../../pipeline/admission.js";
 import { authenticate } from "../../pipeline/authenticate.js";
 import { upstreamOf } from "../../upstreams/registry.js";
 import { loadCompatibilitySummary, type CompatibilitySummary } from "../compatibility.js";
@@ -152,8 +151,7 @@ export function registerModelRoutes(app: FastifyInstance, ctx: RouteContext): vo
     await authenticate(request, authCache, "exact");
   };
   // The key's tier, narrowed by the key's allowed models (its policy, ADR 0017).
-  const visible = (request: FastifyRequest) =>
-    [...request.snapshot.config.models.values()].filter((m) => m.tiers.includes(request.principal.account.tier) && modelAllowed(request.principal.key.allowedModels, m.id));
+  const visible = (request: FastifyRequest) => usableModels(request.snapshot.config.models.values(), request);
 
   app.get("/v1/models", { onRequest }, async (request) => {
     if (isAnthropicStyle(request)) return anthropicModelPage(visible(request), request.query as Record<string, unknown>);
@@ -161,8 +159,9 @@ export function registerModelRoutes(app: FastifyInstance, ctx: RouteContext): vo
   });
   app.get<{ Params: { id: string } }>("/v1/models/*", { onRequest }, async (request) => {
     const id = (request.params as Record<string, string>)["*"] ?? "";
-    const model = visible(request).find((m) => m.id === id);
-    if (!model) throw unknownModel(id, usableModelIds(request.snapshot.config.models.values(), request));
+    const usable = visible(request);
+    const model = usable.find((m) => m.id === id);
+    if (!model) throw unknownModel(id, usable);
     return isAnthropicStyle(request) ? anthropicModelObject(model) : modelObject(model);
   });
   app.get("/v1/catalog", async (request, reply) => {
