@@ -2,6 +2,8 @@
 // configured name): Node refuses a header with CR, LF or a non-Latin-1 character when it writes the
 // response, after the request has been billed. Printable ASCII is kept; every other character,
 // and "%", is written as the percent-encoding of its UTF-8 bytes, so a reader can decode it.
+import { validateHeaderName, validateHeaderValue } from "node:http";
+
 export const MAX_HEADER_VALUE = 2_000;
 
 export function safeHeaderValue(text: string, max = MAX_HEADER_VALUE): string {
@@ -20,4 +22,24 @@ function percentEncoded(char: string): string {
   let encoded = "";
   for (const byte of Buffer.from(char, "utf8")) encoded += `%${byte.toString(16).toUpperCase().padStart(2, "0")}`;
   return encoded;
+}
+
+/**
+ * The names of the headers Node would refuse to write (an invalid name, or a value with CR, LF or a
+ * character beyond Latin-1). Checked before a request is charged: every header the gateway makes is
+ * made safe above, so a hit is a defect, and it must become an error the client sees uncharged
+ * rather than a failure while writing the answer it paid for.
+ */
+export function unsendableHeaders(headers: Record<string, unknown>): string[] {
+  const refused: string[] = [];
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined) continue;
+    try {
+      validateHeaderName(name);
+      for (const one of Array.isArray(value) ? value : [value]) validateHeaderValue(name, String(one));
+    } catch {
+      refused.push(name);
+    }
+  }
+  return refused;
 }

@@ -3,7 +3,7 @@
 import type { Route } from "../billing/types.js";
 import type { ModelConfig } from "../core/catalog.js";
 import type { ErrorShape } from "../errors/catalogue.js";
-import type { ClientRequestInfo, UpstreamPlan } from "../upstreams/plan.js";
+import type { ClientFrame, ClientRequestInfo, UpstreamPlan } from "../upstreams/plan.js";
 
 export interface ClientFormat {
   route: Route;
@@ -14,6 +14,8 @@ export interface ClientFormat {
   limitOutput(body: Record<string, unknown>, outputTokens: number): Record<string, unknown>;
   /** The plan for this model's upstream; throws invalid_request for what it cannot carry. */
   plan(body: Record<string, unknown>, model: ModelConfig, context: PlanContext): Promise<UpstreamPlan> | UpstreamPlan;
+  /** This format's error event, for a stream the gateway must end whatever state its translator is in. */
+  streamError(type: string, message: string): ClientFrame[];
 }
 
 export interface PlanContext {

@@ -6,6 +6,7 @@ import type { Cancellation } from "../core/cancellation.js";
 import { formatUsd } from "../core/money.js";
 import type { Usage } from "../core/usage.js";
 import type { MeteredCall } from "../pipeline/metered-call.js";
+import { releaseUnlessHeadersSendable } from "../pipeline/sendable-headers.js";
 import { setRateLimitHeaders } from "../pipeline/traffic.js";
 import type { Route } from "../billing/types.js";
 import { withCost, type ScrubbedBody } from "./images/base64-payloads.js";
@@ -33,6 +34,7 @@ export async function settleAndSend(
     throw error;
   }
   const { scrubbed, usage } = answer;
+  await releaseUnlessHeadersSendable(call, request, reply);
   const charge = await call.settle(usage);
   request.meter.usage = usage;
   request.meter.inputTokens = usage.inputTokens;

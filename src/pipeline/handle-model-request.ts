@@ -20,8 +20,9 @@ import { cancelOnClientClose, openMeteredCall, type MeteredCall } from "./metere
 import { stopAtOutputLimit } from "./output-limit.js";
 import type { ClientRequestInfo, UpstreamPlan } from "../upstreams/plan.js";
 import { CostInBandStream, withCost } from "./in-band-cost.js";
-import { encodeFrames, pumpStream, scrubValue } from "./relay.js";
+import { encodeFrames, encodeOwnFrames, pumpStream, scrubValue } from "./relay.js";
 import { scrubHeaders } from "./scrub.js";
+import { releaseUnlessHeadersSendable } from "./sendable-headers.js";
 import type { PipelineServices } from "./services.js";
 import { setRateLimitHeaders } from "./traffic.js";
 import { recordClientGone, recordRequest } from "./request-context.js";
@@ -103,7 +104,9 @@ export async function handleModelRequest(services: PipelineServices, format: Cli
   delete passHeaders["content-type"];
   reply.headers(passHeaders);
 
-  if (servingPlan.stream) return relayStream(services, request, reply, { plan: servingPlan, info, call, signal: cancellation });
+  await releaseUnlessHeadersSendable(call, request, reply);
+
+  if (servingPlan.stream) return relayStream(services, request, reply, { plan: servingPlan, info, call, signal: cancellation, format });
   return relayBuffered(request, reply, { plan: servingPlan, info, call });
 }
 
@@ -135,10 +138,16 @@ async function relayBuffered(request: FastifyRequest, reply: FastifyReply, input
     scrubbed = scrubValue(scrubber, converted.body);
     // Usage with an implausible count (1e30, negative) is treated as missing: see plausibleUsage.
     usage = plausibleUsage(converted.usage) ?? estimateUsage(info, JSON.stringify(scrubbed));
-    await plan.complete?.();
   } catch (error) {
     await call.release();
     throw error instanceof GatewayError ? error : new GatewayError("provider_error", "The upstream answer could not be read.");
+  }
+  try {
+    await plan.complete?.();
+  } catch (error) {
+    // The gateway's own step (storing a response), not the upstream's answer.
+    await call.release();
+    throw error instanceof GatewayError ? error : new GatewayError("internal_error");
   }
   // Settled before anything is sent: a failed settlement is a 502 and nothing is charged.
   const charge = await call.settle(usage);
@@ -152,14 +161,45 @@ async function relayBuffered(request: FastifyRequest, reply: FastifyReply, input
     .send(JSON.stringify(withCost(scrubbed, "usage", cost)));
 }
 
-async function relayStream(services: PipelineServices, request: FastifyRequest, reply: FastifyReply, input: RelayInput & { signal: Cancellation }): Promise<void> {
-  const { plan, info, call, signal } = input;
+async function relayStream(
+  services: PipelineServices,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  input: RelayInput & { signal: Cancellation; format: ClientFormat },
+): Promise<void> {
+  reply.hijack();
+  try {
+    await pumpAndSettle(services, request, reply, input);
+  } catch (error) {
+    // Past hijack() Fastify renders nothing: whatever went wrong, the client gets an answer in its
+    // format and the connection ends. Before the head: nothing was delivered, nothing is charged.
+    services.logger.error({ request_id: request.id, err: error }, "the stream failed in the gateway");
+    const raw = reply.raw;
+    request.meter.errorType = "internal_error";
+    if (raw.destroyed || raw.writableEnded) return;
+    if (!raw.headersSent) {
+      await input.call.release().catch(() => undefined);
+      const failure = new GatewayError("internal_error");
+      raw.writeHead(failure.status, { "content-type": "application/json; charset=utf-8", "x-request-id": request.id });
+      raw.end(JSON.stringify(renderError(failure, request.errorShape, request.id)));
+    } else {
+      raw.end(encodeOwnFrames(input.format.streamError("internal_error", "Internal error.")));
+    }
+  }
+}
+
+async function pumpAndSettle(
+  services: PipelineServices,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  input: RelayInput & { signal: Cancellation; format: ClientFormat },
+): Promise<void> {
+  const { plan, info, call, signal, format } = input;
   const planned = plan.streamTranslator();
   // A clamped stream from an upstream that may overshoot its limit is cut at the limit by the gateway.
   const limited =
     call.clampedOutputTokens !== null && !upstreamOf(call.hold.model.provider).capabilities.honorsOutputLimit ? stopAtOutputLimit(planned, call.clampedOutputTokens) : null;
   const translator = new CostInBandStream(limited ?? planned);
-  reply.hijack();
   const raw = reply.raw;
   // The head goes out with the first scrubbed frame: until then a failure is still a proper error.
   const open = () => {
@@ -220,9 +260,13 @@ async function relayStream(services: PipelineServices, request: FastifyRequest, 
       if (ended) await plan.complete?.();
       closing = encodeFrames(frames, scrubber);
     } catch (error) {
-      // Even the closing frames could not be scrubbed: end the stream without them.
+      // The closing frames could not be made, or what completes the answer (storing a response)
+      // failed: the stream ends with the format's error event instead, so the client never takes
+      // it for a complete answer. The delivered content stays charged, as for any stream that
+      // fails after delivering (docs/billing.md).
       services.logger.error({ request_id: request.id, err: error }, "closing the stream failed");
-      closing = "";
+      request.meter.errorType = "internal_error";
+      closing = encodeOwnFrames(format.streamError("internal_error", "Internal error."));
     }
     if (!raw.headersSent) open();
     raw.end(closing);

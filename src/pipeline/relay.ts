@@ -51,6 +51,13 @@ export function encodeFrames(frames: ClientFrame[], scrubber: Scrubber): string 
   return out;
 }
 
+/** The gateway's own frames (its error events): nothing from upstream in them, so nothing to scrub. */
+export function encodeOwnFrames(frames: ClientFrame[]): string {
+  let out = "";
+  for (const frame of frames) out += `${frame.event ? `event: ${frame.event}\n` : ""}data: ${JSON.stringify(frame.data)}\n\n`;
+  return out;
+}
+
 /** limit_reached: the gateway stopped relaying at a clamped output limit (output-limit.ts); the upstream body is dropped. */
 export type StreamEnd = "completed" | "limit_reached" | "client_aborted" | "upstream_failed";
 

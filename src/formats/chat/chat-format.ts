@@ -11,6 +11,7 @@ const CHAT_LIMIT_FIELDS = ["max_completion_tokens", "max_tokens"];
 export const chatFormat: ClientFormat = {
   route: "chat",
   errorShape: "openai",
+  streamError: (type, message) => [{ data: { error: { message, type, param: null, code: type } } }],
   describe(body) {
     checkRequestBody(chatRequestSchema, body);
     return {

@@ -8,6 +8,7 @@ import { messagesRequestSchema } from "../request-schemas.js";
 export const messagesFormat: ClientFormat = {
   route: "messages",
   errorShape: "anthropic",
+  streamError: (type, message) => [{ event: "error", data: { type: "error", error: { type, message } } }],
   describe(body) {
     checkRequestBody(messagesRequestSchema, body);
     return {

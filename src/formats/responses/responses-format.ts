@@ -11,6 +11,7 @@ export function responsesFormat(responses: ResponsesStore): ClientFormat {
   return {
     route: "responses",
     errorShape: "openai",
+    streamError: (type, message) => [{ event: "error", data: { type: "error", code: type, message, param: null } }],
     describe(body) {
       checkRequestBody(responsesRequestSchema, body);
       return {
