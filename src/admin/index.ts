@@ -11,7 +11,7 @@ import { keyRoutes } from "./routes/keys.js";
 import { providerKeyRoutes } from "./routes/provider-keys.js";
 import type { AdminRoute } from "./routes/route.js";
 import { usageAuditRoutes } from "./routes/usage-audit.js";
-import { refuseUnstorableText } from "./validate.js";
+import { refuseUnstorableText } from "../core/stored-text.js";
 
 export const ADMIN_API_PREFIX = "/admin/v1";
 

@@ -2,7 +2,6 @@
 // 400 invalid_request naming the field, and money accepted as a decimal string or number.
 import { z } from "zod";
 import { parseUsd, type Nano } from "../core/money.js";
-import { findUnstorableText } from "../core/stored-text.js";
 import { GatewayError } from "../errors/catalogue.js";
 
 export function parseWith<T>(schema: z.ZodType<T>, value: unknown, where = "body"): T {
@@ -50,16 +49,4 @@ export function requireConfirm(query: Record<string, unknown>): { permanent: boo
     throw new GatewayError("invalid_request", issue.message, { param: String(issue.path[0] ?? "confirm") });
   }
   return { permanent: result.data.permanent === "true" };
-}
-
-/**
- * Refuses a management request (admin API, dashboard API) whose body, query or path holds a string
- * that cannot be stored (src/core/stored-text.ts): 400 invalid_request naming the field, the same on
- * SQLite and PostgreSQL, before any handler runs.
- */
-export function refuseUnstorableText(request: { body: unknown; query: unknown; params: unknown }): void {
-  for (const value of [request.body, request.query, request.params]) {
-    const found = findUnstorableText(value, "");
-    if (found) throw new GatewayError("invalid_request", `${found.field || "body"}: ${found.reason}.`, { param: found.field || "body" });
-  }
 }

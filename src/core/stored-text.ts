@@ -2,6 +2,8 @@
 // text ("invalid byte sequence 0x00") where SQLite keeps it, and neither should keep control
 // characters or an unpaired surrogate (half of a UTF-16 pair, which is no character at all) in an
 // email, a name or a reason that a person reads back.
+import { GatewayError, invalidRequest } from "../errors/catalogue.js";
+
 // eslint-disable-next-line no-control-regex -- the control characters are what this refuses
 const CONTROL = /[\u0000-\u001f\u007f]/;
 /** A high surrogate not followed by a low one, or a low one not preceded by a high one (code units, no u flag). */
@@ -40,4 +42,23 @@ export function findUnstorableText(value: unknown, field: string): { field: stri
     }
   }
   return null;
+}
+
+/**
+ * Refuses a request whose body, query or path holds a string that cannot be stored: 400
+ * invalid_request naming the field, the same on SQLite and PostgreSQL, before any handler runs.
+ * The management APIs check all three; the model routes their query and path (a prompt may hold
+ * any text: it is forwarded, never stored as a column) and their identifiers (checkStorableId).
+ */
+export function refuseUnstorableText(request: { body?: unknown; query: unknown; params: unknown }): void {
+  for (const value of [request.body, request.query, request.params]) {
+    const found = findUnstorableText(value, "");
+    if (found) throw new GatewayError("invalid_request", `${found.field || "body"}: ${found.reason}.`, { param: found.field || "body" });
+  }
+}
+
+/** An identifier from a request body (a model id, a stored response's id): 400 naming the field when it cannot be stored. */
+export function checkStorableId(field: string, value: string): void {
+  const reason = unstorableReason(value);
+  if (reason !== null) throw invalidRequest(field, `${field}: ${reason}.`);
 }

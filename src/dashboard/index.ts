@@ -12,7 +12,7 @@ import { registerUsageRoutes } from "./routes/usage-routes.js";
 import { registerWorkspaceRoutes } from "./routes/workspace-routes.js";
 import { isSafeMethod, requireActive, requireSession } from "./session-auth.js";
 import { registerStaticRoutes } from "./static-files.js";
-import { refuseUnstorableText } from "../admin/validate.js";
+import { refuseUnstorableText } from "../core/stored-text.js";
 
 export const DASHBOARD_API_PREFIX = "/dashboard/api";
 

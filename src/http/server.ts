@@ -3,6 +3,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } 
 import type { Logger } from "pino";
 import type { RouteContext } from "./route-context.js";
 import { newRequestId } from "../core/ids.js";
+import { refuseUnstorableText } from "../core/stored-text.js";
 import { capConnections, clientErrorHandler, nodeServerOptions } from "./connections.js";
 import { installErrorHandling } from "./error-handler.js";
 import { installJsonBodyParser } from "./json-body.js";
@@ -52,6 +53,17 @@ export function buildServer(ctx: RouteContext, logger: Logger, routes: readonly 
     reply.header("x-request-id", request.id);
     if (tracing !== null) request.trace = tracing.startRequest(request.method, routeOf(request), request.headers);
     done();
+  });
+
+  // Every route's query and path, /v1 included: one answer for text the stores cannot keep (the
+  // management APIs check their bodies too, src/admin and src/dashboard).
+  app.addHook("preValidation", (request, _reply, done) => {
+    try {
+      refuseUnstorableText({ query: request.query, params: request.params });
+      done();
+    } catch (error) {
+      done(error as Error);
+    }
   });
 
   app.addHook("onResponse", (request, reply, done) => {

@@ -8,6 +8,7 @@ import { modelAllowed } from "../accounts/key-policy.js";
 import type { AdmissionRequest } from "../billing/types.js";
 import type { ModelConfig } from "../core/catalog.js";
 import { nearestName } from "../core/nearest-name.js";
+import { checkStorableId } from "../core/stored-text.js";
 import { GatewayError, invalidRequest } from "../errors/catalogue.js";
 import { countAttempts, type MeteredRequest } from "./metered-call.js";
 import type { PipelineServices } from "./services.js";
@@ -25,6 +26,7 @@ export function requestedModel(
   kind: ModelConfig["kind"],
   checkRequest?: (model: ModelConfig) => void,
 ): ModelConfig {
+  checkStorableId("model", id);
   const model = resolveModel(services, request, id, kind);
   checkRequest?.(model);
   request.meter.model = model.id;

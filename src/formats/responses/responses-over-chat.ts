@@ -13,6 +13,7 @@ import {
   type ResponsesRequest,
 } from "./index.js";
 import { RESPONSES_TERMINAL_EVENTS } from "../../wire/responses/events.js";
+import { checkStorableId } from "../../core/stored-text.js";
 import type { ResponsesStore } from "../../store/responses-store.js";
 import type { ClientFrame, UpstreamPlan } from "../../upstreams/plan.js";
 import { bridgeOverChat, type ChatBridge } from "../bridge-over-chat.js";
@@ -35,6 +36,7 @@ export async function responsesOverChat(body: Json, model: ModelConfig, accountI
   let history: ChatMessage[] | undefined;
   if (body.previous_response_id !== undefined && body.previous_response_id !== null) {
     if (typeof body.previous_response_id !== "string") throw invalidRequest("previous_response_id", "previous_response_id must be a string.");
+    checkStorableId("previous_response_id", body.previous_response_id);
     const stored = (await responses.get(accountId, body.previous_response_id)) as StoredTurn | null;
     if (!stored) throw invalidRequest("previous_response_id", `No stored response ${body.previous_response_id} (unknown, expired or stored with store: false).`);
     history = stored.messages;
