@@ -25,6 +25,8 @@ import type { PipelineServices } from "./pipeline/services.js";
 import { SettlementRetries } from "./pipeline/settlement-retries.js";
 import { UpstreamKeyResolver } from "./pipeline/upstream-key-resolver.js";
 import { openStore, type Store } from "./store/index.js";
+import { watchCatalog, type CatalogWatch } from "./store/catalog-watch.js";
+import { configFromDatabase, LiveCatalog } from "./config/live-catalog.js";
 import type { AuditActor } from "./store/audit-store.js";
 import { UpstreamHealth } from "./upstreams/upstream-health.js";
 import type { GatewayMetrics } from "./observability/metrics.js";
@@ -85,6 +87,9 @@ export interface AppOptions {
   /** The processes of this `gateway serve` sharing the port (`--workers N`): each takes an equal share of server.max_connections. */
   workers?: number;
 }
+
+/** How often a process reads the catalog's head serial (on PostgreSQL NOTIFY usually comes first). */
+const CATALOG_POLL_MS = 250;
 
 export async function createApp(config: GatewayConfig, options: AppOptions = {}): Promise<App> {
   const logDestination = options.logger ? null : new BlockLogDestination(process.stdout.fd, options.sharedStdout ? { atomicLineWrites: true } : {});
@@ -148,7 +153,11 @@ export async function createApp(config: GatewayConfig, options: AppOptions = {})
     };
     return { config: loaded, pipeline, media: { settings: mediaSettingsFromConfig(loaded.media) }, loadedAt: Date.now() };
   };
-  const live = { current: snapshotOf(config) };
+  // The catalog from the database (catalog.source: database), seeded from the file on a first start.
+  const gatewayActor: AuditActor = { type: "cli", id: null, name: "gateway serve", clientAddress: null, requestId: null };
+  const withCatalog = (loaded: GatewayConfig): Promise<GatewayConfig> | GatewayConfig =>
+    loaded.catalogSource === "database" ? configFromDatabase(store, loaded, gatewayActor) : loaded;
+  const live = { current: snapshotOf(await withCatalog(config)) };
   let reloading: Promise<unknown> = Promise.resolve();
   const reloadConfig = (actor: AuditActor, reloadOptions: ReloadOptions = {}): Promise<ReloadOutcome> => {
     // One reload at a time: two at once could swap in the older file last.
@@ -165,7 +174,7 @@ export async function createApp(config: GatewayConfig, options: AppOptions = {})
     if (!options.reload) return refuse("this gateway was started without a config file loader; restart it to change its config");
     let loaded: GatewayConfig;
     try {
-      loaded = options.reload();
+      loaded = await withCatalog(options.reload());
     } catch (error) {
       if (error instanceof ConfigError) return refuse(error.message);
       throw error;
@@ -197,6 +206,36 @@ export async function createApp(config: GatewayConfig, options: AppOptions = {})
     logger.info({ config_version: loaded.version, previous_config_version: running.config.version, ...changesAuditFields(changes) }, "config reloaded");
     return { status: "reloaded", version: loaded.version, previousVersion: running.config.version, loadedAt: snapshot.loadedAt, changes };
   };
+  // A catalog change (here, in another worker or another process) swaps in a snapshot with the
+  // running file's settings and the latest catalog; in the queue of reloads like a file reload.
+  const reloadCatalog = (): Promise<void> => {
+    const next = reloading.then(async () => {
+      const running = live.current;
+      if (running.config.catalogSource !== "database") return;
+      let loaded: GatewayConfig;
+      try {
+        loaded = await configFromDatabase(store, running.config, gatewayActor);
+      } catch (error) {
+        if (!(error instanceof ConfigError)) throw error;
+        // Every version was checked when written; one that no longer builds is logged, not served.
+        logger.error({ config_version: running.config.version, reason: error.message }, "catalog version refused; the running catalog stays");
+        return;
+      }
+      if (loaded.version === running.config.version) return;
+      const changes = configChanges(running.config, loaded);
+      live.current = snapshotOf(loaded);
+      logger.info({ config_version: loaded.version, previous_config_version: running.config.version, ...changesAuditFields(changes) }, "catalog reloaded");
+    });
+    reloading = next.catch(() => undefined);
+    return next;
+  };
+  const catalogWatch: CatalogWatch | null =
+    live.current.config.catalogSource === "database"
+      ? await watchCatalog(store.handle, store.catalog, reloadCatalog, {
+          pollMs: CATALOG_POLL_MS,
+          onError: (err) => logger.warn({ err }, "watching the catalog failed"),
+        })
+      : null;
   const ctx: RouteContext = {
     live,
     get config() {
@@ -212,6 +251,7 @@ export async function createApp(config: GatewayConfig, options: AppOptions = {})
     logger,
     billing,
     reloadConfig,
+    catalog: new LiveCatalog(store, () => live.current.config, reloadCatalog),
   };
   const server = buildServer(ctx, logger, ROUTES, options.workers ?? 1);
   let metricsListener: { server: Server; url: string } | null = null;
@@ -226,6 +266,7 @@ export async function createApp(config: GatewayConfig, options: AppOptions = {})
       if (closed) return;
       closed = true;
       await server.close();
+      await catalogWatch?.stop();
       // After the server: every request it answered has been appended; before the store closes.
       await requestLog?.close();
       if (metricsListener) await new Promise((resolve) => metricsListener.server.close(resolve));

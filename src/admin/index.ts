@@ -5,6 +5,7 @@ import type { FastifyInstance } from "fastify";
 import type { RouteContext } from "../http/route-context.js";
 import { authenticateAdmin, requireScope } from "./auth.js";
 import { accountRoutes } from "./routes/accounts.js";
+import { catalogRoutes } from "./routes/catalog.js";
 import { configRoutes } from "./routes/config.js";
 import { codeRoutes } from "./routes/codes.js";
 import { keyRoutes } from "./routes/keys.js";
@@ -16,7 +17,15 @@ import { refuseUnstorableText } from "../core/stored-text.js";
 export const ADMIN_API_PREFIX = "/admin/v1";
 
 /** Every admin API route (tests walk this list to check each one's scope). */
-export const ADMIN_API_ROUTES: readonly AdminRoute[] = [...accountRoutes, ...codeRoutes, ...keyRoutes, ...providerKeyRoutes, ...usageAuditRoutes, ...configRoutes];
+export const ADMIN_API_ROUTES: readonly AdminRoute[] = [
+  ...accountRoutes,
+  ...codeRoutes,
+  ...keyRoutes,
+  ...providerKeyRoutes,
+  ...usageAuditRoutes,
+  ...configRoutes,
+  ...catalogRoutes,
+];
 
 export function registerAdminApiRoutes(app: FastifyInstance, ctx: RouteContext): void {
   app.register(

@@ -11,6 +11,8 @@ export const ADMIN_SCOPES = [
   "provider_keys:read",
   "provider_keys:write",
   "config:write",
+  "catalog:read",
+  "catalog:write",
 ] as const;
 
 export type AdminScope = (typeof ADMIN_SCOPES)[number];

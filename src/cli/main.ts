@@ -44,6 +44,8 @@ const USAGE = `usage: gateway <command>
   admin token create --name N --scope S [--scope S ...]   an admin API token (shown once); scopes in docs/operations.md
   admin token list
   admin token revoke ID
+  config check FILE                       validate a config file without serving: every error with its field path
+  config export [--output FILE]           the catalog served (providers, models, tiers) as a config file, keys left out
   admin config reload [--url URL]         the running gateway re-reads its config file (like SIGHUP); needs
                                           GATEWAY_ADMIN_TOKEN (scope config:write); URL: GATEWAY_URL or HOST:PORT
 Every command accepts --json. Environment: DATABASE_URL, GATEWAY_CONFIG, GATEWAY_SECRET, PORT, HOST, GATEWAY_URL, GATEWAY_ADMIN_TOKEN.`;
@@ -60,6 +62,8 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
       io.stdout(`${packageVersion()}\n`);
       return 0;
     }
+    // Checking a file must not need the default config to be valid; export loads its own.
+    if (command === "config") return await (await import("./commands/config-file.js")).configFileCommand(rest[0], rest.slice(1), io);
     // The running gateway reads its own file: a reload needs neither a valid local config nor the database.
     if (command === "admin" && rest[0] === "config") return await (await import("./commands/config.js")).configCommand(rest[1], rest.slice(2), io);
     const config = (await import("../config/load.js")).loadConfig(io.env, io.cwd);

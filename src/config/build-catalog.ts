@@ -7,88 +7,125 @@ import { tierLimitsOf, type TierLimits } from "../core/traffic-limits.js";
 import type { BreakerSettings } from "../upstreams/circuit-breaker.js";
 import { upstreams } from "../upstreams/registry.js";
 import type { ModelConfig, ModelKind, ModelPricing, ProviderConfig, ProviderSetting, TokenPrices } from "../core/catalog.js";
-import { ConfigError, type ConnectionLimits } from "./gateway-config.js";
+import { ConfigError, type ConfigIssue, type ConnectionLimits } from "./gateway-config.js";
 import { baseProviderOf, buildRoutingGroup, type GroupContext } from "./routing-groups.js";
 import type { ConfigFile, ModelFileEntry } from "./schema.js";
 
 const DEFAULT_OUTPUT_TOKENS = 4096;
 
+/** Thrown by `fail` to abandon the entry being built; the issue is already recorded. */
+class EntryRefused extends Error {}
+
+/**
+ * Builds the runtime catalogue, or throws ConfigError with every issue found: each provider, model
+ * and tier is checked on its own (an entry stops at its first issue; a model on a refused provider
+ * is not checked further), so one run lists everything there is to fix.
+ */
 export function buildCatalog(file: ConfigFile, source: string) {
+  const issues: ConfigIssue[] = [];
   const fail = (field: string, message: string): never => {
-    throw new ConfigError(`${source}: ${field}: ${message}`);
+    issues.push({ field, message });
+    throw new EntryRefused();
+  };
+  const entry = (build: () => void): void => {
+    try {
+      build();
+    } catch (error) {
+      if (!(error instanceof EntryRefused)) throw error;
+    }
   };
   const providers = new Map<string, ProviderConfig>();
-  for (const [name, p] of Object.entries(file.providers)) {
-    const capabilities = upstreams[p.type].capabilities;
-    const apis = p.apis ?? capabilities.defaultApis;
-    for (const api of apis) {
-      if (!capabilities.apis.includes(api))
-        fail(`providers.${name}.apis`, `a provider of type ${p.type} has no "${api}" API (it may list: ${capabilities.apis.join(", ") || "nothing"})`);
-    }
-    if (p.api_version !== undefined && !capabilities.providerSettings.includes("api_version"))
-      fail(`providers.${name}.api_version`, `a provider of type ${p.type} takes no api_version (only ${typesTaking("api_version")})`);
-    if (p.region !== undefined && !capabilities.providerSettings.includes("region"))
-      fail(`providers.${name}.region`, `a provider of type ${p.type} takes no region (only ${typesTaking("region")})`);
-    const region = capabilities.providerSettings.includes("region") ? signingRegion(p.region, p.base_url, (message) => fail(`providers.${name}.region`, message)) : undefined;
-    providers.set(name, {
-      name,
-      type: p.type,
-      baseUrl: p.base_url.replace(/\/+$/, ""),
-      sharedKeys: p.keys,
-      apis: new Set(apis),
-      headers: p.headers,
-      timeoutMs: p.timeout_ms,
-      connectTimeoutMs: p.connect_timeout_ms,
-      ...(p.api_version === undefined ? {} : { apiVersion: p.api_version }),
-      ...(region === undefined ? {} : { region }),
+  const refusedProviders = new Set<string>();
+  for (const [name, p] of Object.entries(file.providers))
+    entry(() => {
+      refusedProviders.add(name);
+      const capabilities = upstreams[p.type].capabilities;
+      const apis = p.apis ?? capabilities.defaultApis;
+      for (const api of apis) {
+        if (!capabilities.apis.includes(api))
+          fail(`providers.${name}.apis`, `a provider of type ${p.type} has no "${api}" API (it may list: ${capabilities.apis.join(", ") || "nothing"})`);
+      }
+      if (p.api_version !== undefined && !capabilities.providerSettings.includes("api_version"))
+        fail(`providers.${name}.api_version`, `a provider of type ${p.type} takes no api_version (only ${typesTaking("api_version")})`);
+      if (p.region !== undefined && !capabilities.providerSettings.includes("region"))
+        fail(`providers.${name}.region`, `a provider of type ${p.type} takes no region (only ${typesTaking("region")})`);
+      const region = capabilities.providerSettings.includes("region") ? signingRegion(p.region, p.base_url, (message) => fail(`providers.${name}.region`, message)) : undefined;
+      providers.set(name, {
+        name,
+        type: p.type,
+        baseUrl: p.base_url.replace(/\/+$/, ""),
+        sharedKeys: p.keys,
+        apis: new Set(apis),
+        headers: p.headers,
+        timeoutMs: p.timeout_ms,
+        connectTimeoutMs: p.connect_timeout_ms,
+        ...(p.api_version === undefined ? {} : { apiVersion: p.api_version }),
+        ...(region === undefined ? {} : { region }),
+      });
+      refusedProviders.delete(name);
     });
-  }
 
   const tiers = new Map<string, Set<string>>();
   const tierEntries = Object.entries(file.tiers);
   if (tierEntries.length === 0) tiers.set("default", new Set(["*"]));
   for (const [name, tier] of tierEntries) tiers.set(name, new Set(tier.models));
   const defaultTier = file.server.default_tier ?? (tiers.has("default") ? "default" : tiers.keys().next().value!);
-  if (!tiers.has(defaultTier)) fail("server.default_tier", `tier "${defaultTier}" is not defined under tiers`);
+  entry(() => {
+    if (!tiers.has(defaultTier)) fail("server.default_tier", `tier "${defaultTier}" is not defined under tiers`);
+  });
 
   const models = new Map<string, ModelConfig>();
   const groupContext: GroupContext = { providers, fail, price: (pricing, at) => buildPricing(pricing, at, fail) };
-  file.models.forEach((m, i) => {
-    const at = `models[${i}]`;
-    if (models.has(m.id)) fail(`${at}.id`, `duplicate model id "${m.id}"`);
-    const provider = baseProviderOf(m, at, groupContext);
-    const kinds = upstreams[provider.type].capabilities.kinds;
-    if (!kinds.includes(m.kind)) fail(`${at}.kind`, `the provider "${provider.name}" (type ${provider.type}) cannot serve ${m.kind} models (only ${kinds.join(", ")})`);
-    const model: ModelConfig = {
-      id: m.id,
-      kind: m.kind,
-      provider,
-      upstreamModel: m.upstream_model ?? m.id,
-      contextWindow: m.context_window ?? null,
-      maxOutputTokens: m.max_output_tokens ?? null,
-      defaultOutputTokens: m.default_output_tokens ?? Math.min(m.max_output_tokens ?? DEFAULT_OUTPUT_TOKENS, DEFAULT_OUTPUT_TOKENS),
-      modalities: m.modalities ?? defaultModalities(m.kind),
-      ...(m.prompt_caching === undefined ? {} : { promptCaching: m.prompt_caching }),
-      pricing: buildPricing(m.pricing, `${at}.pricing`, fail),
-      tiers: [...tiers].filter(([, ids]) => ids.has("*") || ids.has(m.id)).map(([name]) => name),
-    };
-    const group = buildRoutingGroup(m, at, model, groupContext);
-    models.set(m.id, group ? { ...model, group } : model);
-  });
+  const knownIds = new Set<string>();
+  file.models.forEach((m, i) =>
+    entry(() => {
+      const at = `models[${i}]`;
+      if (knownIds.has(m.id)) fail(`${at}.id`, `duplicate model id "${m.id}"`);
+      knownIds.add(m.id);
+      // A model on a provider already refused adds no issue of its own: the provider's is the one to fix.
+      const named = m.provider ?? m.deployments?.map((d) => d.provider).find((p) => refusedProviders.has(p));
+      if (named !== undefined && refusedProviders.has(named)) throw new EntryRefused();
+      const provider = baseProviderOf(m, at, groupContext);
+      const kinds = upstreams[provider.type].capabilities.kinds;
+      if (!kinds.includes(m.kind)) fail(`${at}.kind`, `the provider "${provider.name}" (type ${provider.type}) cannot serve ${m.kind} models (only ${kinds.join(", ")})`);
+      const model: ModelConfig = {
+        id: m.id,
+        kind: m.kind,
+        provider,
+        upstreamModel: m.upstream_model ?? m.id,
+        contextWindow: m.context_window ?? null,
+        maxOutputTokens: m.max_output_tokens ?? null,
+        defaultOutputTokens: m.default_output_tokens ?? Math.min(m.max_output_tokens ?? DEFAULT_OUTPUT_TOKENS, DEFAULT_OUTPUT_TOKENS),
+        modalities: m.modalities ?? defaultModalities(m.kind),
+        ...(m.prompt_caching === undefined ? {} : { promptCaching: m.prompt_caching }),
+        pricing: buildPricing(m.pricing, `${at}.pricing`, fail),
+        tiers: [...tiers].filter(([, ids]) => ids.has("*") || ids.has(m.id)).map(([name]) => name),
+      };
+      const group = buildRoutingGroup(m, at, model, groupContext);
+      models.set(m.id, group ? { ...model, group } : model);
+    }),
+  );
   for (const [name, ids] of tiers) {
-    for (const id of ids) if (id !== "*" && !models.has(id)) fail(`tiers.${name}.models`, `model "${id}" is not defined under models`);
+    for (const id of ids)
+      entry(() => {
+        if (id !== "*" && !knownIds.has(id)) fail(`tiers.${name}.models`, `model "${id}" is not defined under models`);
+      });
   }
   const tierLimits = new Map<string, TierLimits>();
   for (const [name, tier] of tierEntries) {
-    for (const id of Object.keys(tier.limits?.models ?? {})) {
-      const ids = tiers.get(name)!;
-      if (!models.has(id) || !(ids.has("*") || ids.has(id))) fail(`tiers.${name}.limits.models`, `model "${id}" is not a model of the tier ${name}`);
-    }
+    for (const id of Object.keys(tier.limits?.models ?? {}))
+      entry(() => {
+        const ids = tiers.get(name)!;
+        if (!knownIds.has(id) || !(ids.has("*") || ids.has(id))) fail(`tiers.${name}.limits.models`, `model "${id}" is not a model of the tier ${name}`);
+      });
     tierLimits.set(name, tierLimitsOf(tier.limits));
   }
   const server = file.server;
   // Node refuses a headers timeout above the request timeout; say so in the config's own terms.
-  if (server.headers_timeout_ms > server.request_timeout_ms) fail("server.headers_timeout_ms", `must not exceed server.request_timeout_ms (${server.request_timeout_ms})`);
+  entry(() => {
+    if (server.headers_timeout_ms > server.request_timeout_ms) fail("server.headers_timeout_ms", `must not exceed server.request_timeout_ms (${server.request_timeout_ms})`);
+  });
+  if (issues.length > 0) throw ConfigError.of(source, issues);
   const connections: ConnectionLimits = {
     headersTimeoutMs: server.headers_timeout_ms,
     requestTimeoutMs: server.request_timeout_ms,

@@ -3,9 +3,8 @@
 // the file asks for it (or defines no providers).
 import { readFileSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
-import type { z } from "zod";
 import { DEMO_PROVIDER, demoModels, demoProvider } from "./demo-catalog.js";
-import { ConfigError } from "./gateway-config.js";
+import { ConfigError, formatPath, issuesOf } from "./gateway-config.js";
 import { configFileSchema, type ConfigFile } from "./schema.js";
 
 /**
@@ -43,17 +42,8 @@ export function parseConfigText(text: string, path: string, env: NodeJS.ProcessE
   }
   const substituted = substituteEnv(raw ?? {}, env, path, []);
   const parsed = configFileSchema.safeParse(substituted);
-  if (!parsed.success) throw new ConfigError(`${path}: ${describeIssue(parsed.error.issues[0]!)}`);
+  if (!parsed.success) throw ConfigError.of(path, issuesOf(parsed.error.issues));
   return parsed.data;
-}
-
-function describeIssue(issue: z.core.$ZodIssue): string {
-  const field = formatPath(issue.path);
-  return `${field || "(top level)"}: ${issue.message}`;
-}
-
-function formatPath(path: ReadonlyArray<PropertyKey>): string {
-  return path.map((part, i) => (typeof part === "number" ? `[${part}]` : `${i ? "." : ""}${String(part)}`)).join("");
 }
 
 // ${VAR} in any string value; a missing variable is a start-up error naming the field.

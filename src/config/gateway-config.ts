@@ -13,8 +13,19 @@ import type { RequestLogSettings } from "../requestlog/settings.js";
 export interface GatewayConfig {
   /** The config file read, or null when the gateway runs with an empty catalog. */
   sourcePath: string | null;
-  /** The config's version: the SHA-256 (hex) of the file's bytes as read (of nothing without a file), as `sha256sum` prints it. */
+  /**
+   * The config's version: the SHA-256 (hex) of the file's bytes as read (of nothing without a file),
+   * as `sha256sum` prints it; with the catalog in the database, followed by `+catalog.<head serial>`.
+   */
   version: string;
+  /** The file's SHA-256 alone. */
+  fileVersion: string;
+  /** The validated file: what a catalog version from the database is combined with. */
+  file: ConfigFile;
+  /** catalog.source: where providers, models and tiers come from. */
+  catalogSource: "file" | "database";
+  /** The catalog version served (catalog.source: database); null for a catalog from the file. */
+  catalogVersion: number | null;
   /**
    * The settings a reload cannot change (the listener, the database, the secret, the metrics and
    * breaker machinery are built once at start), each as a comparable text keyed by its config name.
@@ -68,6 +79,35 @@ export interface ConnectionLimits {
   maxConnections: number;
 }
 
+/** One thing wrong with a config file or a catalog document: where, and what. */
+export interface ConfigIssue {
+  /** The field's path, as `models[2].pricing.input_per_mtok`; "" for the whole document. */
+  field: string;
+  message: string;
+}
+
+/** A config or catalog that cannot be used: every issue found, each with its field path. */
 export class ConfigError extends Error {
   override name = "ConfigError";
+  constructor(
+    message: string,
+    /** Every issue; one made from a message alone has none listed. */
+    readonly issues: ConfigIssue[] = [],
+  ) {
+    super(message);
+  }
+
+  /** "SOURCE: field: message" per issue, one per line (what a one-issue error always said). */
+  static of(source: string, issues: ConfigIssue[]): ConfigError {
+    return new ConfigError(issues.map((issue) => `${source}: ${issue.field || "(top level)"}: ${issue.message}`).join("\n"), issues);
+  }
+}
+
+/** zod's issues as config issues, with paths written the way the file is. */
+export function issuesOf(issues: ReadonlyArray<{ path: ReadonlyArray<PropertyKey>; message: string }>): ConfigIssue[] {
+  return issues.map((issue) => ({ field: formatPath(issue.path), message: issue.message }));
+}
+
+export function formatPath(path: ReadonlyArray<PropertyKey>): string {
+  return path.map((part, i) => (typeof part === "number" ? `[${part}]` : `${i ? "." : ""}${String(part)}`)).join("");
 }

@@ -28,9 +28,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   const text = sourcePath ? readConfigText(sourcePath) : "";
   const file = withDemoCatalog(sourcePath ? parseConfigText(text, sourcePath, env) : configFileSchema.parse({}), sourcePath ?? "(defaults)");
   const dataDir = resolvePath(cwd, env.GATEWAY_DATA_DIR ?? "data");
+  const fileVersion = createHash("sha256").update(text).digest("hex");
   const config: Omit<GatewayConfig, "restartOnlySettings"> = {
     sourcePath,
-    version: createHash("sha256").update(text).digest("hex"),
+    version: fileVersion,
+    fileVersion,
+    file,
+    // Without a file there is nothing to edit, so the console and the admin API keep the catalog.
+    catalogSource: file.catalog.source ?? (sourcePath === null ? "database" : "file"),
+    catalogVersion: null,
     host: env.HOST ?? "127.0.0.1",
     port: parsePort(env.PORT),
     databaseUrl: env.DATABASE_URL?.trim() || null,
@@ -72,6 +78,8 @@ function restartOnlySettingsOf(config: Omit<GatewayConfig, "restartOnlySettings"
     // The request log's writer is built once at start (its buffer and timers outlive a snapshot).
     request_log: JSON.stringify(config.requestLog),
     "OTEL_* (tracing)": JSON.stringify(config.tracing),
+    // Where the catalog comes from decides what the console may do; it changes with a restart.
+    "catalog.source": config.catalogSource,
   };
 }
 

@@ -7,7 +7,7 @@ import { MAX_USAGE_COUNT } from "../core/usage.js";
 import { UPSTREAM_TYPES } from "../upstreams/registry.js";
 
 const usd = z.union([z.string(), z.number()]);
-const identifier = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:/@-]*$/, "letters, digits and . _ : / @ - only");
+export const identifier = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:/@-]*$/, "letters, digits and . _ : / @ - only");
 
 export const providerSchema = z.strictObject({
   /** A key of the upstream registry (src/upstreams/registry.ts): openai, anthropic, google-operations. */
@@ -214,6 +214,13 @@ export const configFileSchema = z.strictObject({
         .prefault({}),
     })
     .optional(),
+  /**
+   * Where the catalog (demo, providers, models, tiers) lives (docs/configuration.md, "The live
+   * catalog"): `file`, this file, read-only in the console; `database`, numbered versions in the
+   * database that the admin API and the console change, seeded once from this file. Default: file
+   * when there is a config file, database without one (load.ts).
+   */
+  catalog: z.strictObject({ source: z.enum(["file", "database"]).optional() }).prefault({}),
   providers: z.record(identifier, providerSchema).default({}),
   models: z.array(modelSchema).default([]),
   tiers: z.record(identifier, tierSchema).default({}),

@@ -41,6 +41,8 @@ export interface ErrorDetails {
   code?: string;
   /** Headers the response must carry, e.g. Retry-After. */
   headers?: Record<string, string>;
+  /** Every problem found, when there are several (a catalog document): rendered as error.errors. */
+  errors?: ReadonlyArray<{ field: string; message: string }>;
 }
 
 export class GatewayError extends Error {
@@ -73,6 +75,7 @@ export function renderError(error: GatewayError, shape: ErrorShape, requestId: s
       type: error.type,
       param: error.details.param ?? null,
       code: error.details.code ?? error.type,
+      ...(error.details.errors && { errors: error.details.errors }),
     },
     request_id: requestId,
   };

@@ -4,6 +4,7 @@ import type { Logger } from "pino";
 import type { StoreBilling } from "../billing/billing-store.js";
 import type { ReloadChanges } from "../config/config-diff.js";
 import type { GatewayConfig } from "../config/load.js";
+import type { LiveCatalog } from "../config/live-catalog.js";
 import type { MediaSettings } from "../config/media-settings.js";
 import type { PipelineServices } from "../pipeline/services.js";
 import type { AuditActor } from "../store/audit-store.js";
@@ -57,6 +58,8 @@ export interface RouteContext {
   store: Store;
   logger: Logger;
   billing: StoreBilling;
+  /** The catalog's versions, changes and provider keys (catalog.source: database; read-only from a file). */
+  catalog: LiveCatalog;
   /** Re-reads and validates the config file and swaps it in when valid (one reload at a time). */
   reloadConfig(actor: AuditActor, options?: ReloadOptions): Promise<ReloadOutcome>;
 }

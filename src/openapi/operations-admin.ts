@@ -5,6 +5,7 @@ import { idempotencyHeaderSchema } from "../admin/idempotency.js";
 import { accountSchemas } from "../admin/routes/accounts.js";
 import { keySchemas } from "../admin/routes/keys.js";
 import { providerKeySchemas } from "../admin/routes/provider-keys.js";
+import { catalogSchemas } from "../admin/routes/catalog.js";
 import { configSchemas } from "../admin/routes/config.js";
 import { codeSchemas } from "../admin/routes/codes.js";
 import { usageAuditSchemas } from "../admin/routes/usage-audit.js";
@@ -85,6 +86,44 @@ export const ADMIN_OPERATIONS: readonly OperationSpec[] = [
     summary: "Re-read the config file and swap it in when valid (422 config_reload_refused otherwise)",
     body: configSchemas.reloadBody,
     responses: ok(r.configReloadSchema),
+  }),
+  admin({ method: "GET", path: "/catalog", summary: "The live catalog: its source, version, document and provider keys", responses: ok(r.liveCatalogSchema) }),
+  admin({
+    method: "POST",
+    path: "/catalog/versions",
+    summary: "Write a new catalog version (every error at once; 409 when base_version is not the latest or the catalog is read-only)",
+    body: catalogSchemas.writeBody,
+    responses: created(r.catalogVersionSchema),
+  }),
+  admin({
+    method: "GET",
+    path: "/catalog/versions",
+    summary: "Catalog versions, newest first",
+    query: catalogSchemas.versionsQuery,
+    responses: ok(z.object({ object: z.literal("list"), data: z.array(r.catalogVersionSchema), has_more: z.boolean() })),
+  }),
+  admin({ method: "GET", path: "/catalog/versions/:version", summary: "One catalog version", params: catalogSchemas.versionParams, responses: ok(r.liveCatalogSchema) }),
+  admin({ method: "GET", path: "/catalog/diff", summary: "What changed between two catalog versions", query: catalogSchemas.diffQuery, responses: ok(r.catalogDiffSchema) }),
+  admin({
+    method: "POST",
+    path: "/catalog/rollback",
+    summary: "Roll the catalog back to a version (itself a new version)",
+    body: catalogSchemas.rollbackBody,
+    responses: created(r.catalogVersionSchema),
+  }),
+  admin({
+    method: "POST",
+    path: "/catalog/provider-keys",
+    summary: "Add a shared key to a catalog provider (stored encrypted, shown by its last four characters)",
+    body: catalogSchemas.keyBody,
+    responses: created(z.object({ provider_key: r.catalogProviderKeySchema })),
+  }),
+  admin({
+    method: "DELETE",
+    path: "/catalog/provider-keys/:keyId",
+    summary: "Remove a catalog provider's key",
+    params: catalogSchemas.keyParams,
+    responses: ok(z.object({ provider_key: r.catalogProviderKeySchema, deleted: z.literal(true) })),
   }),
   admin({
     method: "POST",

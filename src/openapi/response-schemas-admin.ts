@@ -71,3 +71,53 @@ export const configReloadSchema = z.object({
     })
     .optional(),
 });
+
+/** A catalog version's record (/admin/v1/catalog/versions). */
+export const catalogVersionSchema = z.object({ version: z.number().int(), created_at: z.string(), actor: z.string().nullable(), reason: z.string() });
+
+/** The catalog document: the config file's demo, providers (without keys), models and tiers sections. */
+const catalogDocumentSchema = z.object({
+  demo: z.boolean().optional(),
+  providers: z.record(z.string(), z.record(z.string(), z.unknown())),
+  models: z.array(z.record(z.string(), z.unknown())),
+  tiers: z.record(z.string(), z.record(z.string(), z.unknown())),
+});
+
+export const catalogProviderKeySchema = z.object({
+  id: z.string(),
+  provider: z.string(),
+  label: z.string(),
+  last4: z.string(),
+  status: z.enum(["active", "disabled"]),
+  created_at: z.string(),
+});
+
+export const liveCatalogSchema = z.object({
+  object: z.literal("catalog"),
+  source: z.enum(["file", "database"]),
+  read_only: z.boolean(),
+  version: z.number().int().nullable(),
+  created_at: z.string().optional(),
+  actor: z.string().nullable().optional(),
+  reason: z.string().optional(),
+  document: catalogDocumentSchema,
+  provider_keys: z.array(catalogProviderKeySchema).optional(),
+});
+
+const sectionDiffSchema = z.object({
+  added: z.record(z.string(), z.unknown()),
+  removed: z.record(z.string(), z.unknown()),
+  changed: z.record(z.string(), z.object({ before: z.unknown(), after: z.unknown() })),
+});
+
+export const catalogDiffSchema = z.object({
+  object: z.literal("catalog.diff"),
+  from: z.number().int(),
+  to: z.number().int().nullable(),
+  changes: z.object({
+    providers: sectionDiffSchema,
+    models: sectionDiffSchema,
+    tiers: sectionDiffSchema,
+    demo: z.object({ before: z.boolean().nullable(), after: z.boolean().nullable() }).nullable(),
+  }),
+});

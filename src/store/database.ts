@@ -27,6 +27,11 @@ export interface DatabaseHandle {
    * tests that add a dimension to a copy of the list (test/billing/added-dimension.test.ts).
    */
   dimensions: DimensionSet;
+  /**
+   * PostgreSQL only: calls `onNotify` for each NOTIFY on `channel`, on a connection of its own (a
+   * pooled one would miss notifications between queries). Answers how to stop listening.
+   */
+  listen?(channel: string, onNotify: () => void, onError: (error: unknown) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -160,5 +165,18 @@ async function openPostgres(url: string, max: number, dimensions: DimensionSet):
   pool.on("error", () => undefined);
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   const parsed = new URL(url);
-  return { db, dialect: "postgres", sqlite: null, description: `postgres://${parsed.host}${parsed.pathname}`, dimensions, close: () => db.destroy() };
+  const listen = async (channel: string, onNotify: () => void, onError: (error: unknown) => void) => {
+    const client = new pg.Client({ connectionString: url });
+    // A dropped connection is reported, not thrown: the catalog watch's poll covers it.
+    client.on("error", onError);
+    client.on("notification", (message) => {
+      if (message.channel === channel) onNotify();
+    });
+    await client.connect();
+    await client.query(`LISTEN ${channel}`);
+    return async () => {
+      await client.end().catch(() => undefined);
+    };
+  };
+  return { db, dialect: "postgres", sqlite: null, description: `postgres://${parsed.host}${parsed.pathname}`, dimensions, listen, close: () => db.destroy() };
 }

@@ -14,6 +14,7 @@ import { RedemptionCodesStore } from "./redemption-codes-store.js";
 import { SessionsStore } from "./sessions-store.js";
 import { ShowAgainStore } from "./show-again-store.js";
 import { ResponsesStore } from "./responses-store.js";
+import { CatalogStore } from "./catalog-store.js";
 import { UpstreamHealthStore } from "./upstream-health-store.js";
 import { UpstreamKeysStore } from "./upstream-keys-store.js";
 import { VideoTasksStore } from "./video-tasks-store.js";
@@ -33,6 +34,7 @@ export interface AuditedTransaction {
   workspaces: WorkspacesStore;
   ledger: LedgerStore;
   codes: RedemptionCodesStore;
+  catalog: CatalogStore;
   record(change: AuditChange): Promise<void>;
 }
 
@@ -51,6 +53,7 @@ export class Store {
   readonly audit: AuditStore;
   readonly codes: RedemptionCodesStore;
   readonly attempts: AttemptsStore;
+  readonly catalog: CatalogStore;
 
   constructor(
     readonly handle: DatabaseHandle,
@@ -70,6 +73,7 @@ export class Store {
     this.adminTokens = new AdminTokensStore(handle.db);
     this.audit = new AuditStore(handle.db);
     this.codes = new RedemptionCodesStore(handle.db);
+    this.catalog = new CatalogStore(handle.db, box, handle.dialect);
   }
 
   /**
@@ -89,6 +93,7 @@ export class Store {
         workspaces: new WorkspacesStore(trx, { failAfter: this.workspaces.failAfter }),
         ledger: new LedgerStore(trx, ledgerChainColumns(this.handle.dimensions)),
         codes: new RedemptionCodesStore(trx),
+        catalog: new CatalogStore(trx, this.box, this.handle.dialect),
         record: (change) => appendAudit(trx, actor, change),
       }),
     );

@@ -352,6 +352,35 @@ export interface RedemptionCodesTable {
   revoked_at: Stamp | null;
 }
 
+/** Numbered, append-only versions of the catalog document (migration 0025). */
+export interface CatalogVersionsTable {
+  version: Int | number;
+  /** The catalog document as JSON (src/config/catalog-document.ts): no provider keys in it. */
+  document: string;
+  created_at: Stamp | number;
+  actor: string | null;
+  reason: string;
+}
+
+/** The shared keys of the catalog's providers (catalog.source: database), encrypted at rest. */
+export interface ProviderKeysTable {
+  id: string;
+  provider: string;
+  label: string;
+  ciphertext: string;
+  fingerprint: string;
+  last4: string;
+  /** active | disabled */
+  status: string;
+  created_at: Stamp | number;
+}
+
+/** One row (id 1): a serial bumped by every catalog change, what every process watches. */
+export interface CatalogHeadTable {
+  id: number;
+  serial: Int | number;
+}
+
 export interface Database {
   accounts: AccountsTable;
   keys: KeysTable;
@@ -376,4 +405,7 @@ export interface Database {
   admin_idempotency: AdminIdempotencyTable;
   request_log: RequestLogTable;
   redemption_codes: RedemptionCodesTable;
+  catalog_versions: CatalogVersionsTable;
+  provider_keys: ProviderKeysTable;
+  catalog_head: CatalogHeadTable;
 }

@@ -418,6 +418,15 @@ describe.each(DATABASE_KINDS)("OpenAPI description on %s", (kind) => {
     expect((await adminCall("GET", `/accounts/${me.id}/usage?days=7`)).status).toBe(200);
     expect((await adminCall("GET", "/audit?limit=20")).status).toBe(200);
     expect((await adminCall("POST", "/config/reload", {})).status).toBe(200);
+    // This gateway's catalog comes from its file: read-only (the writes are driven in test/admin/live-catalog.test.ts).
+    expect((await adminCall("GET", "/catalog")).status).toBe(200);
+    expect((await adminCall("GET", "/catalog/versions?limit=5")).status).toBe(200);
+    expect((await adminCall("GET", "/catalog/versions/1")).status).toBe(404);
+    expect((await adminCall("GET", "/catalog/diff?from=1")).status).toBe(404);
+    expect((await adminCall("POST", "/catalog/versions", { document: {}, base_version: 1 })).status).toBe(409);
+    expect((await adminCall("POST", "/catalog/rollback", { version: 1 })).status).toBe(409);
+    expect((await adminCall("POST", "/catalog/provider-keys", { provider: "mockai", key: "sk-catalog-key-123456" })).status).toBe(409);
+    expect((await adminCall("DELETE", "/catalog/provider-keys/pk_nope")).status).toBe(409);
     const adminMinted = await adminCall("POST", "/codes", { value_usd: "1.00", count: 1, expires_in_days: 30 });
     expect(adminMinted.status).toBe(201);
     expect((await adminCall("POST", "/codes", { value_usd: "1.00", count: 0 })).status).toBe(400);

@@ -15,7 +15,7 @@ export const usageAuditSchemas = {
     limit: pageLimit,
     cursor,
     target_id: id.optional(),
-    target_type: z.enum(["account", "key", "provider_key", "admin_token", "workspace", "config", "redemption_code"]).optional(),
+    target_type: z.enum(["account", "key", "provider_key", "admin_token", "workspace", "config", "catalog", "redemption_code"]).optional(),
     actor_id: id.optional(),
     actor_type: z.enum(["admin_token", "dashboard", "cli"]).optional(),
     action: z.string().min(1).max(100).optional(),

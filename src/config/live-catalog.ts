@@ -1,0 +1,216 @@
+// The live catalog (docs/decisions/0033-live-catalog.md): with catalog.source: database, the
+// providers, models and tiers are numbered versions in the database that the admin API changes;
+// every process serves the latest within a second (catalog-watch.ts) and requests in flight finish
+// on the version they started with (each request keeps its config snapshot). Every change is checked
+// by the config file's schema and catalogue build with every error at once, written with its audit
+// row in one transaction, and a rollback is itself a new version. With catalog.source: file the
+// file is the source of truth and every change here is refused.
+import { GatewayError } from "../errors/catalogue.js";
+import type { AuditActor } from "../store/audit-store.js";
+import type { CatalogVersion, ProviderKeyInfo } from "../store/catalog-store.js";
+import type { Store } from "../store/index.js";
+import { catalogDocumentOf, checkCatalogDocument, configWithCatalog, documentText, type CatalogDocument } from "./catalog-document.js";
+import { ConfigError, type ConfigIssue, type GatewayConfig } from "./gateway-config.js";
+
+/** What changed between two documents, entry by entry, with each changed entry before and after. */
+export interface CatalogDiff {
+  providers: SectionDiff;
+  models: SectionDiff;
+  tiers: SectionDiff;
+  demo: { before: boolean | null; after: boolean | null } | null;
+}
+
+export interface SectionDiff {
+  added: Record<string, unknown>;
+  removed: Record<string, unknown>;
+  changed: Record<string, { before: unknown; after: unknown }>;
+}
+
+export class LiveCatalog {
+  constructor(
+    private readonly store: Store,
+    /** The config serving now (its file, its catalog source). */
+    private readonly running: () => GatewayConfig,
+    /** Swaps the latest catalog in on this process (the other processes follow through the watch). */
+    private readonly applyLatest: () => Promise<void>,
+  ) {}
+
+  get source(): "file" | "database" {
+    return this.running().catalogSource;
+  }
+
+  /** The catalog served: from the database (with its version) or from the file (version null). */
+  async current(): Promise<{ version: CatalogVersion | null; document: CatalogDocument }> {
+    if (this.source === "file") return { version: null, document: catalogDocumentOf(this.running().file) };
+    const latest = await this.store.catalog.latest();
+    if (!latest) throw new GatewayError("internal_error");
+    return { version: latest, document: JSON.parse(latest.document) as CatalogDocument };
+  }
+
+  async version(version: number): Promise<{ version: CatalogVersion; document: CatalogDocument }> {
+    const found = await this.store.catalog.get(version);
+    if (!found) throw new GatewayError("not_found", `No catalog version ${version}.`, { param: "version" });
+    return { version: found, document: JSON.parse(found.document) as CatalogDocument };
+  }
+
+  versions(limit: number, beforeVersion?: number) {
+    return this.store.catalog.list(limit, beforeVersion);
+  }
+
+  /**
+   * Replaces the catalog with `raw`, made from `baseVersion`: 400 listing every issue when it does
+   * not build with the running file's settings, 409 when another change came first, nothing changed
+   * in either case. Served by this process when it answers.
+   */
+  async replace(actor: AuditActor, raw: unknown, baseVersion: number, reason = "edit"): Promise<CatalogVersion> {
+    this.refuseWhenFromFile();
+    const checked = checkCatalogDocument(raw, this.running().file);
+    if (checked.document === null) throw invalidCatalog(checked.issues);
+    return this.append(actor, checked.document, baseVersion, reason);
+  }
+
+  /** A new version whose document is version `version`'s: restores exactly that catalog. */
+  async rollback(actor: AuditActor, version: number): Promise<CatalogVersion> {
+    this.refuseWhenFromFile();
+    const target = await this.version(version);
+    const latest = await this.store.catalog.latest();
+    const checked = checkCatalogDocument(target.document, this.running().file);
+    // A version that built when it was made may not with today's file (a tier renamed there, say).
+    if (checked.document === null) throw invalidCatalog(checked.issues);
+    return this.append(actor, target.document, latest!.version, `rollback to ${version}`);
+  }
+
+  diff(before: CatalogDocument, after: CatalogDocument): CatalogDiff {
+    const models = (document: CatalogDocument) => Object.fromEntries(document.models.map((m) => [m.id, m]));
+    const demoBefore = before.demo ?? null;
+    const demoAfter = after.demo ?? null;
+    return {
+      providers: sectionDiff(before.providers, after.providers),
+      models: sectionDiff(models(before), models(after)),
+      tiers: sectionDiff(before.tiers, after.tiers),
+      demo: demoBefore === demoAfter ? null : { before: demoBefore, after: demoAfter },
+    };
+  }
+
+  providerKeys(): Promise<ProviderKeyInfo[]> {
+    return this.store.catalog.providerKeys();
+  }
+
+  async addProviderKey(actor: AuditActor, input: { provider: string; key: string; label: string }): Promise<ProviderKeyInfo> {
+    this.refuseWhenFromFile();
+    const { document } = await this.current();
+    if (!(input.provider in document.providers)) throw new GatewayError("not_found", `No provider ${input.provider} in the catalog.`, { param: "provider" });
+    const added = await this.store.audited(actor, async (tx) => {
+      const info = await tx.catalog.addProviderKey(input);
+      await tx.record({ action: "catalog.provider_key.add", targetType: "provider_key", targetId: info.id, before: null, after: keyAudit(info) });
+      return info;
+    });
+    await this.applyLatest();
+    return added;
+  }
+
+  async removeProviderKey(actor: AuditActor, id: string): Promise<ProviderKeyInfo> {
+    this.refuseWhenFromFile();
+    const removed = await this.store.audited(actor, async (tx) => {
+      const info = await tx.catalog.removeProviderKey(id);
+      await tx.record({ action: "catalog.provider_key.remove", targetType: "provider_key", targetId: info.id, before: keyAudit(info), after: null });
+      return info;
+    });
+    await this.applyLatest();
+    return removed;
+  }
+
+  private async append(actor: AuditActor, document: CatalogDocument, baseVersion: number, reason: string): Promise<CatalogVersion> {
+    const previous = await this.store.catalog.get(baseVersion);
+    const changes = previous ? this.diff(JSON.parse(previous.document) as CatalogDocument, document) : null;
+    const appended = await this.store.audited(actor, async (tx) => {
+      const version = await tx.catalog.append({ document: documentText(document), baseVersion, actor: actorName(actor), reason });
+      await tx.record({
+        action: reason.startsWith("rollback") ? "catalog.rollback" : "catalog.update",
+        targetType: "catalog",
+        targetId: String(version.version),
+        before: changes && { version: baseVersion, ...beforeOf(changes) },
+        after: changes && { version: version.version, ...afterOf(changes) },
+      });
+      return version;
+    });
+    await this.applyLatest();
+    return appended;
+  }
+
+  private refuseWhenFromFile(): void {
+    if (this.source === "file") {
+      const file = this.running().sourcePath ?? "the config file";
+      throw new GatewayError("conflict", `The catalog is read-only here: catalog.source is file, so ${file} is its source of truth. Change the file and reload.`, {
+        code: "catalog_read_only",
+      });
+    }
+  }
+}
+
+/**
+ * The config to serve with catalog.source: database: the file's settings with the latest catalog
+ * version and the active provider keys. An empty catalog is seeded once from the file (its keys
+ * moved into the database, encrypted), by whichever process gets there first.
+ */
+export async function configFromDatabase(store: Store, config: GatewayConfig, actor: AuditActor): Promise<GatewayConfig> {
+  let latest = await store.catalog.latest();
+  if (latest === null) {
+    try {
+      latest = await store.audited(actor, async (tx) => {
+        const seeded = await tx.catalog.append({
+          document: documentText(catalogDocumentOf(config.file)),
+          baseVersion: null,
+          actor: actorName(actor),
+          reason: `seed from ${config.sourcePath ?? "the defaults"}`,
+        });
+        for (const [provider, entry] of Object.entries(config.file.providers)) {
+          for (const [i, key] of entry.keys.entries()) await tx.catalog.addProviderKey({ provider, key, label: `from the config file (keys[${i}])` });
+        }
+        await tx.record({ action: "catalog.seed", targetType: "catalog", targetId: "1", before: null, after: { version: 1, source: config.sourcePath ?? "(defaults)" } });
+        return seeded;
+      });
+    } catch (error) {
+      // Another process seeded it first.
+      if (!(error instanceof GatewayError && error.type === "conflict")) throw error;
+      latest = await store.catalog.latest();
+    }
+  }
+  const [keys, head] = await Promise.all([store.catalog.activeSecrets(), store.catalog.head()]);
+  return configWithCatalog(config, JSON.parse(latest!.document) as CatalogDocument, keys, { version: latest!.version, head });
+}
+
+function invalidCatalog(issues: ConfigIssue[]): GatewayError {
+  const error = ConfigError.of("catalog", issues);
+  return new GatewayError("invalid_request", error.message, { param: issues[0]?.field || "document", errors: issues });
+}
+
+function sectionDiff(before: Record<string, unknown>, after: Record<string, unknown>): SectionDiff {
+  const diff: SectionDiff = { added: {}, removed: {}, changed: {} };
+  for (const [name, value] of Object.entries(after)) {
+    if (!(name in before)) diff.added[name] = value;
+    else if (JSON.stringify(before[name]) !== JSON.stringify(value)) diff.changed[name] = { before: before[name], after: value };
+  }
+  for (const [name, value] of Object.entries(before)) if (!(name in after)) diff.removed[name] = value;
+  return diff;
+}
+
+/** The audit row's before: each changed or removed entry as it was. */
+function beforeOf(diff: CatalogDiff): Record<string, unknown> {
+  const side = (section: SectionDiff) => ({ ...section.removed, ...Object.fromEntries(Object.entries(section.changed).map(([k, v]) => [k, v.before])) });
+  return { providers: side(diff.providers), models: side(diff.models), tiers: side(diff.tiers), ...(diff.demo && { demo: diff.demo.before }) };
+}
+
+/** The audit row's after: each changed or added entry as it is now. */
+function afterOf(diff: CatalogDiff): Record<string, unknown> {
+  const side = (section: SectionDiff) => ({ ...section.added, ...Object.fromEntries(Object.entries(section.changed).map(([k, v]) => [k, v.after])) });
+  return { providers: side(diff.providers), models: side(diff.models), tiers: side(diff.tiers), ...(diff.demo && { demo: diff.demo.after }) };
+}
+
+function keyAudit(info: ProviderKeyInfo) {
+  return { provider: info.provider, label: info.label, last4: info.last4, status: info.status };
+}
+
+function actorName(actor: AuditActor): string {
+  return actor.name === null ? actor.type : `${actor.type}:${actor.name}`;
+}
