@@ -24,6 +24,7 @@ import { createScrubber } from "./pipeline/scrub.js";
 import type { PipelineServices } from "./pipeline/services.js";
 import { SettlementRetries } from "./pipeline/settlement-retries.js";
 import { UpstreamKeyResolver } from "./pipeline/upstream-key-resolver.js";
+import { RefusedKeys } from "./pipeline/refused-keys.js";
 import { openStore, type Store } from "./store/index.js";
 import { watchCatalog, type CatalogWatch } from "./store/catalog-watch.js";
 import { configFromDatabase, LiveCatalog } from "./config/live-catalog.js";
@@ -150,6 +151,9 @@ export async function createApp(config: GatewayConfig, options: AppOptions = {})
       config: loaded,
       scrubber: createScrubber({ secrets: sharedSecrets, hosts }),
       upstreamKeys: new UpstreamKeyResolver(store, (own) => createScrubber({ secrets: [...sharedSecrets, ...own], hosts })),
+      refusedKeys: new RefusedKeys(loaded.catalogSource === "database" ? (provider, key, status) => ctx.catalog.disableRefusedKey(provider, key, status) : null, (err) =>
+        logger.error({ err }, "disabling a refused provider key failed"),
+      ),
     };
     return { config: loaded, pipeline, media: { settings: mediaSettingsFromConfig(loaded.media) }, loadedAt: Date.now() };
   };

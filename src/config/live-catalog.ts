@@ -120,6 +120,47 @@ export class LiveCatalog {
     return removed;
   }
 
+  async setProviderKeyStatus(actor: AuditActor, id: string, status: ProviderKeyInfo["status"]): Promise<ProviderKeyInfo> {
+    this.refuseWhenFromFile();
+    const updated = await this.store.audited(actor, async (tx) => {
+      const before = await tx.catalog.setProviderKeyStatus(id, status);
+      if (before.status !== status)
+        await tx.record({
+          action: `catalog.provider_key.${status === "active" ? "enable" : "disable"}`,
+          targetType: "provider_key",
+          targetId: id,
+          before: { status: before.status },
+          after: { status },
+        });
+      return { ...before, status };
+    });
+    await this.applyLatest();
+    return updated;
+  }
+
+  /**
+   * The upstream answered 401 or 403 to a shared key of the catalog: the key is disabled for every
+   * process, audited, until an operator enables it again. False when it is no active catalog key.
+   */
+  async disableRefusedKey(provider: string, secret: string, status: number): Promise<boolean> {
+    if (this.source !== "database") return false;
+    const actor: AuditActor = { type: "cli", id: null, name: "gateway (upstream refused the key)", clientAddress: null, requestId: null };
+    const disabled = await this.store.audited(actor, async (tx) => {
+      const info = await tx.catalog.disableBySecret(provider, secret);
+      if (info)
+        await tx.record({
+          action: "catalog.provider_key.auto_disable",
+          targetType: "provider_key",
+          targetId: info.id,
+          before: { status: "active" },
+          after: { status: "disabled", reason: `the upstream answered HTTP ${status}` },
+        });
+      return info !== null;
+    });
+    if (disabled) await this.applyLatest();
+    return disabled;
+  }
+
   private async append(actor: AuditActor, document: CatalogDocument, baseVersion: number, reason: string): Promise<CatalogVersion> {
     const previous = await this.store.catalog.get(baseVersion);
     const changes = previous ? this.diff(JSON.parse(previous.document) as CatalogDocument, document) : null;

@@ -119,6 +119,14 @@ export const ADMIN_OPERATIONS: readonly OperationSpec[] = [
     responses: created(z.object({ provider_key: r.catalogProviderKeySchema })),
   }),
   admin({
+    method: "PATCH",
+    path: "/catalog/provider-keys/:keyId",
+    summary: "Enable or disable a catalog provider's key (a key the upstream refused is disabled by the gateway)",
+    params: catalogSchemas.keyParams,
+    body: catalogSchemas.keyStatusBody,
+    responses: ok(z.object({ provider_key: r.catalogProviderKeySchema })),
+  }),
+  admin({
     method: "DELETE",
     path: "/catalog/provider-keys/:keyId",
     summary: "Remove a catalog provider's key",

@@ -44,11 +44,16 @@ export interface Forwarded {
   scrubber: Scrubber;
 }
 
-export type ForwardServices = Pick<PipelineServices, "rotation" | "upstreamKeys" | "scrubber" | "health"> & Partial<Pick<PipelineServices, "metrics">>;
+export type ForwardServices = Pick<PipelineServices, "rotation" | "upstreamKeys" | "scrubber" | "health"> & Partial<Pick<PipelineServices, "metrics" | "refusedKeys">>;
 
 export async function forward(services: ForwardServices, accountId: string, provider: ProviderConfig, request: ForwardRequest): Promise<Forwarded> {
-  const { keys, scope, scrubber } = await services.upstreamKeys.keysFor(accountId, provider);
-  if (keys.length === 0) throw new GatewayError("provider_error", "No upstream key is configured for this provider.");
+  const found = await services.upstreamKeys.keysFor(accountId, provider);
+  const { scope, scrubber } = found;
+  // Only the provider's shared keys are disabled when refused; an account's own keys are its own.
+  const shared = scope === provider.name;
+  const refusedKeys = shared ? services.refusedKeys : undefined;
+  const keys = refusedKeys ? refusedKeys.usable(found.keys) : found.keys;
+  if (keys.length === 0) throw new GatewayError("provider_error", found.keys.length === 0 ? "No upstream key is configured or enabled for this provider." : NO_WORKING_KEY);
   const { rotation, health } = services;
   const order = rotation.order(scope, keys);
   if (order.length === 0) {
@@ -59,6 +64,7 @@ export async function forward(services: ForwardServices, accountId: string, prov
   // HTTP, or the upstream type's in-process transport (the demo type).
   const send = upstreamOf(provider).transport ?? sendToProvider;
   let rateLimited = 0;
+  let refused = 0;
   let retryAfter: string | null = null;
   let lastNetworkReason = "";
   let attempts = 0;
@@ -94,6 +100,13 @@ export async function forward(services: ForwardServices, accountId: string, prov
         rotation.coolDown(key, keyRetryAfter);
         continue;
       }
+      // A shared key the upstream refuses is disabled and the next one tried: the client's request
+      // is not at fault, and the key would fail every request until an operator replaces it.
+      if ((response.status === 401 || response.status === 403) && refusedKeys?.refuse(provider.name, key, response.status)) {
+        await response.body.dump().catch(() => undefined);
+        refused += 1;
+        continue;
+      }
       if (request.awaitFirstChunk && response.status >= 200 && response.status < 300) {
         try {
           firstChunk = await readFirstChunk(response.body);
@@ -118,6 +131,7 @@ export async function forward(services: ForwardServices, accountId: string, prov
       // What the Upstreams page shows as the key's last error (only on an error: off the common path).
       if (result === "rate_limited") health.noteError(keyScope, "HTTP 429 (rate limited)", rotation.cooldownEnd(key));
       else if (result === "server_error") health.noteError(keyScope, `HTTP ${status}`);
+      else if (result === "client_error" && (status === 401 || status === 403) && refusedKeys) health.noteError(keyScope, `HTTP ${status} (key refused: disabled)`);
       else if (result === "no_response" && !signal.aborted) health.noteError(keyScope, `no response: ${lastNetworkReason || "connection lost before the first byte"}`);
       if (metrics !== null && result !== undefined) metrics.observeAttempt(provider.name, result);
       if (span !== undefined) endAttemptSpan(span, result, status);
@@ -130,12 +144,15 @@ export async function forward(services: ForwardServices, accountId: string, prov
     if (retryAfter) headers["retry-after"] = retryAfter;
     throw new GatewayError("rate_limit_error", undefined, { headers });
   }
+  if (refused > 0 && refused === attempts) throw new GatewayError("provider_error", NO_WORKING_KEY);
   if (attempts === 0) {
     const retry = String(health.secondsUntilTrial(openScopes));
     throw new GatewayError("provider_error", "Every upstream key of this provider is failing; try again later.", { headers: { "retry-after": retry } });
   }
   throw new GatewayError("provider_error", `The upstream provider could not be reached (${lastNetworkReason}).`);
 }
+
+const NO_WORKING_KEY = "The upstream refused every key of this provider; an administrator must replace or enable them.";
 
 /** The attempt's status and result on its span (no URL, host or key: docs/security.md). */
 function endAttemptSpan(span: Span, result: AttemptResult | undefined, status: number | undefined): void {

@@ -8,6 +8,7 @@ import type { AuthCache } from "./auth-cache.js";
 import type { KeyRotation } from "./failover.js";
 import type { Scrubber } from "./scrub.js";
 import type { UpstreamKeyResolver } from "./upstream-key-resolver.js";
+import type { RefusedKeys } from "./refused-keys.js";
 import type { SettlementRetries } from "./settlement-retries.js";
 import type { GatewayMetrics } from "../observability/metrics.js";
 import type { Tracing } from "../observability/tracing.js";
@@ -24,6 +25,8 @@ export interface PipelineServices {
   billing: Billing;
   scrubber: Scrubber;
   upstreamKeys: UpstreamKeyResolver;
+  /** Shared keys the upstream refused (401/403) in this snapshot: skipped, and disabled in the catalog. */
+  refusedKeys: RefusedKeys;
   settlementRetries: SettlementRetries;
   /** Prometheus metrics; null when the config has no `metrics` section. */
   metrics: GatewayMetrics | null;

@@ -140,6 +140,32 @@ export class CatalogStore {
     return keyInfoOf(row);
   }
 
+  /** Sets a key's status (an operator re-enabling or disabling it); the key as it was. */
+  async setProviderKeyStatus(id: string, status: ProviderKeyInfo["status"]): Promise<ProviderKeyInfo> {
+    const row = await this.db.selectFrom("provider_keys").select(["id", "provider", "label", "last4", "status", "created_at"]).where("id", "=", id).executeTakeFirst();
+    if (!row) throw new GatewayError("not_found", `No provider key ${id}.`);
+    if (row.status !== status) {
+      await this.db.updateTable("provider_keys").set({ status }).where("id", "=", id).execute();
+      await this.bump();
+    }
+    return keyInfoOf(row);
+  }
+
+  /** Disables the active key of `provider` with this secret (the upstream refused it); null when none is active. */
+  async disableBySecret(provider: string, secret: string): Promise<ProviderKeyInfo | null> {
+    const row = await this.db
+      .selectFrom("provider_keys")
+      .select(["id", "provider", "label", "last4", "status", "created_at"])
+      .where("provider", "=", provider)
+      .where("fingerprint", "=", this.box.fingerprint(secret.trim()))
+      .where("status", "=", "active")
+      .executeTakeFirst();
+    if (!row) return null;
+    await this.db.updateTable("provider_keys").set({ status: "disabled" }).where("id", "=", row.id).execute();
+    await this.bump();
+    return keyInfoOf(row);
+  }
+
   private async bump(): Promise<void> {
     await this.db
       .updateTable("catalog_head")

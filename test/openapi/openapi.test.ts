@@ -426,6 +426,7 @@ describe.each(DATABASE_KINDS)("OpenAPI description on %s", (kind) => {
     expect((await adminCall("POST", "/catalog/versions", { document: {}, base_version: 1 })).status).toBe(409);
     expect((await adminCall("POST", "/catalog/rollback", { version: 1 })).status).toBe(409);
     expect((await adminCall("POST", "/catalog/provider-keys", { provider: "mockai", key: "sk-catalog-key-123456" })).status).toBe(409);
+    expect((await adminCall("PATCH", "/catalog/provider-keys/pk_nope", { status: "active" })).status).toBe(409);
     expect((await adminCall("DELETE", "/catalog/provider-keys/pk_nope")).status).toBe(409);
     const adminMinted = await adminCall("POST", "/codes", { value_usd: "1.00", count: 1, expires_in_days: 30 });
     expect(adminMinted.status).toBe(201);

@@ -21,6 +21,7 @@ export const catalogSchemas = {
   diffQuery: z.object({ from: versionNumber, to: versionNumber.optional() }),
   keyBody: z.object({ provider: z.string().min(1).max(100), key: z.string().trim().min(8).max(4096), label: z.string().trim().max(100).optional() }).strict(),
   keyParams: z.object({ keyId: id }),
+  keyStatusBody: z.object({ status: z.enum(["active", "disabled"]) }).strict(),
 };
 
 export const catalogRoutes: AdminRoute[] = [
@@ -95,6 +96,16 @@ export const catalogRoutes: AdminRoute[] = [
       const info = await ctx.catalog.addProviderKey(adminActor(request), { provider: body.provider, key: body.key, label: body.label ?? "" });
       reply.code(201);
       return { provider_key: providerKeyView(info) };
+    },
+  },
+  {
+    method: "PATCH",
+    url: "/catalog/provider-keys/:keyId",
+    scope: "catalog:write",
+    async handler(request, _reply, ctx) {
+      const { keyId } = parseWith(catalogSchemas.keyParams, request.params, "keyId");
+      const body = parseWith(catalogSchemas.keyStatusBody, request.body);
+      return { provider_key: providerKeyView(await ctx.catalog.setProviderKeyStatus(adminActor(request), keyId, body.status)) };
     },
   },
   {
