@@ -10,6 +10,7 @@ import { KeysStore } from "./keys-store.js";
 import { ledgerChainColumns } from "./ledger-chain.js";
 import { LedgerStore } from "./ledger-store.js";
 import { migrate } from "./migrate.js";
+import { PasswordLinksStore } from "./password-links-store.js";
 import { RedemptionCodesStore } from "./redemption-codes-store.js";
 import { SessionsStore } from "./sessions-store.js";
 import { ShowAgainStore } from "./show-again-store.js";
@@ -33,6 +34,8 @@ export interface AuditedTransaction {
   workspaces: WorkspacesStore;
   ledger: LedgerStore;
   codes: RedemptionCodesStore;
+  sessions: SessionsStore;
+  passwordLinks: PasswordLinksStore;
   record(change: AuditChange): Promise<void>;
 }
 
@@ -51,6 +54,7 @@ export class Store {
   readonly audit: AuditStore;
   readonly codes: RedemptionCodesStore;
   readonly attempts: AttemptsStore;
+  readonly passwordLinks: PasswordLinksStore;
 
   constructor(
     readonly handle: DatabaseHandle,
@@ -70,6 +74,7 @@ export class Store {
     this.adminTokens = new AdminTokensStore(handle.db);
     this.audit = new AuditStore(handle.db);
     this.codes = new RedemptionCodesStore(handle.db);
+    this.passwordLinks = new PasswordLinksStore(handle.db);
   }
 
   /**
@@ -89,6 +94,8 @@ export class Store {
         workspaces: new WorkspacesStore(trx, { failAfter: this.workspaces.failAfter }),
         ledger: new LedgerStore(trx, ledgerChainColumns(this.handle.dimensions)),
         codes: new RedemptionCodesStore(trx),
+        sessions: new SessionsStore(trx),
+        passwordLinks: new PasswordLinksStore(trx),
         record: (change) => appendAudit(trx, actor, change),
       }),
     );
