@@ -8,7 +8,6 @@ import type { BreakerSettings } from "../upstreams/circuit-breaker.js";
 import { upstreams } from "../upstreams/registry.js";
 import type { ModelConfig, ModelKind, ModelPricing, ProviderConfig, ProviderSetting, TokenPrices } from "../core/catalog.js";
 import { ConfigError, type ConnectionLimits, type SignupMode } from "./gateway-config.js";
-import { demoProvider } from "./demo-catalog.js";
 import { baseProviderOf, buildRoutingGroup, type GroupContext } from "./routing-groups.js";
 import type { ConfigFile, ModelFileEntry } from "./schema.js";
 
@@ -131,7 +130,7 @@ function signupMode(file: ConfigFile): SignupMode {
   const written = file.server.signup;
   if (written === "invite_only") return "invite";
   if (written !== undefined) return written;
-  return Object.values(file.providers).some((provider) => provider.type !== demoProvider.type) ? "closed" : "open";
+  return Object.values(file.providers).some((provider) => !upstreams[provider.type].capabilities.demo) ? "closed" : "open";
 }
 
 /** The registered types that take a provider setting, for the refusal's message. */
