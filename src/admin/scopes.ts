@@ -2,6 +2,8 @@
 export const ADMIN_SCOPES = [
   "accounts:read",
   "accounts:write",
+  /** Set-password links for existing accounts: whoever holds one signs in as that account (never an administrator's). */
+  "passwords:write",
   "keys:read",
   "keys:write",
   "credits:read",

@@ -15,6 +15,8 @@ export function adminAccountView(a: Account) {
     monthly_budget_usd: a.monthlyBudget === null ? null : formatUsd(a.monthlyBudget),
     monthly_token_budget: a.monthlyTokenBudget,
     default_model: a.defaultModel,
+    /** Whether the account's person can sign in to the dashboard: false until a set-password link is used. */
+    password_set: a.hasPassword,
   };
 }
 

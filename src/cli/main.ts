@@ -23,6 +23,9 @@ const USAGE = `usage: gateway <command>
   admin accounts set-clamping ID on|off
   admin accounts set-limits ID JSON|none  rate and concurrency limits, e.g. '{"requests_per_minute":60}'
   admin accounts credit ID USD | debit ID USD
+  admin users create --email E [--admin] [--tier T]   a person who signs in: an account without a password and
+                                          its set-password link (printed once; works once, until it expires)
+  admin users reset-password (--email E | ID)   a new set-password link (administrators too: for a locked-out one)
   admin keys create --account ID [--name N] [--budget-cap USD] [--token-cap N] [--clamping on|off] [POLICY]
   admin keys set-clamping KEY_ID on|off
   admin keys set-policy KEY_ID POLICY     POLICY: [--models M,M|none] [--networks CIDR,CIDR|none] [--expires ISO|none]
@@ -128,6 +131,9 @@ async function admin(args: string[], io: CliIo, store: Store, config: GatewayCon
     case "accounts":
       await (await import("./commands/accounts.js")).accountsCommand(sub, rest, io, store, config);
       break;
+    case "users":
+      await (await import("./commands/users.js")).usersCommand(sub, rest, io, store, config);
+      break;
     case "keys":
       await (await import("./commands/keys.js")).keysCommand(sub, rest, io, store, config);
       break;
@@ -146,7 +152,7 @@ async function admin(args: string[], io: CliIo, store: Store, config: GatewayCon
       await (await import("./commands/codes.js")).codesCommand(sub, rest, io, store);
       break;
     default:
-      throw new UsageError("usage: gateway admin accounts|keys|provider-keys|ledger|upstreams|token|codes|config ...");
+      throw new UsageError("usage: gateway admin accounts|users|keys|provider-keys|ledger|upstreams|token|codes|config ...");
   }
   return 0;
 }

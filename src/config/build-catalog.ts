@@ -7,7 +7,7 @@ import { tierLimitsOf, type TierLimits } from "../core/traffic-limits.js";
 import type { BreakerSettings } from "../upstreams/circuit-breaker.js";
 import { upstreams } from "../upstreams/registry.js";
 import type { ModelConfig, ModelKind, ModelPricing, ProviderConfig, ProviderSetting, TokenPrices } from "../core/catalog.js";
-import { ConfigError, type ConfigIssue, type ConnectionLimits } from "./gateway-config.js";
+import { ConfigError, type ConfigIssue, type ConnectionLimits, type SignupMode } from "./gateway-config.js";
 import { baseProviderOf, buildRoutingGroup, type GroupContext } from "./routing-groups.js";
 import type { ConfigFile, ModelFileEntry } from "./schema.js";
 
@@ -143,7 +143,8 @@ export function buildCatalog(file: ConfigFile, source: string) {
   return {
     bodyLimitBytes: Math.floor(server.body_limit_mb * 1024 * 1024),
     connections,
-    signup: server.signup,
+    signup: signupMode(file),
+    passwordLinkTtlMs: server.password_link_ttl_hours * 3_600_000,
     defaultTier,
     providers,
     models,
@@ -156,6 +157,17 @@ export function buildCatalog(file: ConfigFile, source: string) {
       ? { retentionDays: file.request_log.retention_days, maxBuffered: file.request_log.max_buffered, flushIntervalMs: file.request_log.flush_interval_ms }
       : null,
   };
+}
+
+/**
+ * server.signup as written (invite_only: the earlier name of invite), or by default open while the
+ * file configures no providers but demo ones (the demo first run) and closed once it does.
+ */
+function signupMode(file: ConfigFile): SignupMode {
+  const written = file.server.signup;
+  if (written === "invite_only") return "invite";
+  if (written !== undefined) return written;
+  return Object.values(file.providers).some((provider) => !upstreams[provider.type].capabilities.demo) ? "closed" : "open";
 }
 
 /** The registered types that take a provider setting, for the refusal's message. */

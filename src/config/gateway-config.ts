@@ -41,7 +41,10 @@ export interface GatewayConfig {
   logLevel: string;
   bodyLimitBytes: number;
   connections: ConnectionLimits;
-  signup: "open" | "invite_only";
+  /** server.signup (docs/dashboard.md, "Signing in"): who may create an account on the sign-in page. */
+  signup: SignupMode;
+  /** server.password_link_ttl_hours in ms: how long a set-password link works. */
+  passwordLinkTtlMs: number;
   defaultTier: string;
   /** server.public_url without a trailing slash; null: the dashboard uses the address the browser shows. */
   publicUrl: string | null;
@@ -65,6 +68,8 @@ export interface GatewayConfig {
   /** Traces from the OTEL_* environment variables; null (the default): no tracing at all. */
   tracing: TracingSettings | null;
 }
+
+export type SignupMode = "open" | "invite" | "closed";
 
 export interface BillingSettings {
   /** billing.clamp.min_output_tokens: the fewest output tokens a clamped request is admitted with. */

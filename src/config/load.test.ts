@@ -178,11 +178,29 @@ describe("loadConfig", () => {
     expect(defaults.connections).toEqual({ headersTimeoutMs: 15_000, requestTimeoutMs: 120_000, keepAliveTimeoutMs: 65_000, maxConnections: 4096 });
     const { dir } = withFile(`${MINIMAL}\nserver: { headers_timeout_ms: 500, request_timeout_ms: 900, keep_alive_timeout_ms: 700, max_connections: 3 }\n`);
     expect(loadConfig({ MOCK_KEY: "k" }, dir).connections).toEqual({ headersTimeoutMs: 500, requestTimeoutMs: 900, keepAliveTimeoutMs: 700, maxConnections: 3 });
-    expect(loadConfig({ MOCK_KEY: "k" }, dir).signup).toBe("open");
     const inverted = withFile(`${MINIMAL}\nserver: { headers_timeout_ms: 5000, request_timeout_ms: 1000 }\n`);
     expect(() => loadConfig({ MOCK_KEY: "k" }, inverted.dir)).toThrow(/server\.headers_timeout_ms: must not exceed server\.request_timeout_ms/);
     const zero = withFile(`${MINIMAL}\nserver: { max_connections: 0 }\n`);
     expect(() => loadConfig({ MOCK_KEY: "k" }, zero.dir)).toThrow(/server\.max_connections/);
+  });
+
+  it("sign-up: open on the demo first run, closed once providers are configured, as written otherwise; link lifetime bounded", () => {
+    const load = (text: string) => loadConfig({ MOCK_KEY: "k" }, withFile(text).dir);
+    expect(loadConfig({}, mkdtempSync(join(tmpdir(), "gw-config-"))).signup).toBe("open");
+    expect(load("server: { body_limit_mb: 2 }").signup).toBe("open");
+    expect(load(MINIMAL).signup).toBe("closed");
+    expect(load(`demo: true\n${MINIMAL}`).signup).toBe("closed");
+    expect(load(`${MINIMAL}\nserver: { signup: open }\n`).signup).toBe("open");
+    expect(load(`${MINIMAL}\nserver: { signup: invite }\n`).signup).toBe("invite");
+    // The earlier name of invite.
+    expect(load(`${MINIMAL}\nserver: { signup: invite_only }\n`).signup).toBe("invite");
+    expect(load("server: { signup: closed }").signup).toBe("closed");
+    expect(() => load(`${MINIMAL}\nserver: { signup: maybe }\n`)).toThrow(/server\.signup/);
+    expect(load(MINIMAL).passwordLinkTtlMs).toBe(24 * 3_600_000);
+    expect(load(`${MINIMAL}\nserver: { password_link_ttl_hours: 72 }\n`).passwordLinkTtlMs).toBe(72 * 3_600_000);
+    for (const bad of [0, 169, 1.5, '"24"']) {
+      expect(() => load(`${MINIMAL}\nserver: { password_link_ttl_hours: ${bad} }\n`)).toThrow(/server\.password_link_ttl_hours/);
+    }
   });
 
   it("rejects a GATEWAY_CONFIG that does not exist and a bad PORT", () => {

@@ -15,7 +15,7 @@ import { ConfigError, type GatewayConfig } from "./gateway-config.js";
 import { configFileSchema, type ConfigFile } from "./schema.js";
 
 export type { ModelConfig, ModelKind, ModelPricing, ProviderConfig, ProviderType, UpstreamApi } from "../core/catalog.js";
-export type { BillingSettings, ConnectionLimits, GatewayConfig } from "./gateway-config.js";
+export type { BillingSettings, ConnectionLimits, GatewayConfig, SignupMode } from "./gateway-config.js";
 export { ConfigError } from "./gateway-config.js";
 export { readConfigFile, withDemoCatalog } from "./config-file.js";
 

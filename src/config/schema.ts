@@ -5,6 +5,7 @@ import { tierLimitsSchema } from "../core/traffic-limits.js";
 import { DIMENSIONS, TOKEN_DIMENSIONS, type Dimension } from "../core/dimensions.js";
 import { MAX_USAGE_COUNT } from "../core/usage.js";
 import { UPSTREAM_TYPES } from "../upstreams/registry.js";
+import { PASSWORD_LINK_TTL_HOURS } from "../store/password-links-store.js";
 
 const usd = z.union([z.string(), z.number()]);
 export const identifier = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:/@-]*$/, "letters, digits and . _ : / @ - only");
@@ -112,7 +113,14 @@ export const configFileSchema = z.strictObject({
   server: z
     .strictObject({
       body_limit_mb: z.number().positive().max(1024).default(16),
-      signup: z.enum(["open", "invite_only"]).default("open"),
+      /**
+       * Who may create an account on the sign-in page: anyone (open), only with a workspace invite
+       * (invite; invite_only is its earlier name), or nobody: administrators create people (closed).
+       * Default: open when the file configures no providers (the demo first run), else closed (build-catalog.ts).
+       */
+      signup: z.enum(["open", "invite", "closed", "invite_only"]).optional(),
+      /** How long a set-password link (an administrator's invitation or reset) works. */
+      password_link_ttl_hours: z.number().int().min(PASSWORD_LINK_TTL_HOURS.min).max(PASSWORD_LINK_TTL_HOURS.max).default(PASSWORD_LINK_TTL_HOURS.default),
       /** Default tier for accounts created without one. */
       default_tier: z.string().min(1).optional(),
       /** Peers (IPs or CIDR ranges) whose X-Forwarded-* headers are believed; none when absent. Checked in load.ts. */

@@ -2,6 +2,7 @@
 // shape with X-Request-ID) and the web UI under /dashboard. Registered from app.ts's ROUTES.
 import type { FastifyInstance } from "fastify";
 import type { RouteContext } from "../http/route-context.js";
+import { registerAccountRoutes } from "./routes/account-routes.js";
 import { registerAdminRoutes } from "./routes/admin-routes.js";
 import { registerAuthRoutes } from "./routes/auth-routes.js";
 import { registerCodeRoutes } from "./routes/code-routes.js";
@@ -36,6 +37,7 @@ export function registerDashboardRoutes(app: FastifyInstance, ctx: RouteContext)
           const { account } = await requireSession(request, ctx);
           if (!isSafeMethod(request.method)) requireActive(account);
         });
+        registerAccountRoutes(signedIn, ctx);
         registerKeyRoutes(signedIn, ctx);
         registerModelRoutes(signedIn, ctx);
         registerUsageRoutes(signedIn, ctx);

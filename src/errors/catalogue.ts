@@ -25,6 +25,10 @@ export const ERROR_CATALOGUE = {
   ledger_write_failed: { status: 502, message: "The usage could not be recorded; nothing was charged." },
   ledger_retention_violation: { status: 409, message: "Ledger rows are kept for 365 days after they are written." },
   key_show_expired: { status: 410, message: "The show-again window has passed or the token is not valid for this key. Revoke the key and create a new one." },
+  password_link_invalid: {
+    status: 410,
+    message: "This set-password link cannot be used: it was used already, it expired, or a newer link replaced it. Ask an administrator for a new one.",
+  },
   code_not_redeemable: { status: 400, message: "The code is not one this gateway issued, or it is used, revoked or expired." },
   invalid_state: { status: 409, message: "The resource's state does not allow this operation." },
   conflict: { status: 409, message: "This state transition is not allowed." },

@@ -23,7 +23,20 @@ export const ADMIN_OPERATIONS: readonly OperationSpec[] = [
     query: accountSchemas.listQuery,
     responses: ok(r.adminPage(r.adminAccountViewSchema)),
   }),
-  admin({ method: "POST", path: "/accounts", summary: "Create an account", body: accountSchemas.createBody, responses: created(accountWrap) }),
+  admin({
+    method: "POST",
+    path: "/accounts",
+    summary: "Create an account (with password_link: true, also its person's set-password link)",
+    body: accountSchemas.createBody,
+    responses: created(accountWrap.extend({ password_link: r.passwordLinkViewSchema.optional() })),
+  }),
+  admin({
+    method: "POST",
+    path: "/accounts/:id/password-link",
+    summary: "A set-password link for an account's person (never an administrator's)",
+    params: accountSchemas.params,
+    responses: created(r.passwordLinkViewSchema),
+  }),
   admin({ method: "GET", path: "/accounts/:id", summary: "One account", params: accountSchemas.params, responses: ok(accountWrap) }),
   admin({ method: "PATCH", path: "/accounts/:id", summary: "Change an account", params: accountSchemas.params, body: accountSchemas.changeBody, responses: ok(accountWrap) }),
   ...(["credit", "debit"] as const).map((kind) =>

@@ -6,6 +6,7 @@ import { accountSchemas } from "../admin/routes/accounts.js";
 import { providerKeySchemas } from "../admin/routes/provider-keys.js";
 import { codeSchemas } from "../admin/routes/codes.js";
 import { adminRouteSchemas } from "../dashboard/routes/admin-routes.js";
+import { accountRouteSchemas } from "../dashboard/routes/account-routes.js";
 import { authRouteSchemas } from "../dashboard/routes/auth-routes.js";
 import { codeRouteSchemas } from "../dashboard/routes/code-routes.js";
 import { keyRouteSchemas } from "../dashboard/routes/key-routes.js";
@@ -30,6 +31,29 @@ export const DASHBOARD_OPERATIONS: readonly OperationSpec[] = [
   dash({ method: "POST", path: "/signin", auth: "none", summary: "Sign in (sets the session cookie)", body: authRouteSchemas.signInBody, responses: ok(sessionView) }),
   dash({ method: "POST", path: "/signup", auth: "none", summary: "Sign up (sets the session cookie)", body: authRouteSchemas.signUpBody, responses: created(sessionView) }),
   dash({ method: "POST", path: "/signout", summary: "Sign out", responses: noContent }),
+  dash({
+    method: "POST",
+    path: "/set-password/check",
+    auth: "none",
+    summary: "What a set-password link is for, without using it (failures are throttled)",
+    body: authRouteSchemas.linkBody,
+    responses: ok(z.object({ email: z.string(), purpose: z.enum(["setup", "reset"]), expires_at: z.string() })),
+  }),
+  dash({
+    method: "POST",
+    path: "/set-password",
+    auth: "none",
+    summary: "Use a set-password link once: set the password, end the account's sessions, sign in",
+    body: authRouteSchemas.setPasswordBody,
+    responses: ok(sessionView),
+  }),
+  dash({
+    method: "POST",
+    path: "/account/password",
+    summary: "Change your password (the current one is required); every session ends, this browser gets a new one",
+    body: accountRouteSchemas.passwordBody,
+    responses: ok(sessionView),
+  }),
 
   // ---- /dashboard/api: keys ----
   dash({ method: "GET", path: "/keys", summary: "The account's keys", responses: ok(z.object({ data: z.array(r.keyViewSchema) })) }),
@@ -240,6 +264,20 @@ export const DASHBOARD_OPERATIONS: readonly OperationSpec[] = [
     summary: "Every account (administrators)",
     query: adminRouteSchemas.listQuery,
     responses: ok(z.object({ data: z.array(r.adminAccountViewSchema), total: z.number().int() })),
+  }),
+  dash({
+    method: "POST",
+    path: "/admin/accounts",
+    summary: "Create a person: an account without a password and its set-password link (administrators)",
+    body: adminRouteSchemas.createBody,
+    responses: created(z.object({ account: r.adminAccountViewSchema, password_link: r.passwordLinkViewSchema })),
+  }),
+  dash({
+    method: "POST",
+    path: "/admin/accounts/:id/password-link",
+    summary: "A set-password link for another account's person (administrators)",
+    params: adminRouteSchemas.params,
+    responses: created(r.passwordLinkViewSchema),
   }),
   dash({
     method: "GET",

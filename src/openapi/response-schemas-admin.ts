@@ -10,6 +10,17 @@ export const adminAccountViewSchema = accountViewSchema.extend({
   monthly_budget_usd: usdText.nullable(),
   monthly_token_budget: count.nullable(),
   default_model: z.string().nullable(),
+  password_set: z.boolean(),
+});
+
+/** passwordLinkView (admin/password-links.ts): a set-password link, shown once with its URL. */
+export const passwordLinkViewSchema = z.object({
+  object: z.literal("password_link"),
+  id: z.string(),
+  account_id: z.string(),
+  purpose: z.enum(["setup", "reset"]),
+  url: z.string(),
+  expires_at: nullableIso,
 });
 
 export const providerKeyViewSchema = z.object({ id: z.string(), account_id: z.string(), provider: z.string(), label: z.string(), last4: z.string(), created_at: nullableIso });

@@ -29,6 +29,8 @@ export interface Account {
   clampOutput: boolean;
   /** The account's own rate and concurrency limits (src/core/traffic-limits.ts); null: only the tier's. */
   limits: SubjectLimits | null;
+  /** Whether the account has a dashboard password (an account made by an administrator has none until its set-password link is used). */
+  hasPassword: boolean;
   createdAt: number;
 }
 
@@ -60,6 +62,7 @@ export function toAccount(row: Selectable<AccountsTable>): Account {
     defaultModel: row.default_model,
     clampOutput: row.clamp_output !== 0n,
     limits: subjectLimitsOf(row.limits),
+    hasPassword: row.password_hash !== null,
     createdAt: Number(row.created_at),
   };
 }

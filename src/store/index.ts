@@ -10,6 +10,7 @@ import { KeysStore } from "./keys-store.js";
 import { ledgerChainColumns } from "./ledger-chain.js";
 import { LedgerStore } from "./ledger-store.js";
 import { migrate } from "./migrate.js";
+import { PasswordLinksStore } from "./password-links-store.js";
 import { RedemptionCodesStore } from "./redemption-codes-store.js";
 import { SessionsStore } from "./sessions-store.js";
 import { ShowAgainStore } from "./show-again-store.js";
@@ -35,6 +36,8 @@ export interface AuditedTransaction {
   ledger: LedgerStore;
   codes: RedemptionCodesStore;
   catalog: CatalogStore;
+  sessions: SessionsStore;
+  passwordLinks: PasswordLinksStore;
   record(change: AuditChange): Promise<void>;
 }
 
@@ -54,6 +57,7 @@ export class Store {
   readonly codes: RedemptionCodesStore;
   readonly attempts: AttemptsStore;
   readonly catalog: CatalogStore;
+  readonly passwordLinks: PasswordLinksStore;
 
   constructor(
     readonly handle: DatabaseHandle,
@@ -74,6 +78,7 @@ export class Store {
     this.audit = new AuditStore(handle.db);
     this.codes = new RedemptionCodesStore(handle.db);
     this.catalog = new CatalogStore(handle.db, box, handle.dialect);
+    this.passwordLinks = new PasswordLinksStore(handle.db);
   }
 
   /**
@@ -94,6 +99,8 @@ export class Store {
         ledger: new LedgerStore(trx, ledgerChainColumns(this.handle.dimensions)),
         codes: new RedemptionCodesStore(trx),
         catalog: new CatalogStore(trx, this.box, this.handle.dialect),
+        sessions: new SessionsStore(trx),
+        passwordLinks: new PasswordLinksStore(trx),
         record: (change) => appendAudit(trx, actor, change),
       }),
     );

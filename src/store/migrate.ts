@@ -27,6 +27,7 @@ import * as ledgerAccountTime from "./migrations/0019-ledger-account-time.js";
 import * as ledgerChainLookups from "./migrations/0020-ledger-chain-lookups.js";
 import * as namedBillingOperations from "./migrations/0021-named-billing-operations.js";
 import * as attemptThrottle from "./migrations/0022-attempt-throttle.js";
+import * as passwordLinks from "./migrations/0024-password-links.js";
 import * as liveCatalog from "./migrations/0025-live-catalog.js";
 import { DIMENSION_SET, type DimensionSet } from "../core/dimensions.js";
 import { billingFunctions as currentBillingFunctions } from "./gw-batch-function.js";
@@ -56,6 +57,7 @@ const MIGRATIONS: Record<string, MigrationModule> = {
   "0020-ledger-chain-lookups": ledgerChainLookups,
   "0021-named-billing-operations": namedBillingOperations,
   "0022-attempt-throttle": attemptThrottle,
+  "0024-password-links": passwordLinks,
   "0025-live-catalog": liveCatalog,
 };
 

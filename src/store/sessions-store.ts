@@ -71,8 +71,10 @@ export class SessionsStore {
     await this.db.deleteFrom("sessions").where("id", "=", sessionId).execute();
   }
 
-  async deleteByAccount(accountId: string): Promise<void> {
-    await this.db.deleteFrom("sessions").where("account_id", "=", accountId).execute();
+  /** Ends every session of the account (a password change); answers how many there were. */
+  async deleteByAccount(accountId: string): Promise<number> {
+    const result = await this.db.deleteFrom("sessions").where("account_id", "=", accountId).executeTakeFirst();
+    return Number(result.numDeletedRows);
   }
 
   async countByAccount(accountId: string): Promise<number> {

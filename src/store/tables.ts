@@ -197,6 +197,18 @@ export interface SessionsTable {
   expires_at: Stamp;
 }
 
+/** Single-use set-password links (migration 0024): only the SHA-256 of the token is stored. */
+export interface PasswordLinksTable {
+  id: string;
+  account_id: string;
+  token_hash: string;
+  /** setup: the account had no password when the link was issued; reset: it had one. */
+  purpose: "setup" | "reset";
+  created_at: Stamp;
+  expires_at: Stamp;
+  used_at: Stamp | null;
+}
+
 export interface ShowAgainTokensTable {
   token_hash: string;
   account_id: string;
@@ -408,4 +420,5 @@ export interface Database {
   catalog_versions: CatalogVersionsTable;
   provider_keys: ProviderKeysTable;
   catalog_head: CatalogHeadTable;
+  password_links: PasswordLinksTable;
 }

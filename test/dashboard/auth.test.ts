@@ -1,5 +1,6 @@
 // Sign-up, sign-in, sessions and their security: no route works without a session, CSRF is refused,
-// sign-out ends the session, the cookie's attributes, sign-in throttling, invite-only sign-up.
+// sign-out ends the session, the cookie's attributes, sign-in throttling, the sign-up modes (open,
+// invite, closed: the default once providers are configured).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { mockConfig, startGateway, type TestGateway } from "../support/gateway.js";
 import { DashboardClient, expectError, PASSWORD, signedInAccount } from "./support.js";
@@ -29,7 +30,10 @@ const SIGNED_IN_ROUTES: Array<[string, string]> = [
   ["DELETE", "/workspaces/ws_x/keys/key_x?confirm=true"],
   ["GET", "/workspaces/ws_x/usage"],
   ["POST", "/invites/accept"],
+  ["POST", "/account/password"],
   ["GET", "/admin/accounts"],
+  ["POST", "/admin/accounts"],
+  ["POST", "/admin/accounts/acct_x/password-link"],
   ["PATCH", "/admin/accounts/acct_x"],
   ["GET", "/session"],
   ["POST", "/signout"],
@@ -39,7 +43,7 @@ describe("dashboard sessions and security", () => {
   let gateway: TestGateway;
 
   beforeAll(async () => {
-    gateway = await startGateway(mockConfig({ openaiUrl: "http://127.0.0.1:9" }));
+    gateway = await startGateway(mockConfig({ openaiUrl: "http://127.0.0.1:9" }).replace("server:\n", "server:\n  signup: open\n"));
   });
   afterAll(async () => {
     await gateway?.close();
@@ -130,18 +134,19 @@ describe("dashboard sessions and security", () => {
   });
 });
 
-describe("invite-only sign-up", () => {
+describe.each(["invite", "invite_only"])("invite-only sign-up (signup: %s)", (mode) => {
   let gateway: TestGateway;
 
   beforeAll(async () => {
-    gateway = await startGateway(mockConfig({ openaiUrl: "http://127.0.0.1:9", extra: "" }).replace("server:\n", "server:\n  signup: invite_only\n"));
+    gateway = await startGateway(mockConfig({ openaiUrl: "http://127.0.0.1:9", extra: "" }).replace("server:\n", `server:\n  signup: ${mode}\n`));
   });
   afterAll(async () => {
     await gateway?.close();
   });
 
   it("needs an invite; with one, the new account joins the workspace", async () => {
-    expect((await new DashboardClient(gateway.url).get("/config")).body).toEqual({ signup: "invite_only" });
+    // invite_only is the earlier name of invite.
+    expect((await new DashboardClient(gateway.url).get("/config")).body).toEqual({ signup: "invite" });
     const anonymous = new DashboardClient(gateway.url);
     expectError(await anonymous.post("/signup", { email: "x@example.com", password: PASSWORD }), 403, "forbidden");
     expectError(await anonymous.post("/signup", { email: "x@example.com", password: PASSWORD, invite_token: "inv_bad" }), 404, "not_found");
@@ -155,5 +160,30 @@ describe("invite-only sign-up", () => {
     anonymous.csrf = joined.body.csrf_token;
     expect((await anonymous.get("/workspaces")).body.data[0]).toMatchObject({ id: ws, role: "member" });
     expectError(await new DashboardClient(gateway.url).post("/signup", { email: "y@example.com", password: PASSWORD, invite_token: token }), 404, "invite_used");
+  });
+});
+
+describe("closed sign-up: the default once providers are configured", () => {
+  let gateway: TestGateway;
+
+  beforeAll(async () => {
+    gateway = await startGateway(mockConfig({ openaiUrl: "http://127.0.0.1:9" }));
+  });
+  afterAll(async () => {
+    await gateway?.close();
+  });
+
+  it("refuses every sign-up, with an invite too, and creates nothing; sign-in still works", async () => {
+    expect((await new DashboardClient(gateway.url).get("/config")).body).toEqual({ signup: "closed" });
+    const anonymous = new DashboardClient(gateway.url);
+    const refused = await anonymous.post("/signup", { email: "walk-in@example.com", password: PASSWORD });
+    expectError(refused, 403, "forbidden");
+    expect(refused.body.error.code).toBe("signup_closed");
+    const owner = await signedInAccount(gateway);
+    const ws = (await owner.client.post("/workspaces", { name: "Closed club" })).body.workspace.id;
+    const { token } = (await owner.client.post(`/workspaces/${ws}/invites`, {})).body;
+    expectError(await anonymous.post("/signup", { email: "walk-in@example.com", password: PASSWORD, invite_token: token }), 403, "forbidden");
+    expect(await gateway.app.ctx.store.accounts.getByEmail("walk-in@example.com")).toBeNull();
+    expect((await new DashboardClient(gateway.url).signIn(owner.account.email)).status).toBe(200);
   });
 });

@@ -11,9 +11,16 @@ import { mockConfig, startGateway, type TestGateway } from "../support/gateway.j
 import { DashboardClient, expectError, PASSWORD, signedInAccount } from "./support.js";
 
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
-// The only dashboard writes outside the signed-in scope: the first two run before a session exists
-// (and a suspended account may still sign in to read), and signing out must always work.
-const SESSION_LIFECYCLE_WRITES = new Set(["POST /dashboard/api/signin", "POST /dashboard/api/signup", "POST /dashboard/api/signout"]);
+// The only dashboard writes outside the signed-in scope: sign-in, sign-up and the set-password link
+// run before a session exists (and a suspended account may still sign in to read), and signing out
+// must always work.
+const SESSION_LIFECYCLE_WRITES = new Set([
+  "POST /dashboard/api/signin",
+  "POST /dashboard/api/signup",
+  "POST /dashboard/api/set-password/check",
+  "POST /dashboard/api/set-password",
+  "POST /dashboard/api/signout",
+]);
 const TABLES: ReadonlyArray<keyof Database> = [
   "accounts",
   "keys",
@@ -30,6 +37,7 @@ const TABLES: ReadonlyArray<keyof Database> = [
   "video_tasks",
   "stored_responses",
   "auth_events",
+  "password_links",
 ];
 
 /** Every dashboard write route the real server registers, as "METHOD /url". */
@@ -119,6 +127,8 @@ describe("a suspended or closed account changes nothing on the dashboard", () =>
       "PATCH /dashboard/api/workspaces/:id/members/:accountId": { role: "admin" },
       "POST /dashboard/api/workspaces/:id/invites": { role: "member" },
       "POST /dashboard/api/invites/accept": { token: toAccept.token },
+      "POST /dashboard/api/admin/accounts": { email: "newcomer@example.com" },
+      "POST /dashboard/api/account/password": { current_password: PASSWORD, new_password: "a new password while suspended" },
     };
 
     await store.accounts.setStatus(admin.account.id, status);

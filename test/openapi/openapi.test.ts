@@ -79,6 +79,7 @@ tiers:
   standard: { models: ["*"] }
 server:
   default_tier: standard
+  signup: open
 metrics:
   token_env: GW_TEST_OPENAPI_METRICS_TOKEN
 `;
@@ -389,6 +390,20 @@ describe.each(DATABASE_KINDS)("OpenAPI description on %s", (kind) => {
     const visitor = recordDashboard(new DashboardClient(gateway.url));
     expect((await visitor.post("/signup", { email: `new-${kind}@example.com`, password: "a long enough password" })).status).toBe(201);
     expect((await visitor.post("/signin", { email: `new-${kind}@example.com`, password: "wrong password" })).status).toBe(401);
+    // People who sign in: a person added with a set-password link, the link checked and used, a reset link, a password change.
+    const person = await dash.post("/admin/accounts", { email: `person-${kind}@example.com` });
+    expect(person.status).toBe(201);
+    const personToken: string = person.body.password_link.url.split("#")[1];
+    expect((await visitor.post("/set-password/check", { token: personToken })).status).toBe(200);
+    const personSession = await visitor.post("/set-password", { token: personToken, password: "a long enough password" });
+    expect(personSession.status).toBe(200);
+    expect((await visitor.post("/set-password/check", { token: personToken })).status).toBe(410);
+    expect((await dash.post(`/admin/accounts/${person.body.account.id}/password-link`)).status).toBe(201);
+    visitor.csrf = personSession.body.csrf_token;
+    const changed = await visitor.post("/account/password", { current_password: "a long enough password", new_password: "another long password" });
+    expect(changed.status).toBe(200);
+    visitor.csrf = changed.body.csrf_token;
+    expect((await visitor.post("/account/password", { current_password: "wrong", new_password: "a third long password" })).status).toBe(400);
 
     // ---- /admin/v1 ----
     const token: string = (await cli(["admin", "token", "create", "--name", "openapi", ...ADMIN_SCOPES.flatMap((s) => ["--scope", s])])).token;
@@ -398,6 +413,11 @@ describe.each(DATABASE_KINDS)("OpenAPI description on %s", (kind) => {
     const account = await adminCall("POST", "/accounts", { email: `admin-made-${kind}@example.com`, balance_usd: "5.00" });
     expect(account.status).toBe(201);
     const accountId: string = account.body.account.id;
+    const withLink = await adminCall("POST", "/accounts", { email: `admin-person-${kind}@example.com`, password_link: true });
+    expect(withLink.status).toBe(201);
+    expect(withLink.body.password_link.purpose).toBe("setup");
+    expect((await adminCall("POST", `/accounts/${accountId}/password-link`)).status).toBe(201);
+    expect((await adminCall("POST", `/accounts/${me.id}/password-link`)).status).toBe(403);
     expect((await adminCall("GET", "/accounts?limit=1")).status).toBe(200);
     expect((await adminCall("GET", `/accounts/${accountId}`)).status).toBe(200);
     expect((await adminCall("GET", "/accounts/nope")).status).toBe(404);

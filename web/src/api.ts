@@ -29,6 +29,7 @@ const HINTS: Record<string, string> = {
   workspace_write_failed: "The change could not be saved and nothing changed; try again.",
   rate_limit_error: "Too many attempts; wait a moment.",
   code_not_redeemable: "The code cannot be redeemed.",
+  password_link_invalid: "This link cannot be used.",
   balance_invariant: "The balance must stay between 0.00 and 1,000,000.00.",
   internal_error: "Something went wrong on the server.",
 };
@@ -94,7 +95,23 @@ export interface AdminAccount extends Account {
   monthly_budget_usd: string | null;
   monthly_token_budget: number | null;
   default_model: string | null;
+  /** Whether the person can sign in: false until their set-password link is used. */
+  password_set: boolean;
 }
+
+/** A set-password link as an administrator receives it: shown once. */
+export interface PasswordLink {
+  object: "password_link";
+  id: string;
+  account_id: string;
+  /** setup: the account had no password; reset: it had one (which works until the link is used). */
+  purpose: "setup" | "reset";
+  url: string;
+  expires_at: string;
+}
+
+/** Who may create an account on the sign-in page (server.signup). */
+export type SignupMode = "open" | "invite" | "closed";
 
 /** A ledger row as GET /ledger and GET /admin/accounts/:id/ledger return it. */
 export interface LedgerRow {

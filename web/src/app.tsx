@@ -2,6 +2,7 @@
 import { useEffect, useState } from "react";
 import { api, setCsrfToken, ApiError, type SessionInfo } from "./api";
 import { ErrorText, Link } from "./components";
+import { AccountPage } from "./pages/account";
 import { AdminPage } from "./pages/admin";
 import { AdminAccountPage } from "./pages/admin-account";
 import { AdminCodesPage } from "./pages/admin-codes";
@@ -11,6 +12,7 @@ import { GettingStartedPage } from "./pages/getting-started";
 import { KeysPage } from "./pages/keys";
 import { ModelsPage } from "./pages/models";
 import { RequestsPage } from "./pages/requests";
+import { SetPasswordPage } from "./pages/set-password";
 import { SignInPage } from "./pages/sign-in";
 import { UpstreamsPage } from "./pages/upstreams";
 import { UsagePage } from "./pages/usage";
@@ -46,6 +48,18 @@ export function App() {
     navigate("/");
   }
 
+  // A set-password link works signed in or not: using it signs this browser in as the link's account.
+  if (path === "/set-password") {
+    return (
+      <SetPasswordPage
+        onSignedIn={(s) => {
+          signedIn(s);
+          // The link is used: it leaves the address bar and the history.
+          navigate("/", { replace: true });
+        }}
+      />
+    );
+  }
   if (session === undefined) return error ? <ErrorText error={error} /> : <p className="loading">Loading…</p>;
   if (session === null) return <SignInPage onSignedIn={signedIn} invite={path === "/invite"} />;
 
@@ -79,11 +93,12 @@ export function App() {
   else if (path === "/workspaces") page = <WorkspacesPage />;
   else if (workspaceMatch) page = <WorkspacePage id={decodeURIComponent(workspaceMatch[1]!)} me={session.account} />;
   else if (path === "/invite") page = <InvitePage />;
+  else if (path === "/account") page = <AccountPage session={session} onSession={signedIn} />;
   else if (path === "/admin" && session.account.is_admin) page = <AdminPage me={session.account} />;
   else if (path === "/admin/upstreams" && session.account.is_admin) page = <UpstreamsPage />;
   else if (path === "/admin/codes" && session.account.is_admin) page = <AdminCodesPage />;
   else if (path === "/admin/usage" && session.account.is_admin) page = <AdminUsagePage />;
-  else if (adminAccountMatch && session.account.is_admin) page = <AdminAccountPage id={decodeURIComponent(adminAccountMatch[1]!)} />;
+  else if (adminAccountMatch && session.account.is_admin) page = <AdminAccountPage id={decodeURIComponent(adminAccountMatch[1]!)} me={session.account} />;
   else
     page = (
       <p>
@@ -103,7 +118,9 @@ export function App() {
           ))}
         </nav>
         <span className="who">
-          {session.account.email}
+          <Link to="/account" current={path === "/account"}>
+            {session.account.email}
+          </Link>
           {session.account.status !== "active" && <span className="badge bad"> {session.account.status}</span>}
         </span>
         <button type="button" onClick={() => void signOut()}>

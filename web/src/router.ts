@@ -9,8 +9,11 @@ export function currentPath(): string {
   return path === "" ? "/" : path;
 }
 
-export function navigate(path: string): void {
-  window.history.pushState(null, "", `${BASE}${path === "/" ? "" : path}`);
+/** Goes to a path; `replace` takes the current entry's place in the history (a used link must not stay there). */
+export function navigate(path: string, options: { replace?: boolean } = {}): void {
+  const url = `${BASE}${path === "/" ? "" : path}`;
+  if (options.replace) window.history.replaceState(null, "", url);
+  else window.history.pushState(null, "", url);
   for (const listener of listeners) listener();
 }
 

@@ -1,5 +1,6 @@
-// /admin/v1/accounts: create, list (cursor paging, search by email or id), get, change (status, tier,
-// budgets, default model, clamping, rate and concurrency limits), credit and debit (a required reason; Idempotency-Key).
+// /admin/v1/accounts: create (optionally with a set-password link), list (cursor paging, search by email
+// or id), get, change (status, tier, budgets, default model, clamping, rate and concurrency limits),
+// credit and debit (a required reason; Idempotency-Key), and a set-password link for an account's person.
 import { z } from "zod";
 import { subjectLimitsSchema } from "../../core/traffic-limits.js";
 import { MAX_BALANCE } from "../../core/money.js";
@@ -12,6 +13,7 @@ import { adminActor, requireScope } from "../auth.js";
 import { idempotencyKeyOf, once, requestHash } from "../idempotency.js";
 import { adjustBalance, createAccount, updateAccount, type AccountChanges } from "../operations.js";
 import { adminAccountView, decodeCursor, encodeCursor } from "../views.js";
+import { issuePasswordLink, passwordLinkView, requestBaseUrl } from "../password-links.js";
 import { accountOr404, cursor, id, pageLimit, tokenCount, usd, type AdminRoute } from "./route.js";
 
 const BUDGET_MAX = MAX_BALANCE * 1000n;
@@ -32,6 +34,8 @@ export const accountSchemas = {
       monthly_token_budget: tokenCount.nullable().optional(),
       default_model: defaultModel.optional(),
       clamp_output: z.boolean().optional(),
+      /** true: the answer carries a set-password link for the new account's person (docs/operations.md). */
+      password_link: z.boolean().optional(),
     })
     .strict(),
   changeBody: z
@@ -111,19 +115,22 @@ export const accountRoutes: AdminRoute[] = [
       const body = parseWith(accountSchemas.createBody, request.body);
       // An opening balance is money in: it takes the scope every credit takes.
       if (body.balance_usd !== undefined && body.balance_usd > 0n) requireScope(request, "credits:write");
-      const account = await ctx.store.audited(adminActor(request), (tx) =>
-        createAccount(tx, {
+      const { config } = request.snapshot;
+      const { account, issued } = await ctx.store.audited(adminActor(request), async (tx) => {
+        const created = await createAccount(tx, {
           email: body.email,
-          tier: knownTier(request.snapshot.config, body.tier ?? request.snapshot.config.defaultTier),
+          tier: knownTier(config, body.tier ?? config.defaultTier),
           balance: body.balance_usd ?? 0n,
           monthlyBudget: body.monthly_budget_usd ?? null,
           monthlyTokenBudget: body.monthly_token_budget ?? null,
           defaultModel: body.default_model ?? null,
           ...(body.clamp_output !== undefined && { clampOutput: body.clamp_output }),
-        }),
-      );
+        });
+        // A new account has no password and no sessions: its first link hands nothing over that accounts:write cannot.
+        return { account: created, issued: body.password_link === true ? await issuePasswordLink(tx, created.id, config.passwordLinkTtlMs) : null };
+      });
       reply.code(201);
-      return { account: adminAccountView(account) };
+      return { account: adminAccountView(account), ...(issued && { password_link: passwordLinkView(issued, requestBaseUrl(request)) }) };
     },
   },
   {
@@ -160,4 +167,25 @@ export const accountRoutes: AdminRoute[] = [
   },
   balanceRoute("credit"),
   balanceRoute("debit"),
+  {
+    // A set-password link for the account's person: the first password, or a new one (the old one
+    // works until the link is used). Never for an administrator: a token must not become one.
+    method: "POST",
+    url: "/accounts/:id/password-link",
+    scope: "passwords:write",
+    async handler(request, reply, ctx) {
+      const { id: accountId } = parseWith(accountSchemas.params, request.params, "id");
+      const account = await accountOr404(ctx, accountId);
+      if (account.isAdmin) {
+        throw new GatewayError(
+          "forbidden",
+          "An administrator's password is reset by another administrator on the dashboard or with gateway admin users reset-password, never with an admin token.",
+          { code: "cannot_reset_administrator" },
+        );
+      }
+      const issued = await ctx.store.audited(adminActor(request), (tx) => issuePasswordLink(tx, accountId, request.snapshot.config.passwordLinkTtlMs));
+      reply.code(201);
+      return passwordLinkView(issued, requestBaseUrl(request));
+    },
+  },
 ];

@@ -21,6 +21,7 @@ export function accountJson(a: Account) {
     default_model: a.defaultModel,
     clamping: a.clampOutput ? "on" : "off",
     limits: subjectLimitsJson(a.limits),
+    password_set: a.hasPassword,
     created_at: new Date(a.createdAt).toISOString(),
   };
 }

@@ -60,7 +60,7 @@ function describe(answer: ReloadAnswer): string {
 }
 
 /** --url, else GATEWAY_URL, else the address `gateway serve` listens on (HOST and PORT; a wildcard host as loopback). */
-function gatewayUrl(option: string | undefined, env: NodeJS.ProcessEnv): string {
+export function gatewayUrl(option: string | undefined, env: NodeJS.ProcessEnv): string {
   const given = option ?? env.GATEWAY_URL;
   if (given) {
     if (!/^https?:\/\/[^/]+/i.test(given)) throw new UsageError(`${option ? "--url" : "GATEWAY_URL"}: "${given}" is not an http(s) URL such as http://127.0.0.1:8080`);

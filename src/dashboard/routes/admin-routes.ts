@@ -1,5 +1,6 @@
-// Administrators (accounts.is_admin = 1; the bootstrap account is one) search accounts and change
-// their status, admin flag, tier, budgets, clamping and limits; credit or debit them with a reason;
+// Administrators (accounts.is_admin = 1; the bootstrap account is one) search accounts, create people
+// (an account and its set-password link) and issue password reset links, and change their status,
+// admin flag, tier, budgets, clamping and limits; credit or debit them with a reason;
 // manage each account's provider keys; see usage across all accounts and every upstream key's circuit
 // breaker (docs/dashboard.md, "Administration"). The writes run the admin API's operations
 // (src/admin/operations.ts) in audited transactions. A change drops the account's keys from this
@@ -21,7 +22,8 @@ import { ledgerPage, ledgerRowView, usageAcrossAccounts } from "../../admin/usag
 import type { AuditActor } from "../../store/audit-store.js";
 import { upstreamStatuses } from "../../pipeline/upstream-status.js";
 import { requireActive } from "../session-auth.js";
-import { idParam, parseWith } from "../../admin/validate.js";
+import { email, idParam, parseWith } from "../../admin/validate.js";
+import { createPerson, issuePasswordLink, passwordLinkView, requestBaseUrl } from "../../admin/password-links.js";
 
 const auditQuery = z.object({
   limit: z.coerce.number().int().min(1).max(500).default(100),
@@ -56,8 +58,17 @@ const changeBody = z
     message: "give status, is_admin, clamp_output, limits, tier, monthly_budget_usd or monthly_token_budget",
   });
 
+/** A new person: an account without a password, and the set-password link to send them. */
+const createBody = z
+  .object({
+    email,
+    is_admin: z.boolean().optional(),
+    tier: accountSchemas.changeBody.shape.tier,
+  })
+  .strict();
+
 /** Every request schema of this file (OpenAPI is generated from these). */
-export const adminRouteSchemas = { auditQuery, listQuery, changeBody, ledgerQuery: ledgerPageQueryParams, usageQuery: usageDaysQuery, params: idParams };
+export const adminRouteSchemas = { auditQuery, listQuery, changeBody, createBody, ledgerQuery: ledgerPageQueryParams, usageQuery: usageDaysQuery, params: idParams };
 
 /** The audit log's actor of a dashboard administrator's change. */
 export function dashboardActor(request: FastifyRequest): AuditActor {
@@ -83,6 +94,32 @@ export function registerAdminRoutes(app: FastifyInstance, ctx: RouteContext): vo
     }
     const [accounts, total] = await Promise.all([ctx.store.accounts.list({ limit, offset }), ctx.store.accounts.count()]);
     return { data: accounts.map(adminAccountView), total };
+  });
+
+  // A new person: the account (no password, no balance) and a set-password link shown once, to send them.
+  app.post("/admin/accounts", async (request, reply) => {
+    requireAdmin(request);
+    const body = parseWith(createBody, request.body);
+    const { config } = request.snapshot;
+    const tier = body.tier ?? config.defaultTier;
+    if (!config.tiers.has(tier)) throw new GatewayError("invalid_request", `tier: unknown tier "${tier}" (configured: ${[...config.tiers.keys()].join(", ")})`, { param: "tier" });
+    const { account, issued } = await ctx.store.audited(dashboardActor(request), (tx) =>
+      createPerson(tx, { email: body.email, tier, isAdmin: body.is_admin === true }, config.passwordLinkTtlMs),
+    );
+    reply.code(201);
+    return { account: adminAccountView(account), password_link: passwordLinkView(issued, requestBaseUrl(request)) };
+  });
+
+  // A set-password link for another account's person (a reset when it has a password: the old one
+  // works until the link is used). Your own password is changed on the Account page instead.
+  app.post("/admin/accounts/:id/password-link", async (request, reply) => {
+    const me = requireAdmin(request);
+    const { id } = parseWith(idParams, request.params, "id");
+    if (id === me.id) throw new GatewayError("invalid_request", "Change your own password on the Account page (it needs your current password).", { param: "id" });
+    await accountOr404(ctx, id);
+    const issued = await ctx.store.audited(dashboardActor(request), (tx) => issuePasswordLink(tx, id, request.snapshot.config.passwordLinkTtlMs));
+    reply.code(201);
+    return passwordLinkView(issued, requestBaseUrl(request));
   });
 
   app.get("/admin/accounts/:id", async (request) => {

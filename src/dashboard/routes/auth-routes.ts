@@ -1,5 +1,6 @@
-// Sign-up, sign-in, the current session and sign-out. These run before a session exists (except
-// sign-out), so they guard against cross-site posts with the Origin check and JSON-only bodies.
+// Sign-up, sign-in, set-password links, the current session and sign-out. These run before a session
+// exists (except sign-out), so they guard against cross-site posts with the Origin check and JSON-only
+// bodies. Sign-up follows server.signup: open, invite (a workspace invite is required) or closed.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
 import type { RouteContext } from "../../http/route-context.js";
@@ -10,12 +11,17 @@ import { checkOrigin, clearSessionCookie, readCookie, requireSession, SESSION_CO
 import { AttemptThrottle } from "../sign-in-throttle.js";
 import { email, parseWith, password } from "../../admin/validate.js";
 import { accountView } from "../../admin/account-views.js";
+import { setPasswordWithLink } from "../../admin/password-links.js";
 
 const signInBody = z.object({ email, password: z.string().min(1).max(200) });
 const signUpBody = z.object({ email, password, invite_token: z.string().min(1).max(200).optional() });
+/** A set-password link's token (the part after # in the link). */
+const linkToken = z.string().regex(/^[A-Za-z0-9_-]{20,200}$/, "must be the token of a set-password link (the text after # in the link)");
+const linkBody = z.object({ token: linkToken });
+const setPasswordBody = z.object({ token: linkToken, password });
 
 /** Every request schema of this file (OpenAPI is generated from these). */
-export const authRouteSchemas = { signInBody, signUpBody };
+export const authRouteSchemas = { signInBody, signUpBody, linkBody, setPasswordBody };
 
 // Verifying against this when the email is unknown keeps both paths equally slow, so timing
 // does not tell which emails have accounts.
@@ -31,6 +37,18 @@ async function startSession(ctx: RouteContext, request: FastifyRequest, reply: F
   return sessionBody(account, session.csrfToken);
 }
 
+/** An attempt at a set-password link token: throttled per client address like sign-in (429, Retry-After). */
+async function beginLinkAttempt(throttle: AttemptThrottle, ip: string) {
+  const attempt = await throttle.begin("link", ip);
+  if (attempt.wait > 0) {
+    throw new GatewayError("rate_limit_error", `Too many failed set-password link attempts; try again in ${attempt.wait} seconds.`, {
+      code: "password_link_throttled",
+      headers: { "retry-after": String(attempt.wait) },
+    });
+  }
+  return attempt;
+}
+
 /** Only JSON bodies: a cross-site HTML form cannot send application/json without CORS. */
 function requireJson(request: FastifyRequest): void {
   const type = request.headers["content-type"] ?? "";
@@ -39,7 +57,18 @@ function requireJson(request: FastifyRequest): void {
   }
 }
 
-export function registerAuthRoutes(app: FastifyInstance, ctx: RouteContext, throttle = new AttemptThrottle(ctx.store.attempts, "signin")): void {
+/** The sign-in throttle, and the one for set-password link tokens (a failed look-up or use counts). */
+export interface AuthThrottles {
+  signIn: AttemptThrottle;
+  link: AttemptThrottle;
+}
+
+export function registerAuthRoutes(
+  app: FastifyInstance,
+  ctx: RouteContext,
+  throttles: AuthThrottles = { signIn: new AttemptThrottle(ctx.store.attempts, "signin"), link: new AttemptThrottle(ctx.store.attempts, "pwlink") },
+): void {
+  const throttle = throttles.signIn;
   app.get("/config", async (request) => ({ signup: request.snapshot.config.signup }));
 
   app.get("/session", async (request) => {
@@ -80,7 +109,10 @@ export function registerAuthRoutes(app: FastifyInstance, ctx: RouteContext, thro
     requireJson(request);
     const body = parseWith(signUpBody, request.body);
     const { config } = request.snapshot;
-    if (config.signup === "invite_only" && !body.invite_token) {
+    if (config.signup === "closed") {
+      throw new GatewayError("forbidden", "Sign-up is closed on this gateway: an administrator creates accounts and sends a set-password link.", { code: "signup_closed" });
+    }
+    if (config.signup === "invite" && !body.invite_token) {
       throw new GatewayError("forbidden", "Sign-up is by invite only; open the invite link you were sent.", { code: "invite_required", param: "invite_token" });
     }
     if (body.invite_token) {
@@ -94,6 +126,41 @@ export function registerAuthRoutes(app: FastifyInstance, ctx: RouteContext, thro
     if (body.invite_token) await ctx.store.workspaces.acceptInvite(body.invite_token, account.id);
     reply.code(201);
     return startSession(ctx, request, reply, account);
+  });
+
+  // A set-password link (an administrator's invitation or reset): what it is for, without using it.
+  app.post("/set-password/check", async (request) => {
+    checkOrigin(request);
+    requireJson(request);
+    const body = parseWith(linkBody, request.body);
+    const attempt = await beginLinkAttempt(throttles.link, request.ip);
+    const link = await ctx.store.passwordLinks.peek(body.token);
+    const account = link ? await ctx.store.accounts.get(link.accountId) : null;
+    if (!link || !account) throw new GatewayError("password_link_invalid");
+    await attempt.succeeded();
+    return { email: account.email, purpose: link.purpose, expires_at: new Date(link.expiresAt).toISOString() };
+  });
+
+  // Uses the link once: sets the password, ends every session of the account, and signs this browser in.
+  app.post("/set-password", async (request, reply) => {
+    checkOrigin(request);
+    requireJson(request);
+    const body = parseWith(setPasswordBody, request.body);
+    const attempt = await beginLinkAttempt(throttles.link, request.ip);
+    const link = await ctx.store.passwordLinks.peek(body.token);
+    const account = link ? await ctx.store.accounts.get(link.accountId) : null;
+    if (!link || !account) throw new GatewayError("password_link_invalid");
+    const hash = await hashPassword(body.password);
+    // The person acts on their own account; the link is used (or found used by a concurrent request) in the transaction.
+    const actor = { type: "dashboard" as const, id: account.id, name: account.email, clientAddress: request.ip, requestId: request.id };
+    await ctx.store.audited(actor, (tx) => setPasswordWithLink(tx, body.token, hash));
+    await attempt.succeeded();
+    const previous = readCookie(request, SESSION_COOKIE);
+    if (previous) {
+      const old = await ctx.store.sessions.find(previous);
+      if (old) await ctx.store.sessions.delete(old.session.id);
+    }
+    return startSession(ctx, request, reply, (await ctx.store.accounts.get(account.id)) ?? account);
   });
 
   app.post("/signout", async (request, reply) => {

@@ -3,10 +3,11 @@
 // provider keys (added write-only: only the last four characters are ever shown); its latest ledger
 // rows and audit entries. Every change is audited and takes effect at the gateway at once.
 import { useState, type FormEvent, type ReactNode } from "react";
-import { api, type AdminAccount, type KeyLimits, type LedgerRow, type LimitSet } from "../api";
+import { api, type AdminAccount, type KeyLimits, type LedgerRow, type LimitSet, type PasswordLink } from "../api";
 import { modelLimitsText, parseModelLimits } from "./key-traffic";
 import { ErrorText, formatCount, formatDate, formatMoney, Link, Notice, TableScroll, useAction, useLoad } from "../components";
 import { AuditTable, type AuditRow } from "./admin";
+import { PasswordLinkPanel } from "./password-link-panel";
 
 interface ProviderKey {
   id: string;
@@ -16,7 +17,7 @@ interface ProviderKey {
   created_at: string;
 }
 
-export function AdminAccountPage(props: { id: string }) {
+export function AdminAccountPage(props: { id: string; me: { id: string } }) {
   const path = `/admin/accounts/${encodeURIComponent(props.id)}`;
   const detail = useLoad(() => api<{ account: AdminAccount; tiers: string[] }>("GET", path), [path]);
   const keys = useLoad(() => api<{ data: ProviderKey[]; providers: string[] }>("GET", `${path}/provider-keys`), [path]);
@@ -29,6 +30,9 @@ export function AdminAccountPage(props: { id: string }) {
     audit.reload();
   });
   const account = detail.data?.account;
+  const [link, setLink] = useState<PasswordLink | null>(null);
+  const issueLink = (email: string) =>
+    run(async () => setLink(await api<PasswordLink>("POST", `${path}/password-link`)), `A new set-password link for ${email} is below; earlier links stop working.`);
 
   return (
     <section aria-labelledby="account-title">
@@ -49,6 +53,9 @@ export function AdminAccountPage(props: { id: string }) {
             <Card title="Spent in total">{formatMoney(account.total_spent_usd)}</Card>
             <Card title="Status">{account.status}</Card>
             <Card title="Tier">{account.tier}</Card>
+            <Card title="Sign-in" testId="admin-sign-in">
+              {account.password_set ? "password set" : "no password yet"}
+            </Card>
             <Card title="Monthly budget">
               {account.monthly_budget_usd === null ? "none" : formatMoney(account.monthly_budget_usd)}
               {account.monthly_token_budget !== null && `, ${formatCount(account.monthly_token_budget)} tokens`}
@@ -57,6 +64,14 @@ export function AdminAccountPage(props: { id: string }) {
           <p className="hint">
             Account id <code>{account.id}</code>, created {formatDate(account.created_at)}.
           </p>
+          {account.id !== props.me.id && (
+            <div className="actions">
+              <button type="button" onClick={() => void issueLink(account.email)}>
+                {account.password_set ? "Issue a password reset link" : "Issue a set-password link"}
+              </button>
+            </div>
+          )}
+          {link && <PasswordLinkPanel email={account.email} link={link} onDismiss={() => setLink(null)} />}
           <BalanceForm run={run} path={path} />
           <SettingsForm
             key={`settings-${account.tier}-${account.monthly_budget_usd}-${account.monthly_token_budget}`}

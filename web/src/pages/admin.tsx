@@ -1,11 +1,13 @@
 // Administrators: accounts, searchable by email or id, with status, admin flag, clamping, tier and
-// balance; each links to its detail page (pages/admin-account.tsx). Suspending or closing an account
+// balance; each links to its detail page (pages/admin-account.tsx). "Add a person" creates an account
+// without a password and shows its set-password link once, to send to the person. Suspending or closing an account
 // makes the gateway refuse its keys at once (account_suspended); setting it active restores them.
 // Clamping off makes a request the account cannot fully cover a 402 instead of a shorter answer.
 // Below: the audit log of every administrative change.
 import { useState, type FormEvent } from "react";
-import { api, type Account, type AdminAccount, type KeyLimits } from "../api";
+import { api, type Account, type AdminAccount, type KeyLimits, type PasswordLink } from "../api";
 import { ErrorText, formatCount, formatDate, formatMoney, Link, Notice, TableScroll, useAction, useLoad } from "../components";
+import { PasswordLinkPanel } from "./password-link-panel";
 
 /** One audit log row as GET /dashboard/api/admin/audit returns it. */
 export interface AuditRow {
@@ -54,6 +56,13 @@ export function AdminPage(props: { me: Account }) {
   return (
     <section aria-labelledby="admin-title">
       <h1 id="admin-title">Accounts</h1>
+      <AddPersonForm
+        onCreated={() => {
+          list.reload();
+          audit.reload();
+        }}
+      />
+      <h2 id="all-accounts-title">All accounts</h2>
       <form className="inline-form" role="search" aria-label="Search accounts" onSubmit={submit}>
         <label>
           Email or account id
@@ -78,6 +87,7 @@ export function AdminPage(props: { me: Account }) {
               <th scope="col">Email</th>
               <th scope="col">Status</th>
               <th scope="col">Administrator</th>
+              <th scope="col">Sign-in</th>
               <th scope="col">Clamp output</th>
               <th scope="col">Tier</th>
               <th scope="col">Limits</th>
@@ -94,7 +104,7 @@ export function AdminPage(props: { me: Account }) {
           <tbody>
             {list.data?.data.length === 0 && (
               <tr>
-                <td colSpan={10}>No accounts found.</td>
+                <td colSpan={11}>No accounts found.</td>
               </tr>
             )}
             {list.data?.data.map((a) => {
@@ -130,6 +140,7 @@ export function AdminPage(props: { me: Account }) {
                       <span className="sr-only">Administrator: {a.email}</span>
                     </label>
                   </td>
+                  <td>{a.password_set ? "password set" : <span className="badge">no password yet</span>}</td>
                   <td>
                     <label>
                       <input
@@ -161,6 +172,56 @@ export function AdminPage(props: { me: Account }) {
       <ErrorText error={audit.error} />
       <AuditTable rows={audit.data?.data ?? []} caption="The latest 100 administrative changes (admin API, dashboard, CLI)" />
     </section>
+  );
+}
+
+/** A new person: an account without a password, and its set-password link shown once. */
+function AddPersonForm(props: { onCreated: () => void }) {
+  const [email, setEmail] = useState("");
+  const [admin, setAdmin] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const [created, setCreated] = useState<{ email: string; link: PasswordLink } | null>(null);
+
+  async function submit(event: FormEvent) {
+    event.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      const result = await api<{ account: AdminAccount; password_link: PasswordLink }>("POST", "/admin/accounts", { email: email.trim(), is_admin: admin });
+      setCreated({ email: result.account.email, link: result.password_link });
+      setEmail("");
+      setAdmin(false);
+      props.onCreated();
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  return (
+    <>
+      <h2 id="add-person-title">Add a person</h2>
+      <p className="hint">
+        The account starts without a password or balance; the person sets a password with the link, which you send them. Sign-up on the sign-in page follows the gateway&apos;s{" "}
+        <code>server.signup</code> setting.
+      </p>
+      <form className="inline-form" onSubmit={(event) => void submit(event)} aria-labelledby="add-person-title">
+        <label>
+          Email of the new person
+          <input name="email" type="email" required maxLength={254} autoComplete="off" value={email} onChange={(e) => setEmail(e.target.value)} />
+        </label>
+        <label className="check">
+          <input type="checkbox" checked={admin} onChange={(e) => setAdmin(e.target.checked)} /> Administrator
+        </label>
+        <button type="submit" className="primary" disabled={busy || email.trim() === ""}>
+          Create and get a set-password link
+        </button>
+        <ErrorText error={error} />
+      </form>
+      {created && <PasswordLinkPanel email={created.email} link={created.link} onDismiss={() => setCreated(null)} />}
+    </>
   );
 }
 

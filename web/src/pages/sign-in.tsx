@@ -1,12 +1,13 @@
-// Sign in, or sign up (open, or with an invite when sign-up is invite-only).
+// Sign in, or sign up: when server.signup is open, or with a workspace invite when it is invite.
+// When it is closed, administrators create people and send them a set-password link.
 import { useEffect, useState, type FormEvent } from "react";
-import { api, type SessionInfo } from "../api";
+import { api, type SessionInfo, type SignupMode } from "../api";
 import { ErrorText } from "../components";
 import { navigate } from "../router";
 
 export function SignInPage(props: { onSignedIn: (s: SessionInfo) => void; invite: boolean }) {
   const [mode, setMode] = useState<"signin" | "signup">("signin");
-  const [signup, setSignup] = useState<"open" | "invite_only">("open");
+  const [signup, setSignup] = useState<SignupMode | null>(null);
   const [email, setEmail] = useState("");
   const [password, setPassword] = useState("");
   const [error, setError] = useState<unknown>(null);
@@ -14,7 +15,7 @@ export function SignInPage(props: { onSignedIn: (s: SessionInfo) => void; invite
   const inviteToken = props.invite ? window.location.hash.slice(1) : "";
 
   useEffect(() => {
-    api<{ signup: "open" | "invite_only" }>("GET", "/config").then(
+    api<{ signup: SignupMode }>("GET", "/config").then(
       (c) => setSignup(c.signup),
       () => undefined,
     );
@@ -37,7 +38,7 @@ export function SignInPage(props: { onSignedIn: (s: SessionInfo) => void; invite
     }
   }
 
-  const canSignUp = signup === "open" || inviteToken !== "";
+  const canSignUp = signup === "open" || (signup === "invite" && inviteToken !== "");
   return (
     <main className="narrow">
       <h1>Model Gateway</h1>
@@ -72,6 +73,9 @@ export function SignInPage(props: { onSignedIn: (s: SessionInfo) => void; invite
             {mode === "signin" ? "Create one" : "Sign in instead"}
           </button>
         </p>
+      )}
+      {mode === "signin" && (
+        <p className="hint">Forgot your password{signup === "closed" ? ", or have no account yet" : ""}? An administrator of this gateway can send you a set-password link.</p>
       )}
     </main>
   );
