@@ -5,7 +5,7 @@ import { parseUsd, type Nano } from "../core/money.js";
 import { DIMENSIONS, TOKEN_DIMENSIONS, type DimensionPriceField } from "../core/dimensions.js";
 import { tierLimitsOf, type TierLimits } from "../core/traffic-limits.js";
 import type { BreakerSettings } from "../upstreams/circuit-breaker.js";
-import { upstreams } from "../upstreams/registry.js";
+import { capabilitiesOf, upstreamCapabilities } from "../upstreams/capabilities.js";
 import type { ModelConfig, ModelKind, ModelPricing, ProviderConfig, ProviderSetting, TokenPrices } from "../core/catalog.js";
 import { ConfigError, type ConnectionLimits } from "./gateway-config.js";
 import { baseProviderOf, buildRoutingGroup, type GroupContext } from "./routing-groups.js";
@@ -19,7 +19,7 @@ export function buildCatalog(file: ConfigFile, source: string) {
   };
   const providers = new Map<string, ProviderConfig>();
   for (const [name, p] of Object.entries(file.providers)) {
-    const capabilities = upstreams[p.type].capabilities;
+    const capabilities = capabilitiesOf(p);
     const apis = p.apis ?? capabilities.defaultApis;
     for (const api of apis) {
       if (!capabilities.apis.includes(api))
@@ -57,7 +57,7 @@ export function buildCatalog(file: ConfigFile, source: string) {
     const at = `models[${i}]`;
     if (models.has(m.id)) fail(`${at}.id`, `duplicate model id "${m.id}"`);
     const provider = baseProviderOf(m, at, groupContext);
-    const kinds = upstreams[provider.type].capabilities.kinds;
+    const kinds = capabilitiesOf(provider).kinds;
     if (!kinds.includes(m.kind)) fail(`${at}.kind`, `the provider "${provider.name}" (type ${provider.type}) cannot serve ${m.kind} models (only ${kinds.join(", ")})`);
     const model: ModelConfig = {
       id: m.id,
@@ -123,8 +123,8 @@ export function buildCatalog(file: ConfigFile, source: string) {
 
 /** The registered types that take a provider setting, for the refusal's message. */
 function typesTaking(setting: ProviderSetting): string {
-  return Object.entries(upstreams)
-    .filter(([, descriptor]) => descriptor.capabilities.providerSettings.includes(setting))
+  return Object.entries(upstreamCapabilities)
+    .filter(([, capabilities]) => capabilities.providerSettings.includes(setting))
     .map(([type]) => type)
     .join(", ");
 }
