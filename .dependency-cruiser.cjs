@@ -51,7 +51,7 @@ const config = {
     {
       name: "upstream-type-through-registry",
       severity: "error",
-      comment: "An upstream type's folder is reached through src/upstreams/registry.ts (upstreamOf), not imported directly.",
+      comment: "An upstream type's folder is reached through src/upstreams/registry.ts (upstreamOf), or src/upstreams/capabilities.ts for its capabilities, not imported directly.",
       from: { path: "^src/", pathNot: ["^src/upstreams/", "\\.test\\.ts$"] },
       to: { path: "^src/upstreams/[^/]+/" },
     },

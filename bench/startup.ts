@@ -1,8 +1,13 @@
-// `node --import tsx bench/startup.ts [--runs 5]`: what the built `gateway` command costs to start, as
-// CPU (user + system, the process's own accounting read at its exit, so a busy machine shows as wall
-// time, not CPU) and wall time, medians of --runs: `--help`, `--version`, an admin command on a fresh
-// SQLite database, and `serve --workers 1` until GET /healthz answers. Builds dist/ first when stale.
-// Targets: --help, --version and admin commands ~150 ms of CPU; a worker ready within 1 s.
+// `node --import tsx bench/startup.ts [--runs 5] [--main DIR/dist/cli/main.js]`: what the built
+// `gateway` command costs to start, as CPU (user + system, the process's own accounting read at its
+// exit, so a busy machine shows as wall time, not CPU) and wall time, medians of --runs: `--help`,
+// `--version`, an admin command on an existing SQLite database (the usual case) and on a new one
+// (which it creates and migrates), and `serve --workers 1` until GET /healthz answers, on a new
+// database (the first start: migrations and the administrator account) and on an existing one (a
+// restart). An existing database is made, unmeasured, by `admin accounts create` in the run's
+// directory. Builds dist/ first when stale. --main measures another build (an A/B against a
+// checkout of an earlier commit). Targets: --help, --version and admin commands ~150 ms of CPU; a
+// worker ready within 1 s.
 import { execFile, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -12,9 +17,10 @@ import { promisify } from "node:util";
 import { median } from "./lib/stats.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
-const MAIN = join(ROOT, "dist", "cli", "main.js");
 const args = process.argv.slice(2);
-const runs = Number(args[args.indexOf("--runs") + 1] ?? 5) || 5;
+const option = (name: string): string | undefined => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
+const runs = Number(option("--runs") ?? 5) || 5;
+const MAIN = option("--main") ?? join(ROOT, "dist", "cli", "main.js");
 
 // Preloaded into each measured process: at exit it writes its own CPU time to a file.
 const PRELOAD = `data:text/javascript,${encodeURIComponent(
@@ -26,16 +32,25 @@ interface Sample {
   wallMs: number;
 }
 
-async function measure(commandArgs: string[], env: Record<string, string>, untilReady?: (port: number) => Promise<void>): Promise<Sample> {
+/** An existing database: an account, so that `serve` has no first start to make. */
+const EXISTING_DATABASE = ["admin", "accounts", "create", "--email", "bench@example.com"];
+
+interface Case {
+  name: string;
+  commandArgs: string[];
+  /** Run first in the same directory, not measured. */
+  prepare?: string[];
+  untilReady?: (port: number) => Promise<void>;
+}
+
+async function measure({ commandArgs, prepare, untilReady }: Case): Promise<Sample> {
   const dir = mkdtempSync(join(tmpdir(), "bench-startup-"));
   const cpuFile = join(dir, "cpu");
   const port = 20_000 + Math.floor(Math.random() * 20_000);
+  const env = { ...process.env, BENCH_CPU_FILE: cpuFile, GATEWAY_DATA_DIR: dir, PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "warn" };
+  if (prepare) await promisify(execFile)(process.execPath, [MAIN, ...prepare], { cwd: dir, env });
   const started = performance.now();
-  const child = spawn(process.execPath, ["--import", PRELOAD, MAIN, ...commandArgs], {
-    cwd: dir,
-    env: { ...process.env, ...env, BENCH_CPU_FILE: cpuFile, GATEWAY_DATA_DIR: dir, PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "warn" },
-    stdio: ["ignore", "ignore", "pipe"],
-  });
+  const child = spawn(process.execPath, ["--import", PRELOAD, MAIN, ...commandArgs], { cwd: dir, env, stdio: ["ignore", "ignore", "pipe"] });
   let stderr = "";
   child.stderr.setEncoding("utf8").on("data", (text: string) => (stderr += text));
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
@@ -69,18 +84,20 @@ async function healthy(port: number): Promise<void> {
 }
 
 await promisify(execFile)(process.execPath, [join(ROOT, "scripts", "build-if-stale.mjs")], { cwd: ROOT });
-const cases: Array<[string, string[], ((port: number) => Promise<void>) | undefined]> = [
-  ["--help", ["--help"], undefined],
-  ["--version", ["--version"], undefined],
-  ["admin accounts list (SQLite)", ["admin", "accounts", "list"], undefined],
-  ["serve --workers 1, until /healthz (CPU at exit)", ["serve", "--workers", "1"], healthy],
+const cases: Case[] = [
+  { name: "--help", commandArgs: ["--help"] },
+  { name: "--version", commandArgs: ["--version"] },
+  { name: "admin accounts list (SQLite, existing database)", commandArgs: ["admin", "accounts", "list"], prepare: EXISTING_DATABASE },
+  { name: "admin accounts list (SQLite, new database)", commandArgs: ["admin", "accounts", "list"] },
+  { name: "serve --workers 1, new database, until /healthz (CPU at exit)", commandArgs: ["serve", "--workers", "1"], untilReady: healthy },
+  { name: "serve --workers 1, existing database, until /healthz (CPU at exit)", commandArgs: ["serve", "--workers", "1"], prepare: EXISTING_DATABASE, untilReady: healthy },
 ];
-console.log(`gateway start-up, medians of ${runs} runs (CPU = user + system of the process)`);
+console.log(`gateway start-up (${MAIN}), medians of ${runs} runs (CPU = user + system of the process)`);
 console.log("| command | CPU ms | wall ms |\n|---|---|---|");
-for (const [name, commandArgs, untilReady] of cases) {
+for (const c of cases) {
   const samples: Sample[] = [];
-  for (let i = 0; i < runs; i++) samples.push(await measure(commandArgs, {}, untilReady));
+  for (let i = 0; i < runs; i++) samples.push(await measure(c));
   const cpu = median(samples.map((s) => s.cpuMs));
   const wall = median(samples.map((s) => s.wallMs));
-  console.log(`| ${name} | ${cpu.toFixed(0)} | ${wall.toFixed(0)} |`);
+  console.log(`| ${c.name} | ${cpu.toFixed(0)} | ${wall.toFixed(0)} |`);
 }

@@ -5,7 +5,7 @@ import { parseUsd, type Nano } from "../core/money.js";
 import { DIMENSIONS, TOKEN_DIMENSIONS, type DimensionPriceField } from "../core/dimensions.js";
 import { tierLimitsOf, type TierLimits } from "../core/traffic-limits.js";
 import type { BreakerSettings } from "../upstreams/circuit-breaker.js";
-import { upstreams } from "../upstreams/registry.js";
+import { capabilitiesOf, upstreamCapabilities } from "../upstreams/capabilities.js";
 import type { ModelConfig, ModelKind, ModelPricing, ProviderConfig, ProviderSetting, TokenPrices } from "../core/catalog.js";
 import { ConfigError, type ConfigIssue, type ConnectionLimits, type SignupMode } from "./gateway-config.js";
 import { baseProviderOf, buildRoutingGroup, type GroupContext } from "./routing-groups.js";
@@ -39,7 +39,7 @@ export function buildCatalog(file: ConfigFile, source: string) {
   for (const [name, p] of Object.entries(file.providers))
     entry(() => {
       refusedProviders.add(name);
-      const capabilities = upstreams[p.type].capabilities;
+      const capabilities = capabilitiesOf(p);
       const apis = p.apis ?? capabilities.defaultApis;
       for (const api of apis) {
         if (!capabilities.apis.includes(api))
@@ -86,7 +86,7 @@ export function buildCatalog(file: ConfigFile, source: string) {
       const named = m.provider ?? m.deployments?.map((d) => d.provider).find((p) => refusedProviders.has(p));
       if (named !== undefined && refusedProviders.has(named)) throw new EntryRefused();
       const provider = baseProviderOf(m, at, groupContext);
-      const kinds = upstreams[provider.type].capabilities.kinds;
+      const kinds = capabilitiesOf(provider).kinds;
       if (!kinds.includes(m.kind)) fail(`${at}.kind`, `the provider "${provider.name}" (type ${provider.type}) cannot serve ${m.kind} models (only ${kinds.join(", ")})`);
       const model: ModelConfig = {
         id: m.id,
@@ -167,13 +167,13 @@ function signupMode(file: ConfigFile): SignupMode {
   const written = file.server.signup;
   if (written === "invite_only") return "invite";
   if (written !== undefined) return written;
-  return Object.values(file.providers).some((provider) => !upstreams[provider.type].capabilities.demo) ? "closed" : "open";
+  return Object.values(file.providers).some((provider) => !capabilitiesOf(provider).demo) ? "closed" : "open";
 }
 
 /** The registered types that take a provider setting, for the refusal's message. */
 function typesTaking(setting: ProviderSetting): string {
-  return Object.entries(upstreams)
-    .filter(([, descriptor]) => descriptor.capabilities.providerSettings.includes(setting))
+  return Object.entries(upstreamCapabilities)
+    .filter(([, capabilities]) => capabilities.providerSettings.includes(setting))
     .map(([type]) => type)
     .join(", ");
 }

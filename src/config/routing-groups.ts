@@ -3,7 +3,7 @@
 // A model without deployments keeps the single-provider form and gets no group (a group of one).
 import type { Deployment, ModelConfig, ModelPricing, ProviderConfig, RoutingGroup } from "../core/catalog.js";
 import type { ModelFileEntry } from "./schema.js";
-import { upstreams } from "../upstreams/registry.js";
+import { capabilitiesOf } from "../upstreams/capabilities.js";
 
 export interface GroupContext {
   providers: ReadonlyMap<string, ProviderConfig>;
@@ -38,7 +38,7 @@ export function buildRoutingGroup(m: ModelFileEntry, at: string, base: ModelConf
     if (earlier !== undefined) fail(`${field}.name`, `duplicate deployment name "${d.name}" (also deployments[${earlier}])`);
     firstIndexOf.set(d.name, j);
     const provider = providers.get(d.provider) ?? fail(`${field}.provider`, `provider "${d.provider}" is not defined under providers`);
-    const kinds = upstreams[provider.type].capabilities.kinds;
+    const kinds = capabilitiesOf(provider).kinds;
     if (!kinds.includes(m.kind)) fail(`${field}.provider`, `the provider "${d.provider}" (type ${provider.type}) cannot serve ${m.kind} models`);
     if (d.weight !== undefined && strategy !== "weighted") fail(`${field}.weight`, `weights apply only to routing.strategy: weighted (this model's strategy is ${strategy})`);
     const contextWindow = d.context_window ?? base.contextWindow;

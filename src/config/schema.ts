@@ -4,14 +4,14 @@ import { z } from "zod";
 import { tierLimitsSchema } from "../core/traffic-limits.js";
 import { DIMENSIONS, TOKEN_DIMENSIONS, type Dimension } from "../core/dimensions.js";
 import { MAX_USAGE_COUNT } from "../core/usage.js";
-import { UPSTREAM_TYPES } from "../upstreams/registry.js";
+import { UPSTREAM_TYPES } from "../upstreams/capabilities.js";
 import { PASSWORD_LINK_TTL_HOURS } from "../store/password-links-store.js";
 
 const usd = z.union([z.string(), z.number()]);
 export const identifier = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:/@-]*$/, "letters, digits and . _ : / @ - only");
 
 export const providerSchema = z.strictObject({
-  /** A key of the upstream registry (src/upstreams/registry.ts): openai, anthropic, google-operations. */
+  /** A registered upstream type (src/upstreams/capabilities.ts): openai, anthropic, google-operations. */
   type: z.enum(UPSTREAM_TYPES),
   base_url: z.url(),
   /** Shared upstream keys, used for accounts that have none of their own for this provider. */

@@ -1,9 +1,11 @@
-// The registry's contract: every descriptor has every part (the compiler refuses one without), and
-// the config's provider types are exactly the registry's keys.
+// The registry's contract: every descriptor has every part (the compiler refuses one without), the
+// config's provider types are exactly the registry's keys, and the capabilities the config loader
+// checks against (capabilities.ts) are the descriptors' own.
 import { describe, expect, it } from "vitest";
 import { providerSchema } from "./schema.js";
 import { anthropicUpstream } from "../upstreams/anthropic/index.js";
 import type { UpstreamDescriptor } from "../upstreams/descriptor.js";
+import { upstreamCapabilities } from "../upstreams/capabilities.js";
 import { UPSTREAM_TYPES, upstreams } from "../upstreams/registry.js";
 
 const REQUIRED_PARTS = ["authenticate", "transport", "streamDecoder", "chatPlan", "nativePlans", "readUsage", "media", "capabilities"] as const satisfies ReadonlyArray<
@@ -38,5 +40,10 @@ describe("upstream descriptors", () => {
     expect(UPSTREAM_TYPES).toEqual(Object.keys(upstreams));
     for (const type of UPSTREAM_TYPES) expect(providerSchema.shape.type.safeParse(type).success).toBe(true);
     expect(providerSchema.shape.type.safeParse("not-a-type").success).toBe(false);
+  });
+
+  it("gives each descriptor the capabilities the config loader checks against", () => {
+    expect(Object.keys(upstreamCapabilities)).toEqual(Object.keys(upstreams));
+    for (const type of UPSTREAM_TYPES) expect(upstreams[type].capabilities).toBe(upstreamCapabilities[type]);
   });
 });

@@ -1,6 +1,6 @@
 // The catalog as the request path sees it: providers and models, typed and validated (load.ts
 // builds it). A module of types only, so that the upstream descriptors (and the plans they wire)
-// can name a model without importing the config loader, which imports the registry.
+// can name a model without importing the config loader, which imports the upstream capabilities.
 import type { DimensionPriceField, TokenPriceField } from "./dimensions.js";
 import type { Nano } from "./money.js";
 
@@ -10,14 +10,14 @@ export type UpstreamApi = "chat" | "responses" | "images" | "videos";
 export type ProviderSetting = "api_version" | "region";
 
 /**
- * The registered upstream types, one key per descriptor. src/upstreams/registry.ts fills this
- * interface in (declaration merging), so that the type names come from the registry alone and
- * this module still imports nothing from it.
+ * The registered upstream types, one key per type. src/upstreams/capabilities.ts fills this
+ * interface in (declaration merging), so that the type names come from that table alone and
+ * this module still imports nothing from it; the registry's descriptors have the same keys.
  */
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled in by src/upstreams/registry.ts
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled in by src/upstreams/capabilities.ts
 export interface RegisteredUpstreamTypes {}
 
-/** A key of the upstream registry: "openai", "anthropic", ... */
+/** A registered upstream type: "openai", "anthropic", ... */
 export type ProviderType = Extract<keyof RegisteredUpstreamTypes, string>;
 
 export interface ProviderConfig {

@@ -33,6 +33,10 @@ export function buildServer(ctx: RouteContext, logger: Logger, routes: readonly 
     requestTimeout: limits.requestTimeoutMs,
     keepAliveTimeout: limits.keepAliveTimeoutMs,
     clientErrorHandler: clientErrorHandler(limits, newRequestId, logger as FastifyBaseLogger),
+    // Bodies are validated with zod (admin/validate.ts) and answers written with JSON.stringify: no
+    // route has a Fastify JSON schema. Fastify would otherwise load its Ajv and fast-json-stringify
+    // compilers here (about 100 modules) for none; a route that is given a schema fails at start.
+    schemaController: { compilersFactory: { buildValidator: noSchemaCompiler, buildSerializer: noSchemaCompiler } },
   });
   capConnections(app.server, limits, app.log, workers);
   installJsonBodyParser(app);
@@ -74,4 +78,8 @@ export function buildServer(ctx: RouteContext, logger: Logger, routes: readonly 
   installErrorHandling(app);
   for (const register of routes) register(app, ctx);
   return app;
+}
+
+function noSchemaCompiler(): never {
+  throw new Error("routes take no Fastify JSON schema: validate with zod (parseWith, src/admin/validate.ts)");
 }

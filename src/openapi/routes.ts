@@ -1,8 +1,8 @@
 // GET /openapi.json: the OpenAPI 3.1 document, built on the first request and then served from
-// memory (generating it walks every schema; no request pays that but the first).
+// memory (generating it walks every schema; no request pays that but the first). Its modules (the
+// operation table and the response schemas) are loaded then too, not before the gateway is ready.
 import type { FastifyInstance } from "fastify";
 import { readFileSync } from "node:fs";
-import { buildOpenApiDocument } from "./document.js";
 
 function packageVersion(): string {
   try {
@@ -16,7 +16,7 @@ function packageVersion(): string {
 export function registerOpenApiRoutes(app: FastifyInstance): void {
   let body: string | null = null;
   app.get("/openapi.json", async (_request, reply) => {
-    body ??= JSON.stringify(buildOpenApiDocument(packageVersion()));
+    body ??= JSON.stringify((await import("./document.js")).buildOpenApiDocument(packageVersion()));
     return reply.header("content-type", "application/json; charset=utf-8").header("cache-control", "public, max-age=300").send(body);
   });
 }

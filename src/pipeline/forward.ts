@@ -18,8 +18,8 @@ import type { PipelineServices } from "./services.js";
 import type { Outcome } from "../upstreams/upstream-health.js";
 import { upstreamOf } from "../upstreams/registry.js";
 import type { AttemptResult } from "../observability/metrics.js";
-import { endSpan, type RequestTrace } from "../observability/spans.js";
-import { SpanKind, type Span } from "@opentelemetry/api";
+import { CLIENT_SPAN_KIND, endSpan, type RequestTrace } from "../observability/spans.js";
+import type { Span } from "@opentelemetry/api";
 
 export interface ForwardRequest {
   /** The request as sent with one upstream key (called once per attempt; a signature is made per attempt). */
@@ -84,7 +84,9 @@ export async function forward(services: ForwardServices, accountId: string, prov
     let result: AttemptResult | undefined;
     let status: number | undefined;
     const span: Span | undefined =
-      trace === undefined ? undefined : trace.tracing.child(trace, "gateway.upstream_attempt", { "gateway.provider": provider.name, "gateway.attempt": attempts }, SpanKind.CLIENT);
+      trace === undefined
+        ? undefined
+        : trace.tracing.child(trace, "gateway.upstream_attempt", { "gateway.provider": provider.name, "gateway.attempt": attempts }, CLIENT_SPAN_KIND);
     try {
       const built = await request.build(key);
       if (span !== undefined) trace!.tracing.inject(span, built.headers);

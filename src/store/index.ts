@@ -1,6 +1,6 @@
 // The storage port: one set of repositories over Kysely, the same code on SQLite and PostgreSQL.
 import { SecretBox } from "../core/secret-box.js";
-import type { Transaction } from "kysely";
+import { DEFAULT_MIGRATION_TABLE, sql, type Transaction } from "kysely";
 import { AccountsStore } from "./accounts-store.js";
 import { AdminTokensStore } from "./admin-tokens-store.js";
 import { AttemptsStore } from "./attempts-store.js";
@@ -9,7 +9,7 @@ import { openDatabase, type DatabaseHandle, type DatabaseOptions } from "./datab
 import { KeysStore } from "./keys-store.js";
 import { ledgerChainColumns } from "./ledger-chain.js";
 import { LedgerStore } from "./ledger-store.js";
-import { migrate } from "./migrate.js";
+import { MIGRATION_NAMES } from "./migration-names.js";
 import { PasswordLinksStore } from "./password-links-store.js";
 import { RedemptionCodesStore } from "./redemption-codes-store.js";
 import { SessionsStore } from "./sessions-store.js";
@@ -132,10 +132,37 @@ export class Store {
 export async function openStore(options: DatabaseOptions & { secret: string; migrate?: boolean }): Promise<Store> {
   const handle = await openDatabase(options);
   try {
-    if (options.migrate !== false) await migrate(handle);
+    if (options.migrate !== false) await migrateIfBehind(handle);
   } catch (error) {
     await handle.close();
     throw error;
   }
   return new Store(handle, new SecretBox(options.secret));
+}
+
+/**
+ * What `migrate` does, at the cost of one query when the database is up to date: its recorded
+ * migrations are exactly MIGRATION_NAMES (then, on PostgreSQL, the billing functions are created
+ * afresh, as `migrate` does after its last migration). Otherwise (a new database, one behind the
+ * code, one ahead of it, or a query that fails) migrate.ts runs, loaded only then: Kysely's
+ * migrator and every migration module, which apply what is missing or report what is wrong.
+ */
+async function migrateIfBehind(handle: DatabaseHandle): Promise<void> {
+  if (await upToDate(handle)) {
+    if (handle.dialect === "postgres") await (await import("./billing-functions.js")).createBillingFunctions(handle.db, handle.dimensions);
+    return;
+  }
+  await (await import("./migrate.js")).migrate(handle);
+}
+
+async function upToDate(handle: DatabaseHandle): Promise<boolean> {
+  let recorded: string[];
+  try {
+    const { rows } = await sql<{ name: string }>`select name from ${sql.table(DEFAULT_MIGRATION_TABLE)}`.execute(handle.db);
+    recorded = rows.map((row) => row.name);
+  } catch {
+    return false;
+  }
+  const names = new Set<string>(MIGRATION_NAMES);
+  return recorded.length === names.size && recorded.every((name) => names.has(name));
 }

@@ -1,9 +1,10 @@
 // Migrations run at start and with `gateway migrate`. Kysely's migrator takes a lock, so several
 // gateway processes starting together against one PostgreSQL apply each migration once.
 // On PostgreSQL the billing functions (gw-batch-function.ts) are then created afresh from their one definition.
+// openStore runs this module only when the database is behind the code (migration-names.ts).
 // The numbered migrations are frozen: they import nothing that changes with the code (their column lists
 // are literals), only builders that take those lists as parameters (dimension-sql.ts, ledger-chain-sql.ts).
-import { Migrator, sql, type Kysely, type Migration } from "kysely";
+import { Migrator, type Kysely, type Migration } from "kysely";
 import type { DatabaseHandle } from "./database.js";
 import * as initial from "./migrations/0001-initial.js";
 import * as billingFunctions from "./migrations/0002-billing-functions.js";
@@ -29,12 +30,13 @@ import * as namedBillingOperations from "./migrations/0021-named-billing-operati
 import * as attemptThrottle from "./migrations/0022-attempt-throttle.js";
 import * as passwordLinks from "./migrations/0024-password-links.js";
 import * as liveCatalog from "./migrations/0025-live-catalog.js";
-import { DIMENSION_SET, type DimensionSet } from "../core/dimensions.js";
-import { billingFunctions as currentBillingFunctions } from "./gw-batch-function.js";
+import { createBillingFunctions } from "./billing-functions.js";
+import type { MigrationName } from "./migration-names.js";
 
 type MigrationModule = { up(db: Kysely<unknown>, dialect: DatabaseHandle["dialect"]): Promise<void> };
 
-const MIGRATIONS: Record<string, MigrationModule> = {
+/** Every name of MIGRATION_NAMES and no other (the type says so). */
+const MIGRATIONS: Record<MigrationName, MigrationModule> = {
   "0001-initial": initial,
   "0002-billing-functions": billingFunctions,
   "0003-billing-batch-state": billingBatchState,
@@ -60,9 +62,6 @@ const MIGRATIONS: Record<string, MigrationModule> = {
   "0024-password-links": passwordLinks,
   "0025-live-catalog": liveCatalog,
 };
-
-/** Serialises the re-creation of the billing functions across processes (CREATE OR REPLACE of one function concurrently fails). */
-const BILLING_FUNCTIONS_LOCK = 7_104_211_009n;
 
 export interface MigrationReport {
   applied: string[];
@@ -97,12 +96,4 @@ async function migrateOnce(handle: DatabaseHandle, upTo: string | undefined): Pr
   // current texts may not fit).
   if (handle.dialect === "postgres" && upTo === undefined) await createBillingFunctions(handle.db, handle.dimensions);
   return { applied: results.filter((r) => r.status === "Success").map((r) => r.migrationName) };
-}
-
-/** CREATE OR REPLACE of every billing function (for a dimension set), in one transaction under an advisory lock. */
-export async function createBillingFunctions(db: DatabaseHandle["db"], dimensions: DimensionSet = DIMENSION_SET): Promise<void> {
-  await db.transaction().execute(async (trx) => {
-    await sql`select pg_advisory_xact_lock(${sql.lit(BILLING_FUNCTIONS_LOCK.toString())}::bigint)`.execute(trx);
-    for (const statement of currentBillingFunctions(dimensions)) await sql.raw(statement).execute(trx);
-  });
 }

@@ -1,7 +1,8 @@
 // Every upstream type the gateway speaks, by the name a provider's `type` gives in the config.
-// Adding one is a folder under src/upstreams/ and a line here (CONTRIBUTING.md, "Adding an upstream
-// type"); the config's `type` values, and the ProviderType of the catalog, come from these keys.
-import type { ProviderConfig } from "../core/catalog.js";
+// Adding one is a folder under src/upstreams/ and a line here and in capabilities.ts (CONTRIBUTING.md,
+// "Adding an upstream type"); the config's `type` values, and the ProviderType of the catalog, come
+// from capabilities.ts's keys, and this table must have exactly those (the compiler checks it).
+import type { ProviderConfig, ProviderType } from "../core/catalog.js";
 import { GatewayError } from "../errors/catalogue.js";
 import { anthropicUpstream } from "./anthropic/index.js";
 import { azureOpenAiUpstream } from "./azure-openai/index.js";
@@ -20,17 +21,9 @@ export const upstreams = {
   "azure-openai": azureOpenAiUpstream,
   bedrock: bedrockUpstream,
   demo: demoUpstream,
-} satisfies Record<string, UpstreamDescriptor>;
+} satisfies Record<ProviderType, UpstreamDescriptor>;
 
-type RegisteredNames = { readonly [Name in keyof typeof upstreams]: true };
-
-declare module "../core/catalog.js" {
-  // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- declaration merging: the registry's names become ProviderType
-  interface RegisteredUpstreamTypes extends RegisteredNames {}
-}
-
-/** The registered type names, for the config schema's enum. */
-export const UPSTREAM_TYPES = Object.keys(upstreams) as [keyof typeof upstreams, ...Array<keyof typeof upstreams>];
+export { UPSTREAM_TYPES } from "./capabilities.js";
 
 /** The descriptor of a provider's type (a property lookup: the type was checked at config load). */
 export function upstreamOf(provider: ProviderConfig): UpstreamDescriptor {

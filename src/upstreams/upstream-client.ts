@@ -1,7 +1,8 @@
 // Upstream HTTP: one undici Agent with keep-alive pools per origin, shared by every request.
 // Distinguishes "no HTTP response" (failover material) from an answer with a status.
+import { createRequire } from "node:module";
 import type { Readable } from "node:stream";
-import { Agent, errors as undiciErrors } from "undici";
+import type * as Undici from "undici";
 import type { ProviderConfig } from "../core/catalog.js";
 import type { Cancellation } from "../core/cancellation.js";
 
@@ -42,7 +43,22 @@ export class ClientAbortedError extends Error {
   override name = "ClientAbortedError";
 }
 
-const agent = new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 600_000, connections: 256, connect: { timeout: 10_000 } });
+let upstreamClient: { agent: Undici.Agent; errors: typeof Undici.errors } | undefined;
+
+/**
+ * The Agent, made with the first upstream request: undici (110 modules, ~150 ms of CPU on a busy
+ * 2-core VM) is loaded then rather than before the gateway answers /healthz, and never by one that only
+ * serves the demo upstream (docs/decisions/0031-load-what-a-command-needs.md). Synchronously (undici
+ * is CommonJS, which is what `import` loaded too): the request path awaits nothing more for it.
+ */
+function client(): { agent: Undici.Agent; errors: typeof Undici.errors } {
+  if (!upstreamClient) {
+    const undici = createRequire(import.meta.url)("undici") as typeof Undici;
+    const agent = new undici.Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 600_000, connections: 256, connect: { timeout: 10_000 } });
+    upstreamClient = { agent, errors: undici.errors };
+  }
+  return upstreamClient;
+}
 
 /**
  * Upstream URLs split into origin and path as undici's request(url) splits them (WHATWG URL), and
@@ -73,6 +89,7 @@ export function splitUpstreamUrl(url: string): { origin: string; path: string } 
 export async function sendUpstream(req: UpstreamHttpRequest): Promise<UpstreamHttpResponse> {
   const split = splitUpstreamUrl(req.url);
   if (!split) throw new NoResponseError("not an http(s) URL");
+  const { agent } = client();
   try {
     // An object literal, not a spread of shared options: the spread cost as much as the URL parse saved.
     const response = await agent.request({
@@ -106,14 +123,15 @@ export function sendToProvider(provider: ProviderConfig, request: UpstreamReques
 }
 
 function describeNetworkError(error: unknown): string {
-  if (error instanceof undiciErrors.HeadersTimeoutError) return "timeout before headers";
-  if (error instanceof undiciErrors.ConnectTimeoutError) return "connect timeout";
+  const errors = upstreamClient?.errors;
+  if (errors && error instanceof errors.HeadersTimeoutError) return "timeout before headers";
+  if (errors && error instanceof errors.ConnectTimeoutError) return "connect timeout";
   const code = (error as { code?: string; cause?: { code?: string } })?.cause?.code ?? (error as { code?: string })?.code;
   return code ? code.toLowerCase() : "network error";
 }
 
 export async function closeUpstreamAgent(): Promise<void> {
-  await agent.close();
+  await upstreamClient?.agent.close();
 }
 
 /** Reads a whole upstream body up to a limit; null when it is larger (the rest is discarded). */

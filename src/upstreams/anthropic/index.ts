@@ -3,6 +3,7 @@
 import { chatToAnthropic } from "./chat-plan.js";
 import { messagesToAnthropic, usageFromAnthropic } from "./messages-plan.js";
 import type { UpstreamDescriptor } from "../descriptor.js";
+import { anthropicCapabilities } from "./capabilities.js";
 import { sseDecoder } from "../sse-decoder.js";
 import { authenticateAnthropic } from "./authenticate.js";
 
@@ -15,15 +16,5 @@ export const anthropicUpstream: UpstreamDescriptor = {
   nativePlans: { messages: messagesToAnthropic, countTokens: (body, model) => ({ path: "/v1/messages/count_tokens", body: { ...body, model: model.upstreamModel } }) },
   readUsage: (reported) => usageFromAnthropic(reported as Parameters<typeof usageFromAnthropic>[0]),
   media: {},
-  capabilities: {
-    kinds: ["chat"],
-    // `apis` names OpenAI APIs; an Anthropic upstream speaks none of them.
-    apis: [],
-    defaultApis: [],
-    // The Chat plan turns reasoning_effort into extended thinking (a budget by effort).
-    chatReasoningEffort: true,
-    honorsOutputLimit: true,
-    providerSettings: [],
-    demo: false,
-  },
+  capabilities: anthropicCapabilities,
 };

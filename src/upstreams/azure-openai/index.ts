@@ -9,6 +9,7 @@ import { responsesPassThrough } from "../openai/responses-plan.js";
 import { openaiEmbeddings } from "../openai/embeddings.js";
 import { usageFromChat } from "../usage-readers.js";
 import type { PlanBuilder, UpstreamDescriptor } from "../descriptor.js";
+import { azureOpenAiCapabilities } from "./capabilities.js";
 import { sseDecoder } from "../sse-decoder.js";
 import { authenticateAzure } from "./authenticate.js";
 import { azurePath, type AzureOperation } from "./paths.js";
@@ -35,13 +36,5 @@ export const azureOpenAiUpstream: UpstreamDescriptor = {
     images: { generationsPath: (model: ModelConfig) => azurePath(model, "images/generations") },
     embeddings: { ...openaiEmbeddings, path: (model) => azurePath(model, "embeddings") },
   },
-  capabilities: {
-    kinds: ["chat", "image", "embedding"],
-    apis: ["chat", "responses", "images"],
-    defaultApis: ["chat"],
-    chatReasoningEffort: true,
-    honorsOutputLimit: true,
-    providerSettings: ["api_version"],
-    demo: false,
-  },
+  capabilities: azureOpenAiCapabilities,
 };

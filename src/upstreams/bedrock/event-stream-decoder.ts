@@ -2,13 +2,14 @@
 // the `:event-type` header is the event's name and the JSON payload its data. Messages arrive split
 // anywhere across chunks, so bytes are held until a whole message (its prelude names the length) is
 // in; the SDK's codec then checks both CRCs and parses the headers. An exception or error message
-// (`:message-type` other than "event") fails the stream like a broken frame.
-import { EventStreamCodec, type Message } from "@smithy/eventstream-codec";
-import { fromUtf8, toUtf8 } from "@smithy/util-utf8";
+// (`:message-type` other than "event") fails the stream like a broken frame. The codec is loaded
+// with the first decoder (sdk.ts).
+import type { EventStreamCodec, Message } from "@smithy/eventstream-codec";
 import type { SseEvent } from "../../core/sse.js";
 import { DEFAULT_MAX_EVENT_BYTES } from "../../core/sse.js";
 import { UpstreamProtocolError } from "../usage-readers.js";
 import type { StreamDecoder } from "../descriptor.js";
+import { codecSdk } from "./sdk.js";
 
 /** Total length, headers length, prelude CRC. */
 const PRELUDE_BYTES = 12;
@@ -20,11 +21,16 @@ export class UpstreamStreamException extends UpstreamProtocolError {
 }
 
 export class EventStreamDecoder implements StreamDecoder {
-  private readonly codec = new EventStreamCodec(toUtf8, fromUtf8);
+  private readonly codec: EventStreamCodec;
+  private readonly toUtf8: (bytes: Uint8Array) => string;
   private pending: Buffer[] = [];
   private pendingBytes = 0;
 
-  constructor(private readonly maxMessageBytes = DEFAULT_MAX_EVENT_BYTES) {}
+  constructor(private readonly maxMessageBytes = DEFAULT_MAX_EVENT_BYTES) {
+    const { EventStreamCodec, fromUtf8, toUtf8 } = codecSdk();
+    this.codec = new EventStreamCodec(toUtf8, fromUtf8);
+    this.toUtf8 = toUtf8;
+  }
 
   push(chunk: Uint8Array): SseEvent[] {
     this.pending.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
@@ -73,7 +79,7 @@ export class EventStreamDecoder implements StreamDecoder {
       // The upstream's message stays out of it: it can name the account or the request.
       throw new UpstreamStreamException(`the upstream stream failed: ${kind}`);
     }
-    return { event: header(":event-type") ?? "", data: toUtf8(message.body) };
+    return { event: header(":event-type") ?? "", data: this.toUtf8(message.body) };
   }
 }
 

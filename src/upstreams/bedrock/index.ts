@@ -5,6 +5,7 @@
 import { chatToBedrockConverse, usageFromConverse } from "./chat-plan.js";
 import type { ConverseUsage } from "./translators.js";
 import type { UpstreamDescriptor } from "../descriptor.js";
+import { bedrockCapabilities } from "./capabilities.js";
 import { signBedrockRequest } from "./authenticate.js";
 import { eventStreamDecoder } from "./event-stream-decoder.js";
 
@@ -16,15 +17,5 @@ export const bedrockUpstream: UpstreamDescriptor = {
   nativePlans: {},
   readUsage: (reported) => usageFromConverse(reported as ConverseUsage | null | undefined),
   media: {},
-  capabilities: {
-    kinds: ["chat"],
-    // `apis` names OpenAI APIs; Bedrock speaks none of them.
-    apis: [],
-    defaultApis: [],
-    // Claude models take it as thinking (additionalModelRequestFields); for others it is dropped with a warning.
-    chatReasoningEffort: true,
-    honorsOutputLimit: true,
-    providerSettings: ["region"],
-    demo: false,
-  },
+  capabilities: bedrockCapabilities,
 };

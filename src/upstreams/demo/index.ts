@@ -6,6 +6,7 @@ import type { ChatUsage } from "../../wire/chat/index.js";
 import { chatToOpenAiChat } from "../openai/chat-plan.js";
 import { usageFromChat } from "../usage-readers.js";
 import type { UpstreamDescriptor } from "../descriptor.js";
+import { demoCapabilities } from "./capabilities.js";
 import { sseDecoder } from "../sse-decoder.js";
 import { demoTransport } from "./transport.js";
 
@@ -18,14 +19,5 @@ export const demoUpstream: UpstreamDescriptor = {
   nativePlans: { chat: chatToOpenAiChat },
   readUsage: (reported) => usageFromChat(reported as ChatUsage | null | undefined),
   media: {},
-  capabilities: {
-    kinds: ["chat"],
-    apis: ["chat"],
-    defaultApis: ["chat"],
-    chatReasoningEffort: false,
-    // Its answers stop at max_tokens / max_completion_tokens (finish_reason "length").
-    honorsOutputLimit: true,
-    providerSettings: [],
-    demo: true,
-  },
+  capabilities: demoCapabilities,
 };

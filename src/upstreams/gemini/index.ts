@@ -4,6 +4,7 @@ import { convertGeminiUsageToChat } from "./translators.js";
 import { chatToGemini } from "./chat-plan.js";
 import { usageFromChat } from "../usage-readers.js";
 import type { UpstreamDescriptor } from "../descriptor.js";
+import { geminiCapabilities } from "./capabilities.js";
 import { authenticateGoogle } from "../google-operations/authenticate.js";
 import { sseDecoder } from "../sse-decoder.js";
 import { geminiEmbeddings } from "./embeddings.js";
@@ -16,14 +17,5 @@ export const geminiUpstream: UpstreamDescriptor = {
   nativePlans: {},
   readUsage: (reported) => (reported && typeof reported === "object" ? usageFromChat(convertGeminiUsageToChat(reported)) : null),
   media: { embeddings: geminiEmbeddings },
-  capabilities: {
-    kinds: ["chat", "embedding"],
-    // `apis` names OpenAI APIs; a Gemini upstream speaks none of them.
-    apis: [],
-    defaultApis: [],
-    chatReasoningEffort: true,
-    honorsOutputLimit: true,
-    providerSettings: [],
-    demo: false,
-  },
+  capabilities: geminiCapabilities,
 };

@@ -1,6 +1,7 @@
 // Google's long-running operations (Gemini API Veo): video models only.
 import { googleOperationsAdapter } from "./videos.js";
 import type { UpstreamDescriptor } from "../descriptor.js";
+import { googleOperationsCapabilities } from "./capabilities.js";
 import { sseDecoder } from "../sse-decoder.js";
 import { authenticateGoogle } from "./authenticate.js";
 
@@ -13,13 +14,5 @@ export const googleOperationsUpstream: UpstreamDescriptor = {
   // Operations report no token usage: a video is charged by its seconds (the video adapter reads them).
   readUsage: () => null,
   media: { videos: googleOperationsAdapter },
-  capabilities: {
-    kinds: ["video"],
-    apis: [],
-    defaultApis: [],
-    chatReasoningEffort: false,
-    honorsOutputLimit: true,
-    providerSettings: [],
-    demo: false,
-  },
+  capabilities: googleOperationsCapabilities,
 };

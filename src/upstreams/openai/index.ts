@@ -8,6 +8,7 @@ import { responsesPassThrough } from "./responses-plan.js";
 import { usageFromChat } from "../usage-readers.js";
 import type { ChatUsage } from "../../wire/chat/index.js";
 import type { UpstreamDescriptor } from "../descriptor.js";
+import { openaiCapabilities } from "./capabilities.js";
 import { sseDecoder } from "../sse-decoder.js";
 import { authenticateOpenAi } from "./authenticate.js";
 
@@ -19,14 +20,5 @@ export const openaiUpstream: UpstreamDescriptor = {
   nativePlans: { chat: chatToOpenAiChat, responses: responsesPassThrough },
   readUsage: (reported) => usageFromChat(reported as ChatUsage | null | undefined),
   media: { images: { generationsPath: () => "/images/generations" }, videos: openaiVideosAdapter, embeddings: openaiEmbeddings },
-  capabilities: {
-    kinds: ["chat", "image", "video", "embedding"],
-    apis: ["chat", "responses", "images", "videos"],
-    defaultApis: ["chat"],
-    chatReasoningEffort: true,
-    // OpenAI-compatible servers of every make: the gateway does not rely on them to stop at max_tokens.
-    honorsOutputLimit: false,
-    providerSettings: [],
-    demo: false,
-  },
+  capabilities: openaiCapabilities,
 };
