@@ -80,6 +80,8 @@ describe.each(DATABASE_KINDS)("the dashboard's catalog routes on %s", (kind) => 
     expect(refused.status).toBe(403);
     expectError(await admin.client.post("/admin/catalog/provider-keys", { provider: "nobody", key: "sk-console-added-key-9876" }), 404, "not_found");
     expectError(await admin.client.post("/admin/catalog/provider-keys", { provider: "mockai", key: "short" }), 400, "invalid_request");
+    expectError(await admin.client.post("/admin/catalog/provider-keys", { provider: "mockai", key: "sk-console-added-key-9876", label: "nul\u0000label" }), 400, "invalid_request");
+    expectError(await admin.client.post("/admin/catalog/provider-keys", { provider: "mockai", key: "sk-console-added-key-9876", label: "x".repeat(101) }), 400, "invalid_request");
     const added = await admin.client.post("/admin/catalog/provider-keys", { provider: "mockai", key: "sk-console-added-key-9876", label: "console" });
     expect(added.status).toBe(201);
     expect(added.body.provider_key).toMatchObject({ provider: "mockai", label: "console", last4: "9876", status: "active" });
