@@ -4,6 +4,7 @@ import type { FastifyInstance } from "fastify";
 import type { RouteContext } from "../http/route-context.js";
 import { registerAccountRoutes } from "./routes/account-routes.js";
 import { registerAdminRoutes } from "./routes/admin-routes.js";
+import { registerCatalogRoutes } from "./routes/catalog-routes.js";
 import { registerAuthRoutes } from "./routes/auth-routes.js";
 import { registerCodeRoutes } from "./routes/code-routes.js";
 import { registerKeyRoutes } from "./routes/key-routes.js";
@@ -44,6 +45,7 @@ export function registerDashboardRoutes(app: FastifyInstance, ctx: RouteContext)
         registerRequestLogRoutes(signedIn, ctx);
         registerWorkspaceRoutes(signedIn, ctx);
         registerAdminRoutes(signedIn, ctx);
+        registerCatalogRoutes(signedIn, ctx);
         registerCodeRoutes(signedIn, ctx);
       });
     },

@@ -4,7 +4,8 @@
 // Covered: an administrator mints codes and revokes one; a user redeems a code and sees the balance
 // and the ledger row; an administrator credits an account with a reason and sees it in the ledger
 // and audit log, sets and clears its limits, adds and removes a provider key; usage across accounts;
-// keyboard use with visible focus; a non-administrator reaches neither the pages nor their API (403).
+// the Catalog page read-only (catalog.source: file); keyboard use with visible focus; a
+// non-administrator reaches neither the pages nor their API (403).
 import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -288,6 +289,15 @@ describe.skipIf(SKIP_BROWSER)("administration pages in Chromium", () => {
     await page.getByRole("link", { name: "Upstreams" }).click();
     await page.getByRole("heading", { name: "Upstream health" }).waitFor();
     await shotBoth("upstreams");
+    // This gateway's catalog comes from its file: the Catalog page reads it and offers no writes.
+    await page.getByRole("link", { name: "Catalog", exact: true }).click();
+    await page.getByRole("heading", { name: "Catalog", level: 1 }).waitFor();
+    await expect.poll(() => page.getByTestId("catalog-source").textContent()).toContain("read-only");
+    expect(await page.getByRole("note").textContent()).toContain("catalog.source: file: change gateway.config.yaml and reload");
+    expect(await page.getByTestId("catalog-models").textContent()).toContain("gpt-mock");
+    expect(await page.getByRole("button", { name: "Add provider key" }).count()).toBe(0);
+    expect(await page.getByRole("button", { name: "Roll back to this version" }).count()).toBe(0);
+    await shotBoth("catalog-read-only");
   });
 
   it("is usable by keyboard with a visible focus ring", async () => {

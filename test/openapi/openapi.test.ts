@@ -369,6 +369,17 @@ describe.each(DATABASE_KINDS)("OpenAPI description on %s", (kind) => {
     expect((await dash.post(`/admin/accounts/${other.id}/provider-keys`, { provider: "nobody", key: "sk-dash-own-key-123456789" })).status).toBe(400);
     expect((await dash.get(`/admin/accounts/${other.id}/provider-keys`)).status).toBe(200);
     expect((await dash.delete(`/admin/accounts/${other.id}/provider-keys/${dashProviderKey.body.provider_key.id}`)).status).toBe(200);
+    // The live catalog's page: this gateway's catalog comes from its file, so the writes answer 409
+    // (they are driven on a database catalog in test/dashboard/catalog.test.ts).
+    expect((await dash.get("/admin/catalog")).status).toBe(200);
+    expect((await otherDash.get("/admin/catalog")).status).toBe(403);
+    expect((await dash.get("/admin/catalog/versions?limit=5")).status).toBe(200);
+    expect((await dash.get("/admin/catalog/versions/1")).status).toBe(404);
+    expect((await dash.get("/admin/catalog/diff?from=1")).status).toBe(404);
+    expect((await dash.post("/admin/catalog/rollback", { version: 1 })).status).toBe(409);
+    expect((await dash.post("/admin/catalog/provider-keys", { provider: "mockai", key: "sk-catalog-key-123456" })).status).toBe(409);
+    expect((await dash.patch("/admin/catalog/provider-keys/pk_nope", { status: "disabled" })).status).toBe(409);
+    expect((await dash.delete("/admin/catalog/provider-keys/pk_nope")).status).toBe(409);
     const adminUsage = await dash.get("/admin/usage?days=7");
     expect(adminUsage.status).toBe(200);
     expect(adminUsage.body.by_account.length).toBeGreaterThan(0);

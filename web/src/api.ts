@@ -279,3 +279,53 @@ export interface UpstreamStatuses {
   /** Routing groups' deployments: `deployment` is "<model>/<name>". */
   deployments: Array<BreakerStatus & { deployment: string; provider: string }>;
 }
+
+/** A catalog version's record (GET /admin/catalog/versions). */
+export interface CatalogVersion {
+  version: number;
+  created_at: string;
+  actor: string | null;
+  reason: string;
+}
+
+/** The catalog document: the config file's providers (without keys), models and tiers sections. */
+export interface CatalogDocument {
+  demo?: boolean;
+  providers: Record<string, Record<string, unknown>>;
+  models: Array<Record<string, unknown>>;
+  tiers: Record<string, Record<string, unknown>>;
+}
+
+/** A catalog provider's shared key, shown by its last four characters only. */
+export interface CatalogProviderKey {
+  id: string;
+  provider: string;
+  label: string;
+  last4: string;
+  status: "active" | "disabled";
+  created_at: string;
+}
+
+/** GET /admin/catalog: the catalog served now; version null when it comes from the config file. */
+export interface LiveCatalog extends Partial<Omit<CatalogVersion, "version">> {
+  object: "catalog";
+  source: "file" | "database";
+  read_only: boolean;
+  version: number | null;
+  document: CatalogDocument;
+  provider_keys: CatalogProviderKey[];
+}
+
+export interface CatalogSectionDiff {
+  added: Record<string, unknown>;
+  removed: Record<string, unknown>;
+  changed: Record<string, { before: unknown; after: unknown }>;
+}
+
+/** GET /admin/catalog/diff: what changed from version `from` to `to` (the catalog served now). */
+export interface CatalogDiff {
+  object: "catalog.diff";
+  from: number;
+  to: number | null;
+  changes: { providers: CatalogSectionDiff; models: CatalogSectionDiff; tiers: CatalogSectionDiff; demo: { before: boolean | null; after: boolean | null } | null };
+}

@@ -3,8 +3,7 @@
 // roll back to one, and manage the providers' shared keys (stored encrypted, shown by their last
 // four characters only). With catalog.source: file every write is 409 catalog_read_only.
 import { z } from "zod";
-import type { CatalogDocument } from "../../config/catalog-document.js";
-import type { CatalogVersion, ProviderKeyInfo } from "../../store/catalog-store.js";
+import { catalogDiffView, catalogProviderKeyView as providerKeyView, catalogVersionView as versionView, catalogView, currentCatalogView } from "../catalog-views.js";
 import { adminActor } from "../auth.js";
 import { parseWith } from "../validate.js";
 import { id, type AdminRoute } from "./route.js";
@@ -30,8 +29,7 @@ export const catalogRoutes: AdminRoute[] = [
     url: "/catalog",
     scope: "catalog:read",
     async handler(_request, _reply, ctx) {
-      const { version, document } = await ctx.catalog.current();
-      return { ...catalogView(ctx.catalog.source, version, document), provider_keys: (await keysOf(ctx.catalog.source, ctx)).map(providerKeyView) };
+      return currentCatalogView(ctx.catalog);
     },
   },
   {
@@ -71,9 +69,7 @@ export const catalogRoutes: AdminRoute[] = [
     scope: "catalog:read",
     async handler(request, _reply, ctx) {
       const query = parseWith(catalogSchemas.diffQuery, request.query, "query");
-      const from = await ctx.catalog.version(query.from);
-      const to = query.to === undefined ? await ctx.catalog.current() : await ctx.catalog.version(query.to);
-      return { object: "catalog.diff", from: query.from, to: to.version?.version ?? null, changes: ctx.catalog.diff(from.document, to.document) };
+      return catalogDiffView(ctx.catalog, query.from, query.to);
     },
   },
   {
@@ -119,20 +115,3 @@ export const catalogRoutes: AdminRoute[] = [
     },
   },
 ];
-
-/** From the file, the keys are the file's own (never listed); from the database, the stored ones. */
-async function keysOf(source: "file" | "database", ctx: Parameters<AdminRoute["handler"]>[2]): Promise<ProviderKeyInfo[]> {
-  return source === "database" ? ctx.catalog.providerKeys() : [];
-}
-
-function catalogView(source: "file" | "database", version: CatalogVersion | null, document: CatalogDocument) {
-  return { object: "catalog" as const, source, read_only: source === "file", ...(version ? versionView(version) : { version: null }), document };
-}
-
-function versionView(version: Omit<CatalogVersion, "document">) {
-  return { version: version.version, created_at: new Date(version.createdAt).toISOString(), actor: version.actor, reason: version.reason };
-}
-
-function providerKeyView(info: ProviderKeyInfo) {
-  return { id: info.id, provider: info.provider, label: info.label, last4: info.last4, status: info.status, created_at: new Date(info.createdAt).toISOString() };
-}
