@@ -52,7 +52,7 @@ async function statementsByMigration(kind: "sqlite" | "postgres", database: Test
     pool.on("error", () => undefined);
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log });
     try {
-      await migrate({ db, dialect: "postgres", sqlite: null, description: "frozen migrations", dimensions: DIMENSION_SET, close: () => db.destroy() });
+      await migrate({ db, dialect: "postgres", dimensions: DIMENSION_SET });
     } finally {
       await db.destroy();
     }
