@@ -36,7 +36,8 @@ const USAGE = `usage: gateway <command>
   admin provider-keys list --account ID
   admin provider-keys remove ID
   admin ledger prune --older-than-days N
-  admin ledger verify [--account ID]      walks the ledger's hash chains; exit 1 names the first broken link
+  admin ledger verify [--account ID]      walks the ledger's hash chains and recomputes balances, spend and usage
+                                          from it; exit 1 names the first broken link and each figure that differs
   admin upstreams status                  every upstream key's circuit breaker, error rate and latency
   admin codes mint --value USD [--count N] [--expires-in-days N] [--batch B] [--note TEXT]   redemption codes (shown once)
   admin codes list [--batch B] [--state unused|used|revoked|expired]

@@ -58,7 +58,7 @@ export class Store {
   ) {
     this.accounts = new AccountsStore(handle.db);
     this.keys = new KeysStore(handle.db);
-    this.ledger = new LedgerStore(handle.db, ledgerChainColumns(handle.dimensions));
+    this.ledger = new LedgerStore(handle.db, handle.dialect, ledgerChainColumns(handle.dimensions));
     this.upstreamKeys = new UpstreamKeysStore(handle.db, box);
     this.upstreamHealth = new UpstreamHealthStore(handle.db);
     this.attempts = new AttemptsStore(handle.db, handle.dialect);
@@ -87,7 +87,7 @@ export class Store {
         adminTokens: new AdminTokensStore(trx),
         // The same injected failure point as this store's, for the fault tests of workspace writes.
         workspaces: new WorkspacesStore(trx, { failAfter: this.workspaces.failAfter }),
-        ledger: new LedgerStore(trx, ledgerChainColumns(this.handle.dimensions)),
+        ledger: new LedgerStore(trx, this.handle.dialect, ledgerChainColumns(this.handle.dimensions)),
         codes: new RedemptionCodesStore(trx),
         record: (change) => appendAudit(trx, actor, change),
       }),
