@@ -47,7 +47,7 @@ const USAGE = `usage: gateway <command>
   admin token revoke ID
   admin config reload [--url URL]         the running gateway re-reads its config file (like SIGHUP); needs
                                           GATEWAY_ADMIN_TOKEN (scope config:write); URL: GATEWAY_URL or HOST:PORT
-Every command accepts --json. Environment: DATABASE_URL, GATEWAY_CONFIG, GATEWAY_SECRET, PORT, HOST, GATEWAY_URL, GATEWAY_ADMIN_TOKEN.`;
+Every command accepts --json. Environment: DATABASE_URL, GATEWAY_CONFIG, GATEWAY_SECRET, GATEWAY_LEDGER_SECRET, PORT, HOST, GATEWAY_URL, GATEWAY_ADMIN_TOKEN.`;
 
 export async function runCli(argv: string[], io: CliIo): Promise<number> {
   try {
@@ -150,7 +150,7 @@ async function admin(args: string[], io: CliIo, store: Store, config: GatewayCon
 
 async function withStore<T>(config: GatewayConfig, work: (store: Store) => Promise<T>): Promise<T> {
   const [{ openStore }, { resolveServerSecret }] = await Promise.all([import("../store/index.js"), import("../config/server-secret.js")]);
-  const store = await openStore({ databaseUrl: config.databaseUrl, sqlitePath: config.sqlitePath, secret: resolveServerSecret(config) });
+  const store = await openStore({ databaseUrl: config.databaseUrl, sqlitePath: config.sqlitePath, secret: resolveServerSecret(config), ledgerSecret: config.ledgerSecret });
   try {
     return await work(store);
   } finally {

@@ -6,6 +6,7 @@ import { GatewayError } from "../errors/catalogue.js";
 import { dbErrorKind, dbErrorMessage } from "./db-errors.js";
 import type { Dialect } from "./dialect.js";
 import { LEDGER_CHAIN_COLUMNS, type LedgerChainColumn } from "./ledger-chain.js";
+import type { LedgerChainState } from "./ledger-chain-key.js";
 import { balanceEffectSql, recomputeLedgerFigures, type LedgerRecomputeOptions, type LedgerRecomputeResult } from "./ledger-recompute.js";
 import { transact } from "./transact.js";
 import { verifyLedger, type LedgerVerifyOptions, type LedgerVerifyResult } from "./ledger-verify.js";
@@ -20,6 +21,8 @@ export class LedgerStore {
     private readonly dialect: Dialect,
     /** The chain's columns (ledgerChainColumns of the database's dimension set). */
     private readonly chained: readonly LedgerChainColumn[] = LEDGER_CHAIN_COLUMNS,
+    /** The chain's key (the handle's): what keyed rows are checked with; null: none. */
+    private readonly chain: LedgerChainState | null = null,
   ) {}
 
   /**
@@ -47,7 +50,7 @@ export class LedgerStore {
 
   /** Walks every account's hash chain; `broken` names the first broken link, null when intact. */
   verify(options: LedgerVerifyOptions = {}): Promise<LedgerVerifyResult> {
-    return verifyLedger(this.db, options, this.chained);
+    return verifyLedger(this.db, options, this.chained, this.chain?.key ?? null);
   }
 
   /** Recomputes every figure the ledger determines (balances, spend, tokens, usage) and lists those that differ. */

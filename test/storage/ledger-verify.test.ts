@@ -1,12 +1,17 @@
-// `gateway admin ledger verify` does not trust the stored figures (issue 39 item 8), on both
+// `gateway admin ledger verify` does not trust the stored figures (issue 39 item 8; ADR 0031), on both
 // databases: it recomputes every account's balance, spend and holds, every key's spend, tokens and
 // holds, the monthly usage and the hourly rollup from the ledger and names each figure edited with
-// plain SQL.
+// plain SQL; with GATEWAY_LEDGER_SECRET the chain is keyed (HMAC), so a row inserted with plain SQL
+// (which cannot know the key), even with the balance raised to match, is named too.
+import SqliteDatabase from "better-sqlite3";
 import { sql } from "kysely";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { StoreBilling } from "../../src/billing/billing-store.js";
 import { verifyProgress } from "../../src/cli/commands/ledger.js";
-import type { Store } from "../../src/store/index.js";
+import { LedgerChainKey } from "../../src/store/ledger-chain-key.js";
+import { LEDGER_CHAIN_COLUMNS, LEDGER_GENESIS_HASH, ledgerRowHash, ledgerRowHashFromValues, SQLITE_LEDGER_HASH_FUNCTION } from "../../src/store/ledger-chain.js";
+import { openStore, type Store } from "../../src/store/index.js";
 import { LEDGER_RECOMPUTE_STEPS } from "../../src/store/ledger-recompute.js";
 import { admission, makeAccount, makeKey, openTestStore, usage } from "../billing/support.js";
 import { createHarness, type CliHarness } from "../cli/harness.js";
@@ -14,6 +19,7 @@ import { DATABASE_KINDS } from "../support/databases.js";
 
 const USD = 1_000_000_000n;
 const DAY_MS = 86_400_000;
+const SECRET = "ledger-secret-for-the-tests-0123456789";
 
 interface Difference {
   table: string;
@@ -29,6 +35,7 @@ interface VerifyJson {
   accounts: number;
   rows: number;
   broken: { row_id: string | null; account_id: string; where: "row" | "head"; expected: string; found: string | null } | null;
+  keyed: { from_row: string; key_id: string; unverified_rows: number; problem: string | null } | null;
   differences: Difference[];
   differences_truncated: boolean;
 }
@@ -92,7 +99,7 @@ for (const kind of DATABASE_KINDS) {
 
       for (const account of [accountId, poor]) {
         const { code, report } = await verifyCli(cli, ["--account", account]);
-        expect(report).toMatchObject({ ok: true, broken: null, differences: [] });
+        expect(report).toMatchObject({ ok: true, broken: null, keyed: null, differences: [] });
         expect(code).toBe(0);
       }
       const all = await verifyCli(cli, []);
@@ -241,6 +248,147 @@ for (const kind of DATABASE_KINDS) {
       now = 1600;
       progress.onProgress({ rows: 6000, lastId: 10_000n, atId: 6000n });
       expect(stderr).toBe("ledger verify: 4000 rows checked, at id 4000 of 10000\nledger verify: recomputing key spend, tokens and holds from the ledger (2 of 4)\n");
+    });
+  });
+
+  describe(`keyed ledger chain on ${kind}`, () => {
+    let cli: CliHarness;
+    let store: Store;
+    let billing: StoreBilling;
+    let firstKeyed: bigint;
+    let unkeyedAccount: string;
+    const withSecret = { GATEWAY_LEDGER_SECRET: SECRET };
+    const key = new LedgerChainKey(SECRET);
+
+    beforeAll(async () => {
+      cli = await createHarness(kind);
+      // Rows written before the secret was configured stay unkeyed and verifiable.
+      const before = await openTestStore(cli.database);
+      unkeyedAccount = await makeAccount(before, { balance: USD });
+      await before.accounts.adjustBalance(unkeyedAccount, -10n, null);
+      expect(before.handle.ledgerChain.mode).toEqual({ kind: "unkeyed" });
+      await before.close();
+      store = await openStore({
+        databaseUrl: cli.database.databaseUrl,
+        sqlitePath: cli.database.sqlitePath,
+        secret: "test-secret-0123456789",
+        ledgerSecret: SECRET,
+        ledgerWriter: true,
+      });
+      const mode = store.handle.ledgerChain.mode;
+      if (mode.kind !== "keyed") throw new Error(`expected a keyed chain, got ${mode.kind}`);
+      firstKeyed = mode.epoch.fromId;
+      expect(mode.epoch.keyId).toBe(key.id);
+      billing = new StoreBilling(store.handle);
+    });
+    afterAll(async () => {
+      await billing?.stopSweeper();
+      await store?.close();
+      await cli?.close();
+    });
+
+    async function keyedAccount(): Promise<{ accountId: string; keyId: string }> {
+      const accountId = await makeAccount(store, { balance: USD });
+      const keyId = await makeKey(store, accountId);
+      await store.accounts.adjustBalance(accountId, -500n, "debit");
+      for (let i = 0; i < 2; i++) await billing.settle(await billing.admit(admission(accountId, keyId)), usage(40, 20 + i), "mock");
+      return { accountId, keyId };
+    }
+
+    it("seals every row from the epoch on with HMAC-SHA256, in the database as the verifier expects", async () => {
+      const { accountId } = await keyedAccount();
+      await store.accounts.adjustBalance(unkeyedAccount, 77n, "keyed now");
+      for (const account of [unkeyedAccount, accountId]) {
+        const rows = await store.db.selectFrom("ledger").selectAll().where("account_id", "=", account).orderBy("id").execute();
+        let previous = LEDGER_GENESIS_HASH;
+        for (const row of rows) {
+          const unkeyed = ledgerRowHash(previous, row);
+          expect(row.hash).toBe(row.id >= firstKeyed ? key.seal(unkeyed) : unkeyed);
+          previous = row.hash!;
+        }
+      }
+      const unkeyedRows = await store.db.selectFrom("ledger").select("id").where("account_id", "=", unkeyedAccount).orderBy("id").execute();
+      expect(unkeyedRows.map((r) => r.id < firstKeyed)).toEqual([true, true, false]);
+
+      const { code, report } = await verifyCli(cli, [], withSecret);
+      expect(report).toMatchObject({ ok: true, broken: null, differences: [], keyed: { from_row: String(firstKeyed), key_id: key.id, unverified_rows: 0, problem: null } });
+      expect(code).toBe(0);
+      const text = await cli.run(["admin", "ledger", "verify", "--account", accountId], { env: withSecret });
+      expect(text.stdout).toBe(`ledger intact: 1 accounts, 4 rows checked, keyed from row ${firstKeyed}; balances, spend and usage match it\n`);
+    });
+
+    it("without the secret, or with another: exit 1, keyed rows not verified; nothing can be appended", async () => {
+      await keyedAccount();
+      const without = await verifyCli(cli, []);
+      expect(without.code).toBe(1);
+      expect(without.report).toMatchObject({ ok: false, broken: null, differences: [], keyed: { key_id: key.id, problem: "no_secret" } });
+      expect(without.report.keyed!.unverified_rows).toBeGreaterThan(0);
+      const other = await verifyCli(cli, [], { GATEWAY_LEDGER_SECRET: "another-ledger-secret-000000" });
+      expect(other.code).toBe(1);
+      expect(other.report.keyed).toMatchObject({ problem: "other_secret" });
+
+      const options = { databaseUrl: cli.database.databaseUrl, sqlitePath: cli.database.sqlitePath, secret: "test-secret-0123456789" };
+      await expect(openStore({ ...options, ledgerWriter: true })).rejects.toThrow(
+        /the ledger chain is keyed from row \d+ \(key id [0-9a-f]{16}\) and GATEWAY_LEDGER_SECRET is not set/,
+      );
+      await expect(openStore({ ...options, ledgerSecret: "another-ledger-secret-000000", ledgerWriter: true })).rejects.toThrow(/is not the secret it is keyed with/);
+      const locked = await openStore(options);
+      try {
+        expect(locked.handle.ledgerChain.mode).toMatchObject({ kind: "locked", reason: "no_secret" });
+        await expect(locked.accounts.adjustBalance(unkeyedAccount, 1n, null)).rejects.toThrow(/ledger chain is keyed/);
+      } finally {
+        await locked.close();
+      }
+      // The epoch record is append-only.
+      await expect(sql`update ledger_chain_keys set from_id = from_id + 1000`.execute(store.db)).rejects.toThrow(/append-only/);
+    });
+
+    it("a row inserted with plain SQL, the balance raised to match, is named: plain SQL cannot know the key", async () => {
+      const { accountId } = await keyedAccount();
+      const requestId = `forged-${kind}`;
+      if (kind === "postgres") {
+        const client = new pg.Client({ connectionString: cli.database.databaseUrl! });
+        await client.connect();
+        try {
+          const insert = `insert into ledger (created_at, account_id, request_id, kind, cost_nano) values (${Date.now()}, '${accountId}', '${requestId}', 'credit', 5000)`;
+          // A session without the key is refused by the trigger ...
+          await expect(client.query(insert)).rejects.toThrow(/ledger_chain_keyed/);
+          // ... so the forger sets the trigger aside (the hash is then the unkeyed one, all plain SQL can compute).
+          await client.query("alter table ledger disable trigger ledger_chain_key");
+          try {
+            await client.query(insert);
+          } finally {
+            await client.query("alter table ledger enable trigger ledger_chain_key");
+          }
+          await client.query(`update accounts set balance_nano = balance_nano + 5000 where id = '${accountId}'`);
+        } finally {
+          await client.end();
+        }
+      } else {
+        // A connection of its own (the sqlite3 shell, a script) with the gateway's open-source encoder registered, unkeyed.
+        const forger = new SqliteDatabase(cli.database.sqlitePath);
+        try {
+          forger.defaultSafeIntegers(true);
+          forger.pragma("busy_timeout = 5000");
+          forger.function(SQLITE_LEDGER_HASH_FUNCTION, { deterministic: true, varargs: true, safeIntegers: true }, (previous, ...values) =>
+            ledgerRowHashFromValues(previous, values, LEDGER_CHAIN_COLUMNS),
+          );
+          forger.prepare("insert into ledger (created_at, account_id, request_id, kind, cost_nano) values (?, ?, ?, 'credit', 5000)").run(BigInt(Date.now()), accountId, requestId);
+          forger.prepare("update accounts set balance_nano = balance_nano + 5000 where id = ?").run(accountId);
+        } finally {
+          forger.close();
+        }
+      }
+      const rows = await store.db.selectFrom("ledger").selectAll().where("account_id", "=", accountId).orderBy("id").execute();
+      const forged = rows[rows.length - 1]!;
+      expect(forged.request_id).toBe(requestId);
+      const unkeyed = ledgerRowHash(rows[rows.length - 2]!.hash!, forged);
+      expect(forged.hash).toBe(unkeyed);
+
+      const { code, report } = await verifyCli(cli, ["--account", accountId], withSecret);
+      expect(code).toBe(1);
+      expect(report.differences).toEqual([]); // the forger made the balance match ...
+      expect(report.broken).toEqual({ row_id: String(forged.id), account_id: accountId, where: "row", expected: key.seal(unkeyed), found: unkeyed }); // ... not the chain
     });
   });
 }

@@ -6,7 +6,7 @@ import { emit, parseCommand, requireOption, UsageError, type CliIo } from "../io
 
 const USAGE = "usage: gateway admin ledger prune --older-than-days N | verify [--account ID]";
 
-/** The exit code: 1 when `verify` finds a broken link or a figure that differs. */
+/** The exit code: 1 when `verify` finds a broken link, a figure that differs or keyed rows it could not check. */
 export async function ledgerCommand(sub: string | undefined, args: string[], io: CliIo, store: Store): Promise<number> {
   if (sub === "prune") return prune(args, io, store);
   if (sub === "verify") return verify(args, io, store);
@@ -60,7 +60,7 @@ export function verifyProgress(io: Pick<CliIo, "stderr">, now: () => number = Da
 
 /**
  * The hash chains (ledger-verify.ts), then every stored figure the ledger determines (ledger-recompute.ts).
- * Exit 1 for a broken link or a figure that differs.
+ * Exit 1 for a broken link, a figure that differs, or keyed rows that could not be checked.
  */
 async function verify(args: string[], io: CliIo, store: Store): Promise<number> {
   const { values, json } = parseCommand(args, { account: { type: "string" } }, []);
@@ -70,25 +70,30 @@ async function verify(args: string[], io: CliIo, store: Store): Promise<number> 
   const only = accountId !== undefined ? { accountId } : {};
   const chain = await store.ledger.verify({ ...only, onProgress: progress.onProgress });
   const figures = await store.ledger.recompute({ ...only, onStep: progress.onStep });
+  const mode = store.handle.ledgerChain.mode;
+  if (chain.keyed === undefined && store.handle.ledgerChain.key !== null && mode.kind === "unkeyed") {
+    io.stderr("ledger verify: GATEWAY_LEDGER_SECRET is set but the chain is not keyed yet; the next gateway server started with it keys it\n");
+  }
   const report = verifyReport(chain, figures);
   emit(io, json, report, () => verifyText(chain, figures));
   return report.ok ? 0 : 1;
 }
 
 function verifyReport(chain: LedgerVerifyResult, figures: LedgerRecomputeResult) {
-  const { broken } = chain;
+  const { broken, keyed } = chain;
   return {
-    ok: broken === null && figures.differences.length === 0,
+    ok: broken === null && (keyed?.problem ?? null) === null && figures.differences.length === 0,
     accounts: chain.accounts,
     rows: chain.rows,
     broken: broken && { row_id: broken.rowId, account_id: broken.accountId, where: broken.where, expected: broken.expected, found: broken.found },
+    keyed: keyed ? { from_row: keyed.fromId, key_id: keyed.keyId, unverified_rows: keyed.unverifiedRows, problem: keyed.problem } : null,
     differences: figures.differences.map((d) => ({ table: d.table, id: d.id, account_id: d.accountId, field: d.field, stored: d.stored, recomputed: d.recomputed })),
     differences_truncated: figures.truncated,
   };
 }
 
 function verifyText(chain: LedgerVerifyResult, figures: LedgerRecomputeResult): string {
-  const { broken, rows, accounts } = chain;
+  const { broken, keyed, rows, accounts } = chain;
   const { differences, truncated } = figures;
   const lines: string[] = [];
   if (broken) {
@@ -98,10 +103,19 @@ function verifyText(chain: LedgerVerifyResult, figures: LedgerRecomputeResult): 
         : `the head of account ${broken.accountId} (its last row: ${broken.rowId ?? "none"}; rows deleted from the end?)`;
     lines.push(`ledger chain broken at ${what}: expected hash ${broken.expected}, found ${broken.found ?? "none"} (${rows} rows checked)`);
   }
+  if (keyed?.problem === "no_secret" || keyed?.problem === "other_secret") {
+    const why = keyed.problem === "no_secret" ? "GATEWAY_LEDGER_SECRET is not set" : "GATEWAY_LEDGER_SECRET is not its secret";
+    lines.push(`ledger chain keyed from row ${keyed.fromId} (key id ${keyed.keyId}): ${keyed.unverifiedRows} rows not verified, ${why}`);
+  } else if (keyed?.problem === "epoch_altered") {
+    lines.push(`ledger chain keyed from row ${keyed.fromId} (key id ${keyed.keyId}): its record in ledger_chain_keys was altered`);
+  }
   for (const d of differences) lines.push(`${differenceSubject(d)}: ${d.field} is ${d.stored}, the ledger says ${d.recomputed}`);
   if (differences.length > 0) lines.push(`${differences.length}${truncated ? "+" : ""} stored figures differ from the ledger${truncated ? " (the first listed)" : ""}`);
-  if (lines.length === 0) return `ledger intact: ${accounts} accounts, ${rows} rows checked; balances, spend and usage match it`;
-  if (!broken) lines.unshift(`ledger chain intact: ${accounts} accounts, ${rows} rows checked`);
+  if (lines.length === 0) {
+    const how = keyed ? `, keyed from row ${keyed.fromId}` : "";
+    return `ledger intact: ${accounts} accounts, ${rows} rows checked${how}; balances, spend and usage match it`;
+  }
+  if (!broken && !keyed?.problem) lines.unshift(`ledger chain intact: ${accounts} accounts, ${rows} rows checked`);
   return lines.join("\n");
 }
 
