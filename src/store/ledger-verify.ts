@@ -7,6 +7,16 @@
 // hash under that epoch's key. With that key (the store's secret) it is checked like any other; without
 // it the row is counted as not verified and its stored hash taken as the link to the next one, so the
 // rows before the epoch, and the heads, are still checked.
+//
+// The walk reads committed rows while the gateway appends more, without holding one snapshot (on
+// PostgreSQL a long snapshot would keep every version of the busiest account rows alive for its
+// whole length). Two consequences are checked before anything is reported:
+//   - on PostgreSQL a row's id is drawn before its transaction commits, so a page can pass over a row
+//     that commits later than rows with higher ids (of other accounts). A link that does not match
+//     is asked again with the account's rows between the last one walked and this one: a row found
+//     there is walked first (it committed before its successor, which waited for the account's lock);
+//   - a head read after the walk may already name rows appended since: the account's newer rows are
+//     walked on until the head is met.
 import { sql, type Kysely } from "kysely";
 import { LEDGER_CHAIN_COLUMNS, LEDGER_GENESIS_HASH, ledgerRowHash, type LedgerChainColumn } from "./ledger-chain.js";
 import { epochIsAuthentic, readChainEpochs, type LedgerChainEpoch, type LedgerChainKey } from "./ledger-chain-key.js";
@@ -132,19 +142,48 @@ export async function verifyLedger(
     return null;
   };
 
+  /** The account's rows after its last walked one, up to `beforeId` (exclusive; null: all). */
+  const rowsAfter = async (accountId: string, chain: ChainState, beforeId: bigint | null): Promise<ChainRow[]> => {
+    const below = beforeId === null ? sql`` : sql`and id < ${beforeId}`;
+    return (
+      await sql<ChainRow>`select id, hash, ${columns} from ledger
+        where account_id = ${accountId} and id > ${chain.lastRowId ?? 0n} ${below} order by account_id, id`.execute(db)
+    ).rows;
+  };
+
   for (;;) {
     const page = (await sql<ChainRow>`select id, hash, ${columns} from ledger where id > ${after} ${onlyAccount} order by id limit ${pageRows}`.execute(db)).rows;
     if (page.length === 0) break;
     await loadAnchors(db, chains, page);
     for (const row of page) {
-      const broken = walk(chains.get(row.account_id)!, row);
-      if (broken !== null) return { accounts: chains.size, rows, broken, ...withKeyed(expectations) };
+      const chain = chains.get(row.account_id)!;
+      if (chain.lastRowId !== null && row.id <= chain.lastRowId) continue; // walked already, by a late row's recheck
+      const saved = { ...chain };
+      let broken = walk(chain, row);
+      if (broken !== null) {
+        // A row of this account that committed after the page that should have held it: walk it first.
+        Object.assign(chain, saved);
+        rows--;
+        const late = await rowsAfter(row.account_id, chain, row.id);
+        broken = late.length === 0 ? walk(chain, row) : null;
+        for (const missed of late) broken ??= walk(chain, missed);
+        broken ??= walk(chain, row);
+        if (broken !== null) return { accounts: chains.size, rows, broken, ...withKeyed(expectations) };
+      }
     }
     after = page[page.length - 1]!.id;
     await options.onProgress?.({ rows, lastId, atId: after });
   }
 
-  const broken = await checkHeads(db, chains, options.accountId);
+  const broken = await checkHeads(db, chains, options.accountId, async (accountId, chain, head) => {
+    // Rows appended since the walk: walked on until the head read is met.
+    for (const row of await rowsAfter(accountId, chain, null)) {
+      const link = walk(chain, row);
+      if (link !== null) return link;
+      if (chain.hash === head) return null;
+    }
+    return undefined;
+  });
   return { accounts: chains.size, rows, broken, ...withKeyed(expectations) };
 }
 
@@ -165,9 +204,15 @@ async function loadAnchors(db: Kysely<Database>, chains: Map<string, ChainState>
 /**
  * Each account's ledger_head must be its last row's hash: a head ahead of the rows means rows were
  * deleted from the end. An account without rows has a head only when prune deleted them all, and
- * then the head is the anchor.
+ * then the head is the anchor. `catchUp` walks an account's rows appended since the walk: null when
+ * they lead to the head, a broken link among them, or undefined when the head is still not met.
  */
-async function checkHeads(db: Kysely<Database>, chains: Map<string, ChainState>, accountId: string | undefined): Promise<LedgerBrokenLink | null> {
+async function checkHeads(
+  db: Kysely<Database>,
+  chains: Map<string, ChainState>,
+  accountId: string | undefined,
+  catchUp: (accountId: string, chain: ChainState, head: string | null) => Promise<LedgerBrokenLink | null | undefined>,
+): Promise<LedgerBrokenLink | null> {
   let after = "";
   for (;;) {
     let query = db.selectFrom("accounts").select(["id", "ledger_head", "ledger_anchor"]).where("id", ">", after).orderBy("id").limit(1000);
@@ -175,11 +220,14 @@ async function checkHeads(db: Kysely<Database>, chains: Map<string, ChainState>,
     const accounts = await query.execute();
     if (accounts.length === 0) return null;
     for (const account of accounts) {
-      const chain = chains.get(account.id);
-      const expected = chain?.hash ?? account.ledger_anchor;
-      if (account.ledger_head !== expected) {
-        return { rowId: chain?.lastRowId ?? null, accountId: account.id, where: "head", expected: expected ?? LEDGER_GENESIS_HASH, found: account.ledger_head };
-      }
+      let chain = chains.get(account.id);
+      if ((chain?.hash ?? account.ledger_anchor) === account.ledger_head) continue;
+      if (chain === undefined) chains.set(account.id, (chain = { hash: account.ledger_anchor ?? LEDGER_GENESIS_HASH, lastRowId: null }));
+      const link = await catchUp(account.id, chain, account.ledger_head);
+      if (link === null) continue;
+      if (link !== undefined) return link;
+      const expected = chain.lastRowId === null ? account.ledger_anchor : chain.hash;
+      return { rowId: chain.lastRowId, accountId: account.id, where: "head", expected: expected ?? LEDGER_GENESIS_HASH, found: account.ledger_head };
     }
     after = accounts[accounts.length - 1]!.id;
   }

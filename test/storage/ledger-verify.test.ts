@@ -15,7 +15,7 @@ import { openStore, type Store } from "../../src/store/index.js";
 import { LEDGER_RECOMPUTE_STEPS } from "../../src/store/ledger-recompute.js";
 import { admission, makeAccount, makeKey, openTestStore, usage } from "../billing/support.js";
 import { createHarness, type CliHarness } from "../cli/harness.js";
-import { DATABASE_KINDS } from "../support/databases.js";
+import { createTestDatabase, DATABASE_KINDS } from "../support/databases.js";
 
 const USD = 1_000_000_000n;
 const DAY_MS = 86_400_000;
@@ -249,6 +249,41 @@ for (const kind of DATABASE_KINDS) {
       progress.onProgress({ rows: 6000, lastId: 10_000n, atId: 6000n });
       expect(stderr).toBe("ledger verify: 4000 rows checked, at id 4000 of 10000\nledger verify: recomputing key spend, tokens and holds from the ledger (2 of 4)\n");
     });
+  });
+
+  it.runIf(kind === "postgres")("postgres: a row that commits after the walk passed its id is walked when its successor asks for it", { timeout: 30_000 }, async () => {
+    const database = await createTestDatabase(kind);
+    const store = await openTestStore(database);
+    const late = new pg.Client({ connectionString: database.databaseUrl! });
+    await late.connect();
+    try {
+      const a = await makeAccount(store, { balance: USD });
+      const b = await makeAccount(store, { balance: USD });
+      // An append to A whose transaction stays open: its id is drawn, its row not visible.
+      await late.query("begin");
+      const { rows } = await late.query<{ id: string }>(
+        `insert into ledger (created_at, account_id, request_id, kind, cost_nano) values (${Date.now()}, '${a}', 'late-row', 'credit', 1) returning id`,
+      );
+      const lateId = BigInt(rows[0]!.id);
+      for (let i = 0; i < 3; i++) await store.accounts.adjustBalance(b, 1n, null);
+      let committed = false;
+      const result = await store.ledger.verify({
+        pageRows: 1,
+        onProgress: async ({ atId }) => {
+          if (committed || atId <= lateId) return;
+          committed = true;
+          // The walk is past the late row's id: it commits now, and A's next row chains to it.
+          await late.query("commit");
+          await store.accounts.adjustBalance(a, 1n, null);
+        },
+      });
+      expect(committed).toBe(true);
+      expect(result).toEqual({ accounts: 2, rows: 7, broken: null });
+    } finally {
+      await late.end();
+      await store.close();
+      await database.drop();
+    }
   });
 
   describe(`keyed ledger chain on ${kind}`, () => {
