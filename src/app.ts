@@ -99,6 +99,8 @@ export async function createApp(config: GatewayConfig, options: AppOptions = {})
     databaseUrl: config.databaseUrl,
     sqlitePath: config.sqlitePath,
     secret: resolveServerSecret(config),
+    ledgerSecret: config.ledgerSecret,
+    ledgerWriter: true,
     backgroundCheckpoints: { onError: (message) => logger.warn({ err: message }, "SQLite background checkpoint failed") },
   });
   // The gateway's clock (epoch ms): billing's months, holds and periodic budgets, and key expiry; tests inject one.

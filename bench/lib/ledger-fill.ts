@@ -2,9 +2,10 @@
 // bench (bench/ledger-growth.ts, 10 million rows) and its 100,000-row version in the tests.
 //
 // Valid rows: each carries its chain hash (src/store/ledger-chain.ts, the one definition), computed here
-// in id order per account from the account's ledger_head, and ledger_head moves with it, so
-// `gateway admin ledger verify` accepts the result; the usage rollup (usage_hourly, migration 0017)
-// gets the rows' sums. Fast: the rows go in chunks of CHUNK_ROWS per transaction with the ledger's
+// in id order per account from the account's ledger_head, and ledger_head moves with it, so the chain
+// walk of `gateway admin ledger verify` accepts the result; the usage rollup (usage_hourly, migration
+// 0017) gets the rows' sums. The accounts' and keys' counters and monthly_usage are left as they were
+// (verify's recomputation names them). An unkeyed chain only (ADR 0032). Fast: the rows go in chunks of CHUNK_ROWS per transaction with the ledger's
 // insert triggers set aside for that transaction only (what they would do, this does in bulk: the hash,
 // the head, the rollup; the no-replace check is moot for new ids and request ids). SQLite: the insert
 // triggers are dropped and re-created from their own text inside the transaction; PostgreSQL:

@@ -88,13 +88,16 @@ export class StoreBilling implements Billing {
   readonly #path: { dialect: "sqlite"; writer: SqliteWriter } | { dialect: "postgres"; batcher: PostgresBatcher };
   /** The database's dimensions: what admission projects, settlement prices and writes, and reports sum. */
   readonly #dimensions: DimensionSet;
+  /** How this process seals the ledger rows it appends (DatabaseHandle.ledgerChain). */
+  readonly #chain: DatabaseHandle["ledgerChain"];
 
   private readonly db: Kysely<Database>;
 
   /** `database` is the store's handle (src/store/database.ts): its Kysely instance, its dimensions and, on SQLite, the raw connection. */
-  constructor(database: Pick<DatabaseHandle, "db" | "dialect" | "sqlite" | "dimensions">, options: StoreBillingOptions = {}) {
+  constructor(database: Pick<DatabaseHandle, "db" | "dialect" | "sqlite" | "dimensions" | "ledgerChain">, options: StoreBillingOptions = {}) {
     this.db = database.db;
     this.#dimensions = database.dimensions;
+    this.#chain = database.ledgerChain;
     this.now = options.now ?? Date.now;
     this.#holdTtlMs = options.holdTtlMs ?? DEFAULT_HOLD_TTL_MS;
     this.#onSweepError = options.onSweepError ?? (() => undefined);
@@ -145,7 +148,7 @@ export class StoreBilling implements Billing {
       throw ledgerWriteFailed(error);
     }
     const cost = breakdown.cost;
-    const input: SettlementInput = { hold, usage: normalized, provider, cost, breakdown, now: this.now(), dimensions: this.#dimensions };
+    const input: SettlementInput = { hold, usage: normalized, provider, cost, breakdown, now: this.now(), dimensions: this.#dimensions, chain: this.#chain };
     const path = this.#path;
     try {
       if (path.dialect === "postgres") await this.#withRetry(() => applySettlementPostgres(path.batcher, input));

@@ -5,7 +5,7 @@
 //   2. read the account's balance and ledger_head (SQLite holds the batch's write lock from BEGIN
 //      IMMEDIATE, so neither can change before step 4);
 //   3. the ledger row, with its shortfall note and its chain hash (ledger-chain.ts) computed here from
-//      step 2. A row for the request id already there is a replay: migration 0005's trigger refuses
+//      step 2, sealed with the chain's key when it is keyed (ledger-chain-key.ts). A row for the request id already there is a replay: migration 0005's trigger refuses
 //      the insert before its ON CONFLICT DO NOTHING is reached (it aborts that statement only) and
 //      insertLedgerRow reads that refusal as "not inserted";
 //   4. accounts: balance -= min(balance, cost) (clamped at 0: the over-balance policy), total_spent +=
@@ -161,7 +161,7 @@ export function applySettlementSqlite(exec: SqlExec, input: SettlementInput): Al
       hold.model.deployment ?? null,
     ];
     for (const index of layout.tail) row.push(index < 0 ? v.attempts : v.dimensionValues[index]);
-    hash = ledgerRowHashFromValues(account.ledger_head, row, layout.chained);
+    hash = input.chain.seal(ledgerRowHashFromValues(account.ledger_head, row, layout.chained));
     row.push(hash);
     inserted = insertLedgerRow(exec, layout, row);
   }

@@ -40,6 +40,7 @@ import { periodStarts, type PeriodStarts } from "./key-period.js";
 import { CACHE_SAVING_COLUMN, type DimensionSet } from "../core/dimensions.js";
 import type { PriceBreakdown } from "./pricing.js";
 import type { Hold } from "./types.js";
+import type { LedgerChainState } from "../store/ledger-chain-key.js";
 
 export interface SettlementInput {
   hold: Hold;
@@ -52,6 +53,8 @@ export interface SettlementInput {
   now: number;
   /** The database's dimensions (DatabaseHandle.dimensions): the ledger columns written. */
   dimensions: DimensionSet;
+  /** How this process seals a ledger row's hash (DatabaseHandle.ledgerChain; SQLite settlement hashes the row itself). */
+  chain: Pick<LedgerChainState, "seal">;
 }
 
 /** Thrown inside the transaction to roll back a replayed settlement. */

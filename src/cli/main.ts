@@ -39,7 +39,8 @@ const USAGE = `usage: gateway <command>
   admin provider-keys list --account ID
   admin provider-keys remove ID
   admin ledger prune --older-than-days N
-  admin ledger verify [--account ID]      walks the ledger's hash chains; exit 1 names the first broken link
+  admin ledger verify [--account ID]      walks the ledger's hash chains and recomputes balances, spend and usage
+                                          from it; exit 1 names the first broken link and each figure that differs
   admin upstreams status                  every upstream key's circuit breaker, error rate and latency
   admin codes mint --value USD [--count N] [--expires-in-days N] [--batch B] [--note TEXT]   redemption codes (shown once)
   admin codes list [--batch B] [--state unused|used|revoked|expired]
@@ -51,7 +52,7 @@ const USAGE = `usage: gateway <command>
   config export [--output FILE]           the catalog served (providers, models, tiers) as a config file, keys left out
   admin config reload [--url URL]         the running gateway re-reads its config file (like SIGHUP); needs
                                           GATEWAY_ADMIN_TOKEN (scope config:write); URL: GATEWAY_URL or HOST:PORT
-Every command accepts --json. Environment: DATABASE_URL, GATEWAY_CONFIG, GATEWAY_SECRET, PORT, HOST, GATEWAY_URL, GATEWAY_ADMIN_TOKEN.`;
+Every command accepts --json. Environment: DATABASE_URL, GATEWAY_CONFIG, GATEWAY_SECRET, GATEWAY_LEDGER_SECRET, PORT, HOST, GATEWAY_URL, GATEWAY_ADMIN_TOKEN.`;
 
 export async function runCli(argv: string[], io: CliIo): Promise<number> {
   try {
@@ -159,7 +160,7 @@ async function admin(args: string[], io: CliIo, store: Store, config: GatewayCon
 
 async function withStore<T>(config: GatewayConfig, work: (store: Store) => Promise<T>): Promise<T> {
   const [{ openStore }, { resolveServerSecret }] = await Promise.all([import("../store/index.js"), import("../config/server-secret.js")]);
-  const store = await openStore({ databaseUrl: config.databaseUrl, sqlitePath: config.sqlitePath, secret: resolveServerSecret(config) });
+  const store = await openStore({ databaseUrl: config.databaseUrl, sqlitePath: config.sqlitePath, secret: resolveServerSecret(config), ledgerSecret: config.ledgerSecret });
   try {
     return await work(store);
   } finally {

@@ -52,7 +52,13 @@ export class RestartBudget {
 
 export async function superviseWorkers(config: GatewayConfig, io: CliIo, count: number): Promise<void> {
   // Once, before any worker exists, so that N workers never race on them.
-  const store = await openStore({ databaseUrl: config.databaseUrl, sqlitePath: config.sqlitePath, secret: resolveServerSecret(config) });
+  const store = await openStore({
+    databaseUrl: config.databaseUrl,
+    sqlitePath: config.sqlitePath,
+    secret: resolveServerSecret(config),
+    ledgerSecret: config.ledgerSecret,
+    ledgerWriter: true,
+  });
   let first: BootstrapResult | null;
   let database: string;
   try {

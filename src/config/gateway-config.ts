@@ -38,6 +38,8 @@ export interface GatewayConfig {
   dataDir: string;
   sqlitePath: string;
   secret: string | null;
+  /** GATEWAY_LEDGER_SECRET: the key of the ledger's hash chain is derived from it (ADR 0032); null: none. */
+  ledgerSecret: string | null;
   logLevel: string;
   bodyLimitBytes: number;
   connections: ConnectionLimits;

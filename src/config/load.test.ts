@@ -208,6 +208,16 @@ describe("loadConfig", () => {
     expect(() => loadConfig({ PORT: "http" }, mkdtempSync(join(tmpdir(), "gw-")))).toThrow(/PORT/);
   });
 
+  it("GATEWAY_LEDGER_SECRET: none when unset or empty, refused under 16 characters, restart-only", () => {
+    const dir = mkdtempSync(join(tmpdir(), "gw-"));
+    expect(loadConfig({}, dir).ledgerSecret).toBeNull();
+    expect(loadConfig({ GATEWAY_LEDGER_SECRET: "" }, dir).ledgerSecret).toBeNull();
+    expect(() => loadConfig({ GATEWAY_LEDGER_SECRET: "short" }, dir)).toThrow(/GATEWAY_LEDGER_SECRET: at least 16 characters/);
+    const keyed = loadConfig({ GATEWAY_LEDGER_SECRET: "0123456789abcdef" }, dir);
+    expect(keyed.ledgerSecret).toBe("0123456789abcdef");
+    expect(restartOnlyChanges(loadConfig({}, dir), keyed)).toEqual(["GATEWAY_LEDGER_SECRET"]);
+  });
+
   it("pricing: every dimension's key, the documented defaults, and a long_context tier", () => {
     const file = withFile(`
 providers:

@@ -8,6 +8,7 @@ import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import { parseProxyRange, TrustedProxies } from "../core/trusted-proxies.js";
+import { MIN_LEDGER_SECRET_LENGTH } from "../store/ledger-chain-key.js";
 import { metricsSettingsFrom, tracingSettingsFromEnv } from "../observability/settings.js";
 import { buildCatalog } from "./build-catalog.js";
 import { parseConfigText, readConfigText, withDemoCatalog } from "./config-file.js";
@@ -43,6 +44,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     dataDir,
     sqlitePath: resolve(dataDir, "gateway.db"),
     secret: env.GATEWAY_SECRET ?? null,
+    ledgerSecret: parseLedgerSecret(env.GATEWAY_LEDGER_SECRET),
     logLevel: env.LOG_LEVEL ?? "info",
     trustedProxies: trustedProxiesFrom(file.server.trusted_proxies ?? [], sourcePath ?? "(defaults)"),
     publicUrl: publicUrlFrom(file.server.public_url, sourcePath ?? "(defaults)"),
@@ -66,6 +68,7 @@ function restartOnlySettingsOf(config: Omit<GatewayConfig, "restartOnlySettings"
     DATABASE_URL: config.databaseUrl ?? "",
     GATEWAY_DATA_DIR: config.dataDir,
     GATEWAY_SECRET: config.secret ?? "",
+    GATEWAY_LEDGER_SECRET: config.ledgerSecret ?? "",
     LOG_LEVEL: config.logLevel,
     "server.body_limit_mb": String(server.body_limit_mb),
     "server.headers_timeout_ms": String(server.headers_timeout_ms),
@@ -123,6 +126,13 @@ function trustedProxiesFrom(entries: readonly string[], source: string): Trusted
 
 function resolvePath(cwd: string, path: string): string {
   return isAbsolute(path) ? path : resolve(cwd, path);
+}
+
+/** GATEWAY_LEDGER_SECRET: unset or empty is none; a short one is refused rather than used. */
+function parseLedgerSecret(text: string | undefined): string | null {
+  if (text === undefined || text === "") return null;
+  if (text.length < MIN_LEDGER_SECRET_LENGTH) throw new ConfigError(`GATEWAY_LEDGER_SECRET: at least ${MIN_LEDGER_SECRET_LENGTH} characters (it keys the ledger's hash chain)`);
+  return text;
 }
 
 function parsePort(text: string | undefined): number {

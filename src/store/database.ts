@@ -7,6 +7,7 @@ import { Kysely, PostgresDialect, SqliteAdapter, SqliteDialect, type DialectAdap
 import { DIMENSIONS, dimensionSet, type DimensionSet, type DimensionSpec } from "../core/dimensions.js";
 import type { Dialect } from "./dialect.js";
 import { ledgerChainColumns, ledgerRowHashFromValues, SQLITE_LEDGER_HASH_FUNCTION } from "./ledger-chain.js";
+import { LedgerChainKey, LedgerChainState, withLedgerKeyOption } from "./ledger-chain-key.js";
 import { SqliteBusyWait } from "./sqlite-busy-wait.js";
 import { startSqliteCheckpointer } from "./sqlite-checkpointer.js";
 import type { Database } from "./tables.js";
@@ -32,6 +33,11 @@ export interface DatabaseHandle {
    * pooled one would miss notifications between queries). Answers how to stop listening.
    */
   listen?(channel: string, onNotify: () => void, onError: (error: unknown) => void): Promise<() => Promise<void>>;
+  /**
+   * How this process seals the ledger rows it appends (ledger-chain-key.ts): unkeyed without
+   * GATEWAY_LEDGER_SECRET; with it, "pending" until openStore has read the chain's keys.
+   */
+  ledgerChain: LedgerChainState;
   close(): Promise<void>;
 }
 
@@ -47,12 +53,15 @@ export interface DatabaseOptions {
   backgroundCheckpoints?: { onError(message: string): void };
   /** The dimension list (core/dimensions.ts); default DIMENSIONS. */
   dimensions?: readonly DimensionSpec[];
+  /** GATEWAY_LEDGER_SECRET: the ledger chain's key is derived from it (ledger-chain-key.ts); null or absent: none. */
+  ledgerSecret?: string | null;
 }
 
 export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
   const dimensions = dimensionSet(options.dimensions ?? DIMENSIONS);
-  if (options.databaseUrl) return openPostgres(options.databaseUrl, options.poolSize ?? 10, dimensions);
-  return openSqlite(options.sqlitePath, options.backgroundCheckpoints ?? null, dimensions);
+  const chain = new LedgerChainState(options.ledgerSecret ? new LedgerChainKey(options.ledgerSecret) : null);
+  if (options.databaseUrl) return openPostgres(options.databaseUrl, options.poolSize ?? 10, dimensions, chain);
+  return openSqlite(options.sqlitePath, options.backgroundCheckpoints ?? null, dimensions, chain);
 }
 
 // SQLite runs DDL inside transactions just fine; telling Kysely so makes each migration atomic,
@@ -115,7 +124,7 @@ function switchToWal(sqlite: SqliteDatabase.Database): void {
   }
 }
 
-function openSqlite(path: string, backgroundCheckpoints: DatabaseOptions["backgroundCheckpoints"] | null, dimensions: DimensionSet): DatabaseHandle {
+function openSqlite(path: string, backgroundCheckpoints: DatabaseOptions["backgroundCheckpoints"] | null, dimensions: DimensionSet, chain: LedgerChainState): DatabaseHandle {
   if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
   const sqlite = new SqliteDatabase(path);
   switchToWal(sqlite);
@@ -125,10 +134,11 @@ function openSqlite(path: string, backgroundCheckpoints: DatabaseOptions["backgr
   sqlite.defaultSafeIntegers(true);
   // The ledger's chain trigger (migration 0010) hashes each new row with this; a connection without
   // it cannot append ledger rows, which is as intended (docs/storage.md). The trigger passes the values
-  // of the chain's columns as the latest migration listed them: those of the dimension set.
+  // of the chain's columns as the latest migration listed them: those of the dimension set. With a
+  // ledger secret the hash is sealed with its key (ledger-chain-key.ts); a locked chain throws.
   const chained = ledgerChainColumns(dimensions);
   sqlite.function(SQLITE_LEDGER_HASH_FUNCTION, { deterministic: true, varargs: true, safeIntegers: true }, (previous, ...values) =>
-    ledgerRowHashFromValues(previous, values, chained),
+    chain.seal(ledgerRowHashFromValues(previous, values, chained)),
   );
   const checkpointer =
     backgroundCheckpoints && path !== ":memory:"
@@ -142,6 +152,7 @@ function openSqlite(path: string, backgroundCheckpoints: DatabaseOptions["backgr
     sqlite,
     description: `sqlite:${path}`,
     dimensions,
+    ledgerChain: chain,
     close: async () => {
       await checkpointer?.stop();
       await db.destroy();
@@ -149,12 +160,14 @@ function openSqlite(path: string, backgroundCheckpoints: DatabaseOptions["backgr
   };
 }
 
-async function openPostgres(url: string, max: number, dimensions: DimensionSet): Promise<DatabaseHandle> {
+async function openPostgres(url: string, max: number, dimensions: DimensionSet, chain: LedgerChainState): Promise<DatabaseHandle> {
   if (!/^postgres(ql)?:\/\//.test(url)) throw new Error("DATABASE_URL must start with postgres:// or postgresql://");
   // Loaded only here: a SQLite gateway never needs the driver (~3 MiB of heap for nothing).
   const { default: pg } = await import("pg");
   const pool = new pg.Pool({
-    connectionString: url,
+    // With a ledger secret every connection starts with the chain's key in a session setting, which the
+    // trigger ledger_chain_key reads (ledger-chain-key.ts): a startup option, never a statement.
+    connectionString: chain.key === null ? url : withLedgerKeyOption(url, chain.key),
     max,
     types: {
       getTypeParser: ((oid: Parameters<typeof pg.types.getTypeParser>[0], format?: "text" | "binary"): unknown =>
@@ -178,5 +191,5 @@ async function openPostgres(url: string, max: number, dimensions: DimensionSet):
       await client.end().catch(() => undefined);
     };
   };
-  return { db, dialect: "postgres", sqlite: null, description: `postgres://${parsed.host}${parsed.pathname}`, dimensions, listen, close: () => db.destroy() };
+  return { db, dialect: "postgres", sqlite: null, description: `postgres://${parsed.host}${parsed.pathname}`, dimensions, listen, ledgerChain: chain, close: () => db.destroy() };
 }

@@ -14,8 +14,8 @@ export const HOUR_MS = 3_600_000;
 /** The rollup's group: usage_hourly's primary key, in index order (key first: /v1/usage reads by key). */
 export const ROLLUP_GROUP_COLUMNS = ["key_id", "hour", "account_id", "model", "provider"] as const;
 
-/** The group of a ledger row `r` ("new" or "old"), in ROLLUP_GROUP_COLUMNS order. */
-function groupOf(r: string): string[] {
+/** The group of a ledger row `r` ("new", "old" or a query's alias), in ROLLUP_GROUP_COLUMNS order. */
+export function groupOf(r: string): string[] {
   return [`coalesce(${r}.key_id, '')`, `${r}.created_at / ${HOUR_MS}`, `${r}.account_id`, `coalesce(${r}.model, '')`, `coalesce(${r}.provider, '')`];
 }
 

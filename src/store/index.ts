@@ -8,6 +8,7 @@ import { appendAudit, AuditStore, type AuditActor, type AuditChange } from "./au
 import { openDatabase, type DatabaseHandle, type DatabaseOptions } from "./database.js";
 import { KeysStore } from "./keys-store.js";
 import { ledgerChainColumns } from "./ledger-chain.js";
+import { lockedChainMessage } from "./ledger-chain-key.js";
 import { LedgerStore } from "./ledger-store.js";
 import { MIGRATION_NAMES } from "./migration-names.js";
 import { PasswordLinksStore } from "./password-links-store.js";
@@ -65,7 +66,7 @@ export class Store {
   ) {
     this.accounts = new AccountsStore(handle.db);
     this.keys = new KeysStore(handle.db);
-    this.ledger = new LedgerStore(handle.db, ledgerChainColumns(handle.dimensions));
+    this.ledger = new LedgerStore(handle.db, handle.dialect, ledgerChainColumns(handle.dimensions), handle.ledgerChain);
     this.upstreamKeys = new UpstreamKeysStore(handle.db, box);
     this.upstreamHealth = new UpstreamHealthStore(handle.db);
     this.attempts = new AttemptsStore(handle.db, handle.dialect);
@@ -96,7 +97,7 @@ export class Store {
         adminTokens: new AdminTokensStore(trx),
         // The same injected failure point as this store's, for the fault tests of workspace writes.
         workspaces: new WorkspacesStore(trx, { failAfter: this.workspaces.failAfter }),
-        ledger: new LedgerStore(trx, ledgerChainColumns(this.handle.dimensions)),
+        ledger: new LedgerStore(trx, this.handle.dialect, ledgerChainColumns(this.handle.dimensions), this.handle.ledgerChain),
         codes: new RedemptionCodesStore(trx),
         catalog: new CatalogStore(trx, this.box, this.handle.dialect),
         sessions: new SessionsStore(trx),
@@ -129,10 +130,31 @@ export class Store {
   }
 }
 
-export async function openStore(options: DatabaseOptions & { secret: string; migrate?: boolean }): Promise<Store> {
+export interface StoreOptions extends DatabaseOptions {
+  secret: string;
+  /** false: leaves the schema as it is, and the ledger chain's keys unread (tests that migrate step by step). */
+  migrate?: boolean;
+  /**
+   * The gateway server, the ledger's writer: with `ledgerSecret` and a chain not keyed yet, it keys
+   * the chain from the next ledger row on (ledger-chain-key.ts), and it refuses to open a chain it
+   * could not append to (keyed, and its secret absent or another). A CLI command does neither.
+   */
+  ledgerWriter?: boolean;
+}
+
+/**
+ * Opens and migrates the database, then reads the ledger chain's keys (ledger-chain-key.ts). A store
+ * whose chain is keyed with another secret, or opened without one, is "locked": it reads, and appends
+ * no ledger row (handle.ledgerChain.mode); as the ledger's writer it is not opened at all.
+ */
+export async function openStore(options: StoreOptions): Promise<Store> {
   const handle = await openDatabase(options);
   try {
-    if (options.migrate !== false) await migrateIfBehind(handle);
+    if (options.migrate !== false) {
+      await migrateIfBehind(handle);
+      const mode = await handle.ledgerChain.establish(handle.db, handle.dialect, handle.sqlite, options.ledgerWriter === true);
+      if (options.ledgerWriter === true && mode.kind === "locked") throw new Error(lockedChainMessage(mode));
+    }
   } catch (error) {
     await handle.close();
     throw error;

@@ -31,6 +31,9 @@
 //     (migration 0003). Measured with 64 concurrent settlements of one account (gw_batch): an UPDATE
 //     per row cost ~540 µs per settlement, a per-statement trigger ~450 µs, this ~0 on top of the row
 //     trigger.
+// A keyed chain (migration 0023; ledger-chain-key.ts) adds a step after these on PostgreSQL: the
+// trigger ledger_chain_key seals NEW.hash with the key; the SQLite function is sealed in database.ts.
+// Neither changes what is generated here.
 import { sql, type Kysely } from "kysely";
 import type { Dialect } from "./dialect.js";
 import { LEDGER_ENCODING_TAG, LEDGER_GENESIS_HASH, SQLITE_LEDGER_HASH_FUNCTION, type LedgerChainColumn } from "./ledger-chain.js";

@@ -5,7 +5,9 @@
 // This file is the one definition of the encoding: the SQLite trigger calls ledgerRowHash through a
 // registered SQL function (database.ts), the PostgreSQL trigger computes the same bytes in SQL
 // generated from the chain's columns as each migration lists them (ledger-chain-sql.ts), and the
-// verifier and the migration that chains existing rows call ledgerRowHash directly.
+// verifier and the migration that chains existing rows call ledgerRowHash directly. With
+// GATEWAY_LEDGER_SECRET the stored hash is this one sealed with an HMAC from the row the chain is keyed
+// from (ledger-chain-key.ts; ADR 0032), and the next row chains to the stored, sealed one.
 import { hash } from "node:crypto";
 import { BASE_COUNT_COLUMNS, DIMENSION_SET, type DimensionSet } from "../core/dimensions.js";
 

@@ -1,10 +1,13 @@
-// Ledger reads, retention and the chain check. Rows are appended by settlement (billing) and by
-// administrator balance changes; the database refuses updates and deletes of rows younger than 365
-// days, and chains every row it appends (ledger-chain.ts).
+// Ledger reads, retention and the checks of `ledger verify`. Rows are appended by settlement (billing)
+// and by administrator balance changes; the database refuses updates and deletes of rows younger than
+// 365 days, and chains every row it appends (ledger-chain.ts).
 import { sql, type Kysely, type RawBuilder, type Selectable, type Transaction } from "kysely";
 import { GatewayError } from "../errors/catalogue.js";
 import { dbErrorKind, dbErrorMessage } from "./db-errors.js";
+import type { Dialect } from "./dialect.js";
 import { LEDGER_CHAIN_COLUMNS, type LedgerChainColumn } from "./ledger-chain.js";
+import type { LedgerChainState } from "./ledger-chain-key.js";
+import { balanceEffectSql, recomputeLedgerFigures, type LedgerRecomputeOptions, type LedgerRecomputeResult } from "./ledger-recompute.js";
 import { transact } from "./transact.js";
 import { verifyLedger, type LedgerVerifyOptions, type LedgerVerifyResult } from "./ledger-verify.js";
 import type { Database, LedgerTable } from "./tables.js";
@@ -15,15 +18,20 @@ const LEDGER_RETENTION_MS = 365 * 86_400_000;
 export class LedgerStore {
   constructor(
     private readonly db: Kysely<Database>,
+    private readonly dialect: Dialect,
     /** The chain's columns (ledgerChainColumns of the database's dimension set). */
     private readonly chained: readonly LedgerChainColumn[] = LEDGER_CHAIN_COLUMNS,
+    /** The chain's key (the handle's): what keyed rows are checked with; null: none. */
+    private readonly chain: LedgerChainState | null = null,
   ) {}
 
   /**
    * Deletes rows older than N days; N below 365 is refused before touching the database. Per account
    * only the start of its chain goes: its rows in id order up to the first one not older than N days
    * (an old row after a younger one waits for that one), and the account's ledger_anchor becomes the
-   * hash of the last row deleted, so that `ledger verify` still checks the rows that remain.
+   * hash of the last row deleted, so that `ledger verify` still checks the rows that remain, and what
+   * the deleted rows added to the account's balance and spend and to each key's spend and tokens is
+   * carried in pruned_* (migration 0023), so that those figures are still the ledger's sums.
    */
   async prune(olderThanDays: number, now = Date.now()): Promise<number> {
     if (!Number.isInteger(olderThanDays) || olderThanDays < 0) {
@@ -34,7 +42,7 @@ export class LedgerStore {
       throw new GatewayError("ledger_retention_violation", "ledger rows are kept 365 days after created_at; use --older-than-days 365 or more");
     }
     try {
-      return await transact(this.db, (trx) => pruneChains(trx, cutoff));
+      return await transact(this.db, (trx) => pruneChains(trx, this.dialect, cutoff));
     } catch (error) {
       throw asRetentionError(error);
     }
@@ -42,7 +50,12 @@ export class LedgerStore {
 
   /** Walks every account's hash chain; `broken` names the first broken link, null when intact. */
   verify(options: LedgerVerifyOptions = {}): Promise<LedgerVerifyResult> {
-    return verifyLedger(this.db, options, this.chained);
+    return verifyLedger(this.db, options, this.chained, this.chain?.key ?? null);
+  }
+
+  /** Recomputes every figure the ledger determines (balances, spend, tokens, usage) and lists those that differ. */
+  recompute(options: LedgerRecomputeOptions = {}): Promise<LedgerRecomputeResult> {
+    return recomputeLedgerFigures(this.db, this.dialect, options);
   }
 
   /** Deletes one row by id: the route-level delete, refused by the database within 365 days. */
@@ -99,7 +112,7 @@ export const pruneQueries = {
       .limit(1),
 };
 
-async function pruneChains(trx: Transaction<Database>, cutoff: bigint): Promise<number> {
+async function pruneChains(trx: Transaction<Database>, dialect: Dialect, cutoff: bigint): Promise<number> {
   // Account by account from the accounts table: the ledger has no index on created_at (nor on
   // (account_id, created_at) since migration 0019), so "which accounts have old rows" is each
   // account's oldest row, one search of ledger_account_chain.
@@ -113,9 +126,35 @@ async function pruneChains(trx: Transaction<Database>, cutoff: bigint): Promise<
     if (firstKept) lastPruned = lastPruned.where("id", "<", firstKept.id);
     const last = await lastPruned.orderBy("id", "desc").limit(1).executeTakeFirst();
     if (!last) continue;
+    await carryPrunedFigures(trx, dialect, accountId, last.id);
     const result = await trx.deleteFrom("ledger").where("account_id", "=", accountId).where("id", "<=", last.id).executeTakeFirst();
     deleted += Number(result.numDeletedRows);
     await trx.updateTable("accounts").set({ ledger_anchor: last.hash }).where("id", "=", accountId).execute();
   }
   return deleted;
+}
+
+/**
+ * Adds what the account's rows up to `lastId` (about to be deleted) contribute to the account's balance
+ * and spend, and to each of its keys' spend and tokens, to the pruned_* figures that stand for them
+ * (ledger-recompute.ts).
+ */
+async function carryPrunedFigures(trx: Transaction<Database>, dialect: Dialect, accountId: string, lastId: bigint): Promise<void> {
+  const { rows } = await sql<{ balance: unknown; spent: unknown }>`
+    select coalesce(sum(${sql.raw(balanceEffectSql(dialect))}), 0) as balance,
+      coalesce(sum(case when l.kind = 'usage' then l.cost_nano else 0 end), 0) as spent
+    from ledger l where l.account_id = ${accountId} and l.id <= ${lastId}`.execute(trx);
+  const totals = rows[0]!;
+  await sql`update accounts set pruned_balance_nano = pruned_balance_nano + ${BigInt(String(totals.balance))},
+      pruned_spent_nano = pruned_spent_nano + ${BigInt(String(totals.spent))}
+    where id = ${accountId}`.execute(trx);
+  const keys = await sql<{ key_id: string; spent: unknown; tokens: unknown }>`
+    select l.key_id, sum(l.cost_nano) as spent, sum(l.input_tokens + l.output_tokens) as tokens
+    from ledger l where l.account_id = ${accountId} and l.id <= ${lastId} and l.kind = 'usage' and l.key_id is not null
+    group by l.key_id`.execute(trx);
+  for (const key of keys.rows) {
+    await sql`update keys set pruned_spent_nano = pruned_spent_nano + ${BigInt(String(key.spent))},
+        pruned_tokens = pruned_tokens + ${BigInt(String(key.tokens))}
+      where id = ${key.key_id}`.execute(trx);
+  }
 }

@@ -28,6 +28,7 @@ import * as ledgerAccountTime from "./migrations/0019-ledger-account-time.js";
 import * as ledgerChainLookups from "./migrations/0020-ledger-chain-lookups.js";
 import * as namedBillingOperations from "./migrations/0021-named-billing-operations.js";
 import * as attemptThrottle from "./migrations/0022-attempt-throttle.js";
+import * as ledgerKeyedChain from "./migrations/0023-ledger-keyed-chain.js";
 import * as passwordLinks from "./migrations/0024-password-links.js";
 import * as liveCatalog from "./migrations/0025-live-catalog.js";
 import { createBillingFunctions } from "./billing-functions.js";
@@ -59,9 +60,13 @@ const MIGRATIONS: Record<MigrationName, MigrationModule> = {
   "0020-ledger-chain-lookups": ledgerChainLookups,
   "0021-named-billing-operations": namedBillingOperations,
   "0022-attempt-throttle": attemptThrottle,
+  "0023-ledger-keyed-chain": ledgerKeyedChain,
   "0024-password-links": passwordLinks,
   "0025-live-catalog": liveCatalog,
 };
+
+/** What migrating needs of a database handle. */
+export type MigrationTarget = Pick<DatabaseHandle, "db" | "dialect" | "dimensions">;
 
 export interface MigrationReport {
   applied: string[];
@@ -71,7 +76,7 @@ export interface MigrationReport {
  * Applies the migrations not yet applied, in order, up to `upTo` (a migration's name) or all of them.
  * Several processes starting on one new SQLite file: the losers of the write lock try again.
  */
-export async function migrate(handle: DatabaseHandle, upTo?: string): Promise<MigrationReport> {
+export async function migrate(handle: MigrationTarget, upTo?: string): Promise<MigrationReport> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await migrateOnce(handle, upTo);
@@ -83,7 +88,7 @@ export async function migrate(handle: DatabaseHandle, upTo?: string): Promise<Mi
   }
 }
 
-async function migrateOnce(handle: DatabaseHandle, upTo: string | undefined): Promise<MigrationReport> {
+async function migrateOnce(handle: MigrationTarget, upTo: string | undefined): Promise<MigrationReport> {
   const migrations: Record<string, Migration> = {};
   for (const [name, module] of Object.entries(MIGRATIONS)) {
     migrations[name] = { up: (db) => module.up(db, handle.dialect) };

@@ -25,6 +25,7 @@ export const MIGRATION_NAMES = [
   "0020-ledger-chain-lookups",
   "0021-named-billing-operations",
   "0022-attempt-throttle",
+  "0023-ledger-keyed-chain",
   "0024-password-links",
   "0025-live-catalog",
 ] as const;

@@ -30,6 +30,10 @@ export interface AccountsTable {
   ledger_head: ColumnType<string | null, never, string | null>;
   /** What the oldest remaining ledger row chains to after a prune; null: the genesis value. */
   ledger_anchor: ColumnType<string | null, never, string | null>;
+  /** The net effect on the balance of the ledger rows `ledger prune` deleted (migration 0023). */
+  pruned_balance_nano: ColumnType<Int, never, Int>;
+  /** The cost of the usage rows `ledger prune` deleted (migration 0023). */
+  pruned_spent_nano: ColumnType<Int, never, Int>;
 }
 
 export type KeyStatus = "enabled" | "exhausted" | "revoked";
@@ -72,6 +76,9 @@ export interface KeysTable {
   updated_at: Stamp;
   revoked_at: Stamp | null;
   last_used_at: Stamp | null;
+  /** The cost and the tokens of the key's usage rows `ledger prune` deleted (migration 0023). */
+  pruned_spent_nano: ColumnType<Int, never, Int>;
+  pruned_tokens: ColumnType<Int, never, Int>;
 }
 
 export interface KeyAllocationsTable {
@@ -117,6 +124,15 @@ export interface LedgerTable extends LedgerDimensionColumns {
   attempts: bigint | null;
   /** The chain hash (migration 0010), set by the database's trigger on insert: never written by code. */
   hash: ColumnType<string | null, never, never>;
+}
+
+/** From ledger id from_id on, the chain is keyed with the key named key_id (migration 0023; ledger-chain-key.ts). Append-only. */
+export interface LedgerChainKeysTable {
+  from_id: Int;
+  key_id: string;
+  created_at: Stamp;
+  /** HMAC under that key of the record (ledger-chain-key.ts epochText). */
+  mac: string;
 }
 
 export interface MonthlyUsageTable {
@@ -398,6 +414,7 @@ export interface Database {
   keys: KeysTable;
   key_allocations: KeyAllocationsTable;
   ledger: LedgerTable;
+  ledger_chain_keys: LedgerChainKeysTable;
   monthly_usage: MonthlyUsageTable;
   holds: HoldsTable;
   traffic_windows: TrafficWindowsTable;

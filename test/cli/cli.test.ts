@@ -221,8 +221,11 @@ for (const kind of DATABASE_KINDS) {
       const handle = await openDatabase({ databaseUrl: cli.database.databaseUrl, sqlitePath: cli.database.sqlitePath });
       try {
         const old = BigInt(Date.now() - 400 * DAY_MS);
-        const insertOld = (requestId: string) =>
-          sql`insert into ledger (created_at, account_id, request_id, kind, cost_nano) values (${old}, ${account.id}, ${requestId}, 'credit', 5)`.execute(handle.db);
+        // An old credit, its balance with it (what `ledger verify` recomputes from the ledger).
+        const insertOld = async (requestId: string) => {
+          await sql`insert into ledger (created_at, account_id, request_id, kind, cost_nano) values (${old}, ${account.id}, ${requestId}, 'credit', 5)`.execute(handle.db);
+          await sql`update accounts set balance_nano = balance_nano + 5 where id = ${account.id}`.execute(handle.db);
+        };
         await insertOld(`req-old-${kind}`);
         await cli.json(["admin", "accounts", "credit", account.id, "2"]);
         // Old by its time but after a young row in the account's chain: kept until that one goes.
@@ -235,9 +238,12 @@ for (const kind of DATABASE_KINDS) {
         // The prune that deleted rows is in the audit log, by the CLI; the one that deleted none is not.
         const audited = await handle.db.selectFrom("audit_log").select(["actor_type", "after"]).where("action", "=", "ledger.prune").execute();
         expect(audited.map((r) => [r.actor_type, JSON.parse(r.after!)])).toEqual([["cli", { older_than_days: 365, deleted: 1 }]]);
-        // The remaining rows chain to the pruned row's hash, kept as the account's anchor.
+        // The remaining rows chain to the pruned row's hash, kept as the account's anchor; the balance
+        // still adds up, the pruned credit carried in pruned_balance_nano.
         const verified = await cli.json<{ ok: boolean; rows: number }>(["admin", "ledger", "verify", "--account", account.id]);
-        expect(verified).toMatchObject({ ok: true, rows: 2 });
+        expect(verified).toMatchObject({ ok: true, rows: 2, differences: [] });
+        const carried = await handle.db.selectFrom("accounts").select(["pruned_balance_nano", "balance_nano"]).where("id", "=", account.id).executeTakeFirstOrThrow();
+        expect(carried).toEqual({ pruned_balance_nano: 5n, balance_nano: 2_000_000_010n });
       } finally {
         await handle.close();
       }

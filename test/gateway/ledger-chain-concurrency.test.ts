@@ -1,6 +1,8 @@
 // The ledger's hash chain under concurrency: two gateway processes settle many requests for ONE
 // account at once while this process credits and debits it, all on one database. Every row must
-// then chain to the one before it in id order, with no fork: `gateway admin ledger verify` passes.
+// then chain to the one before it in id order, with no fork, and every balance and counter must be
+// what the ledger adds up to: `gateway admin ledger verify` passes. Unkeyed, and keyed with
+// GATEWAY_LEDGER_SECRET (ADR 0032: sealed by SQLite's gateway code, by PostgreSQL's trigger).
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -17,8 +19,10 @@ const ADJUSTMENTS = 20;
 
 afterAll(() => killAll());
 
+const LEDGER_SECRET = "ledger-chain-concurrency-secret-0123";
+
 for (const kind of DATABASE_KINDS) {
-  describe(`ledger chain on ${kind} with two gateway processes`, () => {
+  describe.each([false, true])(`ledger chain on ${kind} with two gateway processes (keyed: %s)`, (keyed) => {
     it("stays one unbroken chain per account under concurrent settlements and balance changes", { timeout: 120_000 }, async () => {
       const mock = await startMockUpstream();
       mock.handler = (_req, res) => {
@@ -28,9 +32,16 @@ for (const kind of DATABASE_KINDS) {
       const dir = mkdtempSync(join(tmpdir(), "gw-chain-"));
       const configPath = join(dir, "gateway.config.yaml");
       writeFileSync(configPath, mockConfig({ openaiUrl: mock.url }));
-      const env = { ...database.env, GATEWAY_CONFIG: configPath, LOG_LEVEL: "warn" };
+      const env: Record<string, string> = { ...database.env, GATEWAY_CONFIG: configPath, LOG_LEVEL: "warn", ...(keyed && { GATEWAY_LEDGER_SECRET: LEDGER_SECRET }) };
 
-      const store = await openStore({ databaseUrl: database.databaseUrl, sqlitePath: database.sqlitePath, secret: database.secret });
+      // Keyed: this process keys the chain before the gateways start (and appends sealed rows itself).
+      const store = await openStore({
+        databaseUrl: database.databaseUrl,
+        sqlitePath: database.sqlitePath,
+        secret: database.secret,
+        ...(keyed && { ledgerSecret: LEDGER_SECRET, ledgerWriter: true }),
+      });
+      expect(store.handle.ledgerChain.mode.kind).toBe(keyed ? "keyed" : "unkeyed");
       const account = await store.accounts.create({ email: `chain-${kind}@example.com`, tier: "standard", balance: 1_000_000_000n });
       const { raw } = await store.keys.create({ accountId: account.id });
       try {
@@ -75,7 +86,9 @@ for (const kind of DATABASE_KINDS) {
         });
         expect(stderr).toBe("");
         expect(code).toBe(0);
-        expect(JSON.parse(stdout)).toEqual({ ok: true, accounts: 1, rows, broken: null });
+        const report = JSON.parse(stdout) as { ok: boolean; keyed: { unverified_rows: number; problem: string | null } | null };
+        expect(report).toMatchObject({ ok: true, accounts: 1, rows, broken: null, differences: [] });
+        expect(report.keyed).toEqual(keyed ? expect.objectContaining({ unverified_rows: 0, problem: null }) : null);
       } finally {
         killAll();
         await store.close();

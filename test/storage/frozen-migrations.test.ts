@@ -17,6 +17,8 @@ import { LEDGER_CHAIN_COLUMNS } from "../../src/store/ledger-chain.js";
 import { migrate } from "../../src/store/migrate.js";
 import * as initial from "../../src/store/migrations/0001-initial.js";
 import * as appendOnlyGaps from "../../src/store/migrations/0005-ledger-append-only-gaps.js";
+import * as ledgerKeyedChain from "../../src/store/migrations/0023-ledger-keyed-chain.js";
+import { POSTGRES_LEDGER_KEY_SETTING } from "../../src/store/ledger-chain-key.js";
 import { LEDGER_CHAIN_COLUMNS_AT_0011 } from "../../src/store/migrations/0011-ledger-attempts.js";
 import type { Database } from "../../src/store/tables.js";
 import { createTestDatabase, DATABASE_KINDS, type TestDatabase } from "../support/databases.js";
@@ -52,7 +54,7 @@ async function statementsByMigration(kind: "sqlite" | "postgres", database: Test
     pool.on("error", () => undefined);
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), log });
     try {
-      await migrate({ db, dialect: "postgres", sqlite: null, description: "frozen migrations", dimensions: DIMENSION_SET, close: () => db.destroy() });
+      await migrate({ db, dialect: "postgres", dimensions: DIMENSION_SET });
     } finally {
       await db.destroy();
     }
@@ -93,6 +95,7 @@ describe("the runtime's copies of values frozen in migrations", () => {
     expect(MAX_TOTAL_SPENT).toBe(initial.MAX_TOTAL_SPENT);
     expect(LEDGER_ROW_EXISTS).toBe(appendOnlyGaps.LEDGER_ROW_EXISTS);
     expect(HOUR_MS).toBe(3_600_000);
+    expect(POSTGRES_LEDGER_KEY_SETTING).toBe(ledgerKeyedChain.LEDGER_KEY_SETTING);
     // The chain the code hashes starts with the columns the migrations' triggers hash, in their order.
     expect(LEDGER_CHAIN_COLUMNS.slice(0, LEDGER_CHAIN_COLUMNS_AT_0011.length)).toEqual(LEDGER_CHAIN_COLUMNS_AT_0011);
   });
