@@ -257,7 +257,13 @@ export async function createApp(config: GatewayConfig, options: AppOptions = {})
     logger,
     billing,
     reloadConfig,
-    catalog: new LiveCatalog(store, () => live.current.config, reloadCatalog),
+    // A change is committed before this process swaps it in: a failed swap is logged and left to the
+    // watch's next read, never answered as a failed change.
+    catalog: new LiveCatalog(
+      store,
+      () => live.current.config,
+      () => reloadCatalog().catch((err: unknown) => logger.warn({ err }, "serving the new catalog failed; the watch retries")),
+    ),
   };
   const server = buildServer(ctx, logger, ROUTES, options.workers ?? 1);
   let metricsListener: { server: Server; url: string } | null = null;
