@@ -195,6 +195,10 @@ export class LiveCatalog {
  * moved into the database, encrypted), by whichever process gets there first.
  */
 export async function configFromDatabase(store: Store, config: GatewayConfig, actor: AuditActor): Promise<GatewayConfig> {
+  // The head first: a change committed while the rest is read leaves a newer head behind, so the
+  // watch reads again. Read last, the head could name a change whose keys this read missed, and
+  // every later read would find the same version and never swap it in.
+  const head = await store.catalog.head();
   let latest = await store.catalog.latest();
   if (latest === null) {
     try {
@@ -217,7 +221,7 @@ export async function configFromDatabase(store: Store, config: GatewayConfig, ac
       latest = await store.catalog.latest();
     }
   }
-  const [keys, head] = await Promise.all([store.catalog.activeSecrets(), store.catalog.head()]);
+  const keys = await store.catalog.activeSecrets();
   return configWithCatalog(config, JSON.parse(latest!.document) as CatalogDocument, keys, { version: latest!.version, head });
 }
 

@@ -168,6 +168,36 @@ describe.each(DATABASE_KINDS)("the live catalog, on %s", (kind) => {
     expect((await admin(a, "POST", "/catalog/provider-keys", { provider: "nowhere", key: "sk-another-key-1234" })).status).toBe(404);
   });
 
+  it("never loses a change committed while a process reads the catalog", async () => {
+    // b reads the keys, and a key is added before the read returns: the head b records must be the
+    // one from before that change, so that its next read sees a newer head and serves the key.
+    const { activeSecrets } = CatalogStore.prototype as { activeSecrets: (this: CatalogStore) => Promise<Map<string, string[]>> };
+    let injected = false;
+    const spy = vi.spyOn(b.app.ctx.store.catalog, "activeSecrets").mockImplementation(async function (this: CatalogStore) {
+      const secrets = await activeSecrets.call(this);
+      if (!injected) {
+        injected = true;
+        await a.app.ctx.store.catalog.addProviderKey({ provider: "mockai", key: "sk-added-during-a-read-5555", label: "race" });
+      }
+      return secrets;
+    });
+    try {
+      await b.app.ctx.catalog.setProviderKeyStatus(
+        { type: "cli", id: null, name: "test", clientAddress: null, requestId: null },
+        (await catalog(a)).provider_keys[0]!.id,
+        "disabled",
+      );
+      const changedAt = performance.now();
+      while (!b.app.ctx.live.current.config.providers.get("mockai")!.sharedKeys.includes("sk-added-during-a-read-5555")) {
+        expect(performance.now() - changedAt).toBeLessThan(2_000);
+        await sleep(20);
+      }
+      expect(injected).toBe(true);
+    } finally {
+      spy.mockRestore();
+    }
+  });
+
   it("writes a version, its head and its audit row in one transaction", async () => {
     const before = await catalog(a);
     const head = await a.app.ctx.store.catalog.head();
