@@ -85,7 +85,8 @@ describe.skipIf(SKIP_BROWSER)("the Catalog page in Chromium", () => {
       .getByRole("status")
       .filter({ hasText: `Removed the ${name}` })
       .waitFor();
-    expect(await page.getByRole("button", { name: `Enable ${name}` }).count()).toBe(0);
+    // The status comes first; the table follows once the list is read again.
+    await expect.poll(() => page.getByRole("button", { name: `Enable ${name}` }).count()).toBe(0);
     expect(await page.content()).not.toContain("sk-browser-catalog-key");
   });
 
