@@ -3,8 +3,19 @@
 import { CACHE_SAVING_COLUMN, type DimensionCostColumn, type DimensionCountColumn } from "../core/dimensions.js";
 import type { ColumnType, Generated } from "kysely";
 
-type Int = bigint;
-type Stamp = bigint;
+import type { Int, Stamp } from "./column-types.js";
+import type {
+  AdminIdempotencyTable,
+  AdminTokensTable,
+  AuditLogTable,
+  CatalogHeadTable,
+  CatalogVersionsTable,
+  ProviderKeysTable,
+  RedemptionCodesTable,
+  RequestLogTable,
+} from "./tables-operations.js";
+
+export * from "./tables-operations.js";
 
 export interface AccountsTable {
   id: string;
@@ -292,121 +303,6 @@ export interface UpstreamHealthTable {
   last_error_at: Generated<Stamp>;
   /** When the key's 429 cooldown ends (epoch ms); 0: never cooled down. */
   cooldown_until: Generated<Stamp>;
-}
-
-export interface AdminTokensTable {
-  id: string;
-  name: string;
-  prefix: string;
-  hash: string;
-  /** Space-separated scopes (src/admin/scopes.ts). */
-  scopes: string;
-  created_at: Stamp;
-  revoked_at: Stamp | null;
-}
-
-export type AuditActorType = "admin_token" | "dashboard" | "cli";
-
-/** Append-only (migration 0014): the database refuses updates and deletes. */
-export interface AuditLogTable {
-  id: Generated<Int>;
-  created_at: Stamp;
-  actor_type: AuditActorType;
-  actor_id: string | null;
-  actor_name: string | null;
-  action: string;
-  target_type: string;
-  target_id: string;
-  /** JSON of the changed fields before the change; null for a creation. */
-  before: string | null;
-  /** JSON of the changed fields after the change; null for a removal. */
-  after: string | null;
-  client_address: string | null;
-  request_id: string | null;
-}
-
-export interface AdminIdempotencyTable {
-  key: string;
-  request_hash: string;
-  status: Int | null;
-  response: string | null;
-  created_at: Stamp;
-}
-
-/** One request, answered or refused (migration 0015): written in batches behind the request path, pruned by time. */
-export interface RequestLogTable {
-  id: Generated<Int>;
-  /** When the request arrived (epoch ms). */
-  created_at: Stamp;
-  request_id: string;
-  /** Null for a request no key was attributed to (administrators only see those). */
-  account_id: string | null;
-  key_id: string | null;
-  method: string;
-  /** The route pattern the request matched ("unmatched" for a 404), never its URL. */
-  route: string;
-  model: string | null;
-  provider: string | null;
-  deployment: string | null;
-  status: Int;
-  error_type: string | null;
-  latency_us: Int;
-  first_byte_us: Int | null;
-  attempts: Int | null;
-  input_tokens: Int | null;
-  cached_tokens: Int | null;
-  output_tokens: Int | null;
-  reasoning_tokens: Int | null;
-  cost_nano: Int | null;
-  /** 1 when the tokens were estimated by the gateway, 0 when the upstream reported them, null without usage. */
-  estimated: Int | null;
-}
-
-/** Single-use top-up codes (migration 0016): only the hash of the code is stored. */
-export interface RedemptionCodesTable {
-  id: string;
-  hash: string;
-  prefix: string;
-  value_nano: Int;
-  batch: string | null;
-  note: string | null;
-  /** Who minted it, as the audit log names the actor. */
-  created_by: string | null;
-  created_at: Stamp;
-  expires_at: Stamp;
-  used_at: Stamp | null;
-  /** The account that redeemed it. */
-  used_by: string | null;
-  revoked_at: Stamp | null;
-}
-
-/** Numbered, append-only versions of the catalog document (migration 0025). */
-export interface CatalogVersionsTable {
-  version: Int | number;
-  /** The catalog document as JSON (src/config/catalog-document.ts): no provider keys in it. */
-  document: string;
-  created_at: Stamp | number;
-  actor: string | null;
-  reason: string;
-}
-
-/** The shared keys of the catalog's providers (catalog.source: database), encrypted at rest. */
-export interface ProviderKeysTable {
-  id: string;
-  provider: string;
-  label: string;
-  ciphertext: string;
-  fingerprint: string;
-  last4: string;
-  /** active | disabled */
-  status: string;
-  created_at: Stamp | number;
-}
-
-/** One row (id 1): a serial bumped by every catalog change, what every process watches. */
-export interface CatalogHeadTable {
-  id: number;
-  serial: Int | number;
 }
 
 export interface Database {
