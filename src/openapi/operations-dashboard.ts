@@ -5,7 +5,6 @@ import { z } from "zod";
 import { accountSchemas } from "../admin/routes/accounts.js";
 import { providerKeySchemas } from "../admin/routes/provider-keys.js";
 import { codeSchemas } from "../admin/routes/codes.js";
-import { catalogSchemas } from "../admin/routes/catalog.js";
 import { adminRouteSchemas } from "../dashboard/routes/admin-routes.js";
 import { accountRouteSchemas } from "../dashboard/routes/account-routes.js";
 import { authRouteSchemas } from "../dashboard/routes/auth-routes.js";
@@ -18,6 +17,7 @@ import { workspaceRouteSchemas } from "../dashboard/routes/workspace-routes.js";
 import { confirmQuery } from "../admin/validate.js";
 import { codeWrap, created, dash, keyWrap, noContent, ok, type OperationSpec } from "./operation-spec.js";
 import * as r from "./response-schemas.js";
+import { DASHBOARD_CATALOG_OPERATIONS } from "./operations-dashboard-catalog.js";
 
 const workspaceView = z.object({ id: z.string(), name: z.string(), created_by: z.string(), created_at: z.string().nullable() });
 const memberView = z.object({ account_id: z.string(), email: z.string(), role: z.enum(["member", "admin", "owner"]), joined_at: z.string().nullable() });
@@ -352,62 +352,7 @@ export const DASHBOARD_OPERATIONS: readonly OperationSpec[] = [
   }),
 
   // ---- /dashboard/api: the live catalog (administrators) ----
-  dash({
-    method: "GET",
-    path: "/admin/catalog",
-    summary: "The live catalog: its source, version, document and provider keys (administrators)",
-    responses: ok(r.liveCatalogSchema),
-  }),
-  dash({
-    method: "GET",
-    path: "/admin/catalog/versions",
-    summary: "The catalog's versions, newest first (administrators)",
-    query: catalogSchemas.versionsQuery,
-    responses: ok(z.object({ object: z.literal("list"), data: z.array(r.catalogVersionSchema), has_more: z.boolean() })),
-  }),
-  dash({
-    method: "GET",
-    path: "/admin/catalog/versions/:version",
-    summary: "One catalog version (administrators)",
-    params: catalogSchemas.versionParams,
-    responses: ok(r.liveCatalogSchema),
-  }),
-  dash({
-    method: "GET",
-    path: "/admin/catalog/diff",
-    summary: "What changed between two catalog versions (administrators)",
-    query: catalogSchemas.diffQuery,
-    responses: ok(r.catalogDiffSchema),
-  }),
-  dash({
-    method: "POST",
-    path: "/admin/catalog/rollback",
-    summary: "Roll the catalog back to a version, itself a new version (administrators; 409 when read-only)",
-    body: catalogSchemas.rollbackBody,
-    responses: created(r.catalogVersionSchema),
-  }),
-  dash({
-    method: "POST",
-    path: "/admin/catalog/provider-keys",
-    summary: "Add a shared key to a catalog provider, shown by its last four characters (administrators)",
-    body: catalogSchemas.keyBody,
-    responses: created(z.object({ provider_key: r.catalogProviderKeySchema })),
-  }),
-  dash({
-    method: "PATCH",
-    path: "/admin/catalog/provider-keys/:keyId",
-    summary: "Enable or disable a catalog provider's key (administrators)",
-    params: catalogSchemas.keyParams,
-    body: catalogSchemas.keyStatusBody,
-    responses: ok(z.object({ provider_key: r.catalogProviderKeySchema })),
-  }),
-  dash({
-    method: "DELETE",
-    path: "/admin/catalog/provider-keys/:keyId",
-    summary: "Remove a catalog provider's key (administrators)",
-    params: catalogSchemas.keyParams,
-    responses: ok(z.object({ provider_key: r.catalogProviderKeySchema, deleted: z.literal(true) })),
-  }),
+  ...DASHBOARD_CATALOG_OPERATIONS,
 
   // ---- /dashboard/api: redemption codes ----
   dash({
