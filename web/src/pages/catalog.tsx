@@ -2,11 +2,10 @@
 // served, its providers, models and tiers, the providers' shared keys, and the version history with
 // each version's diff against the catalog served now and a rollback to it. With catalog.source: file
 // the page only reads: the file is changed and reloaded instead.
-import { useState, type FormEvent } from "react";
-import { api, type CatalogDiff, type CatalogDocument, type CatalogProviderKey, type CatalogSectionDiff, type CatalogVersion, type LiveCatalog } from "../api";
+import { useState } from "react";
+import { api, type CatalogDiff, type CatalogDocument, type CatalogSectionDiff, type CatalogVersion, type LiveCatalog } from "../api";
 import { ErrorText, Notice, TableScroll, formatDate, useAction, useLoad } from "../components";
-
-type Run = ReturnType<typeof useAction>["run"];
+import { ProviderKeys, type Run } from "./catalog-provider-keys";
 
 const HISTORY_LIMIT = 50;
 
@@ -194,129 +193,6 @@ function Tiers(props: { document: CatalogDocument }) {
           </tbody>
         </table>
       </TableScroll>
-    </section>
-  );
-}
-
-function ProviderKeys(props: { catalog: LiveCatalog; writable: boolean; run: Run }) {
-  const providers = Object.keys(props.catalog.document.providers).sort();
-  const [provider, setProvider] = useState("");
-  const [secret, setSecret] = useState("");
-  const [label, setLabel] = useState("");
-  const [confirming, setConfirming] = useState<string | null>(null);
-  const chosen = provider || providers[0] || "";
-  const keys = props.catalog.provider_keys;
-
-  async function submit(event: FormEvent) {
-    event.preventDefault();
-    const body = { provider: chosen, key: secret, ...(label.trim() && { label: label.trim() }) };
-    // The key leaves the page's state as soon as it is sent: it is never shown again.
-    setSecret("");
-    if (await props.run(() => api("POST", "/admin/catalog/provider-keys", body), `Added a ${chosen} key; it will not be shown again.`)) setLabel("");
-  }
-
-  const setStatus = (k: CatalogProviderKey, status: CatalogProviderKey["status"]) =>
-    void props.run(
-      () => api("PATCH", `/admin/catalog/provider-keys/${encodeURIComponent(k.id)}`, { status }),
-      `${status === "active" ? "Enabled" : "Disabled"} the ${k.provider} key …${k.last4}.`,
-    );
-
-  return (
-    <section aria-labelledby="catalog-keys-title">
-      <h2 id="catalog-keys-title">Provider keys</h2>
-      <p className="hint">The providers&apos; shared keys, stored encrypted and shown by their last four characters only. A key the upstream refuses is disabled by the gateway.</p>
-      <TableScroll label="Provider keys table">
-        <table>
-          <caption>Shared provider keys</caption>
-          <thead>
-            <tr>
-              <th scope="col">Provider</th>
-              <th scope="col">Label</th>
-              <th scope="col">Key</th>
-              <th scope="col">Status</th>
-              {props.writable && <th scope="col">Actions</th>}
-            </tr>
-          </thead>
-          <tbody>
-            {keys.length === 0 && (
-              <tr>
-                <td colSpan={props.writable ? 5 : 4}>No shared provider keys.</td>
-              </tr>
-            )}
-            {keys.map((k) => {
-              const name = `${k.provider} key …${k.last4}`;
-              return (
-                <tr key={k.id}>
-                  <th scope="row">{k.provider}</th>
-                  <td>{k.label || "—"}</td>
-                  <td>
-                    <code>…{k.last4}</code>
-                  </td>
-                  <td>
-                    <span className={`badge ${k.status === "active" ? "enabled" : "bad"}`}>{k.status}</span>
-                  </td>
-                  {props.writable && (
-                    <td className="actions">
-                      {k.status === "active" ? (
-                        <button type="button" onClick={() => setStatus(k, "disabled")}>
-                          Disable {name}
-                        </button>
-                      ) : (
-                        <button type="button" onClick={() => setStatus(k, "active")}>
-                          Enable {name}
-                        </button>
-                      )}
-                      {confirming === k.id ? (
-                        <>
-                          <button
-                            type="button"
-                            className="danger"
-                            onClick={() => void props.run(() => api("DELETE", `/admin/catalog/provider-keys/${encodeURIComponent(k.id)}`), `Removed the ${name}.`)}
-                          >
-                            Yes, remove {name}
-                          </button>
-                          <button type="button" onClick={() => setConfirming(null)}>
-                            Cancel
-                          </button>
-                        </>
-                      ) : (
-                        <button type="button" className="danger" onClick={() => setConfirming(k.id)}>
-                          Remove {name}
-                        </button>
-                      )}
-                    </td>
-                  )}
-                </tr>
-              );
-            })}
-          </tbody>
-        </table>
-      </TableScroll>
-      {props.writable && (
-        <form className="inline-form" onSubmit={(event) => void submit(event)} aria-label="Add a shared provider key">
-          <label>
-            Provider
-            <select name="provider" value={chosen} onChange={(e) => setProvider(e.target.value)}>
-              {providers.map((p) => (
-                <option key={p} value={p}>
-                  {p}
-                </option>
-              ))}
-            </select>
-          </label>
-          <label>
-            Provider API key
-            <input name="key" type="password" autoComplete="off" required minLength={8} maxLength={4096} value={secret} onChange={(e) => setSecret(e.target.value)} />
-          </label>
-          <label>
-            Label (optional)
-            <input name="label" maxLength={100} value={label} onChange={(e) => setLabel(e.target.value)} />
-          </label>
-          <button type="submit" className="primary" disabled={secret.length < 8 || chosen === ""}>
-            Add provider key
-          </button>
-        </form>
-      )}
     </section>
   );
 }
