@@ -34,7 +34,8 @@ export function registerAdminApiRoutes(app: FastifyInstance, ctx: RouteContext):
         reply.header("cache-control", "no-store");
         await authenticateAdmin(request, ctx.store);
       });
-      api.addHook("preValidation", async (request) => refuseUnstorableText(request));
+      // The query and path are checked for every route by the server (src/http/server.ts).
+      api.addHook("preValidation", async (request) => refuseUnstorableText({ body: request.body }));
       for (const route of ADMIN_API_ROUTES) {
         api.route({
           method: route.method,

@@ -47,10 +47,11 @@ export function findUnstorableText(value: unknown, field: string): { field: stri
 /**
  * Refuses a request whose body, query or path holds a string that cannot be stored: 400
  * invalid_request naming the field, the same on SQLite and PostgreSQL, before any handler runs.
- * The management APIs check all three; the model routes their query and path (a prompt may hold
- * any text: it is forwarded, never stored as a column) and their identifiers (checkStorableId).
+ * The server checks every route's query and path; the management APIs their bodies too; the model
+ * routes only their identifiers (checkStorableId): a prompt may hold any text, it is forwarded,
+ * never stored as a column.
  */
-export function refuseUnstorableText(request: { body?: unknown; query: unknown; params: unknown }): void {
+export function refuseUnstorableText(request: { body?: unknown; query?: unknown; params?: unknown }): void {
   for (const value of [request.body, request.query, request.params]) {
     const found = findUnstorableText(value, "");
     if (found) throw new GatewayError("invalid_request", `${found.field || "body"}: ${found.reason}.`, { param: found.field || "body" });

@@ -26,7 +26,8 @@ export function registerDashboardRoutes(app: FastifyInstance, ctx: RouteContext)
         reply.header("cache-control", "no-store");
       });
       // Before any handler: a NUL is refused the same on both databases, not a 500 on PostgreSQL.
-      api.addHook("preValidation", async (request) => refuseUnstorableText(request));
+      // The query and path are checked for every route by the server (src/http/server.ts).
+      api.addHook("preValidation", async (request) => refuseUnstorableText({ body: request.body }));
       registerAuthRoutes(api, ctx);
       // Everything else needs a live session (and, for writes, the CSRF token) before the body is read.
       // Every write in this scope also needs an active account: a suspended or closed one (an
