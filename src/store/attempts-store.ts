@@ -7,7 +7,7 @@ import { sql, type Kysely } from "kysely";
 import { newId } from "../core/ids.js";
 import type { Dialect } from "./dialect.js";
 import type { Database } from "./tables.js";
-import { transactRetryingBusy } from "./transact.js";
+import { transact } from "./transact.js";
 
 export interface AttemptLimit {
   subject: string;
@@ -31,7 +31,7 @@ export class AttemptsStore {
   /** Records one attempt for every subject, unless one of them has reached its limit within the window. */
   async take(limits: readonly AttemptLimit[], windowMs: number, now: number): Promise<AttemptTaken> {
     const since = BigInt(now - windowMs);
-    return transactRetryingBusy(this.db, async (trx) => {
+    return transact(this.db, async (trx) => {
       if (this.dialect === "postgres") {
         for (const { subject } of [...limits].sort((a, b) => (a.subject < b.subject ? -1 : 1))) {
           await sql`select pg_advisory_xact_lock(hashtextextended(${subject}, 0))`.execute(trx);
@@ -53,7 +53,7 @@ export class AttemptsStore {
 
   /** After a success: the attempt no longer counts, nor do the subject's earlier ones (`clear`). */
   async release(ids: readonly string[], clear: readonly string[]): Promise<void> {
-    await transactRetryingBusy(this.db, async (trx) => {
+    await transact(this.db, async (trx) => {
       if (ids.length > 0)
         await trx
           .deleteFrom("attempts")

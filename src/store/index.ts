@@ -22,6 +22,7 @@ import { UpstreamKeysStore } from "./upstream-keys-store.js";
 import { VideoTasksStore } from "./video-tasks-store.js";
 import type { Database } from "./tables.js";
 import { WorkspacesStore } from "./workspaces-store.js";
+import { transact } from "./transact.js";
 
 /**
  * The stores bound to one transaction, for an audited change: every write made through them and the
@@ -88,7 +89,7 @@ export class Store {
    * it fails, neither the change nor an audit row remains.
    */
   audited<T>(actor: AuditActor, work: (tx: AuditedTransaction) => Promise<T>): Promise<T> {
-    return this.db.transaction().execute((trx) =>
+    return transact(this.db, (trx) =>
       work({
         trx,
         accounts: new AccountsStore(trx),

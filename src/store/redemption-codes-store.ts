@@ -10,7 +10,7 @@ import { MAX_BALANCE, type Nano } from "../core/money.js";
 import { GatewayError } from "../errors/catalogue.js";
 import { AccountsStore, type Account } from "./accounts-store.js";
 import type { Database, RedemptionCodesTable } from "./tables.js";
-import { transact, transactRetryingBusy } from "./transact.js";
+import { transact } from "./transact.js";
 
 export type RedemptionCodeState = "unused" | "used" | "revoked" | "expired";
 export const REDEMPTION_CODE_STATES: readonly RedemptionCodeState[] = ["unused", "used", "revoked", "expired"];
@@ -172,7 +172,7 @@ export class RedemptionCodesStore {
   }
 
   #markUsedAndCredit(hash: string, accountId: string): Promise<{ code: RedemptionCode; account: Account }> {
-    return transactRetryingBusy(this.db, async (trx) => {
+    return transact(this.db, async (trx) => {
       const now = nowMs();
       const marked = await trx
         .updateTable("redemption_codes")

@@ -4,26 +4,28 @@
 import type { Kysely, Transaction } from "kysely";
 import type { Database } from "./tables.js";
 
-export function transact<T>(db: Kysely<Database>, work: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
-  if (db.isTransaction) return work(db as Transaction<Database>);
-  return db.transaction().execute(work);
-}
-
 const MAX_BUSY_ATTEMPTS = 25;
 
 /**
- * One transaction, tried again when SQLite answers SQLITE_BUSY at once: with several processes on one
- * file, a deferred transaction that must wait for another's write lock can get it instead of
- * waiting. It wrote nothing, so trying again is safe. Inside a caller's transaction it is not retried.
+ * Runs `work` in a transaction (the caller's, when `db` is one). A transaction of its own is tried
+ * again when SQLite answers SQLITE_BUSY: with several processes on one file, a deferred transaction
+ * that reads and then writes cannot take the write lock once another process has committed since
+ * its read (SQLITE_BUSY_SNAPSHOT, whatever the busy timeout), and one that must wait for the lock
+ * can be refused instead. It wrote nothing, so running `work` again is safe; `work` must have no
+ * effect outside the transaction. Inside a caller's transaction the caller decides.
  */
-export async function transactRetryingBusy<T>(db: Kysely<Database>, work: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
+export async function transact<T>(db: Kysely<Database>, work: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
+  if (db.isTransaction) return work(db as Transaction<Database>);
   for (let attempt = 1; ; attempt++) {
     try {
-      return await transact(db, work);
+      return await db.transaction().execute(work);
     } catch (error) {
-      const code = String((error as { code?: unknown }).code ?? "");
-      if (db.isTransaction || !code.startsWith("SQLITE_BUSY") || attempt >= MAX_BUSY_ATTEMPTS) throw error;
+      if (!isSqliteBusy(error) || attempt >= MAX_BUSY_ATTEMPTS) throw error;
       await new Promise((resolve) => setTimeout(resolve, 10 * attempt + Math.random() * 10));
     }
   }
+}
+
+function isSqliteBusy(error: unknown): boolean {
+  return String((error as { code?: unknown } | null)?.code ?? "").startsWith("SQLITE_BUSY");
 }
