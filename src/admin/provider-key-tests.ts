@@ -4,6 +4,7 @@
 // operator enables it again.
 import type { GatewayConfig } from "../config/gateway-config.js";
 import type { LiveCatalog } from "../config/live-catalog.js";
+import { formatUsd } from "../core/money.js";
 import { GatewayError } from "../errors/catalogue.js";
 import { testProviderKey, type KeyTestResult } from "../pipeline/key-test.js";
 import type { AuditActor } from "../store/audit-store.js";
@@ -51,6 +52,7 @@ export function providerKeyTestView(test: ProviderKeyTest) {
     status: test.status,
     latency_ms: test.latencyMs,
     cost_nano: test.cost.toString(),
+    cost_usd: formatUsd(test.cost),
     input_tokens: test.inputTokens,
     output_tokens: test.outputTokens,
     refused: test.refused,

@@ -105,6 +105,7 @@ export const providerKeyTestSchema = z.object({
   status: z.number().int().nullable(),
   latency_ms: z.number().int(),
   cost_nano: z.string(),
+  cost_usd: z.string(),
   input_tokens: z.number().int(),
   output_tokens: z.number().int(),
   refused: z.boolean(),
