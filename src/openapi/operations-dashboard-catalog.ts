@@ -58,7 +58,8 @@ export const DASHBOARD_CATALOG_OPERATIONS: readonly OperationSpec[] = [
   dash({
     method: "POST",
     path: "/admin/catalog/provider-keys/:keyId/test",
-    summary: "Test a provider key: the smallest request its type allows, with its status, latency and cost (charged to the operator, not a customer; a key refused with 401/403 is disabled) (administrators)",
+    summary:
+      "Test a provider key: the smallest request its type allows, with its status, latency and cost (charged to the operator, not a customer; a key refused with 401/403 is disabled) (administrators)",
     params: catalogSchemas.keyParams,
     responses: ok(r.providerKeyTestSchema),
   }),

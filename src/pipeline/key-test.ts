@@ -79,14 +79,18 @@ export async function testProviderKey(
   const descriptor = upstreamOf(provider);
   const chatPlan = descriptor.chatPlan;
   if (descriptor.keyTest === null || chatPlan === null) {
-    throw new GatewayError("invalid_request", `The provider ${provider.name} (type ${provider.type}) has no test request; its keys are checked by traffic only.`, { code: "key_test_unsupported" });
+    throw new GatewayError("invalid_request", `The provider ${provider.name} (type ${provider.type}) has no test request; its keys are checked by traffic only.`, {
+      code: "key_test_unsupported",
+    });
   }
   const body = { ...descriptor.keyTest.chatBody };
   const promptTokens = estimateChatPromptTokens(body.messages);
   const probe: Usage = { inputTokens: promptTokens, cachedInputTokens: 0, outputTokens: 1, reasoningTokens: 0, estimated: true };
   const model = keyTestModel(deps.config, provider, probe);
   if (model === null) {
-    throw new GatewayError("invalid_request", `The provider ${provider.name} serves no chat model to test its key with; add one to the catalog first.`, { code: "key_test_unsupported" });
+    throw new GatewayError("invalid_request", `The provider ${provider.name} serves no chat model to test its key with; add one to the catalog first.`, {
+      code: "key_test_unsupported",
+    });
   }
   const requestId = newId("keytest");
   const plan = chatPlan({ ...body, model: model.id }, model);

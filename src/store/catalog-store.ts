@@ -113,7 +113,11 @@ export class CatalogStore {
 
   /** One stored key with its secret: for the key's test request only. Null when there is none. */
   async withSecret(id: string): Promise<{ info: ProviderKeyInfo; secret: string } | null> {
-    const row = await this.db.selectFrom("provider_keys").select(["id", "provider", "label", "last4", "status", "created_at", "ciphertext"]).where("id", "=", id).executeTakeFirst();
+    const row = await this.db
+      .selectFrom("provider_keys")
+      .select(["id", "provider", "label", "last4", "status", "created_at", "ciphertext"])
+      .where("id", "=", id)
+      .executeTakeFirst();
     return row ? { info: keyInfoOf(row), secret: this.box.decrypt(row.ciphertext) } : null;
   }
 

@@ -64,7 +64,17 @@ describe.each(DATABASE_KINDS)("testing a provider key, on %s", (kind) => {
     const response = await admin("POST", `/catalog/provider-keys/${good.id}/test`);
     expect(response.status).toBe(200);
     const answer = (await response.json()) as KeyTestAnswer;
-    expect(answer).toMatchObject({ object: "provider_key.test", key_id: good.id, provider: "mockai", model: "gpt-mock", ok: true, status: 200, refused: false, disabled: false, error: null });
+    expect(answer).toMatchObject({
+      object: "provider_key.test",
+      key_id: good.id,
+      provider: "mockai",
+      model: "gpt-mock",
+      ok: true,
+      status: 200,
+      refused: false,
+      disabled: false,
+      error: null,
+    });
     // 10 input tokens at 1.00 and 1 output token at 2.00 USD per million: 12,000 nano-USD.
     expect(answer.cost_nano).toBe("12000");
     expect(answer.latency_ms).toBeGreaterThanOrEqual(0);

@@ -42,7 +42,11 @@ export async function providerKeysCommand(sub: string | undefined, args: string[
       ]);
       const served = config.catalogSource === "database" ? await configFromDatabase(store, config, cliActor()) : config;
       // The running gateways swap the disabled key out through their catalog watch.
-      const catalog = new LiveCatalog(store, () => served, async () => undefined);
+      const catalog = new LiveCatalog(
+        store,
+        () => served,
+        async () => undefined,
+      );
       const test = await testCatalogProviderKey({ store, catalog, config: served }, cliActor(), positionals[0]!);
       const view = providerKeyTestView(test);
       emit(io, json, view, () =>

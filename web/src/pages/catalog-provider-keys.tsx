@@ -34,7 +34,10 @@ export function ProviderKeys(props: { catalog: LiveCatalog; writable: boolean; r
   const test = (k: CatalogProviderKey) => {
     const name = `${k.provider} key …${k.last4}`;
     setTested(null);
-    void props.run(async () => setTested({ name, test: await api<ProviderKeyTest>("POST", `/admin/catalog/provider-keys/${encodeURIComponent(k.id)}/test`, {}) }), `Tested the ${name}.`);
+    void props.run(
+      async () => setTested({ name, test: await api<ProviderKeyTest>("POST", `/admin/catalog/provider-keys/${encodeURIComponent(k.id)}/test`, {}) }),
+      `Tested the ${name}.`,
+    );
   };
 
   return (
