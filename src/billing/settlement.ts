@@ -114,6 +114,12 @@ function ledgerDimensionValues(breakdown: PriceBreakdown, dimensions: DimensionS
   return values;
 }
 
+/** The set's ledger columns by name with their values for a priced usage (a row written outside settlement: the operator's key tests). */
+export function ledgerDimensionColumns(breakdown: PriceBreakdown, dimensions: DimensionSet): Record<string, bigint> {
+  const values = ledgerDimensionValues(breakdown, dimensions);
+  return Object.fromEntries(dimensions.ledgerColumns.map((column, i) => [column, values[i]!]));
+}
+
 export function settlementValues(input: SettlementInput): SettlementValues {
   const { usage } = input;
   return {

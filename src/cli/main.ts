@@ -38,6 +38,7 @@ const USAGE = `usage: gateway <command>
   admin provider-keys add --account ID --provider P --key K|- [--label L]
   admin provider-keys list --account ID
   admin provider-keys remove ID
+  admin provider-keys test ID                a shared catalog key (pk_…): one smallest request, paid by the operator
   admin ledger prune --older-than-days N
   admin ledger verify [--account ID]      walks the ledger's hash chains and recomputes balances, spend and usage
                                           from it; exit 1 names the first broken link and each figure that differs
@@ -139,8 +140,7 @@ async function admin(args: string[], io: CliIo, store: Store, config: GatewayCon
       await (await import("./commands/keys.js")).keysCommand(sub, rest, io, store, config);
       break;
     case "provider-keys":
-      await (await import("./commands/provider-keys.js")).providerKeysCommand(sub, rest, io, store, config);
-      break;
+      return (await (await import("./commands/provider-keys.js")).providerKeysCommand(sub, rest, io, store, config)) ?? 0;
     case "ledger":
       return (await import("./commands/ledger.js")).ledgerCommand(sub, rest, io, store);
     case "upstreams":

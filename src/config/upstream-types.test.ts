@@ -8,7 +8,7 @@ import type { UpstreamDescriptor } from "../upstreams/descriptor.js";
 import { upstreamCapabilities } from "../upstreams/capabilities.js";
 import { UPSTREAM_TYPES, upstreams } from "../upstreams/registry.js";
 
-const REQUIRED_PARTS = ["authenticate", "transport", "streamDecoder", "chatPlan", "nativePlans", "readUsage", "media", "capabilities"] as const satisfies ReadonlyArray<
+const REQUIRED_PARTS = ["authenticate", "transport", "streamDecoder", "chatPlan", "nativePlans", "readUsage", "media", "capabilities", "keyTest"] as const satisfies ReadonlyArray<
   keyof UpstreamDescriptor
 >;
 
@@ -30,6 +30,8 @@ describe("upstream descriptors", () => {
     expect(descriptor.capabilities.kinds.length).toBeGreaterThan(0);
     // A chat model needs a Chat plan; image, video and embedding models need the media adapter.
     expect(descriptor.capabilities.kinds.includes("chat")).toBe(descriptor.chatPlan !== null);
+    // A key test is a one-token chat: only types with a Chat plan have one.
+    expect(descriptor.keyTest === null || descriptor.chatPlan !== null).toBe(true);
     expect(descriptor.capabilities.kinds.includes("image")).toBe(descriptor.media.images !== undefined);
     expect(descriptor.capabilities.kinds.includes("video")).toBe(descriptor.media.videos !== undefined);
     expect(descriptor.capabilities.kinds.includes("embedding")).toBe(descriptor.media.embeddings !== undefined);

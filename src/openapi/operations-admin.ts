@@ -140,6 +140,14 @@ export const ADMIN_OPERATIONS: readonly OperationSpec[] = [
     responses: ok(z.object({ provider_key: r.catalogProviderKeySchema })),
   }),
   admin({
+    method: "POST",
+    path: "/catalog/provider-keys/:keyId/test",
+    summary:
+      "Test a provider key: the smallest request its type allows, with its status, latency and cost (charged to the operator, not a customer; a key refused with 401/403 is disabled)",
+    params: catalogSchemas.keyParams,
+    responses: ok(r.providerKeyTestSchema),
+  }),
+  admin({
     method: "DELETE",
     path: "/catalog/provider-keys/:keyId",
     summary: "Remove a catalog provider's key",

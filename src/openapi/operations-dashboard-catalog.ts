@@ -56,6 +56,14 @@ export const DASHBOARD_CATALOG_OPERATIONS: readonly OperationSpec[] = [
     responses: ok(z.object({ provider_key: r.catalogProviderKeySchema })),
   }),
   dash({
+    method: "POST",
+    path: "/admin/catalog/provider-keys/:keyId/test",
+    summary:
+      "Test a provider key: the smallest request its type allows, with its status, latency and cost (charged to the operator, not a customer; a key refused with 401/403 is disabled) (administrators)",
+    params: catalogSchemas.keyParams,
+    responses: ok(r.providerKeyTestSchema),
+  }),
+  dash({
     method: "DELETE",
     path: "/admin/catalog/provider-keys/:keyId",
     summary: "Remove a catalog provider's key (administrators)",

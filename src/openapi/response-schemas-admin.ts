@@ -94,6 +94,25 @@ const catalogDocumentSchema = z.object({
   tiers: z.record(z.string(), z.record(z.string(), z.unknown())),
 });
 
+/** The answer of "Test" on a provider key (src/admin/provider-key-tests.ts). */
+export const providerKeyTestSchema = z.object({
+  object: z.literal("provider_key.test"),
+  key_id: z.string(),
+  provider: z.string(),
+  model: z.string(),
+  request_id: z.string(),
+  ok: z.boolean(),
+  status: z.number().int().nullable(),
+  latency_ms: z.number().int(),
+  cost_nano: z.string(),
+  cost_usd: z.string(),
+  input_tokens: z.number().int(),
+  output_tokens: z.number().int(),
+  refused: z.boolean(),
+  disabled: z.boolean(),
+  error: z.string().nullable(),
+});
+
 export const catalogProviderKeySchema = z.object({
   id: z.string(),
   provider: z.string(),

@@ -3,6 +3,7 @@
 import { sql, type Kysely } from "kysely";
 import { toAccount, type Account } from "./accounts-store.js";
 import type { Database } from "./tables.js";
+import { OPERATOR_ACCOUNT_ID } from "./operator-usage.js";
 
 export interface AccountCursor {
   createdAt: bigint;
@@ -10,7 +11,8 @@ export interface AccountCursor {
 }
 
 export async function searchAccounts(db: Kysely<Database>, options: { limit: number; after?: AccountCursor; search?: string }): Promise<Account[]> {
-  let query = db.selectFrom("accounts").selectAll();
+  // The operator's system account (operator-usage.ts) is nobody's to manage.
+  let query = db.selectFrom("accounts").selectAll().where("id", "!=", OPERATOR_ACCOUNT_ID);
   const search = options.search?.trim().toLowerCase();
   if (search) {
     const pattern = `%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;

@@ -4,6 +4,7 @@ import type { Kysely, Selectable, Transaction } from "kysely";
 import { GatewayError } from "../errors/catalogue.js";
 import { newId, nowMs } from "../core/ids.js";
 import { MAX_BALANCE, type Nano } from "../core/money.js";
+import { OPERATOR_ACCOUNT_ID } from "./operator-usage.js";
 import { recordAuthChange } from "./auth-events.js";
 import { dbErrorKind } from "./db-errors.js";
 import type { AccountsTable, Database } from "./tables.js";
@@ -135,6 +136,7 @@ export class AccountsStore {
     const rows = await this.db
       .selectFrom("accounts")
       .selectAll()
+      .where("id", "!=", OPERATOR_ACCOUNT_ID)
       .orderBy("created_at")
       .orderBy("id")
       .limit(options.limit ?? 1000)
@@ -147,6 +149,7 @@ export class AccountsStore {
     const row = await this.db
       .selectFrom("accounts")
       .select((eb) => eb.fn.countAll<bigint>().as("n"))
+      .where("id", "!=", OPERATOR_ACCOUNT_ID)
       .executeTakeFirstOrThrow();
     return Number(row.n);
   }

@@ -111,6 +111,16 @@ export class CatalogStore {
     return byProvider;
   }
 
+  /** One stored key with its secret: for the key's test request only. Null when there is none. */
+  async withSecret(id: string): Promise<{ info: ProviderKeyInfo; secret: string } | null> {
+    const row = await this.db
+      .selectFrom("provider_keys")
+      .select(["id", "provider", "label", "last4", "status", "created_at", "ciphertext"])
+      .where("id", "=", id)
+      .executeTakeFirst();
+    return row ? { info: keyInfoOf(row), secret: this.box.decrypt(row.ciphertext) } : null;
+  }
+
   async addProviderKey(input: { provider: string; key: string; label: string }): Promise<ProviderKeyInfo> {
     const secret = input.key.trim();
     if (secret.length < 8) throw new GatewayError("invalid_request", "key: the provider key is too short.", { param: "key" });

@@ -87,6 +87,17 @@ export interface UpstreamCapabilities {
   demo: boolean;
 }
 
+/**
+ * The smallest request that shows whether one key works ("Test" on a provider key, docs/operations.md):
+ * a Chat Completions body, sent through the type's chatPlan to the provider's cheapest chat model.
+ */
+export interface KeyTest {
+  chatBody: Readonly<Record<string, unknown>>;
+}
+
+/** One short message and one output token: what every chat type here can be asked for. */
+export const ONE_TOKEN_CHAT: KeyTest = { chatBody: { messages: [{ role: "user", content: "Say OK." }], max_tokens: 1, stream: false } };
+
 export interface UpstreamDescriptor {
   authenticate: Authenticate | SignRequest;
   /** Requests go over HTTP (null) or to this in-process transport instead (the demo type). */
@@ -106,4 +117,6 @@ export interface UpstreamDescriptor {
   readUsage: (reported: unknown) => Usage | null;
   media: { images?: ImagesApi; videos?: VideoAdapter; embeddings?: EmbeddingsApi };
   capabilities: UpstreamCapabilities;
+  /** How "Test" on one of its keys asks the least of it; null: the type has no such request (its keys are tested by traffic only). */
+  keyTest: KeyTest | null;
 }

@@ -380,6 +380,7 @@ describe.each(DATABASE_KINDS)("OpenAPI description on %s", (kind) => {
     expect((await dash.post("/admin/catalog/provider-keys", { provider: "mockai", key: "sk-catalog-key-123456" })).status).toBe(409);
     expect((await dash.patch("/admin/catalog/provider-keys/pk_nope", { status: "disabled" })).status).toBe(409);
     expect((await dash.delete("/admin/catalog/provider-keys/pk_nope")).status).toBe(409);
+    expect((await dash.post("/admin/catalog/provider-keys/pk_nope/test", {})).status).toBe(404);
     const adminUsage = await dash.get("/admin/usage?days=7");
     expect(adminUsage.status).toBe(200);
     expect(adminUsage.body.by_account.length).toBeGreaterThan(0);
@@ -459,6 +460,7 @@ describe.each(DATABASE_KINDS)("OpenAPI description on %s", (kind) => {
     expect((await adminCall("POST", "/catalog/provider-keys", { provider: "mockai", key: "sk-catalog-key-123456" })).status).toBe(409);
     expect((await adminCall("PATCH", "/catalog/provider-keys/pk_nope", { status: "active" })).status).toBe(409);
     expect((await adminCall("DELETE", "/catalog/provider-keys/pk_nope")).status).toBe(409);
+    expect((await adminCall("POST", "/catalog/provider-keys/pk_nope/test")).status).toBe(404);
     const adminMinted = await adminCall("POST", "/codes", { value_usd: "1.00", count: 1, expires_in_days: 30 });
     expect(adminMinted.status).toBe(201);
     expect((await adminCall("POST", "/codes", { value_usd: "1.00", count: 0 })).status).toBe(400);

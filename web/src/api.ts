@@ -306,6 +306,25 @@ export interface CatalogProviderKey {
   created_at: string;
 }
 
+/** POST /admin/catalog/provider-keys/{id}/test: one smallest request with that key, paid by the operator. */
+export interface ProviderKeyTest {
+  object: "provider_key.test";
+  key_id: string;
+  provider: string;
+  model: string;
+  request_id: string;
+  ok: boolean;
+  status: number | null;
+  latency_ms: number;
+  cost_nano: string;
+  cost_usd: string;
+  input_tokens: number;
+  output_tokens: number;
+  refused: boolean;
+  disabled: boolean;
+  error: string | null;
+}
+
 /** GET /admin/catalog: the catalog served now; version null when it comes from the config file. */
 export interface LiveCatalog extends Partial<Omit<CatalogVersion, "version">> {
   object: "catalog";

@@ -5,6 +5,7 @@
 import { z } from "zod";
 import { catalogDiffView, catalogProviderKeyView as providerKeyView, catalogVersionView as versionView, catalogView, currentCatalogView } from "../catalog-views.js";
 import { adminActor } from "../auth.js";
+import { providerKeyTestView, testCatalogProviderKey } from "../provider-key-tests.js";
 import { parseWith } from "../validate.js";
 import { id, type AdminRoute } from "./route.js";
 
@@ -102,6 +103,16 @@ export const catalogRoutes: AdminRoute[] = [
       const { keyId } = parseWith(catalogSchemas.keyParams, request.params, "keyId");
       const body = parseWith(catalogSchemas.keyStatusBody, request.body);
       return { provider_key: providerKeyView(await ctx.catalog.setProviderKeyStatus(adminActor(request), keyId, body.status)) };
+    },
+  },
+  {
+    method: "POST",
+    url: "/catalog/provider-keys/:keyId/test",
+    scope: "catalog:write",
+    async handler(request, _reply, ctx) {
+      const { keyId } = parseWith(catalogSchemas.keyParams, request.params, "keyId");
+      const config = request.snapshot.config;
+      return providerKeyTestView(await testCatalogProviderKey({ store: ctx.store, catalog: ctx.catalog, config }, adminActor(request), keyId));
     },
   },
   {

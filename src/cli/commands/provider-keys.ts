@@ -5,7 +5,7 @@ import { addProviderKey, removeProviderKey } from "../../admin/operations.js";
 import { cliActor } from "./cli-actor.js";
 import { requireAccount } from "./parse.js";
 
-export async function providerKeysCommand(sub: string | undefined, args: string[], io: CliIo, store: Store, config: GatewayConfig): Promise<void> {
+export async function providerKeysCommand(sub: string | undefined, args: string[], io: CliIo, store: Store, config: GatewayConfig): Promise<number | void> {
   switch (sub) {
     case "add": {
       const { values, json } = parseCommand(args, { account: { type: "string" }, provider: { type: "string" }, key: { type: "string" }, label: { type: "string" } }, []);
@@ -32,8 +32,35 @@ export async function providerKeysCommand(sub: string | undefined, args: string[
       await store.audited(cliActor(), (tx) => removeProviderKey(tx, positionals[0]!));
       return emit(io, json, { id: positionals[0], removed: true }, () => `removed upstream key ${positionals[0]}`);
     }
+    case "test": {
+      // A shared key of the database catalog (its pk_ id from GET /admin/v1/catalog): one smallest
+      // request, paid by the operator; a key refused with 401/403 is disabled for every process.
+      const { positionals, json } = parseCommand(args, {}, ["ID"]);
+      const [{ configFromDatabase, LiveCatalog }, { testCatalogProviderKey, providerKeyTestView }] = await Promise.all([
+        import("../../config/live-catalog.js"),
+        import("../../admin/provider-key-tests.js"),
+      ]);
+      const served = config.catalogSource === "database" ? await configFromDatabase(store, config, cliActor()) : config;
+      // The running gateways swap the disabled key out through their catalog watch.
+      const catalog = new LiveCatalog(
+        store,
+        () => served,
+        async () => undefined,
+      );
+      const test = await testCatalogProviderKey({ store, catalog, config: served }, cliActor(), positionals[0]!);
+      const view = providerKeyTestView(test);
+      emit(io, json, view, () =>
+        [
+          `${test.provider} key ${test.keyId}: ${test.ok ? "works" : test.refused ? "refused by the upstream" : "failed"}${test.disabled ? " (disabled now)" : ""}`,
+          `  status ${test.status === null ? "no response" : `HTTP ${test.status}`}, ${test.latencyMs} ms, cost ${view.cost_usd} USD (the operator's), model ${test.model}`,
+          ...(test.error ? [`  ${test.error}`] : []),
+        ].join("\n"),
+      );
+      // Exit 1 when the key did not work, for scripts.
+      return test.ok ? 0 : 1;
+    }
     default:
-      throw new UsageError("usage: gateway admin provider-keys add|list|remove");
+      throw new UsageError("usage: gateway admin provider-keys add|list|remove|test");
   }
 }
 

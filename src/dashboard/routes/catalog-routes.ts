@@ -8,6 +8,7 @@ import type { RouteContext } from "../../http/route-context.js";
 import { catalogSchemas } from "../../admin/routes/catalog.js";
 import { catalogDiffView, catalogProviderKeyView, catalogVersionView, catalogView, currentCatalogView } from "../../admin/catalog-views.js";
 import { parseWith } from "../../admin/validate.js";
+import { providerKeyTestView, testCatalogProviderKey } from "../../admin/provider-key-tests.js";
 import { dashboardActor, requireAdmin } from "./admin-routes.js";
 
 export function registerCatalogRoutes(app: FastifyInstance, ctx: RouteContext): void {
@@ -57,6 +58,13 @@ export function registerCatalogRoutes(app: FastifyInstance, ctx: RouteContext): 
     const { keyId } = parseWith(catalogSchemas.keyParams, request.params, "keyId");
     const body = parseWith(catalogSchemas.keyStatusBody, request.body);
     return { provider_key: catalogProviderKeyView(await ctx.catalog.setProviderKeyStatus(dashboardActor(request), keyId, body.status)) };
+  });
+
+  app.post("/admin/catalog/provider-keys/:keyId/test", async (request) => {
+    requireAdmin(request);
+    const { keyId } = parseWith(catalogSchemas.keyParams, request.params, "keyId");
+    const config = request.snapshot.config;
+    return providerKeyTestView(await testCatalogProviderKey({ store: ctx.store, catalog: ctx.catalog, config }, dashboardActor(request), keyId));
   });
 
   app.delete("/admin/catalog/provider-keys/:keyId", async (request) => {

@@ -2,7 +2,7 @@
 // is translated to Messages and back.
 import { chatToAnthropic } from "./chat-plan.js";
 import { messagesToAnthropic, usageFromAnthropic } from "./messages-plan.js";
-import type { UpstreamDescriptor } from "../descriptor.js";
+import { type UpstreamDescriptor, ONE_TOKEN_CHAT } from "../descriptor.js";
 import { anthropicCapabilities } from "./capabilities.js";
 import { sseDecoder } from "../sse-decoder.js";
 import { authenticateAnthropic } from "./authenticate.js";
@@ -17,4 +17,5 @@ export const anthropicUpstream: UpstreamDescriptor = {
   readUsage: (reported) => usageFromAnthropic(reported as Parameters<typeof usageFromAnthropic>[0]),
   media: {},
   capabilities: anthropicCapabilities,
+  keyTest: ONE_TOKEN_CHAT,
 };

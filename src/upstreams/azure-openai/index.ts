@@ -8,7 +8,7 @@ import { chatToOpenAiChat } from "../openai/chat-plan.js";
 import { responsesPassThrough } from "../openai/responses-plan.js";
 import { openaiEmbeddings } from "../openai/embeddings.js";
 import { usageFromChat } from "../usage-readers.js";
-import type { PlanBuilder, UpstreamDescriptor } from "../descriptor.js";
+import { type PlanBuilder, type UpstreamDescriptor, ONE_TOKEN_CHAT } from "../descriptor.js";
 import { azureOpenAiCapabilities } from "./capabilities.js";
 import { sseDecoder } from "../sse-decoder.js";
 import { authenticateAzure } from "./authenticate.js";
@@ -37,4 +37,5 @@ export const azureOpenAiUpstream: UpstreamDescriptor = {
     embeddings: { ...openaiEmbeddings, path: (model) => azurePath(model, "embeddings") },
   },
   capabilities: azureOpenAiCapabilities,
+  keyTest: ONE_TOKEN_CHAT,
 };

@@ -4,7 +4,7 @@
 // provider's region.
 import { chatToBedrockConverse, usageFromConverse } from "./chat-plan.js";
 import type { ConverseUsage } from "./translators.js";
-import type { UpstreamDescriptor } from "../descriptor.js";
+import { type UpstreamDescriptor, ONE_TOKEN_CHAT } from "../descriptor.js";
 import { bedrockCapabilities } from "./capabilities.js";
 import { signBedrockRequest } from "./authenticate.js";
 import { eventStreamDecoder } from "./event-stream-decoder.js";
@@ -18,4 +18,5 @@ export const bedrockUpstream: UpstreamDescriptor = {
   readUsage: (reported) => usageFromConverse(reported as ConverseUsage | null | undefined),
   media: {},
   capabilities: bedrockCapabilities,
+  keyTest: ONE_TOKEN_CHAT,
 };

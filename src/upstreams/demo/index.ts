@@ -5,7 +5,7 @@
 import type { ChatUsage } from "../../wire/chat/index.js";
 import { chatToOpenAiChat } from "../openai/chat-plan.js";
 import { usageFromChat } from "../usage-readers.js";
-import type { UpstreamDescriptor } from "../descriptor.js";
+import { type UpstreamDescriptor, ONE_TOKEN_CHAT } from "../descriptor.js";
 import { demoCapabilities } from "./capabilities.js";
 import { sseDecoder } from "../sse-decoder.js";
 import { demoTransport } from "./transport.js";
@@ -20,4 +20,5 @@ export const demoUpstream: UpstreamDescriptor = {
   readUsage: (reported) => usageFromChat(reported as ChatUsage | null | undefined),
   media: {},
   capabilities: demoCapabilities,
+  keyTest: ONE_TOKEN_CHAT,
 };

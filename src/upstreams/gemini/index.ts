@@ -3,7 +3,7 @@
 import { convertGeminiUsageToChat } from "./translators.js";
 import { chatToGemini } from "./chat-plan.js";
 import { usageFromChat } from "../usage-readers.js";
-import type { UpstreamDescriptor } from "../descriptor.js";
+import { type UpstreamDescriptor, ONE_TOKEN_CHAT } from "../descriptor.js";
 import { geminiCapabilities } from "./capabilities.js";
 import { authenticateGoogle } from "../google-operations/authenticate.js";
 import { sseDecoder } from "../sse-decoder.js";
@@ -18,4 +18,5 @@ export const geminiUpstream: UpstreamDescriptor = {
   readUsage: (reported) => (reported && typeof reported === "object" ? usageFromChat(convertGeminiUsageToChat(reported)) : null),
   media: { embeddings: geminiEmbeddings },
   capabilities: geminiCapabilities,
+  keyTest: ONE_TOKEN_CHAT,
 };

@@ -15,4 +15,5 @@ export const googleOperationsUpstream: UpstreamDescriptor = {
   readUsage: () => null,
   media: { videos: googleOperationsAdapter },
   capabilities: googleOperationsCapabilities,
+  keyTest: null,
 };

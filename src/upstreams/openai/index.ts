@@ -7,7 +7,7 @@ import { chatToOpenAiChat } from "./chat-plan.js";
 import { responsesPassThrough } from "./responses-plan.js";
 import { usageFromChat } from "../usage-readers.js";
 import type { ChatUsage } from "../../wire/chat/index.js";
-import type { UpstreamDescriptor } from "../descriptor.js";
+import { type UpstreamDescriptor, ONE_TOKEN_CHAT } from "../descriptor.js";
 import { openaiCapabilities } from "./capabilities.js";
 import { sseDecoder } from "../sse-decoder.js";
 import { authenticateOpenAi } from "./authenticate.js";
@@ -21,4 +21,5 @@ export const openaiUpstream: UpstreamDescriptor = {
   readUsage: (reported) => usageFromChat(reported as ChatUsage | null | undefined),
   media: { images: { generationsPath: () => "/images/generations" }, videos: openaiVideosAdapter, embeddings: openaiEmbeddings },
   capabilities: openaiCapabilities,
+  keyTest: ONE_TOKEN_CHAT,
 };

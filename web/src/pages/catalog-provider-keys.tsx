@@ -1,8 +1,9 @@
 // The Catalog page's shared provider keys (docs/dashboard.md, "Catalog"): last four characters only,
-// add (the field hides what is typed), enable or disable, and remove after confirming.
+// add (the field hides what is typed), test (one smallest request, paid by the operator: its status,
+// latency and cost shown), enable or disable, and remove after confirming.
 import { useState, type FormEvent } from "react";
-import { api, type CatalogProviderKey, type LiveCatalog } from "../api";
-import { TableScroll, type useAction } from "../components";
+import { api, type CatalogProviderKey, type LiveCatalog, type ProviderKeyTest } from "../api";
+import { formatMoney, TableScroll, type useAction } from "../components";
 
 export type Run = ReturnType<typeof useAction>["run"];
 
@@ -12,6 +13,7 @@ export function ProviderKeys(props: { catalog: LiveCatalog; writable: boolean; r
   const [secret, setSecret] = useState("");
   const [label, setLabel] = useState("");
   const [confirming, setConfirming] = useState<string | null>(null);
+  const [tested, setTested] = useState<{ name: string; test: ProviderKeyTest } | null>(null);
   const chosen = provider || providers[0] || "";
   const keys = props.catalog.provider_keys;
 
@@ -28,6 +30,15 @@ export function ProviderKeys(props: { catalog: LiveCatalog; writable: boolean; r
       () => api("PATCH", `/admin/catalog/provider-keys/${encodeURIComponent(k.id)}`, { status }),
       `${status === "active" ? "Enabled" : "Disabled"} the ${k.provider} key …${k.last4}.`,
     );
+
+  const test = (k: CatalogProviderKey) => {
+    const name = `${k.provider} key …${k.last4}`;
+    setTested(null);
+    void props.run(
+      async () => setTested({ name, test: await api<ProviderKeyTest>("POST", `/admin/catalog/provider-keys/${encodeURIComponent(k.id)}/test`, {}) }),
+      `Tested the ${name}.`,
+    );
+  };
 
   return (
     <section aria-labelledby="catalog-keys-title">
@@ -65,6 +76,9 @@ export function ProviderKeys(props: { catalog: LiveCatalog; writable: boolean; r
                   </td>
                   {props.writable && (
                     <td className="actions">
+                      <button type="button" onClick={() => test(k)}>
+                        Test {name}
+                      </button>
                       {k.status === "active" ? (
                         <button type="button" onClick={() => setStatus(k, "disabled")}>
                           Disable {name}
@@ -100,6 +114,7 @@ export function ProviderKeys(props: { catalog: LiveCatalog; writable: boolean; r
           </tbody>
         </table>
       </TableScroll>
+      {tested && <KeyTestOutcome name={tested.name} test={tested.test} />}
       {props.writable && (
         <form className="inline-form" onSubmit={(event) => void submit(event)} aria-label="Add a shared provider key">
           <label>
@@ -125,6 +140,36 @@ export function ProviderKeys(props: { catalog: LiveCatalog; writable: boolean; r
           </button>
         </form>
       )}
+    </section>
+  );
+}
+
+/** What a key's test answered: status, latency and cost (the operator's), or why it failed. */
+function KeyTestOutcome(props: { name: string; test: ProviderKeyTest }) {
+  const t = props.test;
+  const verdict = t.ok ? "works" : t.refused ? "was refused by the upstream" : "failed";
+  return (
+    <section className="key-test" aria-label={`Test of the ${props.name}`}>
+      <p>
+        <span className={`badge ${t.ok ? "enabled" : "bad"}`}>{t.ok ? "ok" : t.refused ? "refused" : "failed"}</span> The {props.name} {verdict}
+        {t.disabled && "; it is disabled now (enable it once the provider accepts it again)"}.
+      </p>
+      <dl className="facts">
+        <dt>Status</dt>
+        <dd>{t.status === null ? "no response" : `HTTP ${t.status}`}</dd>
+        <dt>Latency</dt>
+        <dd>{t.latency_ms} ms</dd>
+        <dt>Cost (the operator&apos;s)</dt>
+        <dd>{formatMoney(t.cost_usd)}</dd>
+        <dt>Model</dt>
+        <dd>{t.model}</dd>
+        {t.error && (
+          <>
+            <dt>Error</dt>
+            <dd>{t.error}</dd>
+          </>
+        )}
+      </dl>
     </section>
   );
 }
