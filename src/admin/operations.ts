@@ -154,6 +154,12 @@ export async function revokeAdminToken(tx: AuditedTransaction, id: string): Prom
 
 // Workspace owner and admin actions (docs/dashboard.md has the roles); target: the workspace.
 
+export async function addMember(tx: AuditedTransaction, workspaceId: string, accountId: string, role: Exclude<Role, "owner">): Promise<Member> {
+  const member = await tx.workspaces.addMember(workspaceId, accountId, role);
+  await tx.record({ action: "workspace.member_add", targetType: "workspace", targetId: workspaceId, before: null, after: { account_id: accountId, role } });
+  return member;
+}
+
 export async function setMemberRole(tx: AuditedTransaction, workspaceId: string, accountId: string, role: Exclude<Role, "owner">): Promise<Member> {
   const before = await tx.workspaces.roleOf(workspaceId, accountId);
   const member = await tx.workspaces.setRole(workspaceId, accountId, role);

@@ -1,6 +1,7 @@
 // The typed result of loading the config (GatewayConfig and its parts) and the error a config that
 // cannot be used raises. load.ts builds it; the rest of the gateway reads it (and re-imports these
 // names from load.ts).
+import type { OidcSettings } from "./oidc-settings.js";
 import type { ConfigFile } from "./schema.js";
 import type { ModelConfig, ProviderConfig } from "../core/catalog.js";
 import type { BreakerSettings } from "../upstreams/circuit-breaker.js";
@@ -45,6 +46,8 @@ export interface GatewayConfig {
   connections: ConnectionLimits;
   /** server.signup (docs/dashboard.md, "Signing in"): who may create an account on the sign-in page. */
   signup: SignupMode;
+  /** The `oidc` section: company sign-in to the dashboard; null: none. */
+  oidc: OidcSettings | null;
   /** server.password_link_ttl_hours in ms: how long a set-password link works. */
   passwordLinkTtlMs: number;
   defaultTier: string;

@@ -13,6 +13,7 @@ import { metricsSettingsFrom, tracingSettingsFromEnv } from "../observability/se
 import { buildCatalog } from "./build-catalog.js";
 import { parseConfigText, readConfigText, withDemoCatalog } from "./config-file.js";
 import { ConfigError, type GatewayConfig } from "./gateway-config.js";
+import { oidcSettingsFrom } from "./oidc-settings.js";
 import { configFileSchema, type ConfigFile } from "./schema.js";
 
 export type { ModelConfig, ModelKind, ModelPricing, ProviderConfig, ProviderType, UpstreamApi } from "../core/catalog.js";
@@ -49,6 +50,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     trustedProxies: trustedProxiesFrom(file.server.trusted_proxies ?? [], sourcePath ?? "(defaults)"),
     publicUrl: publicUrlFrom(file.server.public_url, sourcePath ?? "(defaults)"),
     metrics: metricsSettingsFrom(file.metrics, env, (field, message) => {
+      throw new ConfigError(`${sourcePath ?? "(defaults)"}: ${field}: ${message}`);
+    }),
+    oidc: oidcSettingsFrom(file.oidc, (field, message) => {
       throw new ConfigError(`${sourcePath ?? "(defaults)"}: ${field}: ${message}`);
     }),
     tracing: tracingSettingsFromEnv(env, (message) => {

@@ -228,6 +228,35 @@ export const configFileSchema = z.strictObject({
    * database that the admin API and the console change, seeded once from this file. Default: file
    * when there is a config file, database without one (load.ts).
    */
+  /**
+   * Company sign-in to the dashboard with OpenID Connect (docs/dashboard.md, "Company sign-in"):
+   * the authorization code flow with PKCE against `issuer` (discovered). Checked in oidc-settings.ts.
+   */
+  oidc: z
+    .strictObject({
+      issuer: z.url().max(2048),
+      client_id: z.string().min(1).max(256),
+      /** Absent: a public client (PKCE only). Write it as ${AN_ENVIRONMENT_VARIABLE}. */
+      client_secret: z.string().min(1).max(1024).optional(),
+      /** The sign-in button's words: "Sign in with <label>". */
+      label: z.string().min(1).max(60).default("company sign-in"),
+      /** Space-separated scopes; openid and email are always asked for. */
+      scopes: z.string().max(500).default("openid email profile"),
+      /** Only people whose verified email is at one of these domains may sign in; absent: any domain. */
+      allowed_email_domains: z.array(z.string().min(1).max(253)).min(1).max(100).optional(),
+      /** A claim that makes the person an administrator: its value, or an array holding it; checked at every sign-in. */
+      admin: z.strictObject({ claim: z.string().min(1).max(100), value: z.string().min(1).max(200) }).optional(),
+      /** A claim listing groups, each group mapped to a workspace (its id) and a role; memberships follow it at every sign-in. */
+      workspaces: z
+        .strictObject({
+          claim: z.string().min(1).max(100).default("groups"),
+          map: z.record(z.string().min(1).max(200), z.strictObject({ workspace: z.string().min(1).max(64), role: z.enum(["admin", "member"]).default("member") })),
+        })
+        .optional(),
+      /** false: the dashboard refuses password sign-in and sign-up (the CLI still works). */
+      password_sign_in: z.boolean().default(true),
+    })
+    .optional(),
   catalog: z.strictObject({ source: z.enum(["file", "database"]).optional() }).prefault({}),
   providers: z.record(identifier, providerSchema).default({}),
   models: z.array(modelSchema).default([]),

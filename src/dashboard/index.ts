@@ -6,6 +6,7 @@ import { registerAccountRoutes } from "./routes/account-routes.js";
 import { registerAdminRoutes } from "./routes/admin-routes.js";
 import { registerCatalogRoutes } from "./routes/catalog-routes.js";
 import { registerAuthRoutes } from "./routes/auth-routes.js";
+import { registerOidcRoutes } from "./routes/oidc-routes.js";
 import { registerCodeRoutes } from "./routes/code-routes.js";
 import { registerKeyRoutes } from "./routes/key-routes.js";
 import { registerModelRoutes } from "./routes/model-routes.js";
@@ -29,6 +30,7 @@ export function registerDashboardRoutes(app: FastifyInstance, ctx: RouteContext)
       // The query and path are checked for every route by the server (src/http/server.ts).
       api.addHook("preValidation", async (request) => refuseUnstorableText({ body: request.body }));
       registerAuthRoutes(api, ctx);
+      registerOidcRoutes(api, ctx);
       // Everything else needs a live session (and, for writes, the CSRF token) before the body is read.
       // Every write in this scope also needs an active account: a suspended or closed one (an
       // administrator included) may sign in, read and sign out, and change nothing. No write is

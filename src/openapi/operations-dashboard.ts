@@ -27,7 +27,28 @@ const ledgerPageView = z.object({ data: z.array(r.ledgerRowViewSchema), next_bef
 
 export const DASHBOARD_OPERATIONS: readonly OperationSpec[] = [
   // ---- /dashboard/api: sign-in ----
-  dash({ method: "GET", path: "/config", auth: "none", summary: "Public settings of the sign-in page", responses: ok(z.object({ signup: z.string() })) }),
+  dash({
+    method: "GET",
+    path: "/config",
+    auth: "none",
+    summary: "Public settings of the sign-in page",
+    responses: ok(z.object({ signup: z.string(), password_sign_in: z.boolean(), company_sign_in: z.object({ label: z.string() }).nullable() })),
+  }),
+  dash({
+    method: "GET",
+    path: "/auth/oidc/start",
+    auth: "none",
+    summary: "Company sign-in (OpenID Connect): redirects the browser to the issuer",
+    responses: { 302: { description: "To the issuer's authorization endpoint; or back to /dashboard?oidc_error=REASON" } },
+  }),
+  dash({
+    method: "GET",
+    path: "/auth/oidc/callback",
+    auth: "none",
+    summary: "Company sign-in's return from the issuer: signs the person in (sets the session cookie)",
+    query: z.object({ code: z.string().optional(), state: z.string().optional(), error: z.string().optional() }),
+    responses: { 302: { description: "To /dashboard signed in; or to /dashboard?oidc_error=REASON" } },
+  }),
   dash({ method: "GET", path: "/session", summary: "The signed-in account and its CSRF token", responses: ok(sessionView) }),
   dash({ method: "POST", path: "/signin", auth: "none", summary: "Sign in (sets the session cookie)", body: authRouteSchemas.signInBody, responses: ok(sessionView) }),
   dash({ method: "POST", path: "/signup", auth: "none", summary: "Sign up (sets the session cookie)", body: authRouteSchemas.signUpBody, responses: created(sessionView) }),

@@ -143,6 +143,25 @@ export class WorkspacesStore {
     return rows.map((r) => ({ accountId: r.account_id, email: r.email, role: r.role, joinedAt: Number(r.created_at) }));
   }
 
+  /** Makes an account a member with a role (company sign-in's group map); not_found for a missing workspace. */
+  addMember(workspaceId: string, accountId: string, role: InviteRole, now = Date.now()): Promise<Member> {
+    return this.#write("add-member", async (trx, step) => {
+      const workspace = await trx.selectFrom("workspaces").select("id").where("id", "=", workspaceId).executeTakeFirst();
+      if (!workspace) throw new GatewayError("not_found", `no workspace ${workspaceId}`);
+      try {
+        await trx
+          .insertInto("memberships")
+          .values({ workspace_id: workspaceId, account_id: accountId, role, created_at: BigInt(now) })
+          .execute();
+      } catch (error) {
+        if (dbErrorKind(error) === "unique") throw new GatewayError("already_member");
+        throw error;
+      }
+      step("membership");
+      return this.#membership(trx, workspaceId, accountId);
+    });
+  }
+
   /** Changes a member's role between admin and member; the owner's role is fixed. */
   setRole(workspaceId: string, accountId: string, role: InviteRole): Promise<Member> {
     return this.#write("set-role", async (trx, step) => {

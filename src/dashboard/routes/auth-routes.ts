@@ -57,6 +57,13 @@ function requireJson(request: FastifyRequest): void {
   }
 }
 
+/** With `oidc.password_sign_in: false`, people sign in through the company's provider only. */
+function refuseWithoutPasswords(request: FastifyRequest): void {
+  if (request.snapshot.config.oidc?.passwordSignIn === false) {
+    throw new GatewayError("forbidden", "Password sign-in is turned off on this gateway: use company sign-in.", { code: "password_sign_in_disabled" });
+  }
+}
+
 /** The sign-in throttle, and the one for set-password link tokens (a failed look-up or use counts). */
 export interface AuthThrottles {
   signIn: AttemptThrottle;
@@ -69,7 +76,10 @@ export function registerAuthRoutes(
   throttles: AuthThrottles = { signIn: new AttemptThrottle(ctx.store.attempts, "signin"), link: new AttemptThrottle(ctx.store.attempts, "pwlink") },
 ): void {
   const throttle = throttles.signIn;
-  app.get("/config", async (request) => ({ signup: request.snapshot.config.signup }));
+  app.get("/config", async (request) => {
+    const { signup, oidc } = request.snapshot.config;
+    return { signup, password_sign_in: oidc?.passwordSignIn ?? true, company_sign_in: oidc ? { label: oidc.label } : null };
+  });
 
   app.get("/session", async (request) => {
     const { session, account } = await requireSession(request, ctx);
@@ -79,6 +89,7 @@ export function registerAuthRoutes(
   app.post("/signin", async (request, reply) => {
     checkOrigin(request);
     requireJson(request);
+    refuseWithoutPasswords(request);
     const body = parseWith(signInBody, request.body);
     const ip = request.ip;
     const attempt = await throttle.begin(body.email, ip);
@@ -107,6 +118,7 @@ export function registerAuthRoutes(
   app.post("/signup", async (request, reply) => {
     checkOrigin(request);
     requireJson(request);
+    refuseWithoutPasswords(request);
     const body = parseWith(signUpBody, request.body);
     const { config } = request.snapshot;
     if (config.signup === "closed") {
