@@ -4,7 +4,7 @@
 import { z } from "zod";
 import { CATALOG_ENTITY_ROUTES, type CatalogEntityRoute, type EntityAnswer } from "../admin/routes/catalog-entities.js";
 import { ENTITY_KINDS } from "../config/catalog-entities.js";
-import { admin, dash, type OperationSpec, type ResponseSpec } from "./operation-spec.js";
+import { admin, dash, ok, type OperationSpec, type ResponseSpec } from "./operation-spec.js";
 import { catalogVersionSchema } from "./response-schemas.js";
 
 const kind = z.enum(ENTITY_KINDS);
@@ -32,6 +32,15 @@ const ANSWERS: Record<EntityAnswer, z.ZodType> = {
   }),
 };
 
+const entryOptions = z.object({
+  object: z.literal("catalog.entry_options"),
+  upstream_types: z.array(z.string()),
+  model_kinds: z.array(z.string()),
+  modalities: z.array(z.string()),
+  price_keys: z.array(z.string()),
+});
+const ENTRY_OPTIONS_SUMMARY = "What the entry forms offer: upstream types, model kinds, modalities and price keys";
+
 function specOf(route: CatalogEntityRoute) {
   const responses: Record<number, ResponseSpec> = { [route.status]: { description: route.status === 201 ? "Created" : "OK", json: ANSWERS[route.answer] } };
   return {
@@ -45,8 +54,12 @@ function specOf(route: CatalogEntityRoute) {
   };
 }
 
-export const ADMIN_CATALOG_ENTITY_OPERATIONS: readonly OperationSpec[] = CATALOG_ENTITY_ROUTES.map((route) => admin({ ...specOf(route), scope: route.scope }));
+export const ADMIN_CATALOG_ENTITY_OPERATIONS: readonly OperationSpec[] = [
+  ...CATALOG_ENTITY_ROUTES.map((route) => admin({ ...specOf(route), scope: route.scope })),
+  admin({ method: "GET", path: "/catalog/entry-options", summary: ENTRY_OPTIONS_SUMMARY, scope: "catalog:read", responses: ok(entryOptions) }),
+];
 
-export const DASHBOARD_CATALOG_ENTITY_OPERATIONS: readonly OperationSpec[] = CATALOG_ENTITY_ROUTES.map((route) =>
-  dash({ ...specOf(route), path: `/admin${route.url}`, summary: `${route.summary} (administrators)` }),
-);
+export const DASHBOARD_CATALOG_ENTITY_OPERATIONS: readonly OperationSpec[] = [
+  ...CATALOG_ENTITY_ROUTES.map((route) => dash({ ...specOf(route), path: `/admin${route.url}`, summary: `${route.summary} (administrators)` })),
+  dash({ method: "GET", path: "/admin/catalog/entry-options", summary: `${ENTRY_OPTIONS_SUMMARY} (administrators)`, responses: ok(entryOptions) }),
+];

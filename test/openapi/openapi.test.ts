@@ -381,6 +381,7 @@ describe.each(DATABASE_KINDS)("OpenAPI description on %s", (kind) => {
     expect((await dash.post("/admin/catalog/provider-keys", { provider: "mockai", key: "sk-catalog-key-123456" })).status).toBe(409);
     expect((await dash.patch("/admin/catalog/provider-keys/pk_nope", { status: "disabled" })).status).toBe(409);
     expect((await dash.delete("/admin/catalog/provider-keys/pk_nope")).status).toBe(409);
+    expect((await dash.get("/admin/catalog/entry-options")).status).toBe(200);
     for (const route of CATALOG_ENTITY_ROUTES) {
       const { path, body, expected } = entityCall(route);
       const answer = route.method === "GET" ? await dash.get(`/admin${path}`) : await dash.request(route.method, `/dashboard/api/admin${path}`, body);
@@ -465,6 +466,7 @@ describe.each(DATABASE_KINDS)("OpenAPI description on %s", (kind) => {
     expect((await adminCall("POST", "/catalog/provider-keys", { provider: "mockai", key: "sk-catalog-key-123456" })).status).toBe(409);
     expect((await adminCall("PATCH", "/catalog/provider-keys/pk_nope", { status: "active" })).status).toBe(409);
     expect((await adminCall("DELETE", "/catalog/provider-keys/pk_nope")).status).toBe(409);
+    expect((await adminCall("GET", "/catalog/entry-options")).status).toBe(200);
     for (const route of CATALOG_ENTITY_ROUTES) {
       const { path, body, expected } = entityCall(route);
       expect((await adminCall(route.method, path, body)).status, `${route.method} ${path}`).toBe(expected);

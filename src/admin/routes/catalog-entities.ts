@@ -6,7 +6,10 @@
 // (src/dashboard/routes/catalog-entity-routes.ts), so the spec below is shared by both.
 import type { FastifyRequest } from "fastify";
 import { z } from "zod";
+import { DIMENSIONS } from "../../core/dimensions.js";
 import { entriesOf, entryOf, type EntityChange, type EntityKind } from "../../config/catalog-entities.js";
+import { modelSchema } from "../../config/schema.js";
+import { UPSTREAM_TYPES } from "../../upstreams/capabilities.js";
 import type { LiveCatalog } from "../../config/live-catalog.js";
 import type { AuditActor } from "../../store/audit-store.js";
 import { adminActor } from "../auth.js";
@@ -166,7 +169,7 @@ function routesOf(kind: EntityKind): CatalogEntityRoute[] {
 
 export const CATALOG_ENTITY_ROUTES: readonly CatalogEntityRoute[] = (["provider", "model", "tier", "routing_group"] as const).flatMap(routesOf);
 
-export const catalogEntityRoutes: AdminRoute[] = CATALOG_ENTITY_ROUTES.map((route) => ({
+export const catalogEntityRoutes: AdminRoute[] = CATALOG_ENTITY_ROUTES.map((route): AdminRoute => ({
   method: route.method,
   url: route.url,
   scope: route.scope,
@@ -176,3 +179,27 @@ export const catalogEntityRoutes: AdminRoute[] = CATALOG_ENTITY_ROUTES.map((rout
     return answer;
   },
 }));
+
+/**
+ * What the console's entry forms offer (GET /catalog/entry-options): the registered upstream
+ * types, model kinds and modalities, and every price key, from the config schema and the
+ * dimension table, so the forms never keep a second list.
+ */
+export function catalogEntryOptions() {
+  return {
+    object: "catalog.entry_options" as const,
+    upstream_types: [...UPSTREAM_TYPES],
+    model_kinds: [...modelSchema.shape.kind.options],
+    modalities: [...modelSchema.shape.modalities.unwrap().shape.input.element.options],
+    price_keys: DIMENSIONS.flatMap((d) => (d.priceKey === null ? [] : [d.priceKey])),
+  };
+}
+
+export const catalogEntryOptionsRoute: AdminRoute = {
+  method: "GET",
+  url: "/catalog/entry-options",
+  scope: "catalog:read",
+  async handler() {
+    return catalogEntryOptions();
+  },
+};
