@@ -6,6 +6,7 @@ import type { RouteContext } from "../http/route-context.js";
 import { authenticateAdmin, requireScope } from "./auth.js";
 import { accountRoutes } from "./routes/accounts.js";
 import { catalogRoutes } from "./routes/catalog.js";
+import { catalogEntityRoutes, catalogEntryOptionsRoute } from "./routes/catalog-entities.js";
 import { configRoutes } from "./routes/config.js";
 import { codeRoutes } from "./routes/codes.js";
 import { keyRoutes } from "./routes/keys.js";
@@ -25,6 +26,8 @@ export const ADMIN_API_ROUTES: readonly AdminRoute[] = [
   ...usageAuditRoutes,
   ...configRoutes,
   ...catalogRoutes,
+  ...catalogEntityRoutes,
+  catalogEntryOptionsRoute,
 ];
 
 export function registerAdminApiRoutes(app: FastifyInstance, ctx: RouteContext): void {

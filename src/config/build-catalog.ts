@@ -8,7 +8,7 @@ import type { BreakerSettings } from "../upstreams/circuit-breaker.js";
 import { capabilitiesOf, upstreamCapabilities } from "../upstreams/capabilities.js";
 import type { ModelConfig, ModelKind, ModelPricing, ProviderConfig, ProviderSetting, TokenPrices } from "../core/catalog.js";
 import { ConfigError, type ConfigIssue, type ConnectionLimits, type SignupMode } from "./gateway-config.js";
-import { baseProviderOf, buildRoutingGroup, type GroupContext } from "./routing-groups.js";
+import { baseProviderOf, buildRoutingGroup, servedModel, type GroupContext } from "./routing-groups.js";
 import type { ConfigFile, ModelFileEntry } from "./schema.js";
 
 const DEFAULT_OUTPUT_TOKENS = 4096;
@@ -75,6 +75,7 @@ export function buildCatalog(file: ConfigFile, source: string) {
   });
 
   const models = new Map<string, ModelConfig>();
+  const disabledProviders = new Set(Object.entries(file.providers).flatMap(([name, p]) => (p.disabled === true ? [name] : [])));
   const groupContext: GroupContext = { providers, fail, price: (pricing, at) => buildPricing(pricing, at, fail) };
   const knownIds = new Set<string>();
   file.models.forEach((m, i) =>
@@ -102,7 +103,10 @@ export function buildCatalog(file: ConfigFile, source: string) {
         tiers: [...tiers].filter(([, ids]) => ids.has("*") || ids.has(m.id)).map(([name]) => name),
       };
       const group = buildRoutingGroup(m, at, model, groupContext);
-      models.set(m.id, group ? { ...model, group } : model);
+      // A disabled model, or one whose every provider is disabled, is checked like any other but not
+      // served: absent from the runtime catalogue, it is unlisted and refused as an unknown model.
+      const served = m.disabled === true ? null : servedModel(group ? { ...model, group } : model, disabledProviders);
+      if (served) models.set(m.id, served);
     }),
   );
   for (const [name, ids] of tiers) {

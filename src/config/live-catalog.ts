@@ -10,7 +10,17 @@ import type { AuditActor } from "../store/audit-store.js";
 import type { CatalogVersion, ProviderKeyInfo } from "../store/catalog-store.js";
 import type { Store } from "../store/index.js";
 import { catalogDocumentOf, checkCatalogDocument, configWithCatalog, documentText, type CatalogDocument } from "./catalog-document.js";
+import { applyEntityChange, type EntityChange } from "./catalog-entities.js";
 import { ConfigError, type ConfigIssue, type GatewayConfig } from "./gateway-config.js";
+
+/** The audit row of one entry's change: the entry before and after (each null when absent). */
+interface EntityAudit {
+  action: string;
+  targetType: string;
+  targetId: string;
+  before: unknown;
+  after: unknown;
+}
 
 /** What changed between two documents, entry by entry, with each changed entry before and after. */
 export interface CatalogDiff {
@@ -67,6 +77,24 @@ export class LiveCatalog {
     const checked = checkCatalogDocument(raw, this.running().file);
     if (checked.document === null) throw invalidCatalog(checked.issues);
     return this.append(actor, checked.document, baseVersion, reason);
+  }
+
+  /**
+   * One entry's change (catalog-entities.ts: create, update, disable, enable, delete) made from
+   * `baseVersion`: the edited document is checked like a whole one (400 with every issue) and
+   * appended as one new version (409 when another change came first), audited with the entry
+   * before and after. The admin API's per-entity routes, the CLI and the console call this.
+   */
+  async edit(actor: AuditActor, change: EntityChange, baseVersion: number): Promise<{ version: CatalogVersion; before: unknown; after: unknown }> {
+    this.refuseWhenFromFile();
+    const base = await this.store.catalog.get(baseVersion);
+    if (!base) throw new GatewayError("conflict", `No catalog version ${baseVersion}: reload the catalog and make the change again.`, { param: "base_version" });
+    const edit = applyEntityChange(JSON.parse(base.document) as CatalogDocument, change);
+    const checked = checkCatalogDocument(edit.document, this.running().file);
+    if (checked.document === null) throw invalidCatalog(checked.issues);
+    const audit = { action: `catalog.${change.kind}.${change.op}`, targetType: "catalog", targetId: `${change.kind}:${change.name}`, before: edit.before, after: edit.after };
+    const version = await this.append(actor, checked.document, baseVersion, `${change.op} ${change.kind.replace("_", " ")} ${change.name}`, audit);
+    return { version, before: edit.before, after: edit.after };
   }
 
   /** A new version whose document is version `version`'s: restores exactly that catalog. */
@@ -161,18 +189,22 @@ export class LiveCatalog {
     return disabled;
   }
 
-  private async append(actor: AuditActor, document: CatalogDocument, baseVersion: number, reason: string): Promise<CatalogVersion> {
+  private async append(actor: AuditActor, document: CatalogDocument, baseVersion: number, reason: string, entityAudit?: EntityAudit): Promise<CatalogVersion> {
     const previous = await this.store.catalog.get(baseVersion);
     const changes = previous ? this.diff(JSON.parse(previous.document) as CatalogDocument, document) : null;
     const appended = await this.store.audited(actor, async (tx) => {
       const version = await tx.catalog.append({ document: documentText(document), baseVersion, actor: actorName(actor), reason });
-      await tx.record({
-        action: reason.startsWith("rollback") ? "catalog.rollback" : "catalog.update",
-        targetType: "catalog",
-        targetId: String(version.version),
-        before: changes && { version: baseVersion, ...beforeOf(changes) },
-        after: changes && { version: version.version, ...afterOf(changes) },
-      });
+      await tx.record(
+        entityAudit
+          ? { ...entityAudit, before: { version: baseVersion, entry: entityAudit.before }, after: { version: version.version, entry: entityAudit.after } }
+          : {
+              action: reason.startsWith("rollback") ? "catalog.rollback" : "catalog.update",
+              targetType: "catalog",
+              targetId: String(version.version),
+              before: changes && { version: baseVersion, ...beforeOf(changes) },
+              after: changes && { version: version.version, ...afterOf(changes) },
+            },
+      );
       return version;
     });
     await this.applyLatest();

@@ -55,3 +55,18 @@ export function buildRoutingGroup(m: ModelFileEntry, at: string, base: ModelConf
   });
   return { strategy, contextFallback, deployments };
 }
+
+/**
+ * The model as served while some providers are disabled: a group keeps its deployments on enabled
+ * providers (each keeps its bit and breaker scope; the first left gives the base provider); null
+ * when none is left to route to. Disabled providers stay in the catalogue (a video task in flight
+ * there can still be polled); only routing skips them.
+ */
+export function servedModel(model: ModelConfig, disabledProviders: ReadonlySet<string>): ModelConfig | null {
+  if (disabledProviders.size === 0) return model;
+  if (model.group === undefined) return disabledProviders.has(model.provider.name) ? null : model;
+  const deployments = model.group.deployments.filter((d) => !disabledProviders.has(d.model.provider.name));
+  if (deployments.length === model.group.deployments.length) return model;
+  if (deployments.length === 0) return null;
+  return { ...model, provider: deployments[0]!.model.provider, group: { ...model.group, deployments } };
+}

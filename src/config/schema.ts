@@ -14,6 +14,8 @@ export const providerSchema = z.strictObject({
   /** A registered upstream type (src/upstreams/capabilities.ts): openai, anthropic, google-operations. */
   type: z.enum(UPSTREAM_TYPES),
   base_url: z.url(),
+  /** A disabled provider stays defined (and checked) but none of its deployments is routed to (build-catalog.ts). */
+  disabled: z.boolean().optional(),
   /** Shared upstream keys, used for accounts that have none of their own for this provider. */
   keys: z.array(z.string().min(1)).default([]),
   /** Which OpenAI APIs an openai-type upstream speaks natively; others are bridged over chat. Default: the type's (build-catalog.ts). */
@@ -81,6 +83,8 @@ export const routingSchema = z.strictObject({
 export const modelSchema = z.strictObject({
   id: identifier,
   kind: z.enum(["chat", "image", "video", "embedding"]),
+  /** A disabled model stays defined (and checked) but is not served: not listed, refused like an unknown model. */
+  disabled: z.boolean().optional(),
   /** The single-provider form; a routing group lists deployments instead (build-catalog.ts checks one of the two). */
   provider: z.string().min(1).optional(),
   upstream_model: z.string().min(1).optional(),

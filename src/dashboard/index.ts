@@ -5,6 +5,7 @@ import type { RouteContext } from "../http/route-context.js";
 import { registerAccountRoutes } from "./routes/account-routes.js";
 import { registerAdminRoutes } from "./routes/admin-routes.js";
 import { registerCatalogRoutes } from "./routes/catalog-routes.js";
+import { registerCatalogEntityRoutes } from "./routes/catalog-entity-routes.js";
 import { registerAuthRoutes } from "./routes/auth-routes.js";
 import { registerOidcRoutes } from "./routes/oidc-routes.js";
 import { registerCodeRoutes } from "./routes/code-routes.js";
@@ -49,6 +50,7 @@ export function registerDashboardRoutes(app: FastifyInstance, ctx: RouteContext)
         registerWorkspaceRoutes(signedIn, ctx);
         registerAdminRoutes(signedIn, ctx);
         registerCatalogRoutes(signedIn, ctx);
+        registerCatalogEntityRoutes(signedIn, ctx);
         registerCodeRoutes(signedIn, ctx);
       });
     },

@@ -18,6 +18,7 @@ import { confirmQuery } from "../admin/validate.js";
 import { codeWrap, created, dash, keyWrap, noContent, ok, type OperationSpec } from "./operation-spec.js";
 import * as r from "./response-schemas.js";
 import { DASHBOARD_CATALOG_OPERATIONS } from "./operations-dashboard-catalog.js";
+import { DASHBOARD_CATALOG_ENTITY_OPERATIONS } from "./operations-catalog-entities.js";
 
 const workspaceView = z.object({ id: z.string(), name: z.string(), created_by: z.string(), created_at: z.string().nullable() });
 const memberView = z.object({ account_id: z.string(), email: z.string(), role: z.enum(["member", "admin", "owner"]), joined_at: z.string().nullable() });
@@ -374,6 +375,7 @@ export const DASHBOARD_OPERATIONS: readonly OperationSpec[] = [
 
   // ---- /dashboard/api: the live catalog (administrators) ----
   ...DASHBOARD_CATALOG_OPERATIONS,
+  ...DASHBOARD_CATALOG_ENTITY_OPERATIONS,
 
   // ---- /dashboard/api: redemption codes ----
   dash({

@@ -8,6 +8,7 @@
 // service routes are here. The order below is the document's path order.
 import { z } from "zod";
 import { ADMIN_OPERATIONS } from "./operations-admin.js";
+import { ADMIN_CATALOG_ENTITY_OPERATIONS } from "./operations-catalog-entities.js";
 import { DASHBOARD_OPERATIONS } from "./operations-dashboard.js";
 import { V1_OPERATIONS } from "./operations-v1.js";
 import { ok, type OperationSpec } from "./operation-spec.js";
@@ -53,4 +54,4 @@ const SERVICE_OPERATIONS: readonly OperationSpec[] = [
   },
 ];
 
-export const OPERATIONS: readonly OperationSpec[] = [...SERVICE_OPERATIONS, ...V1_OPERATIONS, ...ADMIN_OPERATIONS, ...DASHBOARD_OPERATIONS];
+export const OPERATIONS: readonly OperationSpec[] = [...SERVICE_OPERATIONS, ...V1_OPERATIONS, ...ADMIN_OPERATIONS, ...ADMIN_CATALOG_ENTITY_OPERATIONS, ...DASHBOARD_OPERATIONS];

@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROUTES } from "../../src/app.js";
 import { ADMIN_SCOPES } from "../../src/admin/scopes.js";
 import { runCli } from "../../src/cli/main.js";
+import { CATALOG_ENTITY_ROUTES } from "../../src/admin/routes/catalog-entities.js";
 import { DATABASE_KINDS } from "../support/databases.js";
 import { startGateway, type TestGateway } from "../support/gateway.js";
 import { anthropicMessage, chatCompletion, chatStream, json, startMockUpstream, type MockUpstream } from "../support/mock-upstream.js";
@@ -381,6 +382,12 @@ describe.each(DATABASE_KINDS)("OpenAPI description on %s", (kind) => {
     expect((await dash.patch("/admin/catalog/provider-keys/pk_nope", { status: "disabled" })).status).toBe(409);
     expect((await dash.delete("/admin/catalog/provider-keys/pk_nope")).status).toBe(409);
     expect((await dash.post("/admin/catalog/provider-keys/pk_nope/test", {})).status).toBe(404);
+    expect((await dash.get("/admin/catalog/entry-options")).status).toBe(200);
+    for (const route of CATALOG_ENTITY_ROUTES) {
+      const { path, body, expected } = entityCall(route);
+      const answer = route.method === "GET" ? await dash.get(`/admin${path}`) : await dash.request(route.method, `/dashboard/api/admin${path}`, body);
+      expect(answer.status, `${route.method} ${path}`).toBe(expected);
+    }
     const adminUsage = await dash.get("/admin/usage?days=7");
     expect(adminUsage.status).toBe(200);
     expect(adminUsage.body.by_account.length).toBeGreaterThan(0);
@@ -461,6 +468,11 @@ describe.each(DATABASE_KINDS)("OpenAPI description on %s", (kind) => {
     expect((await adminCall("PATCH", "/catalog/provider-keys/pk_nope", { status: "active" })).status).toBe(409);
     expect((await adminCall("DELETE", "/catalog/provider-keys/pk_nope")).status).toBe(409);
     expect((await adminCall("POST", "/catalog/provider-keys/pk_nope/test")).status).toBe(404);
+    expect((await adminCall("GET", "/catalog/entry-options")).status).toBe(200);
+    for (const route of CATALOG_ENTITY_ROUTES) {
+      const { path, body, expected } = entityCall(route);
+      expect((await adminCall(route.method, path, body)).status, `${route.method} ${path}`).toBe(expected);
+    }
     const adminMinted = await adminCall("POST", "/codes", { value_usd: "1.00", count: 1, expires_in_days: 30 });
     expect(adminMinted.status).toBe(201);
     expect((await adminCall("POST", "/codes", { value_usd: "1.00", count: 0 })).status).toBe(400);
@@ -526,3 +538,23 @@ describe.each(DATABASE_KINDS)("OpenAPI description on %s", (kind) => {
     expect(documented.filter((operation) => !checkedOperations.has(operation))).toEqual([]);
   });
 });
+
+/**
+ * A call of a per-entity catalog route on a gateway whose catalog comes from its file: reads answer
+ * (a routing group: 404, the file has none), writes are 409 catalog_read_only (they are driven on a
+ * database catalog in test/admin/catalog-entities.test.ts).
+ */
+function entityCall(route: (typeof CATALOG_ENTITY_ROUTES)[number]): { path: string; body: unknown; expected: number } {
+  const name = { provider: "mockai", model: "gpt-mock", tier: "standard", routing_group: "gpt-mock" }[route.kind];
+  const path = route.url.replace(":name", name) + (route.method === "DELETE" ? "?base_version=1" : "");
+  if (route.method === "GET") return { path, body: undefined, expected: route.kind === "routing_group" && route.url.endsWith(":name") ? 404 : 200 };
+  const body =
+    route.method === "DELETE"
+      ? undefined
+      : route.method === "PATCH"
+        ? { set: {}, base_version: 1 }
+        : route.url.endsWith("able")
+          ? { base_version: 1 }
+          : { name: "x", entry: {}, base_version: 1 };
+  return { path, body, expected: 409 };
+}

@@ -1,13 +1,22 @@
 // Administrators: the live catalog (docs/dashboard.md, "Catalog"): where it comes from, the version
 // served, its providers, models and tiers, the providers' shared keys, and the version history with
 // each version's diff against the catalog served now and a rollback to it. With catalog.source: file
-// the page only reads: the file is changed and reloaded instead.
+// the page only reads: the file is changed and reloaded instead. Editable, each provider, model and
+// tier has its dialog (catalog-entity-forms.tsx, catalog-model-form.tsx), one catalog version a save.
 import { useState } from "react";
-import { api, type CatalogDiff, type CatalogDocument, type CatalogSectionDiff, type CatalogVersion, type LiveCatalog } from "../api";
+import { api, type CatalogDocument, type CatalogVersion, type LiveCatalog } from "../api";
 import { ErrorText, Notice, TableScroll, formatDate, useAction, useLoad } from "../components";
 import { ProviderKeys, type Run } from "./catalog-provider-keys";
+import { EntryActions, ProviderDialog, TierDialog, type EntityKind } from "./catalog-entity-forms";
+import { ModelDialog } from "./catalog-model-form";
+import { HISTORY_LIMIT, History } from "./catalog-history";
 
-const HISTORY_LIMIT = 50;
+/** What a table needs to offer its row actions (an editable catalog only). */
+interface Editing {
+  version: number;
+  run: Run;
+  open: (kind: EntityKind, name: string | null) => void;
+}
 
 export function CatalogPage() {
   const catalog = useLoad(() => api<LiveCatalog>("GET", "/admin/catalog"), []);
@@ -19,6 +28,18 @@ export function CatalogPage() {
   const action = useAction(reload);
   const data = catalog.data;
   const writable = data !== null && !data.read_only;
+  const [dialog, setDialog] = useState<{ kind: EntityKind; name: string | null } | null>(null);
+  const edit: Editing | undefined = writable && data.version !== null ? { version: data.version, run: action.run, open: (kind, name) => setDialog({ kind, name }) } : undefined;
+  const dialogProps = data &&
+    data.version !== null && {
+      document: data.document,
+      version: data.version,
+      onClose: () => setDialog(null),
+      onDone: (message: string) => {
+        setDialog(null);
+        void action.run(async () => undefined, message);
+      },
+    };
 
   return (
     <section aria-labelledby="catalog-title">
@@ -27,9 +48,12 @@ export function CatalogPage() {
       <ErrorText error={action.error} />
       {action.status && <Notice>{action.status}</Notice>}
       {data && <Summary catalog={data} versionCount={versions.data ? `${versions.data.data.length}${versions.data.has_more ? "+" : ""}` : null} />}
-      {data && <Providers document={data.document} />}
-      {data && <Models document={data.document} />}
-      {data && <Tiers document={data.document} />}
+      {data && <Providers document={data.document} edit={edit} />}
+      {data && <Models document={data.document} edit={edit} />}
+      {data && <Tiers document={data.document} edit={edit} />}
+      {dialog && dialogProps && dialog.kind === "provider" && <ProviderDialog name={dialog.name} {...dialogProps} />}
+      {dialog && dialogProps && dialog.kind === "model" && <ModelDialog id={dialog.name} {...dialogProps} />}
+      {dialog && dialogProps && dialog.kind === "tier" && <TierDialog name={dialog.name} {...dialogProps} />}
       {data && data.source === "database" && <ProviderKeys catalog={data} writable={writable} run={action.run} />}
       {data && data.source === "database" && <History versions={versions.data} error={versions.error} current={data.version} writable={writable} run={action.run} />}
     </section>
@@ -76,11 +100,27 @@ function Summary(props: { catalog: LiveCatalog; versionCount: string | null }) {
 
 const text = (value: unknown): string => (typeof value === "string" ? value : value === undefined || value === null ? "—" : JSON.stringify(value));
 
-function Providers(props: { document: CatalogDocument }) {
+/** The section's "Add" button, for an editable catalog. */
+function AddButton(props: { kind: EntityKind; edit: Editing | undefined }) {
+  if (!props.edit) return null;
+  return (
+    <button type="button" className="primary" onClick={() => props.edit!.open(props.kind, null)}>
+      Add {props.kind}
+    </button>
+  );
+}
+
+function StateBadge(props: { entry: Record<string, unknown> }) {
+  return props.entry.disabled === true ? <span className="badge bad">disabled</span> : <span className="badge enabled">enabled</span>;
+}
+
+function Providers(props: { document: CatalogDocument; edit?: Editing | undefined }) {
   const providers = Object.entries(props.document.providers);
+  const edit = props.edit;
   return (
     <section aria-labelledby="catalog-providers-title">
       <h2 id="catalog-providers-title">Providers</h2>
+      <AddButton kind="provider" edit={edit} />
       <TableScroll label="Providers table">
         <table>
           <caption>{providers.length === 1 ? "1 provider" : `${providers.length} providers`}</caption>
@@ -89,6 +129,8 @@ function Providers(props: { document: CatalogDocument }) {
               <th scope="col">Name</th>
               <th scope="col">Type</th>
               <th scope="col">Base URL</th>
+              <th scope="col">State</th>
+              {edit && <th scope="col">Actions</th>}
             </tr>
           </thead>
           <tbody>
@@ -99,6 +141,14 @@ function Providers(props: { document: CatalogDocument }) {
                 <td>
                   <code>{text(p.base_url)}</code>
                 </td>
+                <td>
+                  <StateBadge entry={p} />
+                </td>
+                {edit && (
+                  <td>
+                    <EntryActions kind="provider" name={name} disabled={p.disabled === true} version={edit.version} run={edit.run} onEdit={() => edit.open("provider", name)} />
+                  </td>
+                )}
               </tr>
             ))}
           </tbody>
@@ -115,11 +165,13 @@ function tiersOf(document: CatalogDocument, id: string): string[] {
     .map(([name]) => name);
 }
 
-function Models(props: { document: CatalogDocument }) {
+function Models(props: { document: CatalogDocument; edit?: Editing | undefined }) {
   const models = props.document.models;
+  const edit = props.edit;
   return (
     <section aria-labelledby="catalog-models-title">
       <h2 id="catalog-models-title">Models</h2>
+      <AddButton kind="model" edit={edit} />
       <TableScroll label="Models table">
         <table data-testid="catalog-models">
           <caption>{models.length === 1 ? "1 model" : `${models.length} models`}</caption>
@@ -130,6 +182,8 @@ function Models(props: { document: CatalogDocument }) {
               <th scope="col">Provider</th>
               <th scope="col">Prices (USD)</th>
               <th scope="col">Tiers</th>
+              <th scope="col">State</th>
+              {edit && <th scope="col">Actions</th>}
             </tr>
           </thead>
           <tbody>
@@ -154,6 +208,14 @@ function Models(props: { document: CatalogDocument }) {
                         ))}
                   </td>
                   <td>{tiersOf(props.document, id).join(", ") || "—"}</td>
+                  <td>
+                    <StateBadge entry={m} />
+                  </td>
+                  {edit && (
+                    <td>
+                      <EntryActions kind="model" name={id} disabled={m.disabled === true} version={edit.version} run={edit.run} onEdit={() => edit.open("model", id)} />
+                    </td>
+                  )}
                 </tr>
               );
             })}
@@ -164,11 +226,13 @@ function Models(props: { document: CatalogDocument }) {
   );
 }
 
-function Tiers(props: { document: CatalogDocument }) {
+function Tiers(props: { document: CatalogDocument; edit?: Editing | undefined }) {
   const tiers = Object.entries(props.document.tiers);
+  const edit = props.edit;
   return (
     <section aria-labelledby="catalog-tiers-title">
       <h2 id="catalog-tiers-title">Tiers</h2>
+      <AddButton kind="tier" edit={edit} />
       <TableScroll label="Tiers table">
         <table>
           <caption>{tiers.length === 1 ? "1 tier" : `${tiers.length} tiers`}</caption>
@@ -177,6 +241,7 @@ function Tiers(props: { document: CatalogDocument }) {
               <th scope="col">Tier</th>
               <th scope="col">Models</th>
               <th scope="col">Other settings</th>
+              {edit && <th scope="col">Actions</th>}
             </tr>
           </thead>
           <tbody>
@@ -187,6 +252,11 @@ function Tiers(props: { document: CatalogDocument }) {
                   <th scope="row">{name}</th>
                   <td>{Array.isArray(models) ? models.map(text).join(", ") : text(models)}</td>
                   <td>{Object.keys(rest).length === 0 ? "—" : <code>{JSON.stringify(rest)}</code>}</td>
+                  {edit && (
+                    <td>
+                      <EntryActions kind="tier" name={name} disabled={false} version={edit.version} run={edit.run} onEdit={() => edit.open("tier", name)} />
+                    </td>
+                  )}
                 </tr>
               );
             })}
@@ -194,125 +264,5 @@ function Tiers(props: { document: CatalogDocument }) {
         </table>
       </TableScroll>
     </section>
-  );
-}
-
-function History(props: { versions: { data: CatalogVersion[]; has_more: boolean } | null; error: unknown; current: number | null; writable: boolean; run: Run }) {
-  const [selected, setSelected] = useState<number | null>(null);
-  const [confirming, setConfirming] = useState(false);
-  const diff = useLoad(async () => (selected === null ? null : api<CatalogDiff>("GET", `/admin/catalog/diff?from=${selected}`)), [selected, props.current]);
-
-  function select(version: number) {
-    setSelected(version);
-    setConfirming(false);
-  }
-
-  async function rollBack(version: number) {
-    setConfirming(false);
-    if (await props.run(() => api("POST", "/admin/catalog/rollback", { version }), `Rolled back to version ${version}: the catalog is now a new version with its contents.`))
-      setSelected(null);
-  }
-
-  return (
-    <section aria-labelledby="catalog-history-title">
-      <h2 id="catalog-history-title">Version history</h2>
-      <ErrorText error={props.error} />
-      <ol className="cards-list catalog-versions" aria-label="Catalog versions" data-testid="catalog-versions">
-        {props.versions?.data.map((v) => (
-          <li key={v.version}>
-            <button type="button" className="link" aria-pressed={selected === v.version} onClick={() => select(v.version)}>
-              Version {v.version}
-            </button>{" "}
-            {v.version === props.current && <span className="badge enabled">served now</span>} <span>{v.reason}</span>{" "}
-            <span className="hint">
-              {v.actor ?? "—"}, {formatDate(v.created_at)}
-            </span>
-          </li>
-        ))}
-      </ol>
-      {props.versions?.has_more && <p className="hint">Showing the newest {HISTORY_LIMIT} versions.</p>}
-      {selected !== null && (
-        <section aria-labelledby="catalog-diff-title" className="catalog-diff" data-testid="catalog-diff">
-          <h3 id="catalog-diff-title">
-            Version {selected} against the catalog served now (version {props.current})
-          </h3>
-          <ErrorText error={diff.error} />
-          {diff.data && <DiffView diff={diff.data} />}
-          {props.writable && selected !== props.current && (
-            <div className="actions">
-              {confirming ? (
-                <div role="alertdialog" aria-labelledby="rollback-question" className="confirm">
-                  <p id="rollback-question">Roll the catalog back to version {selected}? Every gateway process serves it within a second, as a new version.</p>
-                  <div className="actions">
-                    <button type="button" className="danger" onClick={() => void rollBack(selected)}>
-                      Yes, roll back to version {selected}
-                    </button>
-                    <button type="button" onClick={() => setConfirming(false)}>
-                      Cancel
-                    </button>
-                  </div>
-                </div>
-              ) : (
-                <button type="button" className="primary" onClick={() => setConfirming(true)}>
-                  Roll back to this version
-                </button>
-              )}
-            </div>
-          )}
-        </section>
-      )}
-    </section>
-  );
-}
-
-function DiffView(props: { diff: CatalogDiff }) {
-  const { changes } = props.diff;
-  const sections: Array<[string, CatalogSectionDiff]> = [
-    ["Providers", changes.providers],
-    ["Models", changes.models],
-    ["Tiers", changes.tiers],
-  ];
-  const empty = sections.every(([, s]) => Object.keys(s.added).length + Object.keys(s.removed).length + Object.keys(s.changed).length === 0) && changes.demo === null;
-  if (empty) return <p>No differences: this version&apos;s catalog is the one served now.</p>;
-  // The diff goes from the selected version to the current one: "added" is in the current catalog only.
-  return (
-    <>
-      <p className="hint">
-        Added: in the catalog served now only. Removed: in version {props.diff.from} only. Changed: before (version {props.diff.from}) → after (now).
-      </p>
-      {changes.demo !== null && (
-        <p>
-          demo: {String(changes.demo.before)} → {String(changes.demo.after)}
-        </p>
-      )}
-      {sections.map(([title, section]) => {
-        const entries = [
-          ...Object.entries(section.added).map(([name, after]) => ({ name, change: "added", body: JSON.stringify(after, null, 2) })),
-          ...Object.entries(section.removed).map(([name, before]) => ({ name, change: "removed", body: JSON.stringify(before, null, 2) })),
-          ...Object.entries(section.changed).map(([name, c]) => ({
-            name,
-            change: "changed",
-            body: `${JSON.stringify(c.before, null, 2)}\n→\n${JSON.stringify(c.after, null, 2)}`,
-          })),
-        ];
-        if (entries.length === 0) return null;
-        return (
-          <div key={title}>
-            <h4>{title}</h4>
-            <ul className="cards-list">
-              {entries.map((e) => (
-                <li key={`${e.change}-${e.name}`}>
-                  <strong>
-                    <code>{e.name}</code>
-                  </strong>{" "}
-                  <span className="badge">{e.change}</span>
-                  <pre className="diff-json">{e.body}</pre>
-                </li>
-              ))}
-            </ul>
-          </div>
-        );
-      })}
-    </>
   );
 }

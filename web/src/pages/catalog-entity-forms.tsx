@@ -1,0 +1,233 @@
+// The Catalog page's per-entry editing (docs/dashboard.md, "Catalog"): a dialog per entry (provider,
+// tier; the model form is catalog-model-form.tsx), and each row's Edit, Disable/Enable and Delete.
+// Every save is one call of /dashboard/api/admin/catalog/{providers,models,tiers}, made from the
+// version the page shows: a change made meanwhile by someone else is refused (409) and shown.
+import { useEffect, useRef, useState, type FormEvent, type ReactNode } from "react";
+import { api, type CatalogDocument } from "../api";
+import { ErrorText, useLoad } from "../components";
+import type { Run } from "./catalog-provider-keys";
+
+export type EntityKind = "provider" | "model" | "tier";
+export const SEGMENT: Record<EntityKind, string> = { provider: "providers", model: "models", tier: "tiers" };
+
+/** GET /admin/catalog/entry-options: what the forms offer, from the server's schema. */
+export interface EntryOptions {
+  upstream_types: string[];
+  model_kinds: string[];
+  modalities: string[];
+  price_keys: string[];
+}
+
+export function useEntryOptions() {
+  return useLoad(() => api<EntryOptions>("GET", "/admin/catalog/entry-options"), []);
+}
+
+/** The answer of a write: the catalog version it made. */
+export interface CatalogChange {
+  version: { version: number };
+}
+
+export function entryPath(kind: EntityKind, name: string): string {
+  return `/admin/catalog/${SEGMENT[kind]}/${encodeURIComponent(name)}`;
+}
+
+/** A modal dialog: focus moves in when it opens, Escape closes it. */
+export function Dialog(props: { title: string; onClose: () => void; children: ReactNode; testId?: string }) {
+  const ref = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    ref.current?.querySelector<HTMLElement>("input, select, textarea, button")?.focus();
+  }, []);
+  return (
+    <div className="dialog-backdrop">
+      <div
+        ref={ref}
+        role="dialog"
+        aria-modal="true"
+        aria-labelledby="entry-dialog-title"
+        className="dialog"
+        data-testid={props.testId}
+        onKeyDown={(event) => event.key === "Escape" && props.onClose()}
+      >
+        <h2 id="entry-dialog-title">{props.title}</h2>
+        {props.children}
+      </div>
+    </div>
+  );
+}
+
+/**
+ * A dialog's form: runs `save`, shows its error in the dialog (the form keeps what was typed), and
+ * on success reports `done` to the page and closes.
+ */
+export function EntryForm(props: { save: () => Promise<unknown>; done: string; onDone: (message: string) => void; onClose: () => void; children: ReactNode }) {
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  async function submit(event: FormEvent) {
+    event.preventDefault();
+    setError(null);
+    setBusy(true);
+    try {
+      await props.save();
+      props.onDone(props.done);
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  }
+  return (
+    <form className="entry-form" onSubmit={(event) => void submit(event)}>
+      {props.children}
+      <ErrorText error={error} />
+      <div className="actions">
+        <button type="submit" className="primary" disabled={busy}>
+          Save
+        </button>
+        <button type="button" onClick={props.onClose}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}
+
+/** A text field; empty means "not set". */
+export function Field(props: { label: string; value: string; onChange: (value: string) => void; type?: string; required?: boolean; placeholder?: string; name?: string }) {
+  return (
+    <label>
+      {props.label}
+      <input
+        name={props.name}
+        type={props.type ?? "text"}
+        value={props.value}
+        required={props.required}
+        placeholder={props.placeholder}
+        onChange={(event) => props.onChange(event.target.value)}
+      />
+    </label>
+  );
+}
+
+/** A field's value for PATCH: the text, a number, or null (remove the field) when empty. */
+export function optional(value: string, numeric = false): string | number | null {
+  const trimmed = value.trim();
+  if (trimmed === "") return null;
+  return numeric && /^\d+$/.test(trimmed) ? Number(trimmed) : trimmed;
+}
+
+/** Only the fields that are set (for a new entry, where "remove" means nothing). */
+export function withoutNulls(fields: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== null));
+}
+
+const str = (value: unknown) => (typeof value === "string" || typeof value === "number" ? String(value) : "");
+
+export function ProviderDialog(props: { name: string | null; document: CatalogDocument; version: number; onDone: (message: string) => void; onClose: () => void }) {
+  const entry = props.name === null ? {} : (props.document.providers[props.name] ?? {});
+  const options = useEntryOptions();
+  const [name, setName] = useState(props.name ?? "");
+  const [type, setType] = useState(str(entry.type) || "openai");
+  const [baseUrl, setBaseUrl] = useState(str(entry.base_url));
+  const [apiVersion, setApiVersion] = useState(str(entry.api_version));
+  const [region, setRegion] = useState(str(entry.region));
+  const [timeoutMs, setTimeoutMs] = useState(str(entry.timeout_ms));
+  const fields = { type, base_url: baseUrl.trim(), api_version: optional(apiVersion), region: optional(region), timeout_ms: optional(timeoutMs, true) };
+  const save = () =>
+    props.name === null
+      ? api("POST", "/admin/catalog/providers", { name: name.trim(), entry: withoutNulls(fields), base_version: props.version })
+      : api("PATCH", entryPath("provider", props.name), { set: fields, base_version: props.version });
+  return (
+    <Dialog title={props.name === null ? "Add a provider" : `Edit provider ${props.name}`} onClose={props.onClose} testId="provider-dialog">
+      <EntryForm save={save} done={props.name === null ? `Added provider ${name.trim()}.` : `Saved provider ${props.name}.`} onDone={props.onDone} onClose={props.onClose}>
+        {props.name === null && <Field label="Name" name="name" value={name} onChange={setName} required />}
+        <label>
+          Type
+          <select name="type" value={type} onChange={(event) => setType(event.target.value)}>
+            {(options.data?.upstream_types ?? [type]).map((t) => (
+              <option key={t}>{t}</option>
+            ))}
+          </select>
+        </label>
+        <Field label="Base URL" name="base_url" type="url" value={baseUrl} onChange={setBaseUrl} required placeholder="https://api.openai.com/v1" />
+        <Field label="API version (azure-openai)" name="api_version" value={apiVersion} onChange={setApiVersion} />
+        <Field label="Region (bedrock)" name="region" value={region} onChange={setRegion} />
+        <Field label="Timeout (ms)" name="timeout_ms" value={timeoutMs} onChange={setTimeoutMs} placeholder="600000" />
+        <p className="hint">Keys are added under Provider keys, stored encrypted, never in the catalog.</p>
+      </EntryForm>
+    </Dialog>
+  );
+}
+
+export function TierDialog(props: { name: string | null; document: CatalogDocument; version: number; onDone: (message: string) => void; onClose: () => void }) {
+  const entry = props.name === null ? {} : (props.document.tiers[props.name] ?? {});
+  const [name, setName] = useState(props.name ?? "");
+  const [models, setModels] = useState<string[]>(Array.isArray(entry.models) ? (entry.models as string[]) : []);
+  const ids = ["*", ...props.document.models.map((m) => str(m.id))];
+  const toggle = (id: string, on: boolean) => setModels(on ? [...models, id] : models.filter((m) => m !== id));
+  const save = () =>
+    props.name === null
+      ? api("POST", "/admin/catalog/tiers", { name: name.trim(), entry: { models }, base_version: props.version })
+      : api("PATCH", entryPath("tier", props.name), { set: { models }, base_version: props.version });
+  return (
+    <Dialog title={props.name === null ? "Add a tier" : `Edit tier ${props.name}`} onClose={props.onClose} testId="tier-dialog">
+      <EntryForm save={save} done={props.name === null ? `Added tier ${name.trim()}.` : `Saved tier ${props.name}.`} onDone={props.onDone} onClose={props.onClose}>
+        {props.name === null && <Field label="Name" name="name" value={name} onChange={setName} required />}
+        <fieldset>
+          <legend>Models of the tier</legend>
+          {ids.map((id) => (
+            <label key={id} className="check">
+              <input type="checkbox" checked={models.includes(id)} onChange={(event) => toggle(id, event.target.checked)} /> {id === "*" ? "* (every model)" : id}
+            </label>
+          ))}
+        </fieldset>
+      </EntryForm>
+    </Dialog>
+  );
+}
+
+/** A row's Edit, Disable/Enable (providers and models) and Delete (after confirming). */
+export function EntryActions(props: { kind: EntityKind; name: string; disabled: boolean; version: number; run: Run; onEdit: () => void }) {
+  const [confirming, setConfirming] = useState(false);
+  const { kind, name } = props;
+  const state = props.disabled ? "enable" : "disable";
+  return (
+    <div className="actions">
+      <button type="button" onClick={props.onEdit} aria-label={`Edit ${kind} ${name}`}>
+        Edit
+      </button>
+      {kind !== "tier" && (
+        <button
+          type="button"
+          aria-label={`${props.disabled ? "Enable" : "Disable"} ${kind} ${name}`}
+          onClick={() =>
+            void props.run(() => api("POST", `${entryPath(kind, name)}/${state}`, { base_version: props.version }), `${props.disabled ? "Enabled" : "Disabled"} ${kind} ${name}.`)
+          }
+        >
+          {props.disabled ? "Enable" : "Disable"}
+        </button>
+      )}
+      {confirming ? (
+        <span role="alertdialog" aria-label={`Delete ${kind} ${name}?`} className="confirm">
+          Delete {kind} {name}?{" "}
+          <button
+            type="button"
+            className="danger"
+            onClick={() => {
+              setConfirming(false);
+              void props.run(() => api("DELETE", `${entryPath(kind, name)}?base_version=${props.version}`), `Deleted ${kind} ${name}.`);
+            }}
+          >
+            Yes, delete
+          </button>{" "}
+          <button type="button" onClick={() => setConfirming(false)}>
+            Cancel
+          </button>
+        </span>
+      ) : (
+        <button type="button" className="danger" aria-label={`Delete ${kind} ${name}`} onClick={() => setConfirming(true)}>
+          Delete
+        </button>
+      )}
+    </div>
+  );
+}
