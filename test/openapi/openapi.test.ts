@@ -244,6 +244,9 @@ describe.each(DATABASE_KINDS)("OpenAPI description on %s", (kind) => {
     recordDashboard(dash);
     expect((await dash.get("/session")).status).toBe(200);
     expect((await dash.request("GET", "/dashboard/api/config")).status).toBe(200);
+    // Company sign-in is not configured here (test/dashboard/company-sign-in.test.ts drives it): 404.
+    expect((await dash.request("GET", "/dashboard/api/auth/oidc/start")).status).toBe(404);
+    expect((await dash.request("GET", "/dashboard/api/auth/oidc/callback?code=c&state=s")).status).toBe(404);
     const createdKey = await dash.post("/keys", { name: "sdk", budget_cap_usd: "10.00", allowed_models: ["gpt-mock", "claude-mock", "embed-mock", "image-mock", "sora-mock"] });
     expect(createdKey.status, createdKey.text).toBe(201);
     const raw: string = createdKey.body.raw_key;
