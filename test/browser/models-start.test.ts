@@ -215,8 +215,8 @@ describe.skipIf(SKIP_BROWSER)("models page and getting started in Chromium", () 
     }
     const long = page.locator('article[data-model-id="long-mock"]');
     expect(await long.textContent()).toContain("1,000,000 tokens");
-    expect(await long.getByRole("table", { name: "Above 200,000 input tokens" }).textContent()).toContain("$22.50 per 1M tokens");
-    expect(await page.locator('article[data-model-id="image-mock"]').textContent()).toContain("$0.08 per image (1024x1024/hd)");
+    expect(await long.getByRole("table", { name: "Above 200,000 input tokens" }).textContent()).toContain("$22.5000 per 1M tokens");
+    expect(await page.locator('article[data-model-id="image-mock"]').textContent()).toContain("$0.0800 per image (1024x1024/hd)");
 
     // Search from the keyboard: the search box is reachable with Tab and filters as one types.
     await page.getByLabel("Search models").focus();

@@ -5,7 +5,7 @@ import { useState, type FormEvent } from "react";
 import { api, type Key, type KeyLimits, type Workspace } from "../api";
 import { KeyTraffic } from "./key-traffic";
 import { capsDraftOf, capsRequestBody, KeyCapsForm } from "./key-caps-form";
-import { ErrorText, formatDate, Link, Notice, useAction, useLoad } from "../components";
+import { ErrorText, formatDate, formatMoney, Link, Money, Notice, useAction, useLoad } from "../components";
 import { GettingStarted } from "./getting-started";
 
 interface Created {
@@ -36,7 +36,7 @@ export function KeysPage() {
               <th scope="col">Name</th>
               <th scope="col">Key</th>
               <th scope="col">Status</th>
-              <th scope="col">Spent / cap (USD)</th>
+              <th scope="col">Spent / cap</th>
               <th scope="col">Tokens / cap</th>
               <th scope="col">Policy</th>
               <th scope="col">Created</th>
@@ -220,7 +220,7 @@ function KeyRow(props: { item: Key; run: (action: () => Promise<unknown>, done: 
         <span className={`badge ${key.effective_status}`}>{key.effective_status}</span>
       </td>
       <td>
-        {key.spent_usd} / {key.budget_cap_usd ?? "no cap"}
+        <Money usd={key.spent_usd} /> / {key.budget_cap_usd === null ? "no cap" : <Money usd={key.budget_cap_usd} />}
       </td>
       <td>
         {key.tokens_used} / {key.token_cap ?? "no cap"}
@@ -295,7 +295,7 @@ function PolicySummary(props: { policy: Key["policy"] }) {
   const periodic = policy.periodic_budget;
   if (periodic) {
     const limits = [
-      periodic.budget_usd && `${periodic.spent_usd} / ${periodic.budget_usd} USD`,
+      periodic.budget_usd && `${formatMoney(periodic.spent_usd)} / ${formatMoney(periodic.budget_usd)}`,
       periodic.token_cap !== null && `${periodic.tokens_used} / ${periodic.token_cap} tokens`,
     ].filter(Boolean);
     parts.push(`per ${periodic.period}: ${limits.join(", ")} (resets ${formatDate(periodic.resets_at)})`);

@@ -3,7 +3,7 @@
 // switch to every account's requests, the ones no key was attributed to included.
 import { useId, useState, type FormEvent } from "react";
 import { api, type Key } from "../api";
-import { ErrorText, formatDate, useLoad } from "../components";
+import { ErrorText, formatDate, Money, useLoad } from "../components";
 
 interface RequestRow {
   request_id: string;
@@ -249,7 +249,7 @@ export function RequestsPage(props: { isAdmin: boolean }) {
                   )}
                 </td>
                 <td>
-                  {row.cost_usd ?? "—"}
+                  {row.cost_usd === null ? "—" : <Money usd={row.cost_usd} />}
                   {row.estimated && <abbr title="The upstream reported no usage: the tokens were estimated"> est.</abbr>}
                 </td>
               </tr>

@@ -2,7 +2,7 @@
 import { useState, type FormEvent } from "react";
 import { api, type Account, type Invite, type Key, type UsageSummary, type Workspace } from "../api";
 import { TotalsTable, UsageChart } from "../chart";
-import { ErrorText, formatDate, Notice, useAction, useLoad } from "../components";
+import { ErrorText, formatDate, Money, Notice, useAction, useLoad } from "../components";
 
 interface Detail {
   workspace: Workspace;
@@ -113,7 +113,9 @@ export function WorkspacePage(props: { id: string; me: Account }) {
               <td>
                 <span className={`badge ${k.status}`}>{k.status}</span>
               </td>
-              <td>{k.spent_usd}</td>
+              <td className="num">
+                <Money usd={k.spent_usd} />
+              </td>
               <td>
                 {k.status !== "revoked" && (manager || k.account_id === props.me.id) && (
                   <button
