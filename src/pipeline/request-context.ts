@@ -108,9 +108,11 @@ export function recordClientGone(request: FastifyRequest, recorders: RequestReco
 /**
  * The request log keeps the gateway's own API (model requests, /v1/models, /v1/me…) and whatever
  * matched no route; not the dashboard, the admin API, health checks and /metrics, which are the
- * operator's tooling and would otherwise fill it with their own polling.
+ * operator's tooling and would otherwise fill it with their own polling; nor / (a person's browser,
+ * sent on to the dashboard).
  */
 export function isGatewayRequest(url: string): boolean {
+  if (url === "/" || url.startsWith("/?")) return false;
   return !(url.startsWith("/dashboard") || url.startsWith("/admin/") || url.startsWith("/healthz") || url.startsWith("/readyz") || url.startsWith("/metrics"));
 }
 
