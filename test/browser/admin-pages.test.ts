@@ -194,7 +194,18 @@ describe.skipIf(SKIP_BROWSER)("administration pages in Chromium", () => {
     // The reason is required: the button stays disabled without one.
     expect(await page.getByRole("button", { name: "Credit account" }).isDisabled()).toBe(true);
     await page.getByLabel("Reason (required; shown in the ledger)").fill("goodwill for outage 42");
+    // Asked first, naming the account, the amount and the balance it leads to; Cancel books nothing.
     await page.getByRole("button", { name: "Credit account" }).click();
+    const confirm = page.getByRole("alertdialog", { name: `Credit $2.5000 to ${emails.user}?` });
+    await confirm.waitFor();
+    expect(await confirm.textContent()).toContain(emails.user);
+    expect(await confirm.getByTestId("balance-after").textContent()).toBe("$20.0000");
+    await shotBoth("account-credit-confirm");
+    await confirm.getByRole("button", { name: "Cancel" }).click();
+    expect(await confirm.count()).toBe(0);
+    expect(await page.getByTestId("admin-balance").textContent()).toBe("$17.5000");
+    await page.getByRole("button", { name: "Credit account" }).click();
+    await confirm.getByRole("button", { name: "Yes, credit $2.5000" }).click();
     await page.getByRole("status").filter({ hasText: "Credited $2.5000" }).waitFor();
     await expect.poll(() => page.getByTestId("admin-balance").textContent()).toBe("$20.0000");
     const ledger = page.getByRole("table", { name: /latest 20 ledger rows/ });
@@ -213,12 +224,17 @@ describe.skipIf(SKIP_BROWSER)("administration pages in Chromium", () => {
     await page.keyboard.type("correction");
     await page.keyboard.press("Tab");
     await page.keyboard.press("Enter");
+    // The confirmation opens with Cancel focused; the action is one Shift+Tab before it.
+    await page.getByRole("alertdialog", { name: `Debit $1.0000 from ${emails.user}?` }).waitFor();
+    await page.keyboard.press("Shift+Tab");
+    await page.keyboard.press("Enter");
     await page.getByRole("status").filter({ hasText: "Debited $1.0000" }).waitFor();
     await expect.poll(() => page.getByTestId("admin-balance").textContent()).toBe("$19.0000");
     // A debit past the balance is refused with the API's error; what was typed stays.
     await page.getByLabel("Amount (USD)").fill("500");
     await page.getByLabel("Reason (required; shown in the ledger)").fill("too much");
     await page.getByRole("button", { name: "Debit account" }).click();
+    await page.getByRole("button", { name: "Yes, debit $500.0000" }).click();
     await expect.poll(() => page.getByRole("alert").first().textContent()).toContain("balance_invariant");
     expect(await page.getByLabel("Reason (required; shown in the ledger)").inputValue()).toBe("too much");
     expect(await page.getByTestId("admin-balance").textContent()).toBe("$19.0000");

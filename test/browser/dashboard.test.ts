@@ -187,7 +187,16 @@ describe.skipIf(SKIP_BROWSER)("dashboard in Chromium", () => {
     await page.getByRole("button", { name: "Sign out" }).click();
     await signIn(emails.owner);
     await page.getByRole("link", { name: "Accounts" }).click();
+    // Asked first: Cancel leaves the account as it was.
     await page.getByLabel(`Status of ${emails.guest}`).selectOption("suspended");
+    const confirm = page.getByRole("alertdialog", { name: `Suspend ${emails.guest}?` });
+    await confirm.getByRole("button", { name: "Cancel" }).click();
+    expect(await page.getByLabel(`Status of ${emails.guest}`).inputValue()).toBe("active");
+    expect((await gateway.app.ctx.store.accounts.getByEmail(emails.guest))?.status).toBe("active");
+    await page.getByLabel(`Status of ${emails.guest}`).selectOption("suspended");
+    expect(await confirm.textContent()).toContain("every one of its keys is refused at once");
+    await shot("11-admin-suspend-confirm");
+    await confirm.getByRole("button", { name: `Yes, suspend ${emails.guest}` }).click();
     await page.getByRole("status").filter({ hasText: "is now suspended" }).waitFor();
     await shot("11-admin-suspended");
     const guest = await gateway.app.ctx.store.accounts.getByEmail(emails.guest);
