@@ -142,11 +142,13 @@ export function WorkspacePage(props: { id: string; me: Account }) {
       {usage.data && (
         <>
           <UsageChart days={usage.data.by_day} title="Workspace spend and tokens per day" />
-          <TotalsTable
-            caption="Workspace usage by key"
-            first="Key"
-            rows={usage.data.by_key.map((k) => ({ ...k, label: `${k.name || k.prefix || "(deleted key)"}${k.owner_email ? ` (${k.owner_email})` : ""}` }))}
-          />
+          <TableScroll label="Workspace usage by key table">
+            <TotalsTable
+              caption="Workspace usage by key"
+              first="Key"
+              rows={usage.data.by_key.map((k) => ({ ...k, label: `${k.name || k.prefix || "(deleted key)"}${k.owner_email ? ` (${k.owner_email})` : ""}` }))}
+            />
+          </TableScroll>
         </>
       )}
     </section>
