@@ -104,7 +104,8 @@ describe.skipIf(SKIP_BROWSER)("the dashboard's rough edges, in Chromium", () => 
     expect(await credit.textContent()).toContain("ask your gateway's administrator");
     expect(await page.title()).toBe("Keys · Model Gateway");
     await shotBoth("landing");
-    await credit.getByRole("link", { name: "redeem a top-up code on the Usage page" }).click();
+    expect(await credit.textContent()).toContain("redeem a top-up code on the Usage page");
+    await credit.getByRole("link", { name: "redeem a top-up code" }).click();
     await page.getByLabel("Top-up code").waitFor();
     await expect.poll(() => page.title()).toBe("Usage · Model Gateway");
     for (const [link, title] of [

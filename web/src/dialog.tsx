@@ -9,7 +9,12 @@ export function Dialog(props: { title: string; onClose: () => void; children: Re
   const { onClose } = props;
   useEffect(() => {
     const dialog = ref.current;
-    if (dialog && !dialog.open) dialog.showModal();
+    if (dialog && !dialog.open) {
+      dialog.showModal();
+      // showModal() focuses the first control (the close button) unless told otherwise; React
+      // renders no autofocus attribute, so the dialog's own choice is marked data-autofocus.
+      dialog.querySelector<HTMLElement>("[data-autofocus]")?.focus();
+    }
     return () => dialog?.close();
   }, []);
   return (
@@ -45,7 +50,7 @@ export function ConfirmDialog(props: { title: string; children: ReactNode; confi
         <button type="button" className={props.danger ? "danger" : "primary"} onClick={props.onConfirm}>
           {props.confirmLabel}
         </button>
-        <button type="button" onClick={props.onCancel} autoFocus>
+        <button type="button" onClick={props.onCancel} data-autofocus>
           Cancel
         </button>
       </div>

@@ -17,7 +17,7 @@ export function BalanceBanner() {
       </h2>
       <p data-testid="get-credit">
         {empty ? "Your keys cannot make paid requests until you add credit. " : ""}
-        To add credit, <Link to="/usage">redeem a top-up code on the Usage page</Link>
+        To add credit, <Link to="/usage">redeem a top-up code</Link> on the Usage page
         {account.is_admin ? ", or credit an account from Accounts." : ", or ask your gateway's administrator for credit or a code."}
       </p>
     </section>
