@@ -55,6 +55,8 @@ export function registerStaticRoutes(app: FastifyInstance, webRoot: string = DEF
     return reply.send(page ?? NOT_BUILT);
   };
 
+  // The gateway's own address leads a person to the dashboard (a client of the API never asks for /).
+  app.get("/", async (_request, reply) => reply.redirect("/dashboard", 302));
   app.get("/dashboard", async (_request, reply) => sendPage(reply));
 
   app.get("/dashboard/*", async (request, reply) => {

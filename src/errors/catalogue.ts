@@ -47,6 +47,16 @@ export interface ErrorDetails {
   headers?: Record<string, string>;
   /** Every problem found, when there are several (a catalog document): rendered as error.errors. */
   errors?: ReadonlyArray<{ field: string; message: string }>;
+  /**
+   * What the request log keeps instead of the message, when the message may quote the request's own
+   * text or an upstream's answer (which may quote the prompt): the request log never holds either.
+   */
+  logMessage?: string;
+}
+
+/** The message the request log keeps for an error: its logMessage when it has one, else its message. */
+export function loggableMessage(error: GatewayError): string {
+  return error.details.logMessage ?? error.message;
 }
 
 export class GatewayError extends Error {

@@ -1,7 +1,7 @@
 // The one place errors become HTTP responses: GatewayError as is, Fastify's own errors mapped to
 // catalogue types, and anything else as a generic internal_error (never the original message).
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { ERROR_CATALOGUE, GatewayError, renderError } from "../errors/catalogue.js";
+import { ERROR_CATALOGUE, GatewayError, loggableMessage, renderError } from "../errors/catalogue.js";
 import { closeAfterEarlyAnswer } from "./connections.js";
 
 function fromFastifyError(error: FastifyError): GatewayError | null {
@@ -9,7 +9,7 @@ function fromFastifyError(error: FastifyError): GatewayError | null {
     case "FST_ERR_CTP_BODY_TOO_LARGE":
       return new GatewayError("payload_too_large");
     case "FST_ERR_CTP_INVALID_JSON_BODY":
-      return new GatewayError("invalid_request", `the body is not valid JSON: ${error.message}`, { param: "body" });
+      return invalidJson(error.message);
     case "FST_ERR_CTP_EMPTY_JSON_BODY":
       return new GatewayError("invalid_request", "The body is empty: send a JSON object.", { param: "body" });
     case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
@@ -19,9 +19,14 @@ function fromFastifyError(error: FastifyError): GatewayError | null {
     default:
       break;
   }
-  if (error instanceof SyntaxError) return new GatewayError("invalid_request", `the body is not valid JSON: ${error.message}`, { param: "body" });
+  if (error instanceof SyntaxError) return invalidJson(error.message);
   if (error.validation) return new GatewayError("invalid_request", error.message);
   return null;
+}
+
+/** The parser's message quotes the body (V8 shows the text around the fault): the client sees it, the request log does not. */
+function invalidJson(parserMessage: string): GatewayError {
+  return new GatewayError("invalid_request", `the body is not valid JSON: ${parserMessage}`, { param: "body", logMessage: "the body is not valid JSON" });
 }
 
 export function toGatewayError(error: unknown): GatewayError {
@@ -35,6 +40,7 @@ export function toGatewayError(error: unknown): GatewayError {
 
 export function sendError(request: FastifyRequest, reply: FastifyReply, error: GatewayError): FastifyReply {
   request.meter.errorType = error.type;
+  request.meter.errorMessage = loggableMessage(error);
   closeAfterEarlyAnswer(request.raw, (name, value) => {
     reply.header(name, value);
   });

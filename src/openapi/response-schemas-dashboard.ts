@@ -137,6 +137,8 @@ export const requestLogViewSchema = z.object({
   deployment: z.string().nullable(),
   status: z.number().int(),
   error_type: z.string().nullable(),
+  error_message: z.string().nullable(),
+  requested_model: z.string().nullable(),
   latency_ms: z.number().nullable(),
   first_byte_ms: z.number().nullable(),
   attempts: z.number().int().nullable(),

@@ -27,6 +27,8 @@ export function requestedModel(
   checkRequest?: (model: ModelConfig) => void,
 ): ModelConfig {
   checkStorableId("model", id);
+  // Kept for the request log before the look-up, so a model that does not exist is named there too.
+  request.meter.requestedModel = id;
   const model = resolveModel(services, request, id, kind);
   checkRequest?.(model);
   request.meter.model = model.id;

@@ -176,6 +176,7 @@ async function relayStream(
     services.logger.error({ request_id: request.id, err: error }, "the stream failed in the gateway");
     const raw = reply.raw;
     request.meter.errorType = "internal_error";
+    request.meter.errorMessage = "Internal error.";
     if (raw.destroyed || raw.writableEnded) return;
     if (!raw.headersSent) {
       await input.call.release().catch(() => undefined);
@@ -230,6 +231,7 @@ async function pumpAndSettle(
     await call.release();
     const error = outcome.failure === "internal_error" ? new GatewayError("internal_error") : new GatewayError("provider_error", "The upstream stream failed before any output.");
     request.meter.errorType = error.type;
+    request.meter.errorMessage = error.message;
     raw.writeHead(error.status, { ...(reply.getHeaders() as Record<string, string>), "content-type": "application/json; charset=utf-8" });
     raw.end(JSON.stringify(renderError(error, request.errorShape, request.id)));
     return;
@@ -266,12 +268,14 @@ async function pumpAndSettle(
       // fails after delivering (docs/billing.md).
       services.logger.error({ request_id: request.id, err: error }, "closing the stream failed");
       request.meter.errorType = "internal_error";
+      request.meter.errorMessage = "Internal error.";
       closing = encodeOwnFrames(format.streamError("internal_error", "Internal error."));
     }
     if (!raw.headersSent) open();
     raw.end(closing);
   } else {
     request.meter.errorType = "client_aborted";
+    delete request.meter.errorMessage;
     raw.destroy();
     // A destroyed response never finishes, so Fastify's onResponse does not run: recorded here.
     recordRequest(request, raw.statusCode, services);

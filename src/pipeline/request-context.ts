@@ -6,7 +6,7 @@ import type { Usage } from "../core/usage.js";
 import type { GatewayConfig } from "../config/load.js";
 import type { FinishedRequest, GatewayMetrics } from "../observability/metrics.js";
 import type { RequestTrace } from "../observability/spans.js";
-import type { ErrorShape } from "../errors/catalogue.js";
+import { ERROR_CATALOGUE, type ErrorShape, type ErrorType } from "../errors/catalogue.js";
 import type { RequestLog } from "../requestlog/request-log.js";
 import type { RequestLogEntry } from "../store/request-log-store.js";
 import { clientAttribution } from "./client-attribution.js";
@@ -24,6 +24,10 @@ export interface RequestMeter {
   outputTokens?: number;
   costNano?: bigint;
   errorType?: string;
+  /** The error's message for the request log (loggableMessage: never text quoted from the request). */
+  errorMessage?: string;
+  /** The model id the request named, once it is known to be storable (admission.ts), existing or not. */
+  requestedModel?: string;
   /** The metered usage (metrics and the request's span count its tokens by type). */
   usage?: Usage;
   /** The serving model's upstream name (gen_ai.response.model on the request's span). */
@@ -102,15 +106,18 @@ export function recordRequest(request: FastifyRequest, status: number, recorders
  */
 export function recordClientGone(request: FastifyRequest, recorders: RequestRecorders): void {
   request.meter.errorType = "client_aborted";
+  delete request.meter.errorMessage;
   recordRequest(request, 499, recorders);
 }
 
 /**
  * The request log keeps the gateway's own API (model requests, /v1/models, /v1/me…) and whatever
  * matched no route; not the dashboard, the admin API, health checks and /metrics, which are the
- * operator's tooling and would otherwise fill it with their own polling.
+ * operator's tooling and would otherwise fill it with their own polling; nor / (a person's browser,
+ * sent on to the dashboard).
  */
 export function isGatewayRequest(url: string): boolean {
+  if (url === "/" || url.startsWith("/?")) return false;
   return !(url.startsWith("/dashboard") || url.startsWith("/admin/") || url.startsWith("/healthz") || url.startsWith("/readyz") || url.startsWith("/metrics"));
 }
 
@@ -131,6 +138,8 @@ export function requestLogEntry(request: FastifyRequest, status: number): Reques
     deployment: m.deployment ?? null,
     status: recordedStatus(request, status),
     errorType: m.errorType ?? null,
+    errorMessage: m.errorType === undefined ? null : (m.errorMessage ?? defaultMessage(m.errorType)),
+    requestedModel: m.requestedModel ?? null,
     latencyUs: Math.round((now - m.startedAt) * 1000),
     firstByteUs: m.firstByteAt === undefined ? null : Math.round((m.firstByteAt - m.startedAt) * 1000),
     attempts: m.attempts ?? null,
@@ -141,6 +150,12 @@ export function requestLogEntry(request: FastifyRequest, status: number): Reques
     costNano: m.costNano ?? null,
     estimated: usage === undefined ? null : usage.estimated ? 1 : 0,
   };
+}
+
+/** A message for an error type set without one (a stream that failed, a client that left). */
+function defaultMessage(type: string): string {
+  if (type === "client_aborted") return "The client closed the connection before the answer was complete.";
+  return type in ERROR_CATALOGUE ? ERROR_CATALOGUE[type as ErrorType].message : type;
 }
 
 /** The route pattern a request matched (bounded, unlike its URL); "unmatched" for a 404. */

@@ -68,5 +68,7 @@ export function upstreamErrorMessage(status: number, bodyText: string, scrubber:
 export function upstreamError(status: number, bodyText: string, scrubber: Scrubber): GatewayError {
   const parsed = parseErrorBody(bodyText);
   const type = isCredentialError(status, parsed) || parsed.rpcStatus === "FAILED_PRECONDITION" ? "provider_error" : mapUpstreamStatus(status);
-  return new GatewayError(type, upstreamErrorMessage(status, bodyText, scrubber), { code: `upstream_${status}` });
+  // The upstream's own words may quote the prompt: the request log keeps only its status.
+  const logMessage = `The upstream answered HTTP ${status}; its message is not kept in the request log.`;
+  return new GatewayError(type, upstreamErrorMessage(status, bodyText, scrubber), { code: `upstream_${status}`, logMessage });
 }

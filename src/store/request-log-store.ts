@@ -17,6 +17,10 @@ export interface RequestLogEntry {
   deployment: string | null;
   status: number;
   errorType: string | null;
+  /** The gateway's own message (bounded to MAX_MESSAGE here); never prompt text. */
+  errorMessage: string | null;
+  /** The model id the request named, as sent (bounded to MAX_TEXT here). */
+  requestedModel: string | null;
   latencyUs: number;
   firstByteUs: number | null;
   attempts: number | null;
@@ -40,6 +44,8 @@ const COLUMNS = [
   "deployment",
   "status",
   "error_type",
+  "error_message",
+  "requested_model",
   "latency_us",
   "first_byte_us",
   "attempts",
@@ -53,9 +59,11 @@ const COLUMNS = [
 
 /** Text fields are bounded here too, whatever the request path gave (names are catalog ids, but a log must never grow a row without limit). */
 const MAX_TEXT = 200;
+/** An error message: long enough for the gateway's own sentences (a model id and a hint in them). */
+export const MAX_MESSAGE = 500;
 
-function bounded(text: string | null): string | null {
-  return text === null || text.length <= MAX_TEXT ? text : text.slice(0, MAX_TEXT);
+function bounded(text: string | null, max = MAX_TEXT): string | null {
+  return text === null || text.length <= max ? text : text.slice(0, max);
 }
 
 function valuesOf(e: RequestLogEntry): unknown[] {
@@ -71,6 +79,8 @@ function valuesOf(e: RequestLogEntry): unknown[] {
     bounded(e.deployment),
     e.status,
     bounded(e.errorType),
+    bounded(e.errorMessage, MAX_MESSAGE),
+    bounded(e.requestedModel),
     e.latencyUs,
     e.firstByteUs,
     e.attempts,
@@ -83,7 +93,7 @@ function valuesOf(e: RequestLogEntry): unknown[] {
   ];
 }
 
-/** Rows per INSERT statement: 20 parameters each, far below either database's parameter limit. */
+/** Rows per INSERT statement: 22 parameters each, far below either database's parameter limit. */
 export const ROWS_PER_INSERT = 100;
 
 /** Multi-row INSERT statements by row count, prepared once per connection (sqlite-writer.ts). */

@@ -60,6 +60,10 @@ export interface RequestLogTable {
   deployment: string | null;
   status: Int;
   error_type: string | null;
+  /** The error's message as the gateway wrote it, never text quoted from the request or an upstream (migration 0028). */
+  error_message: string | null;
+  /** The model id the client sent, also when no such model exists; null when it sent none (migration 0028). */
+  requested_model: string | null;
   latency_us: Int;
   first_byte_us: Int | null;
   attempts: Int | null;

@@ -110,7 +110,7 @@ describe.skipIf(SKIP_BROWSER)("administration pages in Chromium", () => {
     mintedCode = codes[0]!;
     const table = page.getByRole("table", { name: /^Codes, newest first/ });
     await expect.poll(() => table.getByRole("row").filter({ hasText: "launch" }).count()).toBe(2);
-    expect(await table.textContent()).toContain("$12.50");
+    expect(await table.textContent()).toContain("$12.5000");
     await shotBoth("codes-minted");
     await page.getByRole("button", { name: "I have stored them; hide the codes" }).click();
     await expect.poll(() => page.getByTestId("minted-codes").count()).toBe(0);
@@ -128,12 +128,12 @@ describe.skipIf(SKIP_BROWSER)("administration pages in Chromium", () => {
   it("a user redeems a code on the usage page and sees the balance and the ledger row", async () => {
     await signIn(emails.user);
     await page.getByRole("link", { name: "Usage" }).click();
-    await expect.poll(() => page.getByTestId("balance").textContent()).toBe("$5.00");
+    await expect.poll(() => page.getByTestId("balance").textContent()).toBe("$5.0000");
     // Typed the way a person might: lower case with spaces.
     await page.getByLabel("Top-up code").fill(mintedCode.toLowerCase().replace(/-/g, " "));
     await page.getByRole("button", { name: "Redeem" }).click();
-    await page.getByRole("status").filter({ hasText: "$12.50 added" }).waitFor();
-    await expect.poll(() => page.getByTestId("balance").textContent()).toBe("$17.50");
+    await page.getByRole("status").filter({ hasText: "$12.5000 added" }).waitFor();
+    await expect.poll(() => page.getByTestId("balance").textContent()).toBe("$17.5000");
     const ledger = page.getByRole("table", { name: "Ledger rows, newest first" });
     await expect.poll(() => ledger.getByRole("row").nth(1).textContent()).toContain("redemption code");
     expect(await ledger.getByRole("row").nth(1).textContent()).toContain("12.50");
@@ -188,15 +188,26 @@ describe.skipIf(SKIP_BROWSER)("administration pages in Chromium", () => {
     await shotBoth("accounts-search");
     await page.getByRole("link", { name: emails.user }).click();
     await page.getByRole("heading", { name: emails.user }).waitFor();
-    await expect.poll(() => page.getByTestId("admin-balance").textContent()).toBe("$17.50");
+    await expect.poll(() => page.getByTestId("admin-balance").textContent()).toBe("$17.5000");
 
     await page.getByLabel("Amount (USD)").fill("2.5");
     // The reason is required: the button stays disabled without one.
     expect(await page.getByRole("button", { name: "Credit account" }).isDisabled()).toBe(true);
     await page.getByLabel("Reason (required; shown in the ledger)").fill("goodwill for outage 42");
+    // Asked first, naming the account, the amount and the balance it leads to; Cancel books nothing.
     await page.getByRole("button", { name: "Credit account" }).click();
-    await page.getByRole("status").filter({ hasText: "Credited $2.50" }).waitFor();
-    await expect.poll(() => page.getByTestId("admin-balance").textContent()).toBe("$20.00");
+    const confirm = page.getByRole("alertdialog", { name: `Credit $2.5000 to ${emails.user}?` });
+    await confirm.waitFor();
+    expect(await confirm.textContent()).toContain(emails.user);
+    expect(await confirm.getByTestId("balance-after").textContent()).toBe("$20.0000");
+    await shotBoth("account-credit-confirm");
+    await confirm.getByRole("button", { name: "Cancel" }).click();
+    expect(await confirm.count()).toBe(0);
+    expect(await page.getByTestId("admin-balance").textContent()).toBe("$17.5000");
+    await page.getByRole("button", { name: "Credit account" }).click();
+    await confirm.getByRole("button", { name: "Yes, credit $2.5000" }).click();
+    await page.getByRole("status").filter({ hasText: "Credited $2.5000" }).waitFor();
+    await expect.poll(() => page.getByTestId("admin-balance").textContent()).toBe("$20.0000");
     const ledger = page.getByRole("table", { name: /latest 20 ledger rows/ });
     await expect.poll(() => ledger.getByRole("row").nth(1).textContent()).toContain("goodwill for outage 42");
     expect(await ledger.getByRole("row").nth(1).textContent()).toContain("credit");
@@ -213,15 +224,20 @@ describe.skipIf(SKIP_BROWSER)("administration pages in Chromium", () => {
     await page.keyboard.type("correction");
     await page.keyboard.press("Tab");
     await page.keyboard.press("Enter");
-    await page.getByRole("status").filter({ hasText: "Debited $1.00" }).waitFor();
-    await expect.poll(() => page.getByTestId("admin-balance").textContent()).toBe("$19.00");
+    // The confirmation opens with Cancel focused; the action is one Shift+Tab before it.
+    await page.getByRole("alertdialog", { name: `Debit $1.0000 from ${emails.user}?` }).waitFor();
+    await page.keyboard.press("Shift+Tab");
+    await page.keyboard.press("Enter");
+    await page.getByRole("status").filter({ hasText: "Debited $1.0000" }).waitFor();
+    await expect.poll(() => page.getByTestId("admin-balance").textContent()).toBe("$19.0000");
     // A debit past the balance is refused with the API's error; what was typed stays.
     await page.getByLabel("Amount (USD)").fill("500");
     await page.getByLabel("Reason (required; shown in the ledger)").fill("too much");
     await page.getByRole("button", { name: "Debit account" }).click();
+    await page.getByRole("button", { name: "Yes, debit $500.0000" }).click();
     await expect.poll(() => page.getByRole("alert").first().textContent()).toContain("balance_invariant");
     expect(await page.getByLabel("Reason (required; shown in the ledger)").inputValue()).toBe("too much");
-    expect(await page.getByTestId("admin-balance").textContent()).toBe("$19.00");
+    expect(await page.getByTestId("admin-balance").textContent()).toBe("$19.0000");
     await shotBoth("account-debit-refused");
   });
 
@@ -246,7 +262,7 @@ describe.skipIf(SKIP_BROWSER)("administration pages in Chromium", () => {
     await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Accounts" }).click();
     const row = page.getByRole("row", { name: new RegExp(emails.user) });
     await expect.poll(() => row.textContent()).toContain("60 rpm; 1 model");
-    expect(await row.textContent()).toContain("$30.00");
+    expect(await row.textContent()).toContain("$30.0000");
     await page.getByRole("link", { name: emails.user }).click();
     await page.getByRole("heading", { name: emails.user }).waitFor();
     await page.getByRole("button", { name: "Clear limits" }).click();

@@ -143,14 +143,17 @@ describe.skipIf(SKIP_BROWSER)("dashboard in Chromium", () => {
     const raw = (await page.getByTestId("raw-key").textContent())!.trim();
     await page.getByRole("button", { name: "Done" }).click();
 
+    // The editor is a dialog; a line it cannot read keeps it open, naming the line, with what was typed.
     await page.getByRole("button", { name: "Edit caps of limited key" }).click();
-    await page.getByLabel("Requests per minute").fill("5");
-    await page.getByLabel(/^Per-model limits/).fill("gpt-mock rpm=2 concurrent=1\nnot-a-setting");
-    await page.getByRole("button", { name: "Save caps" }).click();
-    await expect.poll(() => page.getByRole("alert").textContent()).toContain("line 2: give at least one of rpm=, tpm=, concurrent=");
-    await page.getByRole("button", { name: "Edit caps of limited key" }).click();
-    await page.getByLabel(/^Per-model limits/).fill("gpt-mock rpm=2 concurrent=1");
-    await page.getByRole("button", { name: "Save caps" }).click();
+    const editor = page.getByRole("dialog", { name: "Edit key limited key" });
+    await editor.getByLabel("Requests per minute").fill("5");
+    await editor.getByLabel(/^Per-model limits/).fill("gpt-mock rpm=2 concurrent=1\nnot-a-setting");
+    await editor.getByRole("button", { name: "Save caps" }).click();
+    await expect.poll(() => editor.getByRole("alert").textContent()).toContain("line 2: give at least one of rpm=, tpm=, concurrent=");
+    expect(await editor.getByLabel("Requests per minute").inputValue()).toBe("5");
+    await editor.getByLabel(/^Per-model limits/).fill("gpt-mock rpm=2 concurrent=1");
+    await editor.getByRole("button", { name: "Save caps" }).click();
+    await editor.waitFor({ state: "detached" });
     await page.getByRole("status").filter({ hasText: "Caps, policy and limits of limited key saved." }).waitFor();
     const key = (await store.keys.listByAccount(owner.id)).find((k) => k.name === "limited key")!;
     expect(key.limits).toMatchObject({ requestsPerMinute: 5, models: new Map([["gpt-mock", expect.objectContaining({ requestsPerMinute: 2, concurrentRequests: 1 })]]) });
@@ -187,7 +190,16 @@ describe.skipIf(SKIP_BROWSER)("dashboard in Chromium", () => {
     await page.getByRole("button", { name: "Sign out" }).click();
     await signIn(emails.owner);
     await page.getByRole("link", { name: "Accounts" }).click();
+    // Asked first: Cancel leaves the account as it was.
     await page.getByLabel(`Status of ${emails.guest}`).selectOption("suspended");
+    const confirm = page.getByRole("alertdialog", { name: `Suspend ${emails.guest}?` });
+    await confirm.getByRole("button", { name: "Cancel" }).click();
+    expect(await page.getByLabel(`Status of ${emails.guest}`).inputValue()).toBe("active");
+    expect((await gateway.app.ctx.store.accounts.getByEmail(emails.guest))?.status).toBe("active");
+    await page.getByLabel(`Status of ${emails.guest}`).selectOption("suspended");
+    expect(await confirm.textContent()).toContain("every one of its keys is refused at once");
+    await shot("11-admin-suspend-confirm");
+    await confirm.getByRole("button", { name: `Yes, suspend ${emails.guest}` }).click();
     await page.getByRole("status").filter({ hasText: "is now suspended" }).waitFor();
     await shot("11-admin-suspended");
     const guest = await gateway.app.ctx.store.accounts.getByEmail(emails.guest);

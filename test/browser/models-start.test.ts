@@ -9,6 +9,7 @@ import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hashPassword } from "../../src/accounts/passwords.js";
 import { parseUsd } from "../../src/core/money.js";
+import { formatMoney } from "../../web/src/format.js";
 import { gettingStartedSnippets, KEY_PLACEHOLDER, type Snippet, type SnippetInput } from "../../web/src/snippets.js";
 import { BROWSER_PASSWORD, openBrowser, SHOTS, SKIP_BROWSER, type Browser } from "../support/browser.js";
 import { mockConfig, startGateway, type TestGateway } from "../support/gateway.js";
@@ -210,13 +211,13 @@ describe.skipIf(SKIP_BROWSER)("models page and getting started in Chromium", () 
         if (/^0\.0+$/.test(price.usd)) continue;
         const each = `per ${price.counts.replace(/s$/, "")}${price.variant ? ` (${price.variant})` : ""}`;
         const unit = price.unit === "token" ? "per 1M tokens" : each;
-        expect(text, `${model.id} ${price.dimension}`).toContain(`$${price.usd} ${unit}`);
+        expect(text, `${model.id} ${price.dimension}`).toContain(`${formatMoney(price.usd)} ${unit}`);
       }
     }
     const long = page.locator('article[data-model-id="long-mock"]');
     expect(await long.textContent()).toContain("1,000,000 tokens");
-    expect(await long.getByRole("table", { name: "Above 200,000 input tokens" }).textContent()).toContain("$22.50 per 1M tokens");
-    expect(await page.locator('article[data-model-id="image-mock"]').textContent()).toContain("$0.08 per image (1024x1024/hd)");
+    expect(await long.getByRole("table", { name: "Above 200,000 input tokens" }).textContent()).toContain("$22.5000 per 1M tokens");
+    expect(await page.locator('article[data-model-id="image-mock"]').textContent()).toContain("$0.0800 per image (1024x1024/hd)");
 
     // Search from the keyboard: the search box is reachable with Tab and filters as one types.
     await page.getByLabel("Search models").focus();

@@ -89,6 +89,10 @@ describe.each(DATABASE_KINDS)("request log on %s", (kind) => {
     expect(byId.get(ids.streamed)).toMatchObject({ status: 200, model: "gpt-mock", input_tokens: 10, output_tokens: 7, estimated: false });
     expect((byId.get(ids.streamed) as { first_byte_ms: number }).first_byte_ms).toBeGreaterThan(0);
     expect(byId.get(ids.refused)).toMatchObject({ status: 404, error_type: "not_found", cost_usd: null, input_tokens: null, estimated: null });
+    // The model the client asked for, though none has that name; the error's message as the client got it.
+    expect(byId.get(ids.refused)).toMatchObject({ requested_model: "no-such-model", model: null });
+    expect((byId.get(ids.refused) as { error_message: string }).error_message).toMatch(/^The model no-such-model does not exist\./);
+    expect(byId.get(ids.answered)).toMatchObject({ requested_model: "gpt-mock", error_message: null });
     // A customer never sees which provider served.
     expect(byId.get(ids.answered)).not.toHaveProperty("provider");
     const everything = JSON.stringify(await gateway.app.ctx.store.db.selectFrom("request_log").selectAll().execute(), (_k, v: unknown) => (typeof v === "bigint" ? String(v) : v));
@@ -163,7 +167,7 @@ describe.each(DATABASE_KINDS)("request log on %s", (kind) => {
     expect(csv.headers.get("content-type")).toContain("text/csv");
     const lines = csv.text.trim().split("\r\n");
     expect(lines[0]).toBe(
-      "created_at,request_id,key_id,key_name,method,route,model,deployment,status,error_type,latency_ms,first_byte_ms,attempts,input_tokens,cached_tokens,output_tokens,reasoning_tokens,cost_usd,estimated",
+      "created_at,request_id,key_id,key_name,method,route,requested_model,model,deployment,status,error_type,error_message,latency_ms,first_byte_ms,attempts,input_tokens,cached_tokens,output_tokens,reasoning_tokens,cost_usd,estimated",
     );
     expect(lines).toHaveLength(4);
     expect(csv.text).not.toContain(ids.theirs);
@@ -191,6 +195,8 @@ describe.each(DATABASE_KINDS)("request log on %s", (kind) => {
         deployment: null,
         status: 200,
         errorType: null,
+        errorMessage: null,
+        requestedModel: "gpt-mock",
         latencyUs: 1_000,
         firstByteUs: null,
         attempts: 1,
@@ -234,6 +240,38 @@ describe.each(DATABASE_KINDS)("request log on %s", (kind) => {
     const row = (await user.client.get(`/requests?request_id=${requestId}`)).body.data[0];
     expect(row.first_byte_ms).toBeGreaterThan(0);
     expect(row.latency_ms).toBeGreaterThanOrEqual(row.first_byte_ms);
+    expect(row.error_message).toBe("The client closed the connection before the answer was complete.");
+  });
+
+  it("keeps an error's message but never text it quotes from the request or the upstream", async () => {
+    const quoted = "the-prompt-an-upstream-quotes-back";
+    const previous = mock.handler;
+    mock.handler = (_req, res) => json(res, 400, { error: { message: `Invalid content: '${quoted}' is not allowed`, type: "invalid_request_error" } });
+    const upstream = await chat(userKey.raw, { model: "gpt-mock", messages: [{ role: "user", content: quoted }] });
+    mock.handler = previous;
+    expect(upstream.status).toBe(400);
+    // The client reads the upstream's words; the log keeps only that the upstream refused.
+    expect(await upstream.text()).toContain(quoted);
+    const badJson = await fetch(`${gateway.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${userKey.raw}`, "content-type": "application/json" },
+      body: `{"model": "gpt-mock", "messages": [{"role": "user", "content": "${SECRET_PROMPT}"`,
+    });
+    expect(badJson.status).toBe(400);
+    expect(await badJson.text()).toContain("not valid JSON");
+    await flush();
+    const row = async (response: Response) => (await user.client.get(`/requests?request_id=${response.headers.get("x-request-id")}`)).body.data[0];
+    expect(await row(upstream)).toMatchObject({
+      error_type: "invalid_request",
+      requested_model: "gpt-mock",
+      error_message: "The upstream answered HTTP 400; its message is not kept in the request log.",
+    });
+    // The place of the fault, never the text around it.
+    expect(await row(badJson)).toMatchObject({ error_type: "invalid_request", requested_model: null });
+    expect((await row(badJson)).error_message).toMatch(/^The body is not valid JSON: at line 1, column \d+, expected /);
+    const everything = JSON.stringify(await gateway.app.ctx.store.db.selectFrom("request_log").selectAll().execute(), (_k, v: unknown) => (typeof v === "bigint" ? String(v) : v));
+    expect(everything).not.toContain(quoted);
+    expect(everything).not.toContain(SECRET_PROMPT);
   });
 
   it("stays complete under concurrent load: one row per request, none dropped", async () => {

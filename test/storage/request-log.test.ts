@@ -25,7 +25,9 @@ function entry(n: number, createdAt = Date.now()): RequestLogEntry {
     provider: "p",
     deployment: null,
     status: 200,
-    errorType: null,
+    errorType: "not_found",
+    errorMessage: "e".repeat(2_000),
+    requestedModel: "r".repeat(500),
     latencyUs: 1234,
     firstByteUs: null,
     attempts: 1,
@@ -81,6 +83,8 @@ describe.each(DATABASE_KINDS)("request log writer on %s", (kind) => {
     expect(await count()).toBe(1_203);
     const row = await store.db.selectFrom("request_log").selectAll().where("request_id", "=", entry(7).requestId).executeTakeFirstOrThrow();
     expect(row.model).toHaveLength(200);
+    expect(row.requested_model).toHaveLength(200);
+    expect(row.error_message).toHaveLength(500);
     expect(row.cost_nano).toBe(123_456_789_012n);
     expect(log.droppedTotal).toBe(0);
     await log.close();

@@ -1,5 +1,5 @@
 // The shell: who is signed in, the navigation, and which page the path shows.
-import { useEffect, useState } from "react";
+import { useEffect, useRef, useState } from "react";
 import { api, setCsrfToken, ApiError, type SessionInfo } from "./api";
 import { ErrorText, Link } from "./components";
 import { AccountPage } from "./pages/account";
@@ -21,10 +21,35 @@ import { WorkspacePage } from "./pages/workspace";
 import { WorkspacesPage } from "./pages/workspaces";
 import { navigate, usePath } from "./router";
 
+/** The pages outside the navigation, by path pattern, for the document's title. */
+const OTHER_TITLES: Array<[RegExp, string]> = [
+  [/^\/keys\/[^/]+\/start$/, "Getting started"],
+  [/^\/workspaces\/[^/]+$/, "Workspace"],
+  [/^\/admin\/accounts\/[^/]+$/, "Account"],
+  [/^\/account$/, "Your account"],
+  [/^\/invite$/, "Invite"],
+  [/^\/set-password$/, "Set your password"],
+];
+
+/** "Requests · Model Gateway": the page's name first, so a tab or a history entry says which page it is. */
+function documentTitle(path: string, navLabel: string | null, signedIn: boolean | undefined): string {
+  const name = signedIn === false && path !== "/set-password" ? "Sign in" : (navLabel ?? OTHER_TITLES.find(([pattern]) => pattern.test(path))?.[1] ?? null);
+  return name === null ? "Model Gateway" : `${name} · Model Gateway`;
+}
+
 export function App() {
   const path = usePath();
   const [session, setSession] = useState<SessionInfo | null | undefined>(undefined);
   const [error, setError] = useState<unknown>(null);
+  // The navigation on a phone: folded into a Menu button, closed again by every page change.
+  const [menuOpen, setMenuOpen] = useState(false);
+  useEffect(() => setMenuOpen(false), [path]);
+  const navLabel = useRef<string | null>(null);
+  useEffect(() => {
+    document.title = documentTitle(path, navLabel.current, session === undefined ? undefined : session !== null);
+  });
+  // Set below once the navigation is known; null for the pages before it (signing in, a set-password link).
+  navLabel.current = null;
 
   useEffect(() => {
     api<SessionInfo>("GET", "/session").then(
@@ -83,6 +108,7 @@ export function App() {
   // The nav item for the path: the longest one it is at or under ("/admin/upstreams" is not "Accounts").
   const under = (to: string) => path === to || (to !== "/" && path.startsWith(`${to}/`));
   const current = nav.map(([to]) => to).reduce((best: string | null, to) => (under(to) && (best === null || to.length > best.length) ? to : best), null);
+  navLabel.current = nav.find(([to]) => to === current)?.[1] ?? null;
   const workspaceMatch = /^\/workspaces\/([^/]+)$/.exec(path);
   const keyStartMatch = /^\/keys\/([^/]+)\/start$/.exec(path);
   const adminAccountMatch = /^\/admin\/accounts\/([^/]+)$/.exec(path);
@@ -111,9 +137,12 @@ export function App() {
 
   return (
     <>
-      <header className="top">
+      <header className={menuOpen ? "top menu-open" : "top"}>
         <strong className="brand">Model Gateway</strong>
-        <nav aria-label="Main">
+        <button type="button" className="menu-button" aria-expanded={menuOpen} aria-controls="main-nav" onClick={() => setMenuOpen(!menuOpen)}>
+          Menu
+        </button>
+        <nav aria-label="Main" id="main-nav">
           {nav.map(([to, label]) => (
             <Link key={to} to={to} current={to === current}>
               {label}

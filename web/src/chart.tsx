@@ -1,5 +1,7 @@
 // Spend (bars) and tokens (line) per UTC day as plain SVG, with a text summary for screen readers.
 import type { Totals } from "./api";
+import { Money } from "./components";
+import { formatCount, formatMoney, sumMoney } from "./format";
 
 const WIDTH = 720;
 const HEIGHT = 220;
@@ -17,7 +19,9 @@ export function UsageChart(props: { days: Array<Totals & { day: string }>; title
   const yCost = (v: number) => PAD.top + plotH - (v / maxCost) * plotH;
   const yTokens = (v: number) => PAD.top + plotH - (v / maxTokens) * plotH;
   const line = days.map((d, i) => `${i ? "L" : "M"}${(x(i) + step / 2).toFixed(1)},${yTokens(d.tokens).toFixed(1)}`).join(" ");
-  const total = costs.reduce((a, b) => a + b, 0);
+  // The scale may use floats; the amounts shown are exact.
+  const total = sumMoney(days.map((d) => d.cost_usd));
+  const maxCostText = days.find((d) => Number(d.cost_usd) === maxCost)?.cost_usd ?? "0";
   const labelEvery = Math.ceil(days.length / 8);
 
   return (
@@ -25,21 +29,21 @@ export function UsageChart(props: { days: Array<Totals & { day: string }>; title
       <svg viewBox={`0 0 ${WIDTH} ${HEIGHT}`} role="img" aria-labelledby="chart-title chart-desc">
         <title id="chart-title">{props.title}</title>
         <desc id="chart-desc">
-          {days.length} days, total spend {total.toFixed(4)} USD, {days.reduce((a, d) => a + d.tokens, 0)} tokens.
+          {days.length} days, total spend {formatMoney(total)}, {formatCount(days.reduce((a, d) => a + d.tokens, 0))} tokens.
         </desc>
         <line x1={PAD.left} x2={WIDTH - PAD.right} y1={PAD.top + plotH} y2={PAD.top + plotH} className="axis" />
         <text x={PAD.left - 6} y={PAD.top + 4} className="tick" textAnchor="end">
-          ${maxCost.toPrecision(3)}
+          {formatMoney(maxCostText)}
         </text>
         <text x={PAD.left - 6} y={PAD.top + plotH} className="tick" textAnchor="end">
-          $0
+          {formatMoney("0")}
         </text>
         <text x={WIDTH - PAD.right + 6} y={PAD.top + 4} className="tick tokens">
           {maxTokens} tok
         </text>
         {days.map((d, i) => (
           <rect key={d.day} x={x(i) + step * 0.15} width={step * 0.7} y={yCost(costs[i]!)} height={PAD.top + plotH - yCost(costs[i]!)} className="bar">
-            <title>{`${d.day}: ${d.cost_usd} USD, ${d.tokens} tokens, ${d.requests} requests`}</title>
+            <title>{`${d.day}: ${formatMoney(d.cost_usd)}, ${formatCount(d.tokens)} tokens, ${formatCount(d.requests)} requests`}</title>
           </rect>
         ))}
         <path d={line} className="tokens-line" fill="none" />
@@ -68,7 +72,7 @@ export function TotalsTable(props: { caption: string; first: string; rows: Array
           <th scope="col">Requests</th>
           <th scope="col">Input tokens</th>
           <th scope="col">Output tokens</th>
-          <th scope="col">Spend (USD)</th>
+          <th scope="col">Spend</th>
         </tr>
       </thead>
       <tbody>
@@ -83,7 +87,9 @@ export function TotalsTable(props: { caption: string; first: string; rows: Array
             <td>{r.requests}</td>
             <td>{r.input_tokens}</td>
             <td>{r.output_tokens}</td>
-            <td>{r.cost_usd}</td>
+            <td className="num">
+              <Money usd={r.cost_usd} />
+            </td>
           </tr>
         ))}
       </tbody>

@@ -1,7 +1,10 @@
 // Small shared pieces: links that use the client router, an alert for API errors, a data loader.
 import { useCallback, useEffect, useState, type MouseEvent, type ReactNode } from "react";
 import { describeError } from "./api";
+import { formatMoney, moneyExact, moneyHidesDigits } from "./format";
 import { navigate } from "./router";
+
+export { formatCount, formatDate, formatMoney } from "./format";
 
 export function Link(props: { to: string; children: ReactNode; current?: boolean }) {
   const onClick = (event: MouseEvent<HTMLAnchorElement>) => {
@@ -77,26 +80,13 @@ export function useAction(afterSuccess: () => void): { error: unknown; status: s
   return { error, status, run };
 }
 
-export function formatDate(iso: string | null): string {
-  return iso ? new Date(iso).toLocaleString() : "—";
-}
-
-const COUNT = new Intl.NumberFormat("en-US");
-
-/** Counts (requests, tokens) the same way on every page: digits grouped by thousands. */
-export function formatCount(n: number): string {
-  return COUNT.format(n);
-}
-
-/**
- * A decimal USD string from the API ("1234.5", "-0.0018") as "$1,234.50": exact (never through a
- * float), thousands grouped, at least two decimals, sub-cent digits kept.
- */
-export function formatMoney(usd: string): string {
-  const negative = usd.startsWith("-");
-  const [whole = "0", fraction = ""] = (negative ? usd.slice(1) : usd).split(".");
-  const grouped = whole.replace(/\B(?=(\d{3})+(?!\d))/g, ",");
-  return `${negative ? "-" : ""}$${grouped}.${fraction.padEnd(2, "0")}`;
+/** Money as formatMoney writes it, with the exact amount in a tooltip when rounding hid digits. */
+export function Money(props: { usd: string; testId?: string }) {
+  return (
+    <span className="money" title={moneyHidesDigits(props.usd) ? `${moneyExact(props.usd)} exactly` : undefined} data-testid={props.testId}>
+      {formatMoney(props.usd)}
+    </span>
+  );
 }
 
 /** A wide table that scrolls sideways on a narrow screen; focusable so a keyboard can scroll it. */

@@ -7,6 +7,7 @@ import { api, type AdminAccount, type KeyLimits, type LedgerRow, type LimitSet, 
 import { modelLimitsText, parseModelLimits } from "./key-traffic";
 import { ErrorText, formatCount, formatDate, formatMoney, Link, Notice, TableScroll, useAction, useLoad } from "../components";
 import { AuditTable, type AuditRow } from "./admin";
+import { BalanceForm, type Run } from "./admin-balance-form";
 import { PasswordLinkPanel } from "./password-link-panel";
 
 interface ProviderKey {
@@ -72,7 +73,7 @@ export function AdminAccountPage(props: { id: string; me: { id: string } }) {
             </div>
           )}
           {link && <PasswordLinkPanel email={account.email} link={link} onDismiss={() => setLink(null)} />}
-          <BalanceForm run={run} path={path} />
+          <BalanceForm run={run} path={path} email={account.email} balance={account.balance_usd} />
           <SettingsForm
             key={`settings-${account.tier}-${account.monthly_budget_usd}-${account.monthly_token_budget}`}
             account={account}
@@ -125,61 +126,12 @@ export function AdminAccountPage(props: { id: string; me: { id: string } }) {
   );
 }
 
-type Run = (action: () => Promise<unknown>, done: string) => Promise<boolean>;
-
 function Card(props: { title: string; children: ReactNode; testId?: string }) {
   return (
     <div>
       <dt>{props.title}</dt>
       <dd data-testid={props.testId}>{props.children}</dd>
     </div>
-  );
-}
-
-/** A credit or a debit; the reason is required and becomes the ledger row's note. */
-function BalanceForm(props: { run: Run; path: string }) {
-  const [kind, setKind] = useState<"credit" | "debit">("credit");
-  const [amount, setAmount] = useState("");
-  const [reason, setReason] = useState("");
-
-  async function submit(event: FormEvent) {
-    event.preventDefault();
-    const done = await props.run(
-      () => api("POST", `${props.path}/${kind}s`, { amount_usd: amount.trim(), reason: reason.trim() }),
-      `${kind === "credit" ? "Credited" : "Debited"} ${formatMoney(amount.trim() || "0")}: ${reason.trim()}.`,
-    );
-    if (done) {
-      setAmount("");
-      setReason("");
-    }
-  }
-
-  return (
-    <form onSubmit={(event) => void submit(event)} aria-labelledby="balance-form-title">
-      <h2 id="balance-form-title">Credit or debit</h2>
-      <fieldset>
-        <legend>Direction</legend>
-        <div className="radio-row">
-          <label>
-            <input type="radio" name="kind" value="credit" checked={kind === "credit"} onChange={() => setKind("credit")} /> Credit (add)
-          </label>
-          <label>
-            <input type="radio" name="kind" value="debit" checked={kind === "debit"} onChange={() => setKind("debit")} /> Debit (take)
-          </label>
-        </div>
-      </fieldset>
-      <label>
-        Amount (USD)
-        <input name="amount_usd" inputMode="decimal" required maxLength={20} value={amount} onChange={(e) => setAmount(e.target.value)} />
-      </label>
-      <label>
-        Reason (required; shown in the ledger)
-        <input name="reason" required maxLength={500} value={reason} onChange={(e) => setReason(e.target.value)} />
-      </label>
-      <button type="submit" className="primary" disabled={amount.trim() === "" || reason.trim() === ""}>
-        {kind === "credit" ? "Credit account" : "Debit account"}
-      </button>
-    </form>
   );
 }
 

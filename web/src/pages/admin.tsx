@@ -6,6 +6,7 @@
 // Below: the audit log of every administrative change.
 import { useState, type FormEvent } from "react";
 import { api, type Account, type AdminAccount, type KeyLimits, type PasswordLink } from "../api";
+import { ConfirmDialog } from "../dialog";
 import { ErrorText, formatCount, formatDate, formatMoney, Link, Notice, TableScroll, useAction, useLoad } from "../components";
 import { PasswordLinkPanel } from "./password-link-panel";
 
@@ -46,6 +47,12 @@ export function AdminPage(props: { me: Account }) {
   });
   const change = (account: Account, body: { status?: string; is_admin?: boolean; clamp_output?: boolean }, done: string) =>
     run(() => api("PATCH", `/admin/accounts/${encodeURIComponent(account.id)}`, body), done);
+  // Suspending or closing shuts an account's keys out at once: asked first, naming the account.
+  const [stopping, setStopping] = useState<{ account: Account; status: string } | null>(null);
+  function chooseStatus(account: Account, status: string) {
+    if (status === "active") void change(account, { status }, `${account.email} is now active.`);
+    else setStopping({ account, status });
+  }
 
   function submit(event: FormEvent) {
     event.preventDefault();
@@ -79,6 +86,24 @@ export function AdminPage(props: { me: Account }) {
       </form>
       <ErrorText error={error ?? list.error} />
       {status && <Notice>{status}</Notice>}
+      {stopping && (
+        <ConfirmDialog
+          title={`${stopping.status === "closed" ? "Close" : "Suspend"} ${stopping.account.email}?`}
+          confirmLabel={`Yes, ${stopping.status === "closed" ? "close" : "suspend"} ${stopping.account.email}`}
+          danger
+          onCancel={() => setStopping(null)}
+          onConfirm={() => {
+            const { account, status: next } = stopping;
+            setStopping(null);
+            void change(account, { status: next }, `${account.email} is now ${next}.`);
+          }}
+        >
+          <p>
+            The account <strong>{stopping.account.email}</strong> becomes <strong>{stopping.status}</strong>: every one of its keys is refused at once (402 account_suspended), and
+            it can sign in only to read. Setting it active again restores its keys.
+          </p>
+        </ConfirmDialog>
+      )}
       <TableScroll label="Accounts table">
         <table>
           <caption>{caption}</caption>
@@ -118,12 +143,7 @@ export function AdminPage(props: { me: Account }) {
                     <label className="sr-only" htmlFor={`status-${a.id}`}>
                       Status of {a.email}
                     </label>
-                    <select
-                      id={`status-${a.id}`}
-                      value={a.status}
-                      disabled={self}
-                      onChange={(e) => void change(a, { status: e.target.value }, `${a.email} is now ${e.target.value}.`)}
-                    >
+                    <select id={`status-${a.id}`} value={a.status} disabled={self} onChange={(e) => chooseStatus(a, e.target.value)}>
                       <option value="active">active</option>
                       <option value="suspended">suspended</option>
                       <option value="closed">closed</option>

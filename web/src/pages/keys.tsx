@@ -1,11 +1,12 @@
 // Keys: create (the raw key is shown once, and again for 5 minutes with the show-again token),
-// caps, policies (docs/dashboard.md, "Key policies") and rate limits (the form: key-caps-form.tsx),
+// caps, policies (docs/dashboard.md, "Key policies") and rate limits (a dialog: key-caps-form.tsx),
 // revoke, permanent delete, enable.
 import { useState, type FormEvent } from "react";
 import { api, type Key, type KeyLimits, type Workspace } from "../api";
 import { KeyTraffic } from "./key-traffic";
-import { capsDraftOf, capsRequestBody, KeyCapsForm } from "./key-caps-form";
-import { ErrorText, formatDate, Link, Notice, useAction, useLoad } from "../components";
+import { capsDraftOf, KeyEditorDialog } from "./key-caps-form";
+import { ErrorText, formatDate, formatMoney, Link, Money, Notice, useAction, useLoad } from "../components";
+import { BalanceBanner } from "./balance-banner";
 import { GettingStarted } from "./getting-started";
 
 interface Created {
@@ -23,6 +24,7 @@ export function KeysPage() {
   return (
     <section aria-labelledby="keys-title">
       <h1 id="keys-title">API keys</h1>
+      <BalanceBanner />
       <CreateKeyForm workspaces={workspaces.data?.data ?? []} onCreated={(c) => (setCreated(c), keys.reload())} />
       {created && <NewKeyPanel created={created} onDismiss={() => setCreated(null)} />}
       <ErrorText error={error ?? keys.error} />
@@ -36,7 +38,7 @@ export function KeysPage() {
               <th scope="col">Name</th>
               <th scope="col">Key</th>
               <th scope="col">Status</th>
-              <th scope="col">Spent / cap (USD)</th>
+              <th scope="col">Spent / cap</th>
               <th scope="col">Tokens / cap</th>
               <th scope="col">Policy</th>
               <th scope="col">Created</th>
@@ -194,13 +196,6 @@ function KeyRow(props: { item: Key; run: (action: () => Promise<unknown>, done: 
   const policy = key.policy;
   const [showingTraffic, setShowingTraffic] = useState(false);
 
-  function saveCaps(event: FormEvent) {
-    event.preventDefault();
-    setEditing(false);
-    // Built inside the action, so per-model limits it cannot read show as the action's error.
-    props.run(() => api("PATCH", path, capsRequestBody(caps)), `Caps, policy and limits of ${label} saved.`);
-  }
-
   return (
     <tr data-key-id={key.id}>
       <td>
@@ -220,7 +215,7 @@ function KeyRow(props: { item: Key; run: (action: () => Promise<unknown>, done: 
         <span className={`badge ${key.effective_status}`}>{key.effective_status}</span>
       </td>
       <td>
-        {key.spent_usd} / {key.budget_cap_usd ?? "no cap"}
+        <Money usd={key.spent_usd} /> / {key.budget_cap_usd === null ? "no cap" : <Money usd={key.budget_cap_usd} />}
       </td>
       <td>
         {key.tokens_used} / {key.token_cap ?? "no cap"}
@@ -232,9 +227,17 @@ function KeyRow(props: { item: Key; run: (action: () => Promise<unknown>, done: 
       </td>
       <td>{formatDate(key.created_at)}</td>
       <td className="actions">
-        {editing ? (
-          <KeyCapsForm label={label} draft={caps} onChange={(change) => setCaps((draft) => ({ ...draft, ...change }))} onSubmit={saveCaps} onCancel={() => setEditing(false)} />
-        ) : confirming ? (
+        {editing && (
+          <KeyEditorDialog
+            label={label}
+            draft={caps}
+            onChange={(change) => setCaps((draft) => ({ ...draft, ...change }))}
+            // A refusal throws into the dialog, which stays open; a success is the page's notice (run's no-op action) and a reload.
+            save={(body) => api("PATCH", path, body).then(() => props.run(async () => undefined, `Caps, policy and limits of ${label} saved.`))}
+            onClose={() => setEditing(false)}
+          />
+        )}
+        {confirming ? (
           <>
             <button
               type="button"
@@ -256,8 +259,8 @@ function KeyRow(props: { item: Key; run: (action: () => Promise<unknown>, done: 
         ) : (
           <>
             {key.status !== "revoked" && (
-              <button type="button" onClick={() => setEditing(true)} aria-label={`Edit caps of ${label}`}>
-                Caps
+              <button type="button" onClick={() => setEditing(true)} aria-label={`Edit caps of ${label}`} aria-haspopup="dialog">
+                Edit
               </button>
             )}
             <button type="button" onClick={() => setShowingTraffic(!showingTraffic)} aria-expanded={showingTraffic} aria-label={`Limits in use of ${label}`}>
@@ -295,7 +298,7 @@ function PolicySummary(props: { policy: Key["policy"] }) {
   const periodic = policy.periodic_budget;
   if (periodic) {
     const limits = [
-      periodic.budget_usd && `${periodic.spent_usd} / ${periodic.budget_usd} USD`,
+      periodic.budget_usd && `${formatMoney(periodic.spent_usd)} / ${formatMoney(periodic.budget_usd)}`,
       periodic.token_cap !== null && `${periodic.tokens_used} / ${periodic.token_cap} tokens`,
     ].filter(Boolean);
     parts.push(`per ${periodic.period}: ${limits.join(", ")} (resets ${formatDate(periodic.resets_at)})`);

@@ -3,7 +3,7 @@
 // dimension, as GET /dashboard/api/models lists them), searchable by id, kind and modality.
 import { useState } from "react";
 import { api, type Key } from "../api";
-import { ErrorText, Link, useLoad } from "../components";
+import { ErrorText, Link, Money, useLoad } from "../components";
 
 export interface PriceView {
   dimension: string;
@@ -199,7 +199,7 @@ function PriceTable(props: { caption: string; prices: PriceView[] }) {
           <tr key={`${price.dimension}:${price.variant ?? ""}`}>
             <th scope="row">{dimensionLabel(price)}</th>
             <td>
-              ${price.usd} {priceUnit(price)}
+              <Money usd={price.usd} /> {priceUnit(price)}
             </td>
           </tr>
         ))}

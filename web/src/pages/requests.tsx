@@ -3,33 +3,8 @@
 // switch to every account's requests, the ones no key was attributed to included.
 import { useId, useState, type FormEvent } from "react";
 import { api, type Key } from "../api";
-import { ErrorText, formatDate, useLoad } from "../components";
-
-interface RequestRow {
-  request_id: string;
-  created_at: string;
-  key_id: string | null;
-  key_name: string | null;
-  key_prefix: string | null;
-  method: string;
-  route: string;
-  model: string | null;
-  deployment: string | null;
-  status: number;
-  error_type: string | null;
-  latency_ms: number;
-  first_byte_ms: number | null;
-  attempts: number | null;
-  input_tokens: number | null;
-  cached_tokens: number | null;
-  output_tokens: number | null;
-  reasoning_tokens: number | null;
-  cost_usd: string | null;
-  estimated: boolean | null;
-  /** Administrators' view only. */
-  account_id?: string | null;
-  provider?: string | null;
-}
+import { ErrorText, formatDate, Money, useLoad } from "../components";
+import { ms, RequestDetails, type RequestRow } from "./request-details";
 
 interface Filters {
   request_id: string;
@@ -73,9 +48,6 @@ function queryOf(filters: Filters, allAccounts: boolean): string {
   return params.toString();
 }
 
-const ms = (value: number | null) => (value === null ? "—" : value.toFixed(1));
-const count = (value: number | null) => (value === null ? "—" : String(value));
-
 export function RequestsPage(props: { isAdmin: boolean }) {
   const [allAccounts, setAllAccounts] = useState(false);
   const [draft, setDraft] = useState<Filters>(NO_FILTERS);
@@ -83,6 +55,7 @@ export function RequestsPage(props: { isAdmin: boolean }) {
   // A stack of cursors: the top one is the page shown; "Newer" pops, "Older" pushes.
   const [cursors, setCursors] = useState<Array<string | null>>([null]);
   const cursor = cursors[cursors.length - 1] ?? null;
+  const [opened, setOpened] = useState<RequestRow | null>(null);
   const base = allAccounts ? "/admin/requests" : "/requests";
   const query = queryOf(applied, allAccounts);
   const keys = useLoad(() => api<{ data: Key[] }>("GET", "/keys"), []);
@@ -105,7 +78,7 @@ export function RequestsPage(props: { isAdmin: boolean }) {
   const idBase = useId();
   const idOf = (name: keyof Filters) => `${idBase}-${name}`;
   const set = (name: keyof Filters) => (event: { target: { value: string } }) => setDraft({ ...draft, [name]: event.target.value });
-  const columns = allAccounts ? 13 : 11;
+  const columns = allAccounts ? 9 : 8;
 
   return (
     <section aria-labelledby="requests-title">
@@ -204,13 +177,15 @@ export function RequestsPage(props: { isAdmin: boolean }) {
               <th scope="col">Key</th>
               <th scope="col">Model</th>
               <th scope="col">Status</th>
-              <th scope="col">Latency (ms)</th>
-              <th scope="col">First byte (ms)</th>
-              <th scope="col">Attempts</th>
-              <th scope="col">Deployment</th>
-              {allAccounts && <th scope="col">Provider</th>}
-              <th scope="col">Tokens in / out</th>
-              <th scope="col">USD</th>
+              <th scope="col" className="num">
+                Latency (ms)
+              </th>
+              <th scope="col" className="num">
+                Tokens in / out
+              </th>
+              <th scope="col" className="num">
+                Cost
+              </th>
             </tr>
           </thead>
           <tbody>
@@ -222,22 +197,22 @@ export function RequestsPage(props: { isAdmin: boolean }) {
             {page.data?.data.map((row) => (
               <tr key={row.request_id}>
                 <td>{formatDate(row.created_at)}</td>
-                <td>
-                  <code>{row.request_id}</code>
+                <td className="request-id">
+                  {/* The row opens to its details: the error's message, the route, the model asked for. */}
+                  <button type="button" className="link" onClick={() => setOpened(row)} aria-haspopup="dialog">
+                    <code>{row.request_id}</code>
+                    <span className="sr-only"> details</span>
+                  </button>
                 </td>
-                {allAccounts && <td>{row.account_id ?? "(no key)"}</td>}
+                {allAccounts && <td className="wrap-id">{row.account_id ?? "(no key)"}</td>}
                 <td>{row.key_name ?? row.key_prefix ?? row.key_id ?? "—"}</td>
-                <td>{row.model ?? "—"}</td>
+                <td>{row.model ?? (row.requested_model ? <span title="No model of this name was served">{row.requested_model} ?</span> : "—")}</td>
                 <td>
                   <span className={`badge ${row.status >= 400 ? "bad" : "answered"}`}>{row.status}</span>
                   {row.error_type && <span className="error-type"> {row.error_type}</span>}
                 </td>
-                <td>{ms(row.latency_ms)}</td>
-                <td>{ms(row.first_byte_ms)}</td>
-                <td>{count(row.attempts)}</td>
-                <td>{row.deployment ?? "—"}</td>
-                {allAccounts && <td>{row.provider ?? "—"}</td>}
-                <td>
+                <td className="num">{ms(row.latency_ms)}</td>
+                <td className="num">
                   {row.input_tokens === null ? (
                     "—"
                   ) : (
@@ -248,8 +223,8 @@ export function RequestsPage(props: { isAdmin: boolean }) {
                     </>
                   )}
                 </td>
-                <td>
-                  {row.cost_usd ?? "—"}
+                <td className="num">
+                  {row.cost_usd === null ? "—" : <Money usd={row.cost_usd} />}
                   {row.estimated && <abbr title="The upstream reported no usage: the tokens were estimated"> est.</abbr>}
                 </td>
               </tr>
@@ -257,6 +232,7 @@ export function RequestsPage(props: { isAdmin: boolean }) {
           </tbody>
         </table>
       </div>
+      {opened && <RequestDetails row={opened} onClose={() => setOpened(null)} />}
       <div className="actions">
         <button type="button" disabled={cursors.length <= 1} onClick={() => setCursors(cursors.slice(0, -1))}>
           Newer

@@ -3,7 +3,7 @@
 import { useState, type FormEvent } from "react";
 import { api, type LedgerRow, type Totals, type UsageSummary } from "../api";
 import { TotalsTable, UsageChart } from "../chart";
-import { ErrorText, formatDate, formatMoney, Notice, TableScroll, useLoad } from "../components";
+import { ErrorText, formatDate, formatMoney, Money, Notice, TableScroll, useLoad } from "../components";
 
 interface Balance {
   balance_usd: string;
@@ -31,17 +31,26 @@ export function UsagePage() {
           <dl className="cards">
             <div>
               <dt>Balance</dt>
-              <dd data-testid="balance">${u.balance.balance_usd}</dd>
+              <dd>
+                <Money usd={u.balance.balance_usd} testId="balance" />
+              </dd>
             </div>
             <div>
               <dt>Reserved by requests in flight</dt>
-              <dd>${u.balance.held_usd}</dd>
+              <dd>
+                <Money usd={u.balance.held_usd} />
+              </dd>
             </div>
             <div>
               <dt>Spent in {u.balance.month}</dt>
               <dd>
-                ${u.balance.month_spent_usd}
-                {u.balance.monthly_budget_usd && ` of $${u.balance.monthly_budget_usd}`}
+                <Money usd={u.balance.month_spent_usd} />
+                {u.balance.monthly_budget_usd && (
+                  <>
+                    {" of "}
+                    <Money usd={u.balance.monthly_budget_usd} />
+                  </>
+                )}
               </dd>
             </div>
             <div>
@@ -164,11 +173,17 @@ function CacheTable(props: { caption: string; first: string; rows: Array<Totals 
           <tr key={r.label}>
             <th scope="row">{r.label}</th>
             <td>{r.cache.read_tokens}</td>
-            <td>{r.cache.read_cost_usd}</td>
+            <td className="num">
+              <Money usd={r.cache.read_cost_usd} />
+            </td>
             <td>{r.cache.write_tokens}</td>
-            <td>{r.cache.write_cost_usd}</td>
+            <td className="num">
+              <Money usd={r.cache.write_cost_usd} />
+            </td>
             <td>{r.cache.hit_ratio === null ? "—" : `${(Number(r.cache.hit_ratio) * 100).toFixed(1)}%`}</td>
-            <td>{r.cache.saving_usd}</td>
+            <td className="num">
+              <Money usd={r.cache.saving_usd} />
+            </td>
             <td>{r.reasoning_tokens}</td>
           </tr>
         ))}
@@ -220,7 +235,9 @@ function Ledger(props: { round: number }) {
                 <td>{row.model ?? "—"}</td>
                 <td>{row.input_tokens}</td>
                 <td>{row.output_tokens}</td>
-                <td>{row.cost_usd}</td>
+                <td className="num">
+                  <Money usd={row.cost_usd} />
+                </td>
                 <td>{row.note ?? "—"}</td>
               </tr>
             ))}

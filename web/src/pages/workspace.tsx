@@ -2,7 +2,7 @@
 import { useState, type FormEvent } from "react";
 import { api, type Account, type Invite, type Key, type UsageSummary, type Workspace } from "../api";
 import { TotalsTable, UsageChart } from "../chart";
-import { ErrorText, formatDate, Notice, useAction, useLoad } from "../components";
+import { ErrorText, formatDate, Money, Notice, TableScroll, useAction, useLoad } from "../components";
 
 interface Detail {
   workspace: Workspace;
@@ -33,112 +33,122 @@ export function WorkspacePage(props: { id: string; me: Account }) {
       </p>
       <ErrorText error={error} />
       {status && <Notice>{status}</Notice>}
-      <table>
-        <caption>Members</caption>
-        <thead>
-          <tr>
-            <th scope="col">Email</th>
-            <th scope="col">Role</th>
-            <th scope="col">Joined</th>
-            <th scope="col">Actions</th>
-          </tr>
-        </thead>
-        <tbody>
-          {d.members.map((m) => {
-            const self = m.account_id === props.me.id;
-            const canRemove = m.role !== "owner" && (self || d.role === "owner" || (d.role === "admin" && m.role === "member"));
-            return (
-              <tr key={m.account_id}>
-                <th scope="row">{m.email}</th>
-                <td>
-                  {d.role === "owner" && m.role !== "owner" ? (
-                    <>
-                      <label className="sr-only" htmlFor={`role-${m.account_id}`}>
-                        Role of {m.email}
-                      </label>
-                      <select
-                        id={`role-${m.account_id}`}
-                        value={m.role}
-                        onChange={(e) =>
-                          void run(() => api("PATCH", `${base}/members/${encodeURIComponent(m.account_id)}`, { role: e.target.value }), `${m.email} is now ${e.target.value}.`)
+      <TableScroll label="Members table">
+        <table>
+          <caption>Members</caption>
+          <thead>
+            <tr>
+              <th scope="col">Email</th>
+              <th scope="col">Role</th>
+              <th scope="col">Joined</th>
+              <th scope="col">Actions</th>
+            </tr>
+          </thead>
+          <tbody>
+            {d.members.map((m) => {
+              const self = m.account_id === props.me.id;
+              const canRemove = m.role !== "owner" && (self || d.role === "owner" || (d.role === "admin" && m.role === "member"));
+              return (
+                <tr key={m.account_id}>
+                  <th scope="row">{m.email}</th>
+                  <td>
+                    {d.role === "owner" && m.role !== "owner" ? (
+                      <>
+                        <label className="sr-only" htmlFor={`role-${m.account_id}`}>
+                          Role of {m.email}
+                        </label>
+                        <select
+                          id={`role-${m.account_id}`}
+                          value={m.role}
+                          onChange={(e) =>
+                            void run(() => api("PATCH", `${base}/members/${encodeURIComponent(m.account_id)}`, { role: e.target.value }), `${m.email} is now ${e.target.value}.`)
+                          }
+                        >
+                          <option value="member">member</option>
+                          <option value="admin">admin</option>
+                        </select>
+                      </>
+                    ) : (
+                      <span className={`badge role-${m.role}`}>{m.role}</span>
+                    )}
+                  </td>
+                  <td>{formatDate(m.joined_at)}</td>
+                  <td>
+                    {canRemove && (
+                      <button
+                        type="button"
+                        className="danger"
+                        onClick={() =>
+                          void run(() => api("DELETE", `${base}/members/${encodeURIComponent(m.account_id)}`), self ? "You left the workspace." : `${m.email} removed.`)
                         }
                       >
-                        <option value="member">member</option>
-                        <option value="admin">admin</option>
-                      </select>
-                    </>
-                  ) : (
-                    <span className={`badge role-${m.role}`}>{m.role}</span>
-                  )}
-                </td>
-                <td>{formatDate(m.joined_at)}</td>
+                        {self ? "Leave workspace" : `Remove ${m.email}`}
+                      </button>
+                    )}
+                  </td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      </TableScroll>
+      {manager && <Invites base={base} owner={d.role === "owner"} />}
+      <TableScroll label="Shared keys table">
+        <table>
+          <caption>Shared keys</caption>
+          <thead>
+            <tr>
+              <th scope="col">Name</th>
+              <th scope="col">Owner</th>
+              <th scope="col">Status</th>
+              <th scope="col">Spent (USD)</th>
+              <th scope="col">Actions</th>
+            </tr>
+          </thead>
+          <tbody>
+            {keys.data?.data.length === 0 && (
+              <tr>
+                <td colSpan={5}>No keys are shared in this workspace. Pick it when you create a key.</td>
+              </tr>
+            )}
+            {keys.data?.data.map((k) => (
+              <tr key={k.id}>
+                <th scope="row">{k.name || k.prefix}</th>
+                <td>{k.owner_email ?? "—"}</td>
                 <td>
-                  {canRemove && (
+                  <span className={`badge ${k.status}`}>{k.status}</span>
+                </td>
+                <td className="num">
+                  <Money usd={k.spent_usd} />
+                </td>
+                <td>
+                  {k.status !== "revoked" && (manager || k.account_id === props.me.id) && (
                     <button
                       type="button"
                       className="danger"
-                      onClick={() => void run(() => api("DELETE", `${base}/members/${encodeURIComponent(m.account_id)}`), self ? "You left the workspace." : `${m.email} removed.`)}
+                      onClick={() => void run(() => api("DELETE", `${base}/keys/${encodeURIComponent(k.id)}?confirm=true`), `Key ${k.name || k.prefix} revoked.`)}
                     >
-                      {self ? "Leave workspace" : `Remove ${m.email}`}
+                      Revoke {k.name || k.prefix}
                     </button>
                   )}
                 </td>
               </tr>
-            );
-          })}
-        </tbody>
-      </table>
-      {manager && <Invites base={base} owner={d.role === "owner"} />}
-      <table>
-        <caption>Shared keys</caption>
-        <thead>
-          <tr>
-            <th scope="col">Name</th>
-            <th scope="col">Owner</th>
-            <th scope="col">Status</th>
-            <th scope="col">Spent (USD)</th>
-            <th scope="col">Actions</th>
-          </tr>
-        </thead>
-        <tbody>
-          {keys.data?.data.length === 0 && (
-            <tr>
-              <td colSpan={5}>No keys are shared in this workspace. Pick it when you create a key.</td>
-            </tr>
-          )}
-          {keys.data?.data.map((k) => (
-            <tr key={k.id}>
-              <th scope="row">{k.name || k.prefix}</th>
-              <td>{k.owner_email ?? "—"}</td>
-              <td>
-                <span className={`badge ${k.status}`}>{k.status}</span>
-              </td>
-              <td>{k.spent_usd}</td>
-              <td>
-                {k.status !== "revoked" && (manager || k.account_id === props.me.id) && (
-                  <button
-                    type="button"
-                    className="danger"
-                    onClick={() => void run(() => api("DELETE", `${base}/keys/${encodeURIComponent(k.id)}?confirm=true`), `Key ${k.name || k.prefix} revoked.`)}
-                  >
-                    Revoke {k.name || k.prefix}
-                  </button>
-                )}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+            ))}
+          </tbody>
+        </table>
+      </TableScroll>
       <h2>Shared usage (30 days)</h2>
       <ErrorText error={usage.error} />
       {usage.data && (
         <>
           <UsageChart days={usage.data.by_day} title="Workspace spend and tokens per day" />
-          <TotalsTable
-            caption="Workspace usage by key"
-            first="Key"
-            rows={usage.data.by_key.map((k) => ({ ...k, label: `${k.name || k.prefix || "(deleted key)"}${k.owner_email ? ` (${k.owner_email})` : ""}` }))}
-          />
+          <TableScroll label="Workspace usage by key table">
+            <TotalsTable
+              caption="Workspace usage by key"
+              first="Key"
+              rows={usage.data.by_key.map((k) => ({ ...k, label: `${k.name || k.prefix || "(deleted key)"}${k.owner_email ? ` (${k.owner_email})` : ""}` }))}
+            />
+          </TableScroll>
         </>
       )}
     </section>
@@ -196,36 +206,41 @@ function Invites(props: { base: string; owner: boolean }) {
       <ErrorText error={error ?? list.error} />
       {link && (
         <p className="new-key">
-          Send this single-use link to the person you invite: <code data-testid="invite-link">{link}</code>
+          Send this single-use link to the person you invite:{" "}
+          <code className="wrap" data-testid="invite-link">
+            {link}
+          </code>
         </p>
       )}
-      <table>
-        <caption>Invites</caption>
-        <thead>
-          <tr>
-            <th scope="col">Role</th>
-            <th scope="col">State</th>
-            <th scope="col">Expires</th>
-            <th scope="col">Actions</th>
-          </tr>
-        </thead>
-        <tbody>
-          {list.data?.data.map((i) => (
-            <tr key={i.id}>
-              <td>{i.role}</td>
-              <td>{i.state}</td>
-              <td>{formatDate(i.expires_at)}</td>
-              <td>
-                {i.state === "pending" && (
-                  <button type="button" onClick={() => void withdraw(i.id)}>
-                    Withdraw invite
-                  </button>
-                )}
-              </td>
+      <TableScroll label="Invites table">
+        <table>
+          <caption>Invites</caption>
+          <thead>
+            <tr>
+              <th scope="col">Role</th>
+              <th scope="col">State</th>
+              <th scope="col">Expires</th>
+              <th scope="col">Actions</th>
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {list.data?.data.map((i) => (
+              <tr key={i.id}>
+                <td>{i.role}</td>
+                <td>{i.state}</td>
+                <td>{formatDate(i.expires_at)}</td>
+                <td>
+                  {i.state === "pending" && (
+                    <button type="button" onClick={() => void withdraw(i.id)}>
+                      Withdraw invite
+                    </button>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </TableScroll>
     </section>
   );
 }
