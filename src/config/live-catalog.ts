@@ -11,6 +11,7 @@ import type { CatalogVersion, ProviderKeyInfo } from "../store/catalog-store.js"
 import type { Store } from "../store/index.js";
 import { catalogDocumentOf, checkCatalogDocument, configWithCatalog, documentText, type CatalogDocument } from "./catalog-document.js";
 import { ConfigError, type ConfigIssue, type GatewayConfig } from "./gateway-config.js";
+import { planPriceImport, type PriceChange, type PriceFileFormat, type PriceImportIssue } from "./price-import.js";
 
 /** What changed between two documents, entry by entry, with each changed entry before and after. */
 export interface CatalogDiff {
@@ -78,6 +79,27 @@ export class LiveCatalog {
     // A version that built when it was made may not with today's file (a tier renamed there, say).
     if (checked.document === null) throw invalidCatalog(checked.issues);
     return this.append(actor, target.document, latest!.version, `rollback to ${version}`);
+  }
+
+  /**
+   * A bulk price import (price-import.ts) made from `baseVersion`: every change and every problem.
+   * Applied (`apply`) only when there is no problem and something changes, as ONE new version,
+   * audited as catalog.price_import; a file with any problem changes nothing (400 listing them all).
+   */
+  async importPrices(
+    actor: AuditActor,
+    input: { format: PriceFileFormat; content: string; baseVersion: number; apply: boolean },
+  ): Promise<{ changes: PriceChange[]; issues: PriceImportIssue[]; version: CatalogVersion | null }> {
+    this.refuseWhenFromFile();
+    const base = await this.version(input.baseVersion);
+    const plan = planPriceImport(base.document, input.format, input.content);
+    if (!input.apply) return { changes: plan.changes, issues: plan.issues, version: null };
+    if (plan.issues.length > 0) {
+      const issues = plan.issues.map((i) => ({ field: i.row > 0 ? `rows[${i.row}].${i.field}` : i.field, message: i.model === null ? i.message : `${i.model}: ${i.message}` }));
+      throw new GatewayError("invalid_request", `The price file has ${issues.length} problem(s); nothing was changed.`, { param: "content", errors: issues });
+    }
+    if (plan.changes.length === 0) throw new GatewayError("invalid_request", "The price file changes no price; nothing was changed.", { param: "content" });
+    return { changes: plan.changes, issues: [], version: await this.replace(actor, plan.document, input.baseVersion, "price import") };
   }
 
   diff(before: CatalogDocument, after: CatalogDocument): CatalogDiff {
@@ -167,7 +189,7 @@ export class LiveCatalog {
     const appended = await this.store.audited(actor, async (tx) => {
       const version = await tx.catalog.append({ document: documentText(document), baseVersion, actor: actorName(actor), reason });
       await tx.record({
-        action: reason.startsWith("rollback") ? "catalog.rollback" : "catalog.update",
+        action: reason.startsWith("rollback") ? "catalog.rollback" : reason === "price import" ? "catalog.price_import" : "catalog.update",
         targetType: "catalog",
         targetId: String(version.version),
         before: changes && { version: baseVersion, ...beforeOf(changes) },

@@ -5,6 +5,7 @@ import type { RouteContext } from "../http/route-context.js";
 import { registerAccountRoutes } from "./routes/account-routes.js";
 import { registerAdminRoutes } from "./routes/admin-routes.js";
 import { registerCatalogRoutes } from "./routes/catalog-routes.js";
+import { registerCatalogPriceRoutes } from "./routes/catalog-price-routes.js";
 import { registerAuthRoutes } from "./routes/auth-routes.js";
 import { registerCodeRoutes } from "./routes/code-routes.js";
 import { registerKeyRoutes } from "./routes/key-routes.js";
@@ -14,7 +15,7 @@ import { registerUsageRoutes } from "./routes/usage-routes.js";
 import { registerWorkspaceRoutes } from "./routes/workspace-routes.js";
 import { isSafeMethod, requireActive, requireSession } from "./session-auth.js";
 import { registerStaticRoutes } from "./static-files.js";
-import { refuseUnstorableText } from "../core/stored-text.js";
+import { fileTextFieldsOf, refuseUnstorableText } from "../core/stored-text.js";
 
 export const DASHBOARD_API_PREFIX = "/dashboard/api";
 
@@ -27,7 +28,7 @@ export function registerDashboardRoutes(app: FastifyInstance, ctx: RouteContext)
       });
       // Before any handler: a NUL is refused the same on both databases, not a 500 on PostgreSQL.
       // The query and path are checked for every route by the server (src/http/server.ts).
-      api.addHook("preValidation", async (request) => refuseUnstorableText({ body: request.body }));
+      api.addHook("preValidation", async (request) => refuseUnstorableText({ body: request.body }, fileTextFieldsOf(request)));
       registerAuthRoutes(api, ctx);
       // Everything else needs a live session (and, for writes, the CSRF token) before the body is read.
       // Every write in this scope also needs an active account: a suspended or closed one (an
@@ -47,6 +48,7 @@ export function registerDashboardRoutes(app: FastifyInstance, ctx: RouteContext)
         registerWorkspaceRoutes(signedIn, ctx);
         registerAdminRoutes(signedIn, ctx);
         registerCatalogRoutes(signedIn, ctx);
+        registerCatalogPriceRoutes(signedIn, ctx);
         registerCodeRoutes(signedIn, ctx);
       });
     },
