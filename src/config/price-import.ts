@@ -57,7 +57,11 @@ export function parsePriceFile(format: PriceFileFormat, content: string): { rows
  * a model named twice, an unknown price key, a value that is not a non-negative USD amount with at
  * most 9 decimals. Unchanged prices are not listed.
  */
-export function planPriceImport(document: CatalogDocument, format: PriceFileFormat, content: string): { document: CatalogDocument; changes: PriceChange[]; issues: PriceImportIssue[] } {
+export function planPriceImport(
+  document: CatalogDocument,
+  format: PriceFileFormat,
+  content: string,
+): { document: CatalogDocument; changes: PriceChange[]; issues: PriceImportIssue[] } {
   const { rows, issues } = parsePriceFile(format, content);
   const byId = new Map(document.models.map((model, index) => [model.id, index]));
   const seen = new Map<string, number>();
@@ -115,7 +119,12 @@ function valueProblem(value: string): string | null {
 function parseCsvRows(content: string): { rows: PriceRow[]; issues: PriceImportIssue[] } {
   let records;
   try {
-    records = parseCsv(content, { maxChars: PRICE_IMPORT_LIMITS.maxChars, maxRecords: PRICE_IMPORT_LIMITS.maxRows + 1, maxFields: PRICE_IMPORT_LIMITS.maxColumns, maxFieldChars: PRICE_IMPORT_LIMITS.maxFieldChars });
+    records = parseCsv(content, {
+      maxChars: PRICE_IMPORT_LIMITS.maxChars,
+      maxRecords: PRICE_IMPORT_LIMITS.maxRows + 1,
+      maxFields: PRICE_IMPORT_LIMITS.maxColumns,
+      maxFieldChars: PRICE_IMPORT_LIMITS.maxFieldChars,
+    });
   } catch (error) {
     if (error instanceof CsvError) return { rows: [], issues: [{ row: error.line, model: null, field: "file", message: error.message }] };
     throw error;

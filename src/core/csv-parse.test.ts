@@ -16,7 +16,7 @@ describe("parseCsv", () => {
   });
 
   it("reads quoted fields with commas, doubled quotes and line breaks, and counts lines", () => {
-    const records = parseCsv('model,note\n"a,b","say ""hi"""\n"multi\nline",x\nlast,"" \n'.replace(' \n', "\n"), limits);
+    const records = parseCsv('model,note\n"a,b","say ""hi"""\n"multi\nline",x\nlast,"" \n'.replace(" \n", "\n"), limits);
     expect(records.map((r) => r.fields)).toEqual([
       ["model", "note"],
       ["a,b", 'say "hi"'],

@@ -4,7 +4,7 @@
 // the page only reads: the file is changed and reloaded instead.
 import { useState } from "react";
 import { api, type CatalogDiff, type CatalogDocument, type CatalogSectionDiff, type CatalogVersion, type LiveCatalog } from "../api";
-import { ErrorText, Notice, TableScroll, formatDate, useAction, useLoad } from "../components";
+import { ErrorText, Link, Notice, TableScroll, formatDate, useAction, useLoad } from "../components";
 import { ProviderKeys, type Run } from "./catalog-provider-keys";
 
 const HISTORY_LIMIT = 50;
@@ -120,6 +120,9 @@ function Models(props: { document: CatalogDocument }) {
   return (
     <section aria-labelledby="catalog-models-title">
       <h2 id="catalog-models-title">Models</h2>
+      <p className="hint">
+        <Link to="/admin/catalog/models">Search, filter and sort the models, and import prices</Link>
+      </p>
       <TableScroll label="Models table">
         <table data-testid="catalog-models">
           <caption>{models.length === 1 ? "1 model" : `${models.length} models`}</caption>
