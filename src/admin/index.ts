@@ -7,13 +7,14 @@ import { authenticateAdmin, requireScope } from "./auth.js";
 import { accountRoutes } from "./routes/accounts.js";
 import { catalogRoutes } from "./routes/catalog.js";
 import { catalogEntityRoutes, catalogEntryOptionsRoute } from "./routes/catalog-entities.js";
+import { catalogPriceRoutes } from "./routes/catalog-prices.js";
 import { configRoutes } from "./routes/config.js";
 import { codeRoutes } from "./routes/codes.js";
 import { keyRoutes } from "./routes/keys.js";
 import { providerKeyRoutes } from "./routes/provider-keys.js";
 import type { AdminRoute } from "./routes/route.js";
 import { usageAuditRoutes } from "./routes/usage-audit.js";
-import { refuseUnstorableText } from "../core/stored-text.js";
+import { fileTextFieldsOf, refuseUnstorableText } from "../core/stored-text.js";
 
 export const ADMIN_API_PREFIX = "/admin/v1";
 
@@ -28,6 +29,7 @@ export const ADMIN_API_ROUTES: readonly AdminRoute[] = [
   ...catalogRoutes,
   ...catalogEntityRoutes,
   catalogEntryOptionsRoute,
+  ...catalogPriceRoutes,
 ];
 
 export function registerAdminApiRoutes(app: FastifyInstance, ctx: RouteContext): void {
@@ -38,11 +40,12 @@ export function registerAdminApiRoutes(app: FastifyInstance, ctx: RouteContext):
         await authenticateAdmin(request, ctx.store);
       });
       // The query and path are checked for every route by the server (src/http/server.ts).
-      api.addHook("preValidation", async (request) => refuseUnstorableText({ body: request.body }));
+      api.addHook("preValidation", async (request) => refuseUnstorableText({ body: request.body }, fileTextFieldsOf(request)));
       for (const route of ADMIN_API_ROUTES) {
         api.route({
           method: route.method,
           url: route.url,
+          ...(route.fileTextFields && { config: { fileTextFields: route.fileTextFields } }),
           onRequest: async (request) => {
             requireScope(request, route.scope);
           },

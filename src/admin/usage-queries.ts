@@ -4,6 +4,7 @@
 // chart, and the by-key and by-model tables. The account view reads usage_hourly_account; the
 // workspace view reads the workspace's keys through the rollup's primary key. The ledger page and the
 // CSV read the ledger itself, newest first, on ledger_account_chain (account_id, id).
+import { formatPriceFactor } from "../core/price-factor.js";
 import { sql, type Kysely } from "kysely";
 import { BASE_COUNT_COLUMNS, CACHE_SAVING_COLUMN, DIMENSIONS, LEDGER_DIMENSION_COLUMNS } from "../core/dimensions.js";
 import { addSums, emptyTotals, usageTotalsJson, type UsageSumsRow, type UsageTotals } from "../billing/usage-report.js";
@@ -148,6 +149,7 @@ interface LedgerPageBase {
   estimated: bigint;
   note: string | null;
   deployment: string | null;
+  price_factor_ppm: bigint | null;
 }
 
 /** A ledger page row: the columns above and every dimension column (LEDGER_DIMENSION_COLUMNS). */
@@ -193,6 +195,7 @@ export function ledgerPageQuery({ db, dialect }: LedgerDatabase, accountId: stri
       "ledger.estimated",
       "ledger.note",
       "ledger.deployment",
+      "ledger.price_factor_ppm",
       ...LEDGER_DIMENSION_COLUMNS.map((c) => sql.ref(`ledger.${c}`).as(c)),
     ])
     // The account: an equality on SQLite, a range on PostgreSQL. With an equality PostgreSQL drops
@@ -228,6 +231,8 @@ export function ledgerRowView(row: LedgerPageRow) {
     estimated: row.estimated === 1n,
     note: row.note,
     deployment: row.deployment,
+    // The tier's price factor the row was charged at (migration 0026), "1.5"; null: list prices.
+    price_factor: row.price_factor_ppm === null ? null : formatPriceFactor(Number(row.price_factor_ppm)),
     ...dimensionFields(row),
   };
 }
@@ -258,6 +263,7 @@ export const LEDGER_CSV_COLUMNS: readonly string[] = [
   "deployment",
   ...REQUEST_COUNT_COLUMNS,
   "note",
+  "price_factor",
   ...DIMENSIONS.flatMap((d) => (d.countColumn !== null && !BASE_COUNT_COLUMNS.has(d.countColumn) ? [d.countColumn] : [])),
   ...DIMENSIONS.map((d) => `${d.name}_cost_usd`),
   "cache_saving_usd",

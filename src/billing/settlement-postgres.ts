@@ -25,6 +25,7 @@ export async function applySettlementPostgres(batcher: PostgresBatcher, input: S
     estimated: v.estimated.toString(),
     deployment: hold.model.deployment ?? null,
     attempts: pgInteger(v.attempts),
+    price_factor_ppm: pgInteger(v.priceFactorPpm),
   };
   const columns = input.dimensions.ledgerColumns;
   // Zeros are left out (gw_batch reads an absent column as 0): most of a row's, and each costs parsing.

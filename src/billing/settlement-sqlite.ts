@@ -53,7 +53,7 @@ interface LedgerRowLayout {
   readonly chained: readonly LedgerChainColumn[];
   /** Parameters: the row's values in `chained` order (what its hash covers), then the hash. */
   readonly insert: Statement<{ id: bigint }>;
-  /** For each chained column after BASE_ROW_COLUMNS: its index in SettlementValues.dimensionValues, -1 for attempts. */
+  /** For each chained column after BASE_ROW_COLUMNS: its index in SettlementValues.dimensionValues, -1 for attempts, -2 for price_factor_ppm. */
   readonly tail: readonly number[];
 }
 
@@ -65,8 +65,10 @@ function layoutOf(dimensions: DimensionSet): LedgerRowLayout {
     const chained = ledgerChainColumns(dimensions);
     if (BASE_ROW_COLUMNS.some((name, i) => chained[i]?.name !== name)) throw new Error("the ledger chain does not start with the settlement's base columns");
     const tail = chained.slice(BASE_ROW_COLUMNS.length).map(({ name }) => {
-      const index = name === "attempts" ? -1 : dimensions.ledgerColumns.indexOf(name);
-      if (index < 0 && name !== "attempts") throw new Error(`no settlement value for the ledger column ${name}`);
+      if (name === "attempts") return -1;
+      if (name === "price_factor_ppm") return -2;
+      const index = dimensions.ledgerColumns.indexOf(name);
+      if (index < 0) throw new Error(`no settlement value for the ledger column ${name}`);
       return index;
     });
     const insert = new Statement<{ id: bigint }>(`
@@ -140,7 +142,7 @@ export function applySettlementSqlite(exec: SqlExec, input: SettlementInput): Al
   let hash: string | undefined;
   let inserted: { id: bigint } | undefined;
   if (account) {
-    // The row in the chain's order (ledger-chain.ts): the base columns, then the dimension columns and attempts.
+    // The row in the chain's order (ledger-chain.ts): the base columns, then the dimension columns, attempts and the price factor.
     const layout = layoutOf(input.dimensions);
     const row: unknown[] = [
       v.now,
@@ -160,7 +162,7 @@ export function applySettlementSqlite(exec: SqlExec, input: SettlementInput): Al
       account.balance_nano < cost ? `shortfall_nano=${cost - account.balance_nano}` : null,
       hold.model.deployment ?? null,
     ];
-    for (const index of layout.tail) row.push(index < 0 ? v.attempts : v.dimensionValues[index]);
+    for (const index of layout.tail) row.push(index === -1 ? v.attempts : index === -2 ? v.priceFactorPpm : v.dimensionValues[index]);
     hash = input.chain.seal(ledgerRowHashFromValues(account.ledger_head, row, layout.chained));
     row.push(hash);
     inserted = insertLedgerRow(exec, layout, row);

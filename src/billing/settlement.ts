@@ -82,6 +82,8 @@ export interface SettlementValues {
   dimensionValues: bigint[];
   /** Upstream attempts (the ledger's attempts column); null when the caller did not count them. */
   attempts: bigint | null;
+  /** The tier's price factor in millionths (the ledger's price_factor_ppm, migration 0026); null: list prices. */
+  priceFactorPpm: bigint | null;
   /** The current period of each kind at `now`: the key's periodic counters are charged to its own. */
   periods: PeriodStarts;
 }
@@ -133,6 +135,7 @@ export function settlementValues(input: SettlementInput): SettlementValues {
     estimated: usage.estimated ? 1n : 0n,
     dimensionValues: ledgerDimensionValues(input.breakdown, input.dimensions),
     attempts: input.hold.attempts === undefined ? null : BigInt(input.hold.attempts),
+    priceFactorPpm: input.hold.model.priceFactorPpm === undefined ? null : BigInt(input.hold.model.priceFactorPpm),
     periods: periodStarts(input.now),
   };
 }

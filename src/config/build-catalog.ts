@@ -2,6 +2,7 @@
 // can do), tiers, models with their prices and routing groups, tier limits, and the server,
 // upstream-health, billing and request-log settings. Every refusal names the field.
 import { parseUsd, type Nano } from "../core/money.js";
+import { parsePriceFactor } from "../core/price-factor.js";
 import { DIMENSIONS, TOKEN_DIMENSIONS, type DimensionPriceField } from "../core/dimensions.js";
 import { tierLimitsOf, type TierLimits } from "../core/traffic-limits.js";
 import type { BreakerSettings } from "../upstreams/circuit-breaker.js";
@@ -116,6 +117,7 @@ export function buildCatalog(file: ConfigFile, source: string) {
       });
   }
   const tierLimits = new Map<string, TierLimits>();
+  const tierPriceFactors = new Map<string, number>();
   for (const [name, tier] of tierEntries) {
     for (const id of Object.keys(tier.limits?.models ?? {}))
       entry(() => {
@@ -123,6 +125,13 @@ export function buildCatalog(file: ConfigFile, source: string) {
         if (!knownIds.has(id) || !(ids.has("*") || ids.has(id))) fail(`tiers.${name}.limits.models`, `model "${id}" is not a model of the tier ${name}`);
       });
     tierLimits.set(name, tierLimitsOf(tier.limits));
+    if (tier.price_factor !== undefined)
+      entry(() => {
+        const ppm =
+          parsePriceFactor(tier.price_factor!) ??
+          fail(`tiers.${name}.price_factor`, `"${tier.price_factor}" is not a factor above 0 and at most 1000 with at most 6 decimals, written as a string ("1.5")`);
+        tierPriceFactors.set(name, ppm);
+      });
   }
   const server = file.server;
   // Node refuses a headers timeout above the request timeout; say so in the config's own terms.
@@ -154,6 +163,7 @@ export function buildCatalog(file: ConfigFile, source: string) {
     models,
     tiers,
     tierLimits,
+    tierPriceFactors,
     media: file.media,
     upstreamHealth,
     billing: { clampMinOutputTokens: file.billing.clamp.min_output_tokens },

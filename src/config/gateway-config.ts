@@ -58,6 +58,8 @@ export interface GatewayConfig {
   tiers: ReadonlyMap<string, ReadonlySet<string>>;
   /** tiers.<tier>.limits: each tier's default rate and concurrency limits (a tier without them: none). */
   tierLimits: ReadonlyMap<string, TierLimits>;
+  /** tiers.<tier>.price_factor in millionths (src/core/price-factor.ts); a tier without one is absent (pays list prices). */
+  tierPriceFactors: ReadonlyMap<string, number>;
   /** server.trusted_proxies: the only peers whose X-Forwarded-* headers count. */
   trustedProxies: TrustedProxies;
   /** The config file's `media` section as written; src/config/media-settings.ts fills in defaults. */

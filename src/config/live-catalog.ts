@@ -12,6 +12,7 @@ import type { Store } from "../store/index.js";
 import { catalogDocumentOf, checkCatalogDocument, configWithCatalog, documentText, type CatalogDocument } from "./catalog-document.js";
 import { applyEntityChange, type EntityChange } from "./catalog-entities.js";
 import { ConfigError, type ConfigIssue, type GatewayConfig } from "./gateway-config.js";
+import { planPriceImport, type PriceChange, type PriceFileFormat, type PriceImportIssue } from "./price-import.js";
 
 /** The audit row of one entry's change: the entry before and after (each null when absent). */
 interface EntityAudit {
@@ -108,6 +109,27 @@ export class LiveCatalog {
     return this.append(actor, target.document, latest!.version, `rollback to ${version}`);
   }
 
+  /**
+   * A bulk price import (price-import.ts) made from `baseVersion`: every change and every problem.
+   * Applied (`apply`) only when there is no problem and something changes, as ONE new version,
+   * audited as catalog.price_import; a file with any problem changes nothing (400 listing them all).
+   */
+  async importPrices(
+    actor: AuditActor,
+    input: { format: PriceFileFormat; content: string; baseVersion: number; apply: boolean },
+  ): Promise<{ changes: PriceChange[]; issues: PriceImportIssue[]; version: CatalogVersion | null }> {
+    this.refuseWhenFromFile();
+    const base = await this.version(input.baseVersion);
+    const plan = planPriceImport(base.document, input.format, input.content);
+    if (!input.apply) return { changes: plan.changes, issues: plan.issues, version: null };
+    if (plan.issues.length > 0) {
+      const issues = plan.issues.map((i) => ({ field: i.row > 0 ? `rows[${i.row}].${i.field}` : i.field, message: i.model === null ? i.message : `${i.model}: ${i.message}` }));
+      throw new GatewayError("invalid_request", `The price file has ${issues.length} problem(s); nothing was changed.`, { param: "content", errors: issues });
+    }
+    if (plan.changes.length === 0) throw new GatewayError("invalid_request", "The price file changes no price; nothing was changed.", { param: "content" });
+    return { changes: plan.changes, issues: [], version: await this.replace(actor, plan.document, input.baseVersion, "price import") };
+  }
+
   diff(before: CatalogDocument, after: CatalogDocument): CatalogDiff {
     const models = (document: CatalogDocument) => Object.fromEntries(document.models.map((m) => [m.id, m]));
     const demoBefore = before.demo ?? null;
@@ -198,7 +220,7 @@ export class LiveCatalog {
         entityAudit
           ? { ...entityAudit, before: { version: baseVersion, entry: entityAudit.before }, after: { version: version.version, entry: entityAudit.after } }
           : {
-              action: reason.startsWith("rollback") ? "catalog.rollback" : "catalog.update",
+              action: reason.startsWith("rollback") ? "catalog.rollback" : reason === "price import" ? "catalog.price_import" : "catalog.update",
               targetType: "catalog",
               targetId: String(version.version),
               before: changes && { version: baseVersion, ...beforeOf(changes) },

@@ -111,6 +111,11 @@ export const tierSchema = z.strictObject({
   models: z.array(z.string().min(1)).min(1),
   /** Rate and concurrency limits for every key and account of the tier (src/core/traffic-limits.ts); model ids checked in build-catalog.ts. */
   limits: tierLimitsSchema.optional(),
+  /**
+   * The tier pays the list price times this factor (src/core/price-factor.ts): a decimal string with
+   * at most 6 decimals, above 0 and at most 1000 ("1.5", "0.8"); checked in build-catalog.ts. Absent: 1.
+   */
+  price_factor: z.string().max(20).optional(),
 });
 
 export const configFileSchema = z.strictObject({

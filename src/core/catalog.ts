@@ -71,6 +71,11 @@ export interface ModelConfig {
   group?: RoutingGroup;
   /** Set on a deployment's view of the model: the deployment's public name. */
   deployment?: string;
+  /**
+   * Set on a tier's view of the model (price-factor.ts modelAtPriceFactor): the tier's price factor in
+   * millionths, its prices already scaled by it; recorded in the ledger row. Absent: list prices.
+   */
+  priceFactorPpm?: number;
 }
 
 export type PromptCaching = "auto" | "off" | "forward";

@@ -6,6 +6,7 @@ import { registerAccountRoutes } from "./routes/account-routes.js";
 import { registerAdminRoutes } from "./routes/admin-routes.js";
 import { registerCatalogRoutes } from "./routes/catalog-routes.js";
 import { registerCatalogEntityRoutes } from "./routes/catalog-entity-routes.js";
+import { registerCatalogPriceRoutes } from "./routes/catalog-price-routes.js";
 import { registerAuthRoutes } from "./routes/auth-routes.js";
 import { registerOidcRoutes } from "./routes/oidc-routes.js";
 import { registerCodeRoutes } from "./routes/code-routes.js";
@@ -16,7 +17,7 @@ import { registerUsageRoutes } from "./routes/usage-routes.js";
 import { registerWorkspaceRoutes } from "./routes/workspace-routes.js";
 import { isSafeMethod, requireActive, requireSession } from "./session-auth.js";
 import { registerStaticRoutes } from "./static-files.js";
-import { refuseUnstorableText } from "../core/stored-text.js";
+import { fileTextFieldsOf, refuseUnstorableText } from "../core/stored-text.js";
 
 export const DASHBOARD_API_PREFIX = "/dashboard/api";
 
@@ -29,7 +30,7 @@ export function registerDashboardRoutes(app: FastifyInstance, ctx: RouteContext)
       });
       // Before any handler: a NUL is refused the same on both databases, not a 500 on PostgreSQL.
       // The query and path are checked for every route by the server (src/http/server.ts).
-      api.addHook("preValidation", async (request) => refuseUnstorableText({ body: request.body }));
+      api.addHook("preValidation", async (request) => refuseUnstorableText({ body: request.body }, fileTextFieldsOf(request)));
       registerAuthRoutes(api, ctx);
       registerOidcRoutes(api, ctx);
       // Everything else needs a live session (and, for writes, the CSRF token) before the body is read.
@@ -51,6 +52,7 @@ export function registerDashboardRoutes(app: FastifyInstance, ctx: RouteContext)
         registerAdminRoutes(signedIn, ctx);
         registerCatalogRoutes(signedIn, ctx);
         registerCatalogEntityRoutes(signedIn, ctx);
+        registerCatalogPriceRoutes(signedIn, ctx);
         registerCodeRoutes(signedIn, ctx);
       });
     },

@@ -9,6 +9,7 @@ import { catalogSchemas } from "../admin/routes/catalog.js";
 import { configSchemas } from "../admin/routes/config.js";
 import { codeSchemas } from "../admin/routes/codes.js";
 import { usageAuditSchemas } from "../admin/routes/usage-audit.js";
+import { ADMIN_CATALOG_PRICE_OPERATIONS } from "./operations-catalog-prices.js";
 import { admin, codeWrap, created, keyWrap, ok, type OperationSpec } from "./operation-spec.js";
 import * as r from "./response-schemas.js";
 
@@ -124,6 +125,7 @@ export const ADMIN_OPERATIONS: readonly OperationSpec[] = [
     body: catalogSchemas.rollbackBody,
     responses: created(r.catalogVersionSchema),
   }),
+  ...ADMIN_CATALOG_PRICE_OPERATIONS,
   admin({
     method: "POST",
     path: "/catalog/provider-keys",

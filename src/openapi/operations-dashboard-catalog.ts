@@ -3,6 +3,7 @@
 import { z } from "zod";
 import { catalogSchemas } from "../admin/routes/catalog.js";
 import { created, dash, ok, type OperationSpec } from "./operation-spec.js";
+import { DASHBOARD_CATALOG_PRICE_OPERATIONS } from "./operations-catalog-prices.js";
 import * as r from "./response-schemas.js";
 
 export const DASHBOARD_CATALOG_OPERATIONS: readonly OperationSpec[] = [
@@ -40,6 +41,7 @@ export const DASHBOARD_CATALOG_OPERATIONS: readonly OperationSpec[] = [
     body: catalogSchemas.rollbackBody,
     responses: created(r.catalogVersionSchema),
   }),
+  ...DASHBOARD_CATALOG_PRICE_OPERATIONS,
   dash({
     method: "POST",
     path: "/admin/catalog/provider-keys",

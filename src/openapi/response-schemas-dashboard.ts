@@ -64,6 +64,8 @@ export const ledgerRowViewSchema = z.object({
   ...requestCountsShape,
   note: z.string().nullable(),
   deployment: z.string().nullable(),
+  /** The price factor of the account's tier the row was charged at ("1.5"); null: list prices or not a usage row. */
+  price_factor: z.string().nullable(),
   // Named at run time, as dimensionFields names them: the view types them only as a record, so
   // test/openapi's real answers (strict) are what checks them.
   ...Object.fromEntries([

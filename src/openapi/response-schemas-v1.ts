@@ -15,6 +15,8 @@ export const requestRecordSchema = z.object({
   deployment: z.string().nullable(),
   ...requestCountsShape,
   attempts: count.nullable(),
+  /** The price factor of the account's tier the request was charged at ("1.5"); null: list prices. */
+  price_factor: z.string().nullable(),
   dimensions: usageTotalsShape.dimensions,
   cache: usageTotalsShape.cache,
 });

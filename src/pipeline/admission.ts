@@ -8,6 +8,7 @@ import { modelAllowed } from "../accounts/key-policy.js";
 import type { AdmissionRequest } from "../billing/types.js";
 import type { ModelConfig } from "../core/catalog.js";
 import { nearestName } from "../core/nearest-name.js";
+import { modelAtPriceFactor } from "../core/price-factor.js";
 import { checkStorableId } from "../core/stored-text.js";
 import { GatewayError, invalidRequest } from "../errors/catalogue.js";
 import { countAttempts, type MeteredRequest } from "./metered-call.js";
@@ -15,7 +16,8 @@ import type { PipelineServices } from "./services.js";
 import { trafficLimitsFor } from "./traffic.js";
 
 /**
- * The model `id` names, of `kind`, once the account's tier and the key's policy allow it.
+ * The model `id` names, of `kind`, once the account's tier and the key's policy allow it, at the
+ * tier's prices (its price_factor applied, src/core/price-factor.ts).
  * `checkRequest`: what the route checks against the model before the log line names it (chat: the
  * output limits).
  */
@@ -34,7 +36,8 @@ export function requestedModel(
   request.meter.model = model.id;
   request.meter.provider = model.provider.name;
   checkTier(request, model);
-  return model;
+  // The one place a request's prices are set: its account's tier's factor (price-factor.ts), for the hold and the settlement alike.
+  return modelAtPriceFactor(model, services.config.tierPriceFactors.get(request.principal.account.tier));
 }
 
 /** What a route asks to be admitted for: the model, the route's name and what it projects to use. */

@@ -15,7 +15,7 @@
 // periods: the start of the current day, ISO week and month ({day, week, month}: the key's periodic
 // budget, migration 0013). row: the ledger row's own values by column name (model, provider, route,
 // the four token counts, estimated, deployment (null: not a routing group), attempts (null: not
-// counted) and each column of the dimension set's ledgerColumns that is not 0 (absent: 0, the column's
+// counted), price_factor_ppm (null: list prices, migration 0026) and each column of the dimension set's ledgerColumns that is not 0 (absent: 0, the column's
 // default): the INSERT is generated from the set, so a dimension added to the list reaches the ledger
 // without an edit here.
 // A refused admission by a money or token limit answers, besides the outcome, "headroom": what every
@@ -288,12 +288,12 @@ ${trafficAdmit("op->>'limits'", "(op->>'now')::bigint", "v_tokens")}
       r := op->'row';
       insert into ledger (created_at, account_id, key_id, request_id, kind, model, provider, route,
           input_tokens, cached_tokens, output_tokens, reasoning_tokens, cost_nano, estimated, note, deployment,
-          ${dimensionColumns}, attempts)
+          ${dimensionColumns}, attempts, price_factor_ppm)
         values ((op->>'now')::bigint, acc, o_key, op->>'request', 'usage', r->>'model', r->>'provider', r->>'route',
           (r->>'input_tokens')::bigint, (r->>'cached_tokens')::bigint, (r->>'output_tokens')::bigint, (r->>'reasoning_tokens')::bigint,
           v_cost, (r->>'estimated')::bigint,
           case when v_cost > v_collected then 'shortfall_nano=' || (v_cost - v_collected)::text end, r->>'deployment',
-          ${dimensionValues}, (r->>'attempts')::bigint)
+          ${dimensionValues}, (r->>'attempts')::bigint, (r->>'price_factor_ppm')::bigint)
         on conflict (request_id) do nothing
         returning id, hash into ledger_id, v_hash;
       if ledger_id is null then

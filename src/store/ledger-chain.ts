@@ -68,19 +68,22 @@ const CHAIN_COLUMNS_AT_0011: readonly LedgerChainColumn[] = [
   integer("attempts"),
 ];
 
+/** Appended by migration 0026: the tier's price factor of a usage row (null: none). */
+const CHAIN_COLUMNS_AT_0026: readonly LedgerChainColumn[] = [...CHAIN_COLUMNS_AT_0011, integer("price_factor_ppm")];
+
 const chains = new WeakMap<DimensionSet, readonly LedgerChainColumn[]>();
 
 /**
- * The columns the chain covers for a dimension set: those of migration 0011, then each later
+ * The columns the chain covers for a dimension set: those of migration 0026, then each later
  * dimension's count column (when it records one) and cost column, in list order, as the migration
  * adding it appends them (dimension-sql.ts addDimensionColumns).
  */
 export function ledgerChainColumns(dimensions: DimensionSet): readonly LedgerChainColumn[] {
   let columns = chains.get(dimensions);
   if (columns === undefined) {
-    const known = new Set(CHAIN_COLUMNS_AT_0011.map((c) => c.name));
+    const known = new Set(CHAIN_COLUMNS_AT_0026.map((c) => c.name));
     const added = dimensions.list.flatMap((d) => [d.countColumn, d.costColumn]).filter((c): c is string => c !== null && !BASE_COUNT_COLUMNS.has(c) && !known.has(c));
-    columns = [...CHAIN_COLUMNS_AT_0011, ...added.map(integer)];
+    columns = [...CHAIN_COLUMNS_AT_0026, ...added.map(integer)];
     chains.set(dimensions, columns);
   }
   return columns;

@@ -133,6 +133,8 @@ export interface LedgerTable extends LedgerDimensionColumns {
   deployment: string | null;
   /** Upstream attempts of a usage row (migration 0011); null when not counted. */
   attempts: bigint | null;
+  /** The price factor of the account's tier in millionths (migration 0026; src/core/price-factor.ts); null: none, list prices. */
+  price_factor_ppm: bigint | null;
   /** The chain hash (migration 0010), set by the database's trigger on insert: never written by code. */
   hash: ColumnType<string | null, never, never>;
 }

@@ -71,6 +71,7 @@ for (const kind of DATABASE_KINDS) {
         cost_usd: formatUsd(row!.cost_nano),
         estimated: false,
         attempts: 1,
+        price_factor: null,
         dimensions: {
           input: { tokens: 1200, cost_usd: "0.0012" },
           cached_input: { tokens: 0, cost_usd: "0.00" },

@@ -382,6 +382,7 @@ describe.each(DATABASE_KINDS)("OpenAPI description on %s", (kind) => {
     expect((await dash.get("/admin/catalog/diff?from=1")).status).toBe(404);
     expect((await dash.post("/admin/catalog/rollback", { version: 1 })).status).toBe(409);
     expect((await dash.post("/admin/catalog/provider-keys", { provider: "mockai", key: "sk-catalog-key-123456" })).status).toBe(409);
+    expect((await dash.post("/admin/catalog/price-import", { format: "csv", content: "model,input_per_mtok\ngpt-mock,2", base_version: 1, dry_run: true })).status).toBe(409);
     expect((await dash.patch("/admin/catalog/provider-keys/pk_nope", { status: "disabled" })).status).toBe(409);
     expect((await dash.delete("/admin/catalog/provider-keys/pk_nope")).status).toBe(409);
     expect((await dash.post("/admin/catalog/provider-keys/pk_nope/test", {})).status).toBe(404);
@@ -466,6 +467,7 @@ describe.each(DATABASE_KINDS)("OpenAPI description on %s", (kind) => {
     expect((await adminCall("GET", "/catalog/versions/1")).status).toBe(404);
     expect((await adminCall("GET", "/catalog/diff?from=1")).status).toBe(404);
     expect((await adminCall("POST", "/catalog/versions", { document: {}, base_version: 1 })).status).toBe(409);
+    expect((await adminCall("POST", "/catalog/price-import", { format: "json", content: "[]", base_version: 1 })).status).toBe(409);
     expect((await adminCall("POST", "/catalog/rollback", { version: 1 })).status).toBe(409);
     expect((await adminCall("POST", "/catalog/provider-keys", { provider: "mockai", key: "sk-catalog-key-123456" })).status).toBe(409);
     expect((await adminCall("PATCH", "/catalog/provider-keys/pk_nope", { status: "active" })).status).toBe(409);

@@ -20,6 +20,7 @@ import * as appendOnlyGaps from "../../src/store/migrations/0005-ledger-append-o
 import * as ledgerKeyedChain from "../../src/store/migrations/0023-ledger-keyed-chain.js";
 import { POSTGRES_LEDGER_KEY_SETTING } from "../../src/store/ledger-chain-key.js";
 import { LEDGER_CHAIN_COLUMNS_AT_0011 } from "../../src/store/migrations/0011-ledger-attempts.js";
+import { LEDGER_CHAIN_COLUMNS_AT_0026 } from "../../src/store/migrations/0026-ledger-price-factor.js";
 import type { Database } from "../../src/store/tables.js";
 import { createTestDatabase, DATABASE_KINDS, type TestDatabase } from "../support/databases.js";
 
@@ -98,5 +99,6 @@ describe("the runtime's copies of values frozen in migrations", () => {
     expect(POSTGRES_LEDGER_KEY_SETTING).toBe(ledgerKeyedChain.LEDGER_KEY_SETTING);
     // The chain the code hashes starts with the columns the migrations' triggers hash, in their order.
     expect(LEDGER_CHAIN_COLUMNS.slice(0, LEDGER_CHAIN_COLUMNS_AT_0011.length)).toEqual(LEDGER_CHAIN_COLUMNS_AT_0011);
+    expect(LEDGER_CHAIN_COLUMNS.slice(0, LEDGER_CHAIN_COLUMNS_AT_0026.length)).toEqual(LEDGER_CHAIN_COLUMNS_AT_0026);
   });
 });

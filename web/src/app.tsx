@@ -4,6 +4,7 @@ import { api, setCsrfToken, ApiError, type SessionInfo } from "./api";
 import { ErrorText, Link } from "./components";
 import { AccountPage } from "./pages/account";
 import { CatalogPage } from "./pages/catalog";
+import { CatalogModelsPage } from "./pages/catalog-models";
 import { AdminPage } from "./pages/admin";
 import { AdminAccountPage } from "./pages/admin-account";
 import { AdminCodesPage } from "./pages/admin-codes";
@@ -125,6 +126,7 @@ export function App() {
   else if (path === "/admin" && session.account.is_admin) page = <AdminPage me={session.account} />;
   else if (path === "/admin/upstreams" && session.account.is_admin) page = <UpstreamsPage />;
   else if (path === "/admin/catalog" && session.account.is_admin) page = <CatalogPage />;
+  else if (path === "/admin/catalog/models" && session.account.is_admin) page = <CatalogModelsPage />;
   else if (path === "/admin/codes" && session.account.is_admin) page = <AdminCodesPage />;
   else if (path === "/admin/usage" && session.account.is_admin) page = <AdminUsagePage />;
   else if (adminAccountMatch && session.account.is_admin) page = <AdminAccountPage id={decodeURIComponent(adminAccountMatch[1]!)} me={session.account} />;

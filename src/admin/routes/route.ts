@@ -13,6 +13,8 @@ export interface AdminRoute {
   /** Relative to /admin/v1. */
   url: string;
   scope: AdminScope;
+  /** Top-level body fields holding an uploaded file's text, where tabs and line breaks are allowed (src/core/stored-text.ts). */
+  fileTextFields?: readonly string[];
   handler(request: FastifyRequest, reply: FastifyReply, ctx: RouteContext): Promise<unknown>;
 }
 

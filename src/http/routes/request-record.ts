@@ -4,6 +4,7 @@ import type { Selectable } from "kysely";
 import { z } from "zod";
 import { addSums, emptyTotals, usageTotalsJson } from "../../billing/usage-report.js";
 import { formatUsd } from "../../core/money.js";
+import { formatPriceFactor } from "../../core/price-factor.js";
 import { GatewayError, invalidRequest } from "../../errors/catalogue.js";
 import type { LedgerTable } from "../../store/tables.js";
 
@@ -49,6 +50,8 @@ export function requestRecordJson(row: Selectable<LedgerTable>) {
     estimated: row.estimated === 1n,
     // Null for a row settled before migration 0011, which did not count them.
     attempts: row.attempts === null ? null : Number(row.attempts),
+    // The account's tier's price factor the request was charged at (migration 0026); null: list prices.
+    price_factor: row.price_factor_ppm === null ? null : formatPriceFactor(Number(row.price_factor_ppm)),
     dimensions,
     cache,
   };

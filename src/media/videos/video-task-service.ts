@@ -9,6 +9,7 @@
 //   expired:   open longer than the task lifetime: hold released, nothing charged.
 // A completion the upstream reports for an expired task still wins (it is charged and shown as
 // completed), so a charge is never recorded for a task that looks unfinished.
+import { modelAtPriceFactor } from "../../core/price-factor.js";
 import type { Logger } from "pino";
 import type { Hold } from "../../billing/types.js";
 import type { ModelConfig, ProviderConfig } from "../../core/catalog.js";
@@ -121,7 +122,7 @@ export class VideoTaskService {
         return;
       case "completed": {
         const seconds = Math.ceil(billedSeconds(state.seconds) ?? Number(row.seconds ?? media.settings.defaultVideoSeconds));
-        await this.#settle(row, model, seconds);
+        await this.#settle(row, model, seconds, config.tierPriceFactors);
         await this.store.complete(row.id, seconds, now);
         return;
       }
@@ -140,9 +141,12 @@ export class VideoTaskService {
   }
 
   /** Settles the actual seconds against the task's hold; a replay (another process, a retry) charges nothing more. */
-  async #settle(row: VideoTaskRow, model: ModelConfig, seconds: number): Promise<void> {
+  async #settle(row: VideoTaskRow, model: ModelConfig, seconds: number, tierPriceFactors: ReadonlyMap<string, number>): Promise<void> {
+    // At the prices of the account's tier now, as a request settled at once is (price-factor.ts).
+    const account = await this.services.store.accounts.get(row.account_id);
+    const factor = account === null ? undefined : tierPriceFactors.get(account.tier);
     const charge = await this.services.billing.settle(
-      await this.#hold(row, model),
+      await this.#hold(row, modelAtPriceFactor(model, factor)),
       { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, reasoningTokens: 0, videoSeconds: seconds, estimated: false },
       row.provider,
     );

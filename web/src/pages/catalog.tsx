@@ -5,7 +5,7 @@
 // tier has its dialog (catalog-entity-forms.tsx, catalog-model-form.tsx), one catalog version a save.
 import { useState } from "react";
 import { api, type CatalogDocument, type CatalogVersion, type LiveCatalog } from "../api";
-import { ErrorText, Notice, TableScroll, formatDate, useAction, useLoad } from "../components";
+import { ErrorText, Link, Notice, TableScroll, formatDate, useAction, useLoad } from "../components";
 import { ProviderKeys, type Run } from "./catalog-provider-keys";
 import { EntryActions, ProviderDialog, TierDialog, type EntityKind } from "./catalog-entity-forms";
 import { ModelDialog } from "./catalog-model-form";
@@ -172,6 +172,9 @@ function Models(props: { document: CatalogDocument; edit?: Editing | undefined }
     <section aria-labelledby="catalog-models-title">
       <h2 id="catalog-models-title">Models</h2>
       <AddButton kind="model" edit={edit} />
+      <p className="hint">
+        <Link to="/admin/catalog/models">Search, filter and sort the models, and import prices</Link>
+      </p>
       <TableScroll label="Models table">
         <table data-testid="catalog-models">
           <caption>{models.length === 1 ? "1 model" : `${models.length} models`}</caption>
