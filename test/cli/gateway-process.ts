@@ -114,6 +114,12 @@ export async function waitFor(predicate: () => boolean | Promise<boolean>, timeo
  */
 export const READY_DEADLINE_MS = 45_000;
 
+/**
+ * The timeout of a test (or hook) that starts a gateway and waits for it: the readiness deadline
+ * and a minute for the rest, so that vitest's own timeout never ends the wait before its deadline.
+ */
+export const PROCESS_TEST_TIMEOUT_MS = READY_DEADLINE_MS + 60_000;
+
 export async function waitUntilHealthy(gateway: GatewayProcess, timeoutMs = READY_DEADLINE_MS): Promise<void> {
   await waitFor(
     async () => {
