@@ -11,7 +11,7 @@
 // It does not type-check: `npm run build` runs tsc first, `npm run typecheck` does on its own.
 import { build } from "esbuild";
 import { mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -23,6 +23,25 @@ const STAGING = join(ROOT, "dist", `.cli-${process.pid}`);
 
 // Chunks are ES modules; the CommonJS packages inside them call require() for Node's built-ins.
 const REQUIRE_SHIM = 'import { createRequire as __gatewayCreateRequire } from "node:module"; const require = __gatewayCreateRequire(import.meta.url);';
+
+/**
+ * zod's `z.locales`: its error messages in ~50 languages, 364 KiB of the 764 that every command
+ * loading the config parses. The gateway speaks English (zod's default, imported on its own by zod);
+ * `z.locales` in the bundle has `en` only.
+ */
+const zodEnglishOnly = {
+  name: "zod-english-only",
+  setup(build) {
+    build.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) =>
+      /[\\/]node_modules[\\/]zod[\\/]v4[\\/]/.test(args.importer) ? { path: join(dirname(args.importer), "..", "locales", "index.js"), namespace: "zod-locales" } : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: "zod-locales" }, (args) => ({
+      contents: 'export { default as en } from "./en.js";',
+      resolveDir: dirname(args.path),
+      loader: "js",
+    }));
+  },
+};
 
 rmSync(STAGING, { recursive: true, force: true });
 try {
@@ -43,6 +62,7 @@ try {
     sourcemap: "linked",
     sourcesContent: false,
     metafile: true,
+    plugins: [zodEnglishOnly],
     logLevel: "warning",
   });
   writeFileSync(join(STAGING, "meta.json"), JSON.stringify(result.metafile));
