@@ -53,7 +53,7 @@ for (const kind of DATABASE_KINDS) {
       await database?.drop();
     });
 
-    it("swaps a changed file in, refuses an invalid one with the start-up message, keeps serving", async () => {
+    it("swaps a changed file in, refuses an invalid one with the start-up message, keeps serving", { timeout: PROCESS_TEST_TIMEOUT_MS }, async () => {
       const path = join(cwd, "gateway.config.yaml");
       const first = configText({ price: "1.00" });
       writeFileSync(path, first);
@@ -118,6 +118,6 @@ for (const kind of DATABASE_KINDS) {
       } finally {
         await store.close();
       }
-    }, PROCESS_TEST_TIMEOUT_MS);
+    });
   });
 }
