@@ -31,7 +31,7 @@ describe("the built gateway command", () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   async function gateway(args: string[], loadedFile?: string): Promise<string> {
-    const env = { ...process.env, GATEWAY_DATA_DIR: dir, LOADED_FILE: loadedFile ?? "" };
+    const env: NodeJS.ProcessEnv = { ...process.env, GATEWAY_DATA_DIR: dir, LOADED_FILE: loadedFile ?? "" };
     delete env.GATEWAY_CONFIG;
     delete env.DATABASE_URL;
     const { stdout } = await run(process.execPath, [...(loadedFile ? ["--import", PRELOAD] : []), GATEWAY_BIN, ...args], { cwd: dir, env, timeout: 60_000 });
