@@ -6,6 +6,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: "forks",
+    // The built `gateway` command, which the tests that start processes run, rebuilt when stale.
+    globalSetup: ["test/support/build-cli.ts"],
     reporters: process.env.CI ? ["default", ["json", { outputFile: "test-output/vitest.json" }]] : ["default"],
   },
 });

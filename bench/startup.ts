@@ -1,12 +1,14 @@
-// `node --import tsx bench/startup.ts [--runs 5] [--main DIR/dist/cli/main.js]`: what the built
+// `node --import tsx bench/startup.ts [--runs 5] [--main DIR/dist/cli/main.js ...]`: what the built
 // `gateway` command costs to start, as CPU (user + system, the process's own accounting read at its
 // exit, so a busy machine shows as wall time, not CPU) and wall time, medians of --runs: `--help`,
 // `--version`, an admin command on an existing SQLite database (the usual case) and on a new one
 // (which it creates and migrates), and `serve --workers 1` until GET /healthz answers, on a new
 // database (the first start: migrations and the administrator account) and on an existing one (a
 // restart). An existing database is made, unmeasured, by `admin accounts create` in the run's
-// directory. Builds dist/ first when stale. --main measures another build (an A/B against a
-// checkout of an earlier commit). Targets: --help, --version and admin commands ~150 ms of CPU; a
+// directory. Builds dist/cli first when stale. --main measures another build instead (an A/B against a
+// checkout of an earlier commit); given more than once, the builds are measured in one run, in turn
+// (A B B A ...: a host getting busier weighs on each alike), each with its median and range and its
+// median's ratio to the first's. Targets: --help, --version and admin commands ~150 ms of CPU; a
 // worker ready within 1 s.
 import { execFile, spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -20,7 +22,8 @@ const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const args = process.argv.slice(2);
 const option = (name: string): string | undefined => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
 const runs = Number(option("--runs") ?? 5) || 5;
-const MAIN = option("--main") ?? join(ROOT, "dist", "cli", "main.js");
+const mains = args.flatMap((arg, i) => (arg === "--main" && args[i + 1] !== undefined ? [args[i + 1]!] : []));
+if (mains.length === 0) mains.push(join(ROOT, "dist", "cli", "main.js"));
 
 // Preloaded into each measured process: at exit it writes its own CPU time to a file.
 const PRELOAD = `data:text/javascript,${encodeURIComponent(
@@ -43,7 +46,7 @@ interface Case {
   untilReady?: (port: number) => Promise<void>;
 }
 
-async function measure({ commandArgs, prepare, untilReady }: Case): Promise<Sample> {
+async function measure(MAIN: string, { commandArgs, prepare, untilReady }: Case): Promise<Sample> {
   const dir = mkdtempSync(join(tmpdir(), "bench-startup-"));
   const cpuFile = join(dir, "cpu");
   const port = 20_000 + Math.floor(Math.random() * 20_000);
@@ -83,7 +86,7 @@ async function healthy(port: number): Promise<void> {
   }
 }
 
-await promisify(execFile)(process.execPath, [join(ROOT, "scripts", "build-if-stale.mjs")], { cwd: ROOT });
+await promisify(execFile)(process.execPath, [join(ROOT, "scripts", "build-if-stale.mjs"), "--cli-only"], { cwd: ROOT });
 const cases: Case[] = [
   { name: "--help", commandArgs: ["--help"] },
   { name: "--version", commandArgs: ["--version"] },
@@ -92,12 +95,22 @@ const cases: Case[] = [
   { name: "serve --workers 1, new database, until /healthz (CPU at exit)", commandArgs: ["serve", "--workers", "1"], untilReady: healthy },
   { name: "serve --workers 1, existing database, until /healthz (CPU at exit)", commandArgs: ["serve", "--workers", "1"], prepare: EXISTING_DATABASE, untilReady: healthy },
 ];
-console.log(`gateway start-up (${MAIN}), medians of ${runs} runs (CPU = user + system of the process)`);
-console.log("| command | CPU ms | wall ms |\n|---|---|---|");
+const range = (values: number[]): string => `${Math.min(...values).toFixed(0)}–${Math.max(...values).toFixed(0)}`;
+console.log(`gateway start-up, medians [ranges] of ${runs} runs (CPU = user + system of the process)`);
+mains.forEach((main, i) => console.log(`build ${String.fromCharCode(65 + i)}: ${main}`));
+console.log(`| command | build | CPU ms | wall ms |${mains.length > 1 ? " CPU / A |" : ""}\n|---|---|---|---|${mains.length > 1 ? "---|" : ""}`);
 for (const c of cases) {
-  const samples: Sample[] = [];
-  for (let i = 0; i < runs; i++) samples.push(await measure(c));
-  const cpu = median(samples.map((s) => s.cpuMs));
-  const wall = median(samples.map((s) => s.wallMs));
-  console.log(`| ${c.name} | ${cpu.toFixed(0)} | ${wall.toFixed(0)} |`);
+  const samples: Sample[][] = mains.map(() => []);
+  for (let run = 0; run < runs; run++) {
+    const order = mains.map((_, i) => i);
+    if (run % 2 === 1) order.reverse();
+    for (const i of order) samples[i]!.push(await measure(mains[i]!, c));
+  }
+  const firstCpu = median(samples[0]!.map((s) => s.cpuMs));
+  samples.forEach((built, i) => {
+    const cpu = built.map((s) => s.cpuMs);
+    const wall = built.map((s) => s.wallMs);
+    const ratio = mains.length > 1 ? ` ${(median(cpu) / firstCpu).toFixed(2)}× |` : "";
+    console.log(`| ${c.name} | ${String.fromCharCode(65 + i)} | ${median(cpu).toFixed(0)} [${range(cpu)}] | ${median(wall).toFixed(0)} [${range(wall)}] |${ratio}`);
+  });
 }

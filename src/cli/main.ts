@@ -204,7 +204,8 @@ function isEntryPoint(): boolean {
   }
 }
 
-if (isEntryPoint()) {
+/** The process's own arguments and streams: what the `gateway` executable runs (src/cli/bin.ts). */
+export function runFromCommandLine(): void {
   const io: CliIo = {
     stdout: (text) => process.stdout.write(text),
     stderr: (text) => process.stderr.write(text),
@@ -225,3 +226,6 @@ if (isEntryPoint()) {
     if (cluster.worker?.isConnected()) cluster.worker.disconnect();
   });
 }
+
+// Run from source (tsx src/cli/main.ts); the built executable is src/cli/bin.ts.
+if (isEntryPoint()) runFromCommandLine();

@@ -238,7 +238,9 @@ export class PrimaryMetricsAggregator {
   /** prom-client is loaded by the primary only once a scrape needs it. */
   async #aggregator(): Promise<AggregateFn> {
     if (this.#aggregate === null) {
-      const { AggregatorRegistry } = await import("prom-client");
+      // Its default export (module.exports): the bundled gateway (decision 0034) gives a CommonJS
+      // package loaded by import() no named exports.
+      const { AggregatorRegistry } = (await import("prom-client")).default;
       this.#aggregate = (metrics) => AggregatorRegistry.aggregate(metrics);
     }
     return this.#aggregate;

@@ -14,7 +14,7 @@ import { DEMO_CREDIT_NOTE } from "../../src/accounts/bootstrap.js";
 import { parseUsd } from "../../src/core/money.js";
 import { openStore, type Store } from "../../src/store/index.js";
 import { createTestDatabase, DATABASE_KINDS, type TestDatabase } from "../support/databases.js";
-import { buildIfStale, killAll, startGateway, waitFor, waitUntilHealthy, type GatewayProcess } from "./gateway-process.js";
+import { buildIfStale, killAll, PROCESS_TEST_TIMEOUT_MS, startGateway, waitFor, waitUntilHealthy, type GatewayProcess } from "./gateway-process.js";
 
 const API_KEY = /API key:\s+(mgw_[A-Za-z0-9_-]{43})\b/;
 const TRY = /^ {2}try: +(curl .+)$/m;
@@ -61,7 +61,7 @@ for (const kind of DATABASE_KINDS) {
       banner = gateway.stderr();
       key = API_KEY.exec(banner)![1]!;
       store = await openStore({ databaseUrl: database.databaseUrl, sqlitePath: join(cwd, "data", "gateway.db"), secret: "unused-for-this-check" });
-    }, 60_000);
+    }, PROCESS_TEST_TIMEOUT_MS);
     afterAll(async () => {
       await store?.close();
       gateway?.child.kill("SIGTERM");
@@ -211,7 +211,7 @@ models:
     provider: upstream
 `;
 
-  it("defines providers: no demo models are listed, no demo credit, no demo lines", async () => {
+  it("defines providers: no demo models are listed, no demo credit, no demo lines", { timeout: PROCESS_TEST_TIMEOUT_MS }, async () => {
     const { gateway, key } = await startWith(providers);
     try {
       expect((await models(gateway, key)).map((m) => m.id)).toEqual(["real-model"]);
@@ -222,7 +222,7 @@ models:
     }
   });
 
-  it("defines providers and demo: true: the demo models are listed beside them", async () => {
+  it("defines providers and demo: true: the demo models are listed beside them", { timeout: PROCESS_TEST_TIMEOUT_MS }, async () => {
     const { gateway, key } = await startWith(`demo: true\n${providers}`);
     try {
       expect((await models(gateway, key)).map((m) => [m.id, m.demo ?? false])).toEqual([

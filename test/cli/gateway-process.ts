@@ -1,16 +1,15 @@
-// Starts the real `gateway serve` entry as a child process (through tsx) and waits on it, with every
-// wait bounded. Children are tracked so a test can always kill what it started.
+// Starts the real `gateway serve` as a child process, the built executable a user runs
+// (dist/cli/main.js, rebuilt when stale before the tests start: test/support/build-cli.ts), and
+// waits on it, with every wait bounded. Children are tracked so a test can always kill what it started.
 import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { createServer } from "node:net";
-import { fileURLToPath, pathToFileURL } from "node:url";
-import { createRequire } from "node:module";
+import { fileURLToPath } from "node:url";
 
-const MAIN = fileURLToPath(new URL("../../src/cli/main.ts", import.meta.url));
-// Resolved from this file, so the child's cwd (an empty temp dir) need not contain node_modules.
-const TSX_LOADER = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
+/** The package's bin, `gateway` (absolute: the child's cwd is an empty temp dir). */
+export const GATEWAY_BIN = fileURLToPath(new URL("../../dist/cli/main.js", import.meta.url));
 
 /** Variables of the test runner's own environment that must not leak into a "fresh" gateway. */
 const GATEWAY_VARIABLES = ["GATEWAY_CONFIG", "GATEWAY_DATA_DIR", "GATEWAY_SECRET", "DATABASE_URL", "PORT", "HOST", "LOG_LEVEL"];
@@ -65,9 +64,9 @@ export async function buildIfStale(): Promise<void> {
 }
 
 /**
- * The source entry through tsx (default), or the built one exactly as `npm start` runs it (call buildIfStale first).
- * workers: `--workers N`; the source entry defaults to 1 (one process, as before --workers existed), the
- * built one to npm start's own default (the number of cores).
+ * `gateway serve` (default), or exactly as `npm start` runs it (built: its node flags and environment;
+ * call buildIfStale first, which also builds the dashboard). workers: `--workers N`; the plain command
+ * defaults to 1 (one process, as before --workers existed), npm start's to its own default.
  */
 export async function startGateway(cwd: string, env: Record<string, string>, options: { port?: number; built?: boolean; workers?: number } = {}): Promise<GatewayProcess> {
   const port = options.port ?? (await freePort());
@@ -76,7 +75,7 @@ export async function startGateway(cwd: string, env: Record<string, string>, opt
   const built = options.built ? builtStartCommand() : null;
   Object.assign(childEnv, built?.env, env, { PORT: String(port), HOST: "127.0.0.1" });
   const workers = options.workers ?? (built ? undefined : 1);
-  const args = [...(built ? built.args : ["--import", TSX_LOADER, MAIN, "serve"]), ...(workers === undefined ? [] : ["--workers", String(workers)])];
+  const args = [...(built ? built.args : [GATEWAY_BIN, "serve"]), ...(workers === undefined ? [] : ["--workers", String(workers)])];
   const child = spawn(process.execPath, args, { cwd, env: childEnv, stdio: ["ignore", "pipe", "pipe"] });
   running.add(child);
   let out = "";
@@ -114,6 +113,12 @@ export async function waitFor(predicate: () => boolean | Promise<boolean>, timeo
  * start exits, and that fails it at once). Start-up time itself is measured in bench/startup.ts.
  */
 export const READY_DEADLINE_MS = 45_000;
+
+/**
+ * The timeout of a test (or hook) that starts a gateway and waits for it: the readiness deadline
+ * and a minute for the rest, so that vitest's own timeout never ends the wait before its deadline.
+ */
+export const PROCESS_TEST_TIMEOUT_MS = READY_DEADLINE_MS + 60_000;
 
 export async function waitUntilHealthy(gateway: GatewayProcess, timeoutMs = READY_DEADLINE_MS): Promise<void> {
   await waitFor(

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openStore } from "../../src/store/index.js";
 import { createTestDatabase, DATABASE_KINDS, type TestDatabase } from "../support/databases.js";
-import { killAll, startGateway, waitFor, waitUntilHealthy, type GatewayProcess } from "./gateway-process.js";
+import { killAll, PROCESS_TEST_TIMEOUT_MS, startGateway, waitFor, waitUntilHealthy, type GatewayProcess } from "./gateway-process.js";
 
 function configText(options: { price: string; extraModel?: boolean }): string {
   return `
@@ -53,7 +53,7 @@ for (const kind of DATABASE_KINDS) {
       await database?.drop();
     });
 
-    it("swaps a changed file in, refuses an invalid one with the start-up message, keeps serving", async () => {
+    it("swaps a changed file in, refuses an invalid one with the start-up message, keeps serving", { timeout: PROCESS_TEST_TIMEOUT_MS }, async () => {
       const path = join(cwd, "gateway.config.yaml");
       const first = configText({ price: "1.00" });
       writeFileSync(path, first);
@@ -118,6 +118,6 @@ for (const kind of DATABASE_KINDS) {
       } finally {
         await store.close();
       }
-    }, 60_000);
+    });
   });
 }

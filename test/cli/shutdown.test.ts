@@ -8,11 +8,11 @@ import { openStore } from "../../src/store/index.js";
 import { createTestDatabase } from "../support/databases.js";
 import { mockConfig } from "../support/gateway.js";
 import { chatStream, startMockUpstream } from "../support/mock-upstream.js";
-import { killAll, startGateway, waitUntilHealthy } from "./gateway-process.js";
+import { killAll, PROCESS_TEST_TIMEOUT_MS, startGateway, waitUntilHealthy } from "./gateway-process.js";
 
 afterAll(() => killAll());
 
-it("finishes a stream in flight after SIGTERM, refuses new connections, exits 0", { timeout: 60_000 }, async () => {
+it("finishes a stream in flight after SIGTERM, refuses new connections, exits 0", { timeout: PROCESS_TEST_TIMEOUT_MS }, async () => {
   const mock = await startMockUpstream();
   mock.handler = (req, res) =>
     chatStream(

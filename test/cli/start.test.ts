@@ -9,7 +9,7 @@ import { hashApiKey } from "../../src/core/api-keys.js";
 import { verifyPassword } from "../../src/accounts/passwords.js";
 import { openStore } from "../../src/store/index.js";
 import { createTestDatabase, DATABASE_KINDS, type TestDatabase } from "../support/databases.js";
-import { killAll, startGateway, waitFor, waitUntilHealthy, type GatewayProcess } from "./gateway-process.js";
+import { killAll, PROCESS_TEST_TIMEOUT_MS, startGateway, waitFor, waitUntilHealthy, type GatewayProcess } from "./gateway-process.js";
 
 const BANNER = /First start: created an administrator account/g;
 const CREDENTIALS = /email (\S+), password (\S+)\)/;
@@ -49,7 +49,7 @@ for (const kind of DATABASE_KINDS) {
       await database?.drop();
     });
 
-    it("first start: serves health, request ids and 404s, prints the banner once, exits 0 on SIGTERM", async () => {
+    it("first start: serves health, request ids and 404s, prints the banner once, exits 0 on SIGTERM", { timeout: PROCESS_TEST_TIMEOUT_MS }, async () => {
       const gateway = await startGateway(cwd, env);
       try {
         await waitUntilHealthy(gateway);
@@ -117,7 +117,7 @@ for (const kind of DATABASE_KINDS) {
       }
     });
 
-    it("a second start on the same data does not print the banner again", async () => {
+    it("a second start on the same data does not print the banner again", { timeout: PROCESS_TEST_TIMEOUT_MS }, async () => {
       const gateway = await startGateway(cwd, env);
       try {
         await waitUntilHealthy(gateway);
@@ -157,7 +157,7 @@ for (const kind of DATABASE_KINDS) {
       }
     });
 
-    it("two processes starting together on an empty database: both serve, one banner", async () => {
+    it("two processes starting together on an empty database: both serve, one banner", { timeout: PROCESS_TEST_TIMEOUT_MS }, async () => {
       const fresh = await createTestDatabase(kind);
       const sharedCwd = mkdtempSync(join(tmpdir(), "gw-start-"));
       const sharedEnv: Record<string, string> = { GATEWAY_SECRET: "shared-secret-for-test" };

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { openStore } from "../../src/store/index.js";
 import { keyFingerprint } from "../../src/upstreams/upstream-health.js";
-import { killAll, startGateway as spawnGateway, waitFor, waitUntilHealthy } from "../cli/gateway-process.js";
+import { killAll, PROCESS_TEST_TIMEOUT_MS, startGateway as spawnGateway, waitFor, waitUntilHealthy } from "../cli/gateway-process.js";
 import { createTestDatabase, DATABASE_KINDS } from "../support/databases.js";
 import { mockConfig } from "../support/gateway.js";
 import { chatCompletion, json, startMockUpstream } from "../support/mock-upstream.js";
@@ -23,7 +23,7 @@ afterAll(() => killAll());
 
 for (const kind of DATABASE_KINDS.filter((k) => k === "postgres")) {
   describe(`circuit breakers shared by two gateway processes on ${kind}`, () => {
-    it("a breaker opened by one process is open in the other within a second", { timeout: 60_000 }, async () => {
+    it("a breaker opened by one process is open in the other within a second", { timeout: PROCESS_TEST_TIMEOUT_MS }, async () => {
       const mock = await startMockUpstream();
       mock.handler = (req, res) => {
         if (req.key === BAD) res.socket!.destroy();
