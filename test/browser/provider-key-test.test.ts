@@ -56,8 +56,11 @@ describe.skipIf(SKIP_BROWSER)("testing a provider key in Chromium", () => {
     expect(text).toContain("works");
     expect(text).toContain("HTTP 200");
     expect(text).toMatch(/\d+ ms/);
-    // 10 input tokens at 1.00 and 1 output token at 2.00 USD per million.
-    expect(text).toContain("$0.000012");
+    // 10 input tokens at 1.00 and 1 output token at 2.00 USD per million: below the dashboard's
+    // four decimals, so shown as "<$0.0001" with the exact amount in its title.
+    const cost = outcome.getByTestId("key-test-cost");
+    expect(await cost.textContent()).toBe("<$0.0001");
+    expect(await cost.getAttribute("title")).toBe("$0.000012 exactly");
     expect(text).toContain("gpt-mock");
     await page.screenshot({ path: join(SHOTS, "provider-key-test-ok-1280.png"), fullPage: true });
 

@@ -3,7 +3,7 @@
 // latency and cost shown), enable or disable, and remove after confirming.
 import { useState, type FormEvent } from "react";
 import { api, type CatalogProviderKey, type LiveCatalog, type ProviderKeyTest } from "../api";
-import { formatMoney, TableScroll, type useAction } from "../components";
+import { Money, TableScroll, type useAction } from "../components";
 
 export type Run = ReturnType<typeof useAction>["run"];
 
@@ -160,7 +160,9 @@ function KeyTestOutcome(props: { name: string; test: ProviderKeyTest }) {
         <dt>Latency</dt>
         <dd>{t.latency_ms} ms</dd>
         <dt>Cost (the operator&apos;s)</dt>
-        <dd>{formatMoney(t.cost_usd)}</dd>
+        <dd>
+          <Money usd={t.cost_usd} testId="key-test-cost" />
+        </dd>
         <dt>Model</dt>
         <dd>{t.model}</dd>
         {t.error && (
