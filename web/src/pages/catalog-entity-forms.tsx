@@ -2,9 +2,10 @@
 // tier; the model form is catalog-model-form.tsx), and each row's Edit, Disable/Enable and Delete.
 // Every save is one call of /dashboard/api/admin/catalog/{providers,models,tiers}, made from the
 // version the page shows: a change made meanwhile by someone else is refused (409) and shown.
-import { useEffect, useRef, useState, type FormEvent, type ReactNode } from "react";
+import { useState, type FormEvent, type ReactNode } from "react";
 import { api, type CatalogDocument } from "../api";
 import { ErrorText, useLoad } from "../components";
+import { Dialog } from "../dialog";
 import type { Run } from "./catalog-provider-keys";
 
 export type EntityKind = "provider" | "model" | "tier";
@@ -29,30 +30,6 @@ export interface CatalogChange {
 
 export function entryPath(kind: EntityKind, name: string): string {
   return `/admin/catalog/${SEGMENT[kind]}/${encodeURIComponent(name)}`;
-}
-
-/** A modal dialog: focus moves in when it opens, Escape closes it. */
-export function Dialog(props: { title: string; onClose: () => void; children: ReactNode; testId?: string }) {
-  const ref = useRef<HTMLDivElement>(null);
-  useEffect(() => {
-    ref.current?.querySelector<HTMLElement>("input, select, textarea, button")?.focus();
-  }, []);
-  return (
-    <div className="dialog-backdrop">
-      <div
-        ref={ref}
-        role="dialog"
-        aria-modal="true"
-        aria-labelledby="entry-dialog-title"
-        className="dialog"
-        data-testid={props.testId}
-        onKeyDown={(event) => event.key === "Escape" && props.onClose()}
-      >
-        <h2 id="entry-dialog-title">{props.title}</h2>
-        {props.children}
-      </div>
-    </div>
-  );
 }
 
 /**

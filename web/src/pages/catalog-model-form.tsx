@@ -5,7 +5,8 @@
 // version the model's write made). Kept in its own file so other pages can open it.
 import { useState } from "react";
 import { api, type CatalogDocument } from "../api";
-import { Dialog, EntryForm, Field, entryPath, optional, useEntryOptions, withoutNulls, type CatalogChange } from "./catalog-entity-forms";
+import { Dialog } from "../dialog";
+import { EntryForm, Field, entryPath, optional, useEntryOptions, withoutNulls, type CatalogChange } from "./catalog-entity-forms";
 
 const str = (value: unknown) => (typeof value === "string" || typeof value === "number" ? String(value) : "");
 
@@ -77,7 +78,7 @@ export function ModelDialog(props: { id: string | null; document: CatalogDocumen
   const kinds = options.data?.model_kinds ?? [kind];
   const modalityNames = options.data?.modalities ?? [];
   return (
-    <Dialog title={props.id === null ? "Add a model" : `Edit model ${props.id}`} onClose={props.onClose} testId="model-dialog">
+    <Dialog title={props.id === null ? "Add a model" : `Edit model ${props.id}`} onClose={props.onClose} testId="model-dialog" wide>
       <EntryForm save={save} done={props.id === null ? `Added model ${id.trim()}.` : `Saved model ${props.id}.`} onDone={props.onDone} onClose={props.onClose}>
         {props.id === null && <Field label="Model id" name="id" value={id} onChange={setId} required placeholder="vendor/model-name" />}
         <label>
