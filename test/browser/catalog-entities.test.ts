@@ -1,7 +1,8 @@
 // The Catalog page's entry dialogs in a real browser (issue 40, item 1): an administrator adds a
 // provider and a model (kind, upstream name, context, modalities, prices, tiers) in dialogs, edits
 // the model, sees a refused change explained in the dialog with nothing changed, disables and enables
-// it, is told which tier still names it before deleting it, and pages through older versions of the
+// it, is told which tier still names it before deleting it, turns a model into a routing group and
+// gives a tier a price factor under "Other settings" (JSON), and pages through older versions of the
 // history. Every save is checked against the catalog the gateway serves. Shot at 1280 and 375 px into
 // test-output/screenshots/ (catalog-entities-*.png); at 375 px nothing scrolls sideways.
 import { join } from "node:path";
@@ -146,6 +147,45 @@ describe.skipIf(SKIP_BROWSER)("the Catalog page's entry dialogs in Chromium", ()
     await page.getByRole("alertdialog", { name: "Delete model browser-model?" }).getByRole("button", { name: "Yes, delete" }).click();
     await status("Deleted model browser-model.");
     expect(await model("browser-model")).toBeUndefined();
+  });
+
+  it("makes a model a routing group and gives a tier a price factor under Other settings", async () => {
+    const dialog = page.getByTestId("model-dialog");
+    await page.getByRole("button", { name: "Edit model gpt-mock" }).click();
+    const version = (await served()).version!.version;
+    await dialog.getByLabel("Other settings (JSON)").fill("{ not json");
+    await dialog.getByRole("button", { name: "Save" }).click();
+    await dialog.getByRole("alert").filter({ hasText: "Other settings: not valid JSON" }).waitFor();
+    expect((await served()).version!.version).toBe(version);
+    const group = {
+      deployments: [
+        { name: "primary", provider: "mockai" },
+        { name: "backup", provider: "browserai", priority: 1 },
+      ],
+      routing: { strategy: "ordered" },
+    };
+    await dialog.getByLabel("Other settings (JSON)").fill(JSON.stringify(group));
+    await dialog.getByRole("button", { name: "Save" }).click();
+    await status("Saved model gpt-mock.");
+    const grouped = await model("gpt-mock");
+    expect(grouped).toMatchObject(group);
+    expect(grouped!.provider).toBeUndefined();
+    expect(gateway.app.ctx.live.current.config.models.get("gpt-mock")!.group!.deployments.map((d) => d.name)).toEqual(["primary", "backup"]);
+
+    const tierDialog = page.getByTestId("tier-dialog");
+    await page.getByRole("button", { name: "Edit tier premium" }).click();
+    await tierDialog.getByLabel("Other settings (JSON)").fill('{"price_factor": "1.5"}');
+    await shotBoth("other-settings");
+    await tierDialog.getByRole("button", { name: "Save" }).click();
+    await status("Saved tier premium.");
+    expect((await served()).document.tiers.premium).toEqual({ models: ["*"], price_factor: "1.5" });
+    // Emptied, the field is removed again.
+    await page.getByRole("button", { name: "Edit tier premium" }).click();
+    expect(JSON.parse(await tierDialog.getByLabel("Other settings (JSON)").inputValue())).toEqual({ price_factor: "1.5" });
+    await tierDialog.getByLabel("Other settings (JSON)").fill("");
+    await tierDialog.getByRole("button", { name: "Save" }).click();
+    await status("Saved tier premium.");
+    expect((await served()).document.tiers.premium).toEqual({ models: ["*"] });
   });
 
   it("pages through older versions of the history", async () => {

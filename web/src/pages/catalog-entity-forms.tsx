@@ -2,7 +2,7 @@
 // tier; the model form is catalog-model-form.tsx), and each row's Edit, Disable/Enable and Delete.
 // Every save is one call of /dashboard/api/admin/catalog/{providers,models,tiers}, made from the
 // version the page shows: a change made meanwhile by someone else is refused (409) and shown.
-import { useState, type FormEvent, type ReactNode } from "react";
+import { useId, useState, type FormEvent, type ReactNode } from "react";
 import { api, type CatalogDocument } from "../api";
 import { ErrorText, useLoad } from "../components";
 import { Dialog } from "../dialog";
@@ -97,7 +97,60 @@ export function withoutNulls(fields: Record<string, unknown>): Record<string, un
   return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== null));
 }
 
+/**
+ * The entry's fields that a form has no control for (a provider's headers or apis, a tier's limits or
+ * price factor, a model's routing group or default output), as JSON the operator edits; the server
+ * checks them like every other field. `disabled` is left to the row's Disable/Enable.
+ */
+export function otherSettingsOf(entry: Record<string, unknown>, shown: readonly string[]): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(entry).filter(([key]) => !shown.includes(key) && key !== "disabled"));
+}
+
+/** The fields the JSON sets, and null (remove) for each one it no longer has; throws, naming the problem, for text that is not a JSON object. */
+export function otherSettingsChange(text: string, before: Record<string, unknown>, shown: readonly string[]): Record<string, unknown> {
+  let parsed: unknown;
+  try {
+    parsed = text.trim() === "" ? {} : JSON.parse(text);
+  } catch (error) {
+    throw new Error(`Other settings: not valid JSON (${(error as Error).message}).`);
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw new Error('Other settings: write a JSON object, { "field": value }.');
+  const change: Record<string, unknown> = Object.fromEntries(Object.keys(before).map((key) => [key, null]));
+  for (const [key, value] of Object.entries(parsed)) {
+    if (shown.includes(key) || key === "disabled") throw new Error(`Other settings: ${key} has its own control in this form.`);
+    change[key] = value;
+  }
+  return change;
+}
+
+export function OtherSettings(props: { value: string; onChange: (value: string) => void; hint: string }) {
+  const hintId = useId();
+  return (
+    <>
+      <label>
+        Other settings (JSON)
+        <textarea
+          name="other_settings"
+          rows={Math.min(12, Math.max(3, props.value.split("\n").length))}
+          value={props.value}
+          onChange={(event) => props.onChange(event.target.value)}
+          spellCheck={false}
+          aria-describedby={hintId}
+        />
+      </label>
+      <p className="hint" id={hintId}>
+        {props.hint}
+      </p>
+    </>
+  );
+}
+
+const pretty = (value: Record<string, unknown>) => (Object.keys(value).length === 0 ? "" : JSON.stringify(value, null, 2));
+
 const str = (value: unknown) => (typeof value === "string" || typeof value === "number" ? String(value) : "");
+
+const PROVIDER_FIELDS = ["type", "base_url", "api_version", "region", "timeout_ms"] as const;
+const TIER_FIELDS = ["models"] as const;
 
 export function ProviderDialog(props: { name: string | null; document: CatalogDocument; version: number; onDone: (message: string) => void; onClose: () => void }) {
   const entry = props.name === null ? {} : (props.document.providers[props.name] ?? {});
@@ -108,11 +161,21 @@ export function ProviderDialog(props: { name: string | null; document: CatalogDo
   const [apiVersion, setApiVersion] = useState(str(entry.api_version));
   const [region, setRegion] = useState(str(entry.region));
   const [timeoutMs, setTimeoutMs] = useState(str(entry.timeout_ms));
-  const fields = { type, base_url: baseUrl.trim(), api_version: optional(apiVersion), region: optional(region), timeout_ms: optional(timeoutMs, true) };
-  const save = () =>
-    props.name === null
+  const otherBefore = otherSettingsOf(entry, PROVIDER_FIELDS);
+  const [other, setOther] = useState(pretty(otherBefore));
+  const save = () => {
+    const fields = {
+      ...otherSettingsChange(other, otherBefore, PROVIDER_FIELDS),
+      type,
+      base_url: baseUrl.trim(),
+      api_version: optional(apiVersion),
+      region: optional(region),
+      timeout_ms: optional(timeoutMs, true),
+    };
+    return props.name === null
       ? api("POST", "/admin/catalog/providers", { name: name.trim(), entry: withoutNulls(fields), base_version: props.version })
       : api("PATCH", entryPath("provider", props.name), { set: fields, base_version: props.version });
+  };
   return (
     <Dialog title={props.name === null ? "Add a provider" : `Edit provider ${props.name}`} onClose={props.onClose} testId="provider-dialog">
       <EntryForm save={save} done={props.name === null ? `Added provider ${name.trim()}.` : `Saved provider ${props.name}.`} onDone={props.onDone} onClose={props.onClose}>
@@ -129,6 +192,7 @@ export function ProviderDialog(props: { name: string | null; document: CatalogDo
         <Field label="API version (azure-openai)" name="api_version" value={apiVersion} onChange={setApiVersion} />
         <Field label="Region (bedrock)" name="region" value={region} onChange={setRegion} />
         <Field label="Timeout (ms)" name="timeout_ms" value={timeoutMs} onChange={setTimeoutMs} placeholder="600000" />
+        <OtherSettings value={other} onChange={setOther} hint='For example {"headers": {"x-team": "ml"}, "apis": ["chat"]}; see docs/configuration.md.' />
         <p className="hint">Keys are added under Provider keys, stored encrypted, never in the catalog.</p>
       </EntryForm>
     </Dialog>
@@ -141,10 +205,14 @@ export function TierDialog(props: { name: string | null; document: CatalogDocume
   const [models, setModels] = useState<string[]>(Array.isArray(entry.models) ? (entry.models as string[]) : []);
   const ids = ["*", ...props.document.models.map((m) => str(m.id))];
   const toggle = (id: string, on: boolean) => setModels(on ? [...models, id] : models.filter((m) => m !== id));
-  const save = () =>
-    props.name === null
-      ? api("POST", "/admin/catalog/tiers", { name: name.trim(), entry: { models }, base_version: props.version })
-      : api("PATCH", entryPath("tier", props.name), { set: { models }, base_version: props.version });
+  const otherBefore = otherSettingsOf(entry, TIER_FIELDS);
+  const [other, setOther] = useState(pretty(otherBefore));
+  const save = () => {
+    const fields = { ...otherSettingsChange(other, otherBefore, TIER_FIELDS), models };
+    return props.name === null
+      ? api("POST", "/admin/catalog/tiers", { name: name.trim(), entry: withoutNulls(fields), base_version: props.version })
+      : api("PATCH", entryPath("tier", props.name), { set: fields, base_version: props.version });
+  };
   return (
     <Dialog title={props.name === null ? "Add a tier" : `Edit tier ${props.name}`} onClose={props.onClose} testId="tier-dialog">
       <EntryForm save={save} done={props.name === null ? `Added tier ${name.trim()}.` : `Saved tier ${props.name}.`} onDone={props.onDone} onClose={props.onClose}>
@@ -157,6 +225,7 @@ export function TierDialog(props: { name: string | null; document: CatalogDocume
             </label>
           ))}
         </fieldset>
+        <OtherSettings value={other} onChange={setOther} hint='For example {"price_factor": "1.5", "limits": {"requests_per_minute": 600}}.' />
       </EntryForm>
     </Dialog>
   );

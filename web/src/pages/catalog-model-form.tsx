@@ -6,7 +6,21 @@
 import { useState } from "react";
 import { api, type CatalogDocument } from "../api";
 import { Dialog } from "../dialog";
-import { EntryForm, Field, entryPath, optional, useEntryOptions, withoutNulls, type CatalogChange } from "./catalog-entity-forms";
+import {
+  EntryForm,
+  Field,
+  OtherSettings,
+  entryPath,
+  optional,
+  otherSettingsChange,
+  otherSettingsOf,
+  useEntryOptions,
+  withoutNulls,
+  type CatalogChange,
+} from "./catalog-entity-forms";
+
+/** The fields this form has controls for; the rest (a routing group's deployments and routing, default output, prompt caching) are "Other settings". */
+const MODEL_FIELDS = ["id", "kind", "provider", "upstream_model", "context_window", "max_output_tokens", "modalities", "pricing"] as const;
 
 const str = (value: unknown) => (typeof value === "string" || typeof value === "number" ? String(value) : "");
 
@@ -25,7 +39,10 @@ export function ModelDialog(props: { id: string | null; document: CatalogDocumen
   const options = useEntryOptions();
   const entry = props.id === null ? {} : (props.document.models.find((m) => m.id === props.id) ?? {});
   const providers = Object.keys(props.document.providers);
-  const grouped = Array.isArray(entry.deployments);
+  const otherBefore = otherSettingsOf(entry, MODEL_FIELDS);
+  const [other, setOther] = useState(Object.keys(otherBefore).length === 0 ? "" : JSON.stringify(otherBefore, null, 2));
+  // A routing group names its providers in its deployments: the form's provider is not sent then.
+  const grouped = /"deployments"\s*:/.test(other);
   const [id, setId] = useState(props.id ?? "");
   const [kind, setKind] = useState(str(entry.kind) || "chat");
   const [provider, setProvider] = useState(str(entry.provider) || providers[0] || "");
@@ -52,13 +69,14 @@ export function ModelDialog(props: { id: string | null; document: CatalogDocumen
       else newPricing[key] = value;
     }
     const fields: Record<string, unknown> = {
+      ...otherSettingsChange(other, otherBefore, MODEL_FIELDS),
       kind,
       upstream_model: optional(upstream),
       context_window: optional(contextWindow, true),
       max_output_tokens: optional(maxOutput, true),
       modalities: input.length > 0 || output.length > 0 ? { input, output } : null,
       pricing: newPricing,
-      ...(grouped ? {} : { provider }),
+      provider: grouped ? null : provider,
     };
     let change =
       props.id === null
@@ -90,7 +108,7 @@ export function ModelDialog(props: { id: string | null; document: CatalogDocumen
           </select>
         </label>
         {grouped ? (
-          <p className="hint">Served by a routing group (its deployments are changed with the admin API or the CLI).</p>
+          <p className="hint">Served by a routing group: its deployments and routing are under Other settings.</p>
         ) : (
           <label>
             Provider
@@ -137,6 +155,11 @@ export function ModelDialog(props: { id: string | null; document: CatalogDocumen
             ),
           )}
         </fieldset>
+        <OtherSettings
+          value={other}
+          onChange={setOther}
+          hint='A routing group: {"deployments": [{"name": "a", "provider": "openai"}, {"name": "b", "provider": "azure", "priority": 1}], "routing": {"strategy": "ordered"}}; also default_output_tokens, prompt_caching.'
+        />
       </EntryForm>
     </Dialog>
   );
