@@ -12,6 +12,7 @@ import { keyRoutes } from "./routes/keys.js";
 import { providerKeyRoutes } from "./routes/provider-keys.js";
 import type { AdminRoute } from "./routes/route.js";
 import { usageAuditRoutes } from "./routes/usage-audit.js";
+import { workspaceRoutes } from "./routes/workspaces.js";
 import { refuseUnstorableText } from "../core/stored-text.js";
 
 export const ADMIN_API_PREFIX = "/admin/v1";
@@ -25,6 +26,7 @@ export const ADMIN_API_ROUTES: readonly AdminRoute[] = [
   ...usageAuditRoutes,
   ...configRoutes,
   ...catalogRoutes,
+  ...workspaceRoutes,
 ];
 
 export function registerAdminApiRoutes(app: FastifyInstance, ctx: RouteContext): void {
