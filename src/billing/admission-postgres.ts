@@ -73,7 +73,12 @@ export async function reservePostgres(batcher: PostgresBatcher, r: Reservation):
     throw trafficRefusalError(limit, { index, kind, window: windowsOf([verdict?.window], 1)[0]! }, r.now, request.route === "messages");
   }
   if (typeof outcome === "string" && isRefusalCode(outcome)) {
-    throw refusalError({ code: outcome, detail: typeof detail === "string" ? detail : null, headroom: headroomOf(row.headroom), figures: figuresOf(row.figures) }, month, amount, r.now);
+    throw refusalError(
+      { code: outcome, detail: typeof detail === "string" ? detail : null, headroom: headroomOf(row.headroom), figures: figuresOf(row.figures) },
+      month,
+      amount,
+      r.now,
+    );
   }
   throw new Error(`gw_admit answered ${JSON.stringify(outcome)}`);
 }
@@ -117,5 +122,12 @@ function figuresOf(value: unknown): BudgetFigures | null {
   if (value === null || typeof value !== "object") return null;
   const f = value as Record<string, unknown>;
   const big = (name: string): bigint | null => (typeof f[name] === "string" && /^-?\d+$/.test(f[name]) ? BigInt(f[name]) : null);
-  return { costLimit: big("cost_limit"), tokenLimit: big("token_limit"), cost: big("cost") ?? 0n, tokens: big("tokens") ?? 0n, held: big("held") ?? 0n, heldTokens: big("held_tokens") ?? 0n };
+  return {
+    costLimit: big("cost_limit"),
+    tokenLimit: big("token_limit"),
+    cost: big("cost") ?? 0n,
+    tokens: big("tokens") ?? 0n,
+    held: big("held") ?? 0n,
+    heldTokens: big("held_tokens") ?? 0n,
+  };
 }

@@ -211,7 +211,9 @@ function budgetError(code: "workspace_budget_exceeded" | "member_budget_exceeded
   const whose = code === "workspace_budget_exceeded" ? "the workspace's monthly budget" : "your monthly budget as a member of this workspace";
   const parts: string[] = [];
   if (figures?.costLimit != null) {
-    parts.push(`the budget is ${formatUsd(figures.costLimit)} USD with ${formatUsd(figures.cost)} USD spent and ${formatUsd(figures.held)} USD held for requests in flight, and this request needs up to ${formatUsd(amount)} USD`);
+    parts.push(
+      `the budget is ${formatUsd(figures.costLimit)} USD with ${formatUsd(figures.cost)} USD spent and ${formatUsd(figures.held)} USD held for requests in flight, and this request needs up to ${formatUsd(amount)} USD`,
+    );
   }
   if (figures?.tokenLimit != null) {
     parts.push(`the token budget is ${figures.tokenLimit} with ${figures.tokens} used and ${figures.heldTokens} held`);

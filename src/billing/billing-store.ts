@@ -171,9 +171,7 @@ export class StoreBilling implements Billing {
 
   /** Releases holds past their expiry (left by crashed processes). Returns how many. */
   releaseExpiredHolds(now: number = this.now()): Promise<number> {
-    return sweepExpiredHolds(this.db, now, (expired, expiredBefore) =>
-      this.#releaseOne(expired.account_id, expired.id, expiredBefore, scopesOfColumn(expired.budgets)),
-    );
+    return sweepExpiredHolds(this.db, now, (expired, expiredBefore) => this.#releaseOne(expired.account_id, expired.id, expiredBefore, scopesOfColumn(expired.budgets)));
   }
 
   /** Sweeps expired holds every intervalMs until stopSweeper(); the timer does not keep Node alive. */

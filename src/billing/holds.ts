@@ -57,13 +57,7 @@ export function endTrafficSqlite(exec: SqlExec, traffic: string | null, actualTo
 }
 
 /** The same on PostgreSQL: one release operation of gw_batch, group-committed (postgres-batcher.ts). */
-export async function releaseHoldPostgres(
-  batcher: PostgresBatcher,
-  accountId: string,
-  holdId: string,
-  expiredBefore?: number,
-  budgets: readonly string[] = [],
-): Promise<boolean> {
+export async function releaseHoldPostgres(batcher: PostgresBatcher, accountId: string, holdId: string, expiredBefore?: number, budgets: readonly string[] = []): Promise<boolean> {
   // The hold's budget scopes, for gw_batch to lock before the account (budget-functions.ts); it gives back those of the deleted row.
   const answer = await batcher.call(
     { k: "release", hold: holdId, expired_before: expiredBefore === undefined ? null : BigInt(expiredBefore).toString(), ...(budgets.length > 0 && { scopes: budgets }) },

@@ -58,7 +58,7 @@ const scopeLists = new WeakMap<WorkspacePolicy, Map<string, readonly BudgetLimit
  */
 export function budgetLimitsOf(workspace: WorkspacePolicy, accountId: string): readonly BudgetLimit[] {
   let byAccount = scopeLists.get(workspace);
-  if (byAccount === undefined) scopeLists.set(workspace, (byAccount = new Map()));
+  if (byAccount === undefined) scopeLists.set(workspace, (byAccount = new Map<string, readonly BudgetLimit[]>()));
   let limits = byAccount.get(accountId);
   if (limits === undefined) {
     limits = [

@@ -53,7 +53,11 @@ export class WorkspaceBudgetsStore {
   setPolicy(workspaceId: string, change: WorkspacePolicyChange): Promise<{ before: WorkspacePolicy; after: WorkspacePolicy }> {
     return transact(this.db, async (trx) => {
       // Locks the row first (a write: SQLite has no FOR UPDATE), so that `before` is what this change replaces.
-      const locked = await trx.updateTable("workspaces").set((eb) => ({ name: eb.ref("name") })).where("id", "=", workspaceId).executeTakeFirst();
+      const locked = await trx
+        .updateTable("workspaces")
+        .set((eb) => ({ name: eb.ref("name") }))
+        .where("id", "=", workspaceId)
+        .executeTakeFirst();
       const current = locked.numUpdatedRows > 0n ? await trx.selectFrom("workspaces").selectAll().where("id", "=", workspaceId).executeTakeFirst() : undefined;
       if (!current) throw new GatewayError("not_found", `no workspace ${workspaceId}`);
       const row = await trx

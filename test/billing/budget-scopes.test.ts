@@ -42,8 +42,8 @@ for (const kind of DATABASE_KINDS) {
     let billing: StoreBilling;
     useBillingStore(kind, (f) => ({ store, billing } = f), { now: clock.now });
 
-    /** Two members with a key each in workspace `id`, with ample balances. */
-    async function members(id: string) {
+    /** Two members with a key each, with ample balances (the workspace is the budgets passed to admit). */
+    async function members() {
       const a = await makeAccount(store, { balance: USD });
       const b = await makeAccount(store, { balance: USD });
       return [
@@ -54,7 +54,7 @@ for (const kind of DATABASE_KINDS) {
 
     it("200 concurrent admissions from two members' keys against a budget for 30: exactly 30 held, settled exactly, then the equal spend refuses", async () => {
       const ws = policy("ws_exact", { monthlyBudget: 30n * P });
-      const people = await members(ws.id);
+      const people = await members();
       const requests = Array.from({ length: 200 }, (_, i) => {
         const who = people[i % 2]!;
         return billing.admit(admission(who.accountId, who.keyId, 1000, 500, { budgets: budgetLimitsOf(ws, who.accountId) }));
@@ -84,7 +84,9 @@ for (const kind of DATABASE_KINDS) {
       expect(BigInt(ledger.cost)).toBe(30n * P);
 
       // Spend equal to the budget refuses, even a request projected at 0 (no `>` versus `>=` slip).
-      const free = chatModel({ pricing: { ...chatModel().pricing, inputPerMtok: 0n, outputPerMtok: 0n, cachedInputPerMtok: 0n, cacheWrite5mPerMtok: 0n, cacheWrite1hPerMtok: 0n } });
+      const free = chatModel({
+        pricing: { ...chatModel().pricing, inputPerMtok: 0n, outputPerMtok: 0n, cachedInputPerMtok: 0n, cacheWrite5mPerMtok: 0n, cacheWrite1hPerMtok: 0n },
+      });
       const who = people[0]!;
       const zero = billing.admit(admission(who.accountId, who.keyId, 10, 10, { model: free, budgets: budgetLimitsOf(ws, who.accountId) }));
       await expect(zero).rejects.toMatchObject({ type: "workspace_budget_exceeded" });
@@ -95,7 +97,7 @@ for (const kind of DATABASE_KINDS) {
 
     it("the member budget refuses with its own code, the other member goes on; a release gives the hold back", async () => {
       const ws = policy("ws_member", { memberMonthlyBudget: 2n * P });
-      const [alice, bob] = await members(ws.id);
+      const [alice, bob] = await members();
       const admitAs = (p: { accountId: string; keyId: string }) => billing.admit(admission(p.accountId, p.keyId, 1000, 500, { budgets: budgetLimitsOf(ws, p.accountId) }));
       const first = await admitAs(alice!);
       await admitAs(alice!);
@@ -111,7 +113,7 @@ for (const kind of DATABASE_KINDS) {
 
     it("a token budget, the headroom for clamping, and the sweeper giving back an expired hold", async () => {
       const ws = policy("ws_tokens", { monthlyTokenBudget: 2000n });
-      const [alice] = await members(ws.id);
+      const [alice] = await members();
       const budgets = budgetLimitsOf(ws, alice!.accountId);
       const held = await billing.admit(admission(alice!.accountId, alice!.keyId, 1000, 500, { budgets }));
       const refusal = await billing.admit(admission(alice!.accountId, alice!.keyId, 1000, 500, { budgets })).catch((e: unknown) => e);
@@ -127,7 +129,7 @@ for (const kind of DATABASE_KINDS) {
     it("the month rolling over resets the budget", async () => {
       clock.ms = Date.UTC(2026, 2, 31, 23, 0, 0);
       const ws = policy("ws_month", { monthlyBudget: P });
-      const [alice] = await members(ws.id);
+      const [alice] = await members();
       const budgets = budgetLimitsOf(ws, alice!.accountId);
       const hold = await billing.admit(admission(alice!.accountId, alice!.keyId, 1000, 500, { budgets }));
       await billing.settle(hold, usage(1000, 500), "mock");

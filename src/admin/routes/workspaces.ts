@@ -27,6 +27,8 @@ export const workspaceRoutes: AdminRoute[] = [
       const { id: workspaceId } = parseWith(workspaceSchemas.params, request.params, "id");
       const change = policyChange(parseWith(workspaceBudgetsBody, request.body), request.snapshot.config);
       await setWorkspaceBudgets(ctx.store, adminActor(request), workspaceId, change);
+      // This process drops the workspace's keys at once (the others within a poll of auth_events).
+      await ctx.pipeline.authCache.poll();
       return workspaceBudgetsView(ctx.store, workspaceId);
     },
   },

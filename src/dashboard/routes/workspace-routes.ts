@@ -180,6 +180,8 @@ export function registerWorkspaceRoutes(app: FastifyInstance, ctx: RouteContext)
     requireRole(role, "admin", "set the workspace's budgets and models");
     const change = policyChange(parseWith(workspaceBudgetsBody, request.body), request.snapshot.config);
     await setWorkspaceBudgets(ctx.store, dashboardActor(request), id, change);
+    // This process drops the workspace's keys at once (the others within a poll of auth_events).
+    await ctx.pipeline.authCache.poll();
     return workspaceBudgetsView(ctx.store, id);
   });
 
