@@ -14,6 +14,7 @@ import { keyRoutes } from "./routes/keys.js";
 import { providerKeyRoutes } from "./routes/provider-keys.js";
 import type { AdminRoute } from "./routes/route.js";
 import { usageAuditRoutes } from "./routes/usage-audit.js";
+import { workspaceRoutes } from "./routes/workspaces.js";
 import { fileTextFieldsOf, refuseUnstorableText } from "../core/stored-text.js";
 
 export const ADMIN_API_PREFIX = "/admin/v1";
@@ -30,6 +31,7 @@ export const ADMIN_API_ROUTES: readonly AdminRoute[] = [
   ...catalogEntityRoutes,
   catalogEntryOptionsRoute,
   ...catalogPriceRoutes,
+  ...workspaceRoutes,
 ];
 
 export function registerAdminApiRoutes(app: FastifyInstance, ctx: RouteContext): void {

@@ -15,6 +15,9 @@ export const ADMIN_SCOPES = [
   "config:write",
   "catalog:read",
   "catalog:write",
+  /** A workspace's budgets and allowed models (ADR 0037). */
+  "workspaces:read",
+  "workspaces:write",
 ] as const;
 
 export type AdminScope = (typeof ADMIN_SCOPES)[number];

@@ -4,8 +4,9 @@
 // in the documented order and writes the reservation and the holds row only when every check passed;
 // a refusal writes nothing. It answers 'ok' or a refusal code, which becomes the same GatewayError as on SQLite
 // (refusalError in admission.ts), with the headroom gw_batch read under its locks.
-import { holdOf, isRefusalCode, refusalError, type Headroom, type Reservation } from "./admission.js";
-import { pgPeriods, type PostgresBatcher } from "./postgres-batcher.js";
+import { budgetScopesOf, holdOf, isRefusalCode, refusalError, type Headroom, type Reservation } from "./admission.js";
+import { pgPeriods, type PgField, type PostgresBatcher } from "./postgres-batcher.js";
+import type { BudgetFigures, BudgetLimit } from "../core/budget-scopes.js";
 import { trafficRefusalError, trafficStatus, type TrafficLimit, type WindowCounts } from "../core/traffic-limits.js";
 import type { Hold } from "./types.js";
 
@@ -26,9 +27,22 @@ export function limitsField(limits: readonly TrafficLimit[]): string {
   return field;
 }
 
+const budgetFields = new WeakMap<readonly BudgetLimit[], PgField>();
+
+/** The scope_limits field of an admit operation: per scope [cost limit, token limit, refusal code]; built once per list. */
+function scopeLimitsField(budgets: readonly BudgetLimit[]): PgField {
+  let field = budgetFields.get(budgets);
+  if (field === undefined) {
+    field = budgets.map((b) => [b.costLimit === null ? null : b.costLimit.toString(), b.tokenLimit === null ? null : b.tokenLimit.toString(), b.code]);
+    budgetFields.set(budgets, field);
+  }
+  return field;
+}
+
 export async function reservePostgres(batcher: PostgresBatcher, r: Reservation): Promise<Hold> {
   const { request, amount, month } = r;
   const limits = request.limits !== undefined && request.limits.length > 0 ? request.limits : null;
+  const budgets = request.budgets !== undefined && request.budgets.length > 0 ? request.budgets : null;
   const row = await batcher.call(
     {
       k: "admit",
@@ -43,6 +57,7 @@ export async function reservePostgres(batcher: PostgresBatcher, r: Reservation):
       expires: BigInt(r.now + r.ttlMs).toString(),
       periods: pgPeriods(r.periods),
       ...(limits !== null && { limits: limitsField(limits) }),
+      ...(budgets !== null && { scopes: budgetScopesOf(budgets), scope_limits: scopeLimitsField(budgets) }),
     },
     request.accountId,
     request.keyId,
@@ -58,7 +73,12 @@ export async function reservePostgres(batcher: PostgresBatcher, r: Reservation):
     throw trafficRefusalError(limit, { index, kind, window: windowsOf([verdict?.window], 1)[0]! }, r.now, request.route === "messages");
   }
   if (typeof outcome === "string" && isRefusalCode(outcome)) {
-    throw refusalError({ code: outcome, detail: typeof detail === "string" ? detail : null, headroom: headroomOf(row.headroom) }, month, amount, r.now);
+    throw refusalError(
+      { code: outcome, detail: typeof detail === "string" ? detail : null, headroom: headroomOf(row.headroom), figures: figuresOf(row.figures) },
+      month,
+      amount,
+      r.now,
+    );
   }
   throw new Error(`gw_admit answered ${JSON.stringify(outcome)}`);
 }
@@ -92,5 +112,22 @@ function headroomOf(value: unknown): Headroom | null {
     keyTokens: figure("key_tokens"),
     periodCost: figure("period_cost"),
     periodTokens: figure("period_tokens"),
+    budgetCost: figure("budget_cost"),
+    budgetTokens: figure("budget_tokens"),
+  };
+}
+
+/** gw_batch's figures of a refusing budget (decimal text, null: not limited) as BudgetFigures; null when absent. */
+function figuresOf(value: unknown): BudgetFigures | null {
+  if (value === null || typeof value !== "object") return null;
+  const f = value as Record<string, unknown>;
+  const big = (name: string): bigint | null => (typeof f[name] === "string" && /^-?\d+$/.test(f[name]) ? BigInt(f[name]) : null);
+  return {
+    costLimit: big("cost_limit"),
+    tokenLimit: big("token_limit"),
+    cost: big("cost") ?? 0n,
+    tokens: big("tokens") ?? 0n,
+    held: big("held") ?? 0n,
+    heldTokens: big("held_tokens") ?? 0n,
   };
 }

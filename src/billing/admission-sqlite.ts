@@ -8,7 +8,9 @@
 // changes no window, and the windows changed are written once per transaction, before COMMIT.
 import type { Nano } from "../core/money.js";
 import type { GatewayError } from "../errors/catalogue.js";
-import { CLAMPABLE_REFUSALS, holdOf, refusalError, type Headroom, type Refusal, type Reservation } from "./admission.js";
+import { budgetScopesOf, CLAMPABLE_REFUSALS, holdOf, refusalError, type Headroom, type Refusal, type Reservation } from "./admission.js";
+import { budgetHeadroom, judgeBudgets } from "../core/budget-scopes.js";
+import { budgetCountersSqlite, holdInBudgetsSqlite } from "./budgets-sqlite.js";
 import type { PeriodStarts } from "./key-period.js";
 import { Statement, type SqlExec } from "../store/sqlite-writer.js";
 import type { TrafficStatus } from "../core/rate-limit-headers.js";
@@ -80,8 +82,8 @@ const RESERVE_KEY = new Statement<{ id: string }>(`
 const UNRESERVE_KEY = new Statement<never>(`update keys set held_nano = held_nano - ?, held_tokens = held_tokens - ? where id = ?`);
 
 const INSERT_HOLD = new Statement<never>(`
-  insert into holds (id, account_id, key_id, request_id, amount_nano, tokens, created_at, expires_at, traffic)
-  values (?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+  insert into holds (id, account_id, key_id, request_id, amount_nano, tokens, created_at, expires_at, traffic, budgets)
+  values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
 
 const ACCOUNT_ROW = new Statement<AccountRow>(
   `select status, balance_nano, held_nano, held_tokens, monthly_budget_nano, monthly_token_budget, clamp_output from accounts where id = ?`,
@@ -118,6 +120,18 @@ export function reserveSqlite(exec: SqlExec, r: Reservation): Hold | GatewayErro
     return refuse(exec, r, diagnoseKey(exec, r, amount, tokens));
   }
 
+  // The budget scopes (a workspace key's workspace and member budgets), judged before anything is written to them.
+  const budgets = request.budgets !== undefined && request.budgets.length > 0 ? request.budgets : null;
+  const scopes = budgets === null ? null : budgetScopesOf(budgets);
+  if (budgets !== null && scopes !== null) {
+    const verdict = judgeBudgets(budgets, budgetCountersSqlite(exec, scopes), month, amount, tokens);
+    if (verdict !== null) {
+      UNRESERVE_KEY.changes(exec, [amount, tokens, request.keyId]);
+      UNRESERVE_ACCOUNT.changes(exec, [amount, tokens, request.accountId]);
+      return refuse(exec, r, { code: budgets[verdict.index]!.code, figures: verdict.figures });
+    }
+  }
+
   // The traffic limits (traffic-limits.ts) after the money checks: a 402 is final, a 429 only says "later".
   let traffic: string | null = null;
   let status: TrafficStatus | null = null;
@@ -134,7 +148,19 @@ export function reserveSqlite(exec: SqlExec, r: Reservation): Hold | GatewayErro
     status = trafficStatus(limits, verdict.next, r.now);
   }
 
-  INSERT_HOLD.changes(exec, [r.holdId, request.accountId, request.keyId, request.requestId, amount, tokens, BigInt(r.now), BigInt(r.now + r.ttlMs), traffic]);
+  if (scopes !== null) holdInBudgetsSqlite(exec, scopes, month, amount, tokens);
+  INSERT_HOLD.changes(exec, [
+    r.holdId,
+    request.accountId,
+    request.keyId,
+    request.requestId,
+    amount,
+    tokens,
+    BigInt(r.now),
+    BigInt(r.now + r.ttlMs),
+    traffic,
+    scopes === null ? null : JSON.stringify(scopes),
+  ]);
   return holdOf(r, status);
 }
 
@@ -167,7 +193,14 @@ function headroomOf(exec: SqlExec, r: Reservation): Headroom | null {
     keyCost: key.budget_cap_nano === null ? null : key.budget_cap_nano - key.spent_nano - key.held_nano,
     keyTokens: key.token_cap === null ? null : key.token_cap - key.tokens_used - key.held_tokens,
     ...periodHeadroom(key, r.periods),
+    ...budgetRoom(exec, r),
   };
+}
+
+function budgetRoom(exec: SqlExec, r: Reservation): Pick<Headroom, "budgetCost" | "budgetTokens"> {
+  const budgets = r.request.budgets;
+  if (budgets === undefined || budgets.length === 0) return { budgetCost: null, budgetTokens: null };
+  return budgetHeadroom(budgets, budgetCountersSqlite(exec, budgetScopesOf(budgets)), r.month);
 }
 
 function periodHeadroom(key: KeyRow, periods: PeriodStarts): Pick<Headroom, "periodCost" | "periodTokens"> {

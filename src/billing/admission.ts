@@ -1,6 +1,6 @@
 // Admission: check and reserve in ONE transaction, before anything is forwarded upstream.
 //
-// Order of checks (the first failing one decides the error; 1-5 are 402, 6 is 429):
+// Order of checks (the first failing one decides the error; 1-7 are 402, 8 is 429):
 //   1. account status is not active                                  -> account_suspended
 //   2. monthly budget (USD and/or tokens) for the current UTC month:
 //      month's settled cost + held + projected > monthly budget      -> quota_exceeded (code monthly_budget_exceeded)
@@ -15,7 +15,14 @@
 //      The key stays enabled: the refusal lasts until the period resets, which its message names.
 //      The current period's start comes with the reservation (periodStarts, key-period.ts: one of
 //      each kind; the database picks the key's), so no clock is read inside the database.
-//   7. the rate and concurrency limits that apply (traffic-limits.ts), key, key per model, account,
+//   7. the budget scopes that apply (core/budget-scopes.ts; ADR 0037): a workspace key's workspace
+//      budget (USD and tokens), then its member budget (USD), each for the current UTC month:
+//      month's settled cost + held + projected > budget, or nothing left (settled + held >= budget)
+//                                                                   -> workspace_budget_exceeded / member_budget_exceeded
+//      Their rows (budget_usage) are read and written in the same transaction, under SQLite's
+//      single writer or, on PostgreSQL, under row locks gw_batch takes in scope order before any
+//      account row (a workspace's keys belong to several accounts, so the account lock does not cover it).
+//   8. the rate and concurrency limits that apply (traffic-limits.ts), key, key per model, account,
 //      account per model, each rpm, tpm, concurrency -> rate_limit_error (code <subject>_<kind>_exceeded)
 //      After the money checks: a 402 does not go away by waiting, so a client is never told to retry
 //      a request its balance or caps refuse anyway. Only the scopes with a limit are read and written.
@@ -49,6 +56,7 @@ import { accountSuspended, GatewayError } from "../errors/catalogue.js";
 import type { KeyPeriod } from "../store/tables.js";
 import { KEY_PERIODS, nextPeriodStart, type PeriodStarts } from "./key-period.js";
 import type { TrafficStatus } from "../core/rate-limit-headers.js";
+import type { BudgetFigures, BudgetLimit } from "../core/budget-scopes.js";
 import type { AdmissionRequest, Hold } from "./types.js";
 
 export interface Reservation {
@@ -75,7 +83,9 @@ export type RefusalCode =
   | "key_budget_exceeded"
   | "key_token_cap_exceeded"
   | "key_period_budget_exceeded"
-  | "key_period_token_cap_exceeded";
+  | "key_period_token_cap_exceeded"
+  | "workspace_budget_exceeded"
+  | "member_budget_exceeded";
 
 export interface Refusal {
   code: RefusalCode;
@@ -83,6 +93,8 @@ export interface Refusal {
   detail?: string | bigint | null;
   /** What each limit still allows; only on a refusal by a money or token limit, and only when clamping is allowed. */
   headroom?: Headroom | null;
+  /** workspace_ and member_budget_exceeded: the refusing budget's figures, read under the same locks. */
+  figures?: BudgetFigures | null;
 }
 
 /**
@@ -104,6 +116,10 @@ export interface Headroom {
   periodCost: Nano | null;
   /** key periodic token cap - (the current period's tokens + held tokens). */
   periodTokens: bigint | null;
+  /** The least of the budget scopes' USD room (budget - (month's settled cost + held)), nano-USD. */
+  budgetCost: Nano | null;
+  /** The least of the budget scopes' token room. */
+  budgetTokens: bigint | null;
 }
 
 /** The refusals a lower output projection may turn into an admission. */
@@ -114,6 +130,8 @@ export const CLAMPABLE_REFUSALS: ReadonlySet<RefusalCode> = new Set<RefusalCode>
   "key_token_cap_exceeded",
   "key_period_budget_exceeded",
   "key_period_token_cap_exceeded",
+  "workspace_budget_exceeded",
+  "member_budget_exceeded",
 ]);
 
 /** A refusal by a money or token limit, with the headroom of every limit when clamping is allowed. */
@@ -136,6 +154,8 @@ const REFUSAL_CODES: ReadonlySet<string> = new Set<RefusalCode>([
   "key_token_cap_exceeded",
   "key_period_budget_exceeded",
   "key_period_token_cap_exceeded",
+  "workspace_budget_exceeded",
+  "member_budget_exceeded",
 ]);
 
 export function isRefusalCode(value: string): value is RefusalCode {
@@ -180,7 +200,26 @@ function baseRefusalError(refusal: Refusal, month: string, amount: Nano, now: nu
         { code: refusal.code },
       );
     }
+    case "workspace_budget_exceeded":
+    case "member_budget_exceeded":
+      return budgetError(refusal.code, refusal.figures ?? null, month, amount);
   }
+}
+
+/** A budget scope's refusal, with the figures that refused it (ADR 0037). */
+function budgetError(code: "workspace_budget_exceeded" | "member_budget_exceeded", figures: BudgetFigures | null, month: string, amount: Nano): GatewayError {
+  const whose = code === "workspace_budget_exceeded" ? "the workspace's monthly budget" : "your monthly budget as a member of this workspace";
+  const parts: string[] = [];
+  if (figures?.costLimit != null) {
+    parts.push(
+      `the budget is ${formatUsd(figures.costLimit)} USD with ${formatUsd(figures.cost)} USD spent and ${formatUsd(figures.held)} USD held for requests in flight, and this request needs up to ${formatUsd(amount)} USD`,
+    );
+  }
+  if (figures?.tokenLimit != null) {
+    parts.push(`the token budget is ${figures.tokenLimit} with ${figures.tokens} used and ${figures.heldTokens} held`);
+  }
+  const detail = parts.length === 0 ? "" : ` In ${month} (UTC) ${parts.join("; ")}.`;
+  return new GatewayError(code, `This request would exceed ${whose}.${detail} It resets at ${nextMonthStart(month)}.`, { code });
 }
 
 const PERIOD_WORD: Record<KeyPeriod, string> = { day: "daily", week: "weekly", month: "monthly" };
@@ -199,7 +238,17 @@ export function holdOf(r: Reservation, traffic: TrafficStatus | null = null): Ho
     route: request.route,
     ...(request.imageVariant !== undefined && { imageVariant: request.imageVariant }),
     ...(traffic !== null && { traffic }),
+    ...(request.budgets !== undefined && request.budgets.length > 0 && { budgets: budgetScopesOf(request.budgets) }),
   };
+}
+
+const scopeNames = new WeakMap<readonly BudgetLimit[], readonly string[]>();
+
+/** The scope names of a list of budget limits, built once per list (the request path reuses one per key). */
+export function budgetScopesOf(budgets: readonly BudgetLimit[]): readonly string[] {
+  let names = scopeNames.get(budgets);
+  if (names === undefined) scopeNames.set(budgets, (names = budgets.map((b) => b.scope)));
+  return names;
 }
 
 /** The first day of the month after `month` ("YYYY-MM"), as an ISO timestamp in UTC. */

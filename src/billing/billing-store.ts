@@ -30,6 +30,7 @@ import { reservePostgres } from "./admission-postgres.js";
 import { reserveSqlite } from "./admission-sqlite.js";
 import { releaseExpiredHolds as sweepExpiredHolds, releaseHoldPostgres, releaseHoldSqlite } from "./holds.js";
 import { setKeyCaps, type KeyCapsChange } from "./key-caps.js";
+import { scopesOfColumn } from "./budgets-sqlite.js";
 import { DIMENSION_SET, TOKEN_PART_NAMES, TOKEN_PARTS, type DimensionSet } from "../core/dimensions.js";
 import { periodStarts } from "./key-period.js";
 import { capBreakdown, priceBreakdown, projectCost, projectTokens, type PriceBreakdown } from "./pricing.js";
@@ -165,12 +166,12 @@ export class StoreBilling implements Billing {
 
   /** Gives a hold back; releasing twice, or after settlement, changes nothing. */
   async release(hold: Hold): Promise<void> {
-    await this.#withRetry(() => this.#releaseOne(hold.accountId, hold.id));
+    await this.#withRetry(() => this.#releaseOne(hold.accountId, hold.id, undefined, hold.budgets));
   }
 
   /** Releases holds past their expiry (left by crashed processes). Returns how many. */
   releaseExpiredHolds(now: number = this.now()): Promise<number> {
-    return sweepExpiredHolds(this.db, now, (expired, expiredBefore) => this.#releaseOne(expired.account_id, expired.id, expiredBefore));
+    return sweepExpiredHolds(this.db, now, (expired, expiredBefore) => this.#releaseOne(expired.account_id, expired.id, expiredBefore, scopesOfColumn(expired.budgets)));
   }
 
   /** Sweeps expired holds every intervalMs until stopSweeper(); the timer does not keep Node alive. */
@@ -207,9 +208,9 @@ export class StoreBilling implements Billing {
     return keyUsage(this.db, keyId, range, this.now(), this.#dimensions);
   }
 
-  #releaseOne(accountId: string, holdId: string, expiredBefore?: number): Promise<boolean> {
+  #releaseOne(accountId: string, holdId: string, expiredBefore?: number, budgets?: readonly string[]): Promise<boolean> {
     const path = this.#path;
-    if (path.dialect === "postgres") return releaseHoldPostgres(path.batcher, accountId, holdId, expiredBefore);
+    if (path.dialect === "postgres") return releaseHoldPostgres(path.batcher, accountId, holdId, expiredBefore, budgets);
     return path.writer.run((exec) => releaseHoldSqlite(exec, holdId, expiredBefore));
   }
 

@@ -40,7 +40,7 @@ function request(prompt: number, output: number, m: ModelConfig = SONNET): Admis
 }
 
 function room(balance: bigint, extra: Partial<Headroom> = {}): Headroom {
-  return { balance, monthCost: null, monthTokens: null, keyCost: null, keyTokens: null, periodCost: null, periodTokens: null, ...extra };
+  return { balance, monthCost: null, monthTokens: null, keyCost: null, keyTokens: null, periodCost: null, periodTokens: null, budgetCost: null, budgetTokens: null, ...extra };
 }
 
 /** The oracle: the largest count up to `output` whose projected cost fits, by scanning every count. */

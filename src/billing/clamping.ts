@@ -13,8 +13,8 @@ import type { AdmissionRequest } from "./types.js";
  * of them at that count, which then fits too). -1 when not even the prompt alone fits.
  */
 export function coveredOutputTokens(request: AdmissionRequest, models: readonly ModelConfig[], headroom: Headroom): number {
-  const costRoom = minOf([headroom.balance, headroom.monthCost, headroom.keyCost, headroom.periodCost]);
-  const tokenRoom = minOf([headroom.monthTokens, headroom.keyTokens, headroom.periodTokens]);
+  const costRoom = minOf([headroom.balance, headroom.monthCost, headroom.keyCost, headroom.periodCost, headroom.budgetCost]);
+  const tokenRoom = minOf([headroom.monthTokens, headroom.keyTokens, headroom.periodTokens, headroom.budgetTokens]);
   let most = request.projectedOutputTokens;
   if (tokenRoom !== null) {
     const room = tokenRoom - BigInt(Math.ceil(request.projectedInputTokens));

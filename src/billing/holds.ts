@@ -14,6 +14,7 @@ import type { PostgresBatcher } from "./postgres-batcher.js";
 import { Statement, type SqlExec } from "../store/sqlite-writer.js";
 import type { TrafficRecord } from "../core/traffic-limits.js";
 import { trafficWindows } from "./traffic-windows-sqlite.js";
+import { giveBackBudgetsSqlite, scopesOfColumn } from "./budgets-sqlite.js";
 
 interface DeletedHold {
   account_id: string;
@@ -21,10 +22,11 @@ interface DeletedHold {
   amount_nano: bigint;
   tokens: bigint;
   traffic: string | null;
+  budgets: string | null;
 }
 
-const DELETE_HOLD = new Statement<DeletedHold>(`delete from holds where id = ? returning account_id, key_id, amount_nano, tokens, traffic`);
-const DELETE_EXPIRED_HOLD = new Statement<DeletedHold>(`delete from holds where id = ? and expires_at <= ? returning account_id, key_id, amount_nano, tokens, traffic`);
+const DELETE_HOLD = new Statement<DeletedHold>(`delete from holds where id = ? returning account_id, key_id, amount_nano, tokens, traffic, budgets`);
+const DELETE_EXPIRED_HOLD = new Statement<DeletedHold>(`delete from holds where id = ? and expires_at <= ? returning account_id, key_id, amount_nano, tokens, traffic, budgets`);
 const GIVE_BACK_ACCOUNT = new Statement<never>(`update accounts set held_nano = held_nano - ?, held_tokens = held_tokens - ? where id = ?`);
 const GIVE_BACK_KEY = new Statement<never>(`update keys set held_nano = held_nano - ?, held_tokens = held_tokens - ? where id = ?`);
 
@@ -34,6 +36,7 @@ export function releaseHoldSqlite(exec: SqlExec, holdId: string, expiredBefore?:
   if (!hold) return false;
   GIVE_BACK_ACCOUNT.changes(exec, [hold.amount_nano, hold.tokens, hold.account_id]);
   if (hold.key_id !== null) GIVE_BACK_KEY.changes(exec, [hold.amount_nano, hold.tokens, hold.key_id]);
+  giveBackBudgetsSqlite(exec, scopesOfColumn(hold.budgets), hold.amount_nano, hold.tokens);
   endTrafficSqlite(exec, hold.traffic, 0n);
   return true;
 }
@@ -54,8 +57,13 @@ export function endTrafficSqlite(exec: SqlExec, traffic: string | null, actualTo
 }
 
 /** The same on PostgreSQL: one release operation of gw_batch, group-committed (postgres-batcher.ts). */
-export async function releaseHoldPostgres(batcher: PostgresBatcher, accountId: string, holdId: string, expiredBefore?: number): Promise<boolean> {
-  const answer = await batcher.call({ k: "release", hold: holdId, expired_before: expiredBefore === undefined ? null : BigInt(expiredBefore).toString() }, accountId, null);
+export async function releaseHoldPostgres(batcher: PostgresBatcher, accountId: string, holdId: string, expiredBefore?: number, budgets: readonly string[] = []): Promise<boolean> {
+  // The hold's budget scopes, for gw_batch to lock before the account (budget-functions.ts); it gives back those of the deleted row.
+  const answer = await batcher.call(
+    { k: "release", hold: holdId, expired_before: expiredBefore === undefined ? null : BigInt(expiredBefore).toString(), ...(budgets.length > 0 && { scopes: budgets }) },
+    accountId,
+    null,
+  );
   return answer.released === true;
 }
 
@@ -68,12 +76,12 @@ export async function releaseHoldPostgres(batcher: PostgresBatcher, accountId: s
 export async function releaseExpiredHolds(
   db: Kysely<Database>,
   now: number,
-  releaseOne: (hold: { id: string; account_id: string }, expiredBefore: number) => Promise<boolean>,
+  releaseOne: (hold: { id: string; account_id: string; budgets: string | null }, expiredBefore: number) => Promise<boolean>,
   batch = 500,
 ): Promise<number> {
   let released = 0;
   for (;;) {
-    const expired = await db.selectFrom("holds").select(["id", "account_id"]).where("expires_at", "<=", BigInt(now)).orderBy("expires_at").limit(batch).execute();
+    const expired = await db.selectFrom("holds").select(["id", "account_id", "budgets"]).where("expires_at", "<=", BigInt(now)).orderBy("expires_at").limit(batch).execute();
     for (const hold of expired) {
       if (await releaseOne(hold, now)) released += 1;
     }

@@ -45,6 +45,7 @@ export async function applySettlementPostgres(batcher: PostgresBatcher, input: S
         month: v.month,
         periods: pgPeriods(v.periods),
         row,
+        ...(hold.budgets !== undefined && hold.budgets.length > 0 && { scopes: hold.budgets }),
       },
       hold.accountId,
       hold.keyId,

@@ -22,6 +22,7 @@ import type { DimensionSet } from "../core/dimensions.js";
 import { ledgerChainColumns, ledgerRowHashFromValues, type LedgerChainColumn } from "../store/ledger-chain.js";
 import { AlreadySettled, settlementValues, type SettlementInput } from "./settlement.js";
 import { endTrafficSqlite } from "./holds.js";
+import { chargeBudgetsSqlite } from "./budgets-sqlite.js";
 import { Statement, type SqlExec } from "../store/sqlite-writer.js";
 
 const DELETE_HOLD = new Statement<{ amount_nano: bigint; tokens: bigint; traffic: string | null }>(`delete from holds where id = ? returning amount_nano, tokens, traffic`);
@@ -182,6 +183,8 @@ export function applySettlementSqlite(exec: SqlExec, input: SettlementInput): Al
   CHARGE_KEY.changes(exec, [cost, v.tokens, heldAmount, heldTokens, v.now, day, week, month, cost, cost, day, week, month, v.tokens, v.tokens, day, week, month, hold.keyId]);
   EXHAUST_KEY.changes(exec, [hold.keyId]);
   ADD_MONTHLY_USAGE.changes(exec, [hold.accountId, v.month, cost, v.tokens]);
+  // The budget scopes (ADR 0037), as the account's monthly usage: the cost to the settlement's month, the hold given back.
+  if (hold.budgets !== undefined && hold.budgets.length > 0) chargeBudgetsSqlite(exec, hold.budgets, v.month, cost, v.tokens, heldAmount, heldTokens);
   // 8. The hold's traffic limits: slot freed, tokens corrected to the actual count (traffic-limits.ts).
   endTrafficSqlite(exec, released?.traffic ?? null, v.tokens);
   return undefined;

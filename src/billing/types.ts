@@ -6,6 +6,7 @@ import type { Usage } from "../core/usage.js";
 import type { TrafficStatus } from "../core/rate-limit-headers.js";
 import type { TrafficLimit } from "../core/traffic-limits.js";
 import type { DimensionProjectedField } from "../core/dimensions.js";
+import type { BudgetLimit } from "../core/budget-scopes.js";
 
 export type Route = "chat" | "responses" | "messages" | "images" | "videos" | "embeddings";
 
@@ -25,6 +26,8 @@ export interface AdmissionRequest extends DimensionProjections {
   imageVariant?: string;
   /** The rate and concurrency limits that apply (traffic-limits.ts, applicableLimits); absent or empty: none. */
   limits?: readonly TrafficLimit[];
+  /** The budget scopes that apply (core/budget-scopes.ts: a workspace key's workspace and member budgets); absent or empty: none. */
+  budgets?: readonly BudgetLimit[];
 }
 
 export interface Hold {
@@ -46,6 +49,8 @@ export interface Hold {
   attempts?: number;
   /** The tightest rate limits' figures after this admission (the x-ratelimit-* headers); unset: no limit applied. */
   traffic?: TrafficStatus;
+  /** The budget scopes the hold reserved in (budget_usage); settlement charges them and a release gives them back. Unset: none. */
+  budgets?: readonly string[];
 }
 
 export interface Charge {

@@ -11,6 +11,7 @@ import { ADMIN_OPERATIONS } from "./operations-admin.js";
 import { ADMIN_CATALOG_ENTITY_OPERATIONS } from "./operations-catalog-entities.js";
 import { DASHBOARD_OPERATIONS } from "./operations-dashboard.js";
 import { V1_OPERATIONS } from "./operations-v1.js";
+import { WORKSPACE_BUDGET_ADMIN_OPERATIONS, WORKSPACE_BUDGET_DASHBOARD_OPERATIONS } from "./operations-workspace-budgets.js";
 import { ok, type OperationSpec } from "./operation-spec.js";
 import * as r from "./response-schemas.js";
 
@@ -54,4 +55,12 @@ const SERVICE_OPERATIONS: readonly OperationSpec[] = [
   },
 ];
 
-export const OPERATIONS: readonly OperationSpec[] = [...SERVICE_OPERATIONS, ...V1_OPERATIONS, ...ADMIN_OPERATIONS, ...ADMIN_CATALOG_ENTITY_OPERATIONS, ...DASHBOARD_OPERATIONS];
+export const OPERATIONS: readonly OperationSpec[] = [
+  ...SERVICE_OPERATIONS,
+  ...V1_OPERATIONS,
+  ...ADMIN_OPERATIONS,
+  ...ADMIN_CATALOG_ENTITY_OPERATIONS,
+  ...WORKSPACE_BUDGET_ADMIN_OPERATIONS,
+  ...DASHBOARD_OPERATIONS,
+  ...WORKSPACE_BUDGET_DASHBOARD_OPERATIONS,
+];

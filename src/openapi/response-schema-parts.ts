@@ -48,3 +48,15 @@ export const usageTotalsShape = {
 
 /** A row of usageSummary: the totals and their input plus output tokens. */
 export const summaryShape = { ...usageTotalsShape, tokens: count };
+
+/** A budget scope's limits and use this month (billing/budget-view.ts, budgetUseJson). */
+export const budgetUseView = z.object({
+  usd: usdText.nullable(),
+  tokens: count.nullable(),
+  spent_usd: usdText,
+  tokens_used: count,
+  held_usd: usdText,
+  held_tokens: count,
+  remaining_usd: usdText.nullable(),
+  remaining_tokens: count.nullable(),
+});

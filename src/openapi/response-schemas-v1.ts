@@ -1,7 +1,7 @@
 // The /v1 response schemas: the gateway's own JSON (request record, /v1/me, usage, models,
 // catalogue) and, for the model routes, the upstream wire formats' fields the gateway promises.
 import { z } from "zod";
-import { usdText, isoTime, count, accountStatus, usageTotalsShape, requestCountsShape } from "./response-schema-parts.js";
+import { usdText, isoTime, count, accountStatus, usageTotalsShape, requestCountsShape, budgetUseView } from "./response-schema-parts.js";
 import { subjectLimitsView, keyPolicyView, usageTotalsSchema, trafficUseSchema } from "./response-schemas-common.js";
 
 // ---- /v1 (the gateway's own JSON) ----
@@ -43,6 +43,18 @@ export const meSchema = z.object({
   }),
   key: z.object({ id: z.string(), name: z.string(), prefix: z.string(), status: z.string(), effective_status: z.string(), clamp_output: z.boolean(), policy: keyPolicyView }),
   limits: z.object({ key: subjectLimitsView, account: subjectLimitsView, applied: trafficUseSchema }),
+  workspace: z
+    .object({
+      id: z.string(),
+      name: z.string(),
+      allowed_models: z.array(z.string()).nullable(),
+      month: z.string(),
+      resets_at: isoTime,
+      budget: budgetUseView,
+      member_budget: budgetUseView,
+    })
+    .nullable()
+    .describe("The workspace the key is tagged with: its allowed models, its monthly budget and the caller's member budget, with what is left; null without one."),
   clamp_output: z.boolean(),
   key_usage: z.object({ month: z.string(), ...usageTotalsShape, by_model: z.array(z.object({ model: z.string(), ...usageTotalsShape })) }),
 });

@@ -6,6 +6,7 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { modelAllowed } from "../accounts/key-policy.js";
 import type { AdmissionRequest } from "../billing/types.js";
+import { budgetLimitsOf } from "../core/budget-scopes.js";
 import type { ModelConfig } from "../core/catalog.js";
 import { nearestName } from "../core/nearest-name.js";
 import { modelAtPriceFactor } from "../core/price-factor.js";
@@ -41,7 +42,7 @@ export function requestedModel(
 }
 
 /** What a route asks to be admitted for: the model, the route's name and what it projects to use. */
-export type AdmissionProjection = Omit<AdmissionRequest, "requestId" | "accountId" | "keyId" | "limits">;
+export type AdmissionProjection = Omit<AdmissionRequest, "requestId" | "accountId" | "keyId" | "limits" | "budgets">;
 
 /** A metered call's admission for the request's key, its attempts counted on the reply, and its trace. */
 export function admissionFor(
@@ -57,6 +58,8 @@ export function admissionFor(
       accountId: principal.account.id,
       keyId: principal.key.id,
       limits: trafficLimitsFor(services.config, principal, projection.model.id),
+      // A key tagged with a workspace is also held against its workspace's and its owner's member budget (ADR 0037).
+      ...(principal.workspace != null && { budgets: budgetLimitsOf(principal.workspace, principal.account.id) }),
       ...projection,
     },
     onAttempt: countAttempts(request, reply),
@@ -81,10 +84,11 @@ function resolveModel(services: PipelineServices, request: FastifyRequest, id: s
   return model;
 }
 
-/** The models the request's key may use (what /v1/models lists): its account's tier, narrowed by its policy. */
+/** The models the request's key may use (what /v1/models lists): its account's tier, narrowed by its policy and its workspace's list. */
 export function usableModels(models: Iterable<ModelConfig>, request: FastifyRequest): ModelConfig[] {
-  const { account, key } = request.principal;
-  return [...models].filter((m) => m.tiers.includes(account.tier) && modelAllowed(key.allowedModels, m.id));
+  const { account, key, workspace } = request.principal;
+  const workspaceModels = workspace?.allowedModels ?? null;
+  return [...models].filter((m) => m.tiers.includes(account.tier) && modelAllowed(key.allowedModels, m.id) && modelAllowed(workspaceModels, m.id));
 }
 
 /** 404 for a model id that is not there: how to list the key's models, and the nearest one the key may use. */
@@ -107,5 +111,12 @@ function checkTier(request: FastifyRequest, model: ModelConfig): void {
   // A routing group counts as its own id (the name the client sent), never as its deployments.
   if (!modelAllowed(request.principal.key.allowedModels, model.id)) {
     throw new GatewayError("forbidden", `The key's policy does not allow the model ${model.id}.`, { param: "model", code: "model_not_allowed_for_key" });
+  }
+  const workspace = request.principal.workspace;
+  if (workspace != null && !modelAllowed(workspace.allowedModels, model.id)) {
+    throw new GatewayError("forbidden", `The workspace ${workspace.name} (${workspace.id}) does not allow the model ${model.id}.`, {
+      param: "model",
+      code: "model_not_allowed_for_workspace",
+    });
   }
 }

@@ -6,6 +6,7 @@
 // (`now`), never when the entry was cached, so a cached key cannot outlive its expiry.
 import type { Kysely } from "kysely";
 import type { Account } from "../store/accounts-store.js";
+import type { WorkspacePolicy } from "../core/budget-scopes.js";
 import type { ApiKey } from "../store/keys-store.js";
 import type { Store } from "../store/index.js";
 import type { Database } from "../store/tables.js";
@@ -13,6 +14,8 @@ import type { Database } from "../store/tables.js";
 export interface Principal {
   key: ApiKey;
   account: Account;
+  /** The workspace the key is tagged with (its budgets and models, ADR 0037); null or absent: none. */
+  workspace?: WorkspacePolicy | null;
 }
 
 interface Entry {

@@ -231,7 +231,19 @@ describe("openMeteredCall with clamping", () => {
   /** A refusal whose headroom leaves `tokens` tokens under the key's token cap (money unlimited but the balance). */
   const refusedWithRoom = (tokens: number | null) => {
     const headroom: Headroom | null =
-      tokens === null ? null : { balance: 1_000_000_000n, monthCost: null, monthTokens: null, keyCost: null, keyTokens: BigInt(tokens), periodCost: null, periodTokens: null };
+      tokens === null
+        ? null
+        : {
+            balance: 1_000_000_000n,
+            monthCost: null,
+            monthTokens: null,
+            keyCost: null,
+            keyTokens: BigInt(tokens),
+            periodCost: null,
+            periodTokens: null,
+            budgetCost: null,
+            budgetTokens: null,
+          };
     return new LimitRefusal(new GatewayError("key_token_cap_exceeded"), headroom);
   };
   const clamped = (minOutputTokens: number, limited: number[]) => ({

@@ -9,9 +9,12 @@
 // positional arguments). Amounts, token counts and times are decimal text, so that no bigint passes
 // through a float; null where a field has no value. The batcher's callers build them
 // (admission-postgres.ts, settlement-postgres.ts, holds.ts):
-//   admit:   k, account, key, request, hold, amount, tokens, month, now, expires, periods, limits
-//   settle:  k, hold, account, key, request, cost, tokens, now, month, periods, row
-//   release: k, hold, expired_before (null: release it whatever its expiry)
+//   admit:   k, account, key, request, hold, amount, tokens, month, now, expires, periods, limits, scopes, scope_limits
+//   settle:  k, hold, account, key, request, cost, tokens, now, month, periods, row, scopes
+//   release: k, hold, expired_before (null: release it whatever its expiry), scopes
+// scopes: the budget scopes the operation reserves in, charges or gives back (absent: none; ADR 0037,
+// budget-functions.ts), locked before any account row; scope_limits: per scope, [cost limit, token
+// limit, refusal code]. A refusal by a budget answers its code and "figures".
 // periods: the start of the current day, ISO week and month ({day, week, month}: the key's periodic
 // budget, migration 0013). row: the ledger row's own values by column name (model, provider, route,
 // the four token counts, estimated, deployment (null: not a routing group), attempts (null: not
@@ -28,6 +31,7 @@
 // are read once per call and written once at its end (traffic-functions.ts).
 import { DIMENSION_SET, type DimensionSet } from "../core/dimensions.js";
 import { DROP_OLD_ROW_WRITERS, ROW_WRITERS } from "./gw-batch-row-writers.js";
+import { BUDGET_DECLARATIONS, BUDGET_HOLD, BUDGET_JUDGE, BUDGET_LOCK, BUDGET_RELEASE, BUDGET_SETTLE, BUDGET_WRITE } from "./budget-functions.js";
 import { DROP_OLD_TRAFFIC_FUNCTIONS, TRAFFIC_DECLARATIONS, TRAFFIC_WRITE, trafficAdmit, trafficEnd } from "./traffic-functions.js";
 
 /** SQLSTATE of a settlement replay that had to undo its own hold deletion (settlement-postgres.ts reads it as the replay it is). */
@@ -59,6 +63,7 @@ declare
   h_amount bigint;
   h_tokens bigint;
   h_traffic text;
+  h_budgets text;
   v_verdict jsonb;
   v_traffic text;
   v_released boolean;
@@ -116,7 +121,9 @@ declare
   p_spent bigint;
   p_tokens bigint;
   -- the traffic windows of this call (traffic-functions.ts)${TRAFFIC_DECLARATIONS}
+  -- the budget scopes of this call (budget-functions.ts)${BUDGET_DECLARATIONS}
 begin
+  -- Every budget row the batch names, locked first, in scope order (budget-functions.ts).${BUDGET_LOCK}
   for op in select e.value from jsonb_array_elements(p_ops) with ordinality as e(value, n) order by e.n loop
     v_kind := op->>'k';
     if op ? 'a' then
@@ -125,6 +132,7 @@ begin
     h_amount := 0;
     h_tokens := 0;
     h_traffic := null;
+    h_budgets := null;
     v_released := false;
     if v_kind = 'admit' then
       o_account := op->>'account';
@@ -137,7 +145,7 @@ begin
       o_key := op->>'key';
     elsif v_kind = 'release' then
       delete from holds where id = op->>'hold' and (op->>'expired_before' is null or expires_at <= (op->>'expired_before')::bigint)
-        returning account_id, key_id, amount_nano, tokens, traffic into o_account, o_key, h_amount, h_tokens, h_traffic;
+        returning account_id, key_id, amount_nano, tokens, traffic, budgets into o_account, o_key, h_amount, h_tokens, h_traffic, h_budgets;
       if not found then
         answers := answers || jsonb_build_object('released', false);
         continue;
@@ -245,8 +253,9 @@ begin
           v_refusal := 'key_period_token_cap_exceeded';
         end if;
       end if;
+      -- The budget scopes (a workspace key's workspace and member budgets), after the key's checks.${BUDGET_JUDGE}
       if v_refusal is not null then
-        answers := answers || jsonb_build_object('outcome', v_refusal,
+        answers := answers || jsonb_build_object('outcome', v_refusal, 'figures', b_figures,
           'detail', case when v_refusal = 'insufficient_balance' then (a_balance - a_held)::text
                          when v_refusal like 'key_period_%' then k_period end,
           'headroom', case when a_clamp = 1 and k_found and k_status = 'enabled' and k_clamp = 1 then jsonb_build_object(
@@ -256,7 +265,8 @@ begin
             'key_cost', case when k_budget is not null then (k_budget - k_spent - k_held)::text end,
             'key_tokens', case when k_token_cap is not null then (k_token_cap - k_tokens_used - k_held_tokens)::text end,
             'period_cost', case when k_period is not null and k_pbudget is not null then (k_pbudget - p_spent - k_held)::text end,
-            'period_tokens', case when k_period is not null and k_ptoken_cap is not null then (k_ptoken_cap - p_tokens - k_held_tokens)::text end) end);
+            'period_tokens', case when k_period is not null and k_ptoken_cap is not null then (k_ptoken_cap - p_tokens - k_held_tokens)::text end,
+            'budget_cost', b_room::text, 'budget_tokens', b_room_tokens::text) end);
         continue;
       end if;
       -- The traffic limits, after the money checks (admission.ts), judged and counted under the account's lock.
@@ -270,8 +280,8 @@ ${trafficAdmit("op->>'limits'", "(op->>'now')::bigint", "v_tokens")}
         end if;
         v_traffic := v_verdict->>'record';
       end if;
-      insert into holds (id, account_id, key_id, request_id, amount_nano, tokens, created_at, expires_at, traffic)
-        values (op->>'hold', acc, kid, op->>'request', v_amount, v_tokens, (op->>'now')::bigint, (op->>'expires')::bigint, v_traffic);
+      insert into holds (id, account_id, key_id, request_id, amount_nano, tokens, created_at, expires_at, traffic, budgets)
+        values (op->>'hold', acc, kid, op->>'request', v_amount, v_tokens, (op->>'now')::bigint, (op->>'expires')::bigint, v_traffic, (op->'scopes')::text);${BUDGET_HOLD}
       a_held := a_held + v_amount;
       a_held_tokens := a_held_tokens + v_tokens;
       k_held := k_held + v_amount;
@@ -333,7 +343,7 @@ ${trafficAdmit("op->>'limits'", "(op->>'now')::bigint", "v_tokens")}
       end if;
       d_cost := d_cost + v_cost;
       d_tokens := d_tokens + v_tokens;
-      d_requests := d_requests + 1;
+      d_requests := d_requests + 1;${BUDGET_SETTLE}
       if h_traffic is not null then${trafficEnd("h_traffic", "v_tokens")}
       end if;
       answers := answers || jsonb_build_object('recorded', true, 'cost', v_cost::text);
@@ -349,6 +359,7 @@ ${trafficAdmit("op->>'limits'", "(op->>'now')::bigint", "v_tokens")}
           k_dirty := true;
         end if;
       end if;
+${BUDGET_RELEASE}
       if h_traffic is not null then${trafficEnd("h_traffic", "0")}
       end if;
       answers := answers || jsonb_build_object('released', true);
@@ -357,7 +368,7 @@ ${trafficAdmit("op->>'limits'", "(op->>'now')::bigint", "v_tokens")}
   if k_dirty then perform gw_put_key(kid, k_status, k_spent, k_held, k_tokens_used, k_held_tokens, k_last_used); end if;
   if k_pdirty then perform gw_put_key_period(kid, k_pstarted, k_pspent, k_ptokens); end if;
   if d_requests > 0 then perform gw_add_month(acc, mon, d_cost, d_tokens, d_requests); end if;
-  if a_dirty then perform gw_put_account(acc, a_balance, a_held, a_held_tokens, a_spent, a_head); end if;${TRAFFIC_WRITE}
+  if a_dirty then perform gw_put_account(acc, a_balance, a_held, a_held_tokens, a_spent, a_head); end if;${TRAFFIC_WRITE}${BUDGET_WRITE}
   return to_jsonb(answers);
 end $$`;
 }

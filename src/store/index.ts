@@ -22,6 +22,7 @@ import { UpstreamKeysStore } from "./upstream-keys-store.js";
 import { VideoTasksStore } from "./video-tasks-store.js";
 import type { Database } from "./tables.js";
 import { WorkspacesStore } from "./workspaces-store.js";
+import { WorkspaceBudgetsStore } from "./workspace-budgets-store.js";
 import { transact } from "./transact.js";
 
 /**
@@ -35,6 +36,7 @@ export interface AuditedTransaction {
   upstreamKeys: UpstreamKeysStore;
   adminTokens: AdminTokensStore;
   workspaces: WorkspacesStore;
+  workspaceBudgets: WorkspaceBudgetsStore;
   ledger: LedgerStore;
   codes: RedemptionCodesStore;
   catalog: CatalogStore;
@@ -52,6 +54,7 @@ export class Store {
   readonly sessions: SessionsStore;
   readonly showAgain: ShowAgainStore;
   readonly workspaces: WorkspacesStore;
+  readonly workspaceBudgets: WorkspaceBudgetsStore;
   readonly responses: ResponsesStore;
   readonly videoTasks: VideoTasksStore;
   readonly adminTokens: AdminTokensStore;
@@ -74,6 +77,7 @@ export class Store {
     this.sessions = new SessionsStore(handle.db);
     this.showAgain = new ShowAgainStore(handle.db, box);
     this.workspaces = new WorkspacesStore(handle.db);
+    this.workspaceBudgets = new WorkspaceBudgetsStore(handle.db);
     this.responses = new ResponsesStore(handle.db);
     this.videoTasks = new VideoTasksStore(handle.db);
     this.adminTokens = new AdminTokensStore(handle.db);
@@ -98,6 +102,7 @@ export class Store {
         adminTokens: new AdminTokensStore(trx),
         // The same injected failure point as this store's, for the fault tests of workspace writes.
         workspaces: new WorkspacesStore(trx, { failAfter: this.workspaces.failAfter }),
+        workspaceBudgets: new WorkspaceBudgetsStore(trx),
         ledger: new LedgerStore(trx, this.handle.dialect, ledgerChainColumns(this.handle.dimensions), this.handle.ledgerChain),
         codes: new RedemptionCodesStore(trx),
         catalog: new CatalogStore(trx, this.box, this.handle.dialect),

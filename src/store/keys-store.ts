@@ -10,6 +10,8 @@ import { toAccount, type Account } from "./accounts-store.js";
 import { recordAuthChange } from "./auth-events.js";
 import type { Database, KeyStatus, KeysTable } from "./tables.js";
 import { transact } from "./transact.js";
+import { toWorkspacePolicy } from "./workspace-budgets-store.js";
+import type { WorkspacePolicy } from "../core/budget-scopes.js";
 
 /** A change of a key's policy: undefined leaves a field as it is, null removes the restriction. */
 export interface KeyPolicyChange {
@@ -212,12 +214,13 @@ export class KeysStore {
     return rows.map(toApiKey);
   }
 
-  /** The authentication lookup: a key and its owning account, by the key's hash. */
-  async findByHash(hash: string): Promise<{ key: ApiKey; account: Account } | null> {
+  /** The authentication lookup: a key, its owning account and, for a key tagged with one, its workspace's policy (budgets, models). */
+  async findByHash(hash: string): Promise<{ key: ApiKey; account: Account; workspace: WorkspacePolicy | null } | null> {
     const key = await this.db.selectFrom("keys").selectAll().where("hash", "=", hash).executeTakeFirst();
     if (!key) return null;
     const account = await this.db.selectFrom("accounts").selectAll().where("id", "=", key.account_id).executeTakeFirstOrThrow();
-    return { key: toApiKey(key), account: toAccount(account) };
+    const workspace = key.workspace_id === null ? undefined : await this.db.selectFrom("workspaces").selectAll().where("id", "=", key.workspace_id).executeTakeFirst();
+    return { key: toApiKey(key), account: toAccount(account), workspace: workspace ? toWorkspacePolicy(workspace) : null };
   }
 
   /** enabled or exhausted -> revoked; revoking a revoked key changes nothing. */

@@ -33,6 +33,7 @@ import * as passwordLinks from "./migrations/0024-password-links.js";
 import * as liveCatalog from "./migrations/0025-live-catalog.js";
 import * as ledgerPriceFactor from "./migrations/0026-ledger-price-factor.js";
 import * as requestLogErrors from "./migrations/0028-request-log-errors.js";
+import * as budgetScopes from "./migrations/0029-budget-scopes.js";
 import { createBillingFunctions } from "./billing-functions.js";
 import type { MigrationName } from "./migration-names.js";
 
@@ -67,6 +68,7 @@ const MIGRATIONS: Record<MigrationName, MigrationModule> = {
   "0025-live-catalog": liveCatalog,
   "0026-ledger-price-factor": ledgerPriceFactor,
   "0028-request-log-errors": requestLogErrors,
+  "0029-budget-scopes": budgetScopes,
 };
 
 /** What migrating needs of a database handle. */

@@ -30,6 +30,7 @@ export const MIGRATION_NAMES = [
   "0025-live-catalog",
   "0026-ledger-price-factor",
   "0028-request-log-errors",
+  "0029-budget-scopes",
 ] as const;
 
 export type MigrationName = (typeof MIGRATION_NAMES)[number];

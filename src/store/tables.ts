@@ -167,6 +167,19 @@ export interface HoldsTable {
   expires_at: Stamp;
   /** What admission counted against rate and concurrency limits (traffic-limits.ts); null: nothing (migration 0012). */
   traffic: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The budget scopes the hold reserved in, as a JSON array (billing/budget-scopes.ts); null: none (migration 0029). */
+  budgets: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+export interface BudgetUsageTable {
+  /** "workspace:<id>" or "member:<workspace>:<account>" (migration 0029). */
+  scope: string;
+  /** The UTC month ("YYYY-MM") cost_nano and tokens belong to; in a later month they count as 0. */
+  month: string;
+  cost_nano: Int;
+  tokens: Int;
+  held_nano: Int;
+  held_tokens: Int;
 }
 
 export interface TrafficWindowsTable {
@@ -194,6 +207,12 @@ export interface WorkspacesTable {
   name: string;
   created_by: string;
   created_at: Stamp;
+  /** The workspace's monthly budgets and each member's (migration 0029); null: none. */
+  monthly_budget_nano: ColumnType<Int | null, Int | null | undefined, Int | null>;
+  monthly_token_budget: ColumnType<Int | null, Int | null | undefined, Int | null>;
+  member_monthly_budget_nano: ColumnType<Int | null, Int | null | undefined, Int | null>;
+  /** JSON array of the model ids the workspace's keys may use; null: no restriction. */
+  allowed_models: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export type Role = "owner" | "admin" | "member";
@@ -316,6 +335,7 @@ export interface Database {
   monthly_usage: MonthlyUsageTable;
   holds: HoldsTable;
   traffic_windows: TrafficWindowsTable;
+  budget_usage: BudgetUsageTable;
   upstream_keys: UpstreamKeysTable;
   workspaces: WorkspacesTable;
   memberships: MembershipsTable;

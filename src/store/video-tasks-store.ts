@@ -30,6 +30,8 @@ export interface HeldReservation {
   id: string;
   amount: bigint;
   tokens: bigint;
+  /** The budget scopes it holds in (holds.budgets, migration 0029). */
+  budgets: string[];
 }
 
 export class VideoTasksStore {
@@ -128,8 +130,10 @@ export class VideoTasksStore {
 
   /** The reservation of the hold placed for a task's request; holds.request_id is unique. */
   async heldFor(requestId: string): Promise<HeldReservation | null> {
-    const row = await this.db.selectFrom("holds").select(["id", "amount_nano", "tokens"]).where("request_id", "=", requestId).executeTakeFirst();
-    return row ? { id: row.id, amount: row.amount_nano, tokens: row.tokens } : null;
+    const row = await this.db.selectFrom("holds").select(["id", "amount_nano", "tokens", "budgets"]).where("request_id", "=", requestId).executeTakeFirst();
+    if (!row) return null;
+    const budgets: unknown = row.budgets === null ? [] : JSON.parse(row.budgets);
+    return { id: row.id, amount: row.amount_nano, tokens: row.tokens, budgets: Array.isArray(budgets) ? budgets.map(String) : [] };
   }
 }
 

@@ -40,6 +40,8 @@ for (const kind of DATABASE_KINDS) {
         keyTokens: 30_000n - 1_500n - 1_500n,
         periodCost: null,
         periodTokens: null,
+        budgetCost: null,
+        budgetTokens: null,
       });
       expect(await counters(store, accountId, keyId)).toEqual(before);
       await billing.release(held);
@@ -50,7 +52,17 @@ for (const kind of DATABASE_KINDS) {
       const poorKey = await makeKey(store, poor);
       const balance = await refusal(billing.admit(admission(poor, poorKey)));
       expect(balance.details.code).toBe("insufficient_balance");
-      expect(balance.headroom).toEqual({ balance: 1_000_000n, monthCost: null, monthTokens: null, keyCost: null, keyTokens: null, periodCost: null, periodTokens: null });
+      expect(balance.headroom).toEqual({
+        balance: 1_000_000n,
+        monthCost: null,
+        monthTokens: null,
+        keyCost: null,
+        keyTokens: null,
+        periodCost: null,
+        periodTokens: null,
+        budgetCost: null,
+        budgetTokens: null,
+      });
 
       const budgeted = await makeAccount(store, { balance: 100_000_000n, monthlyTokenBudget: 1_000 });
       const budgetedKey = await makeKey(store, budgeted, { tokenCap: 900 });

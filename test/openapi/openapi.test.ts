@@ -344,6 +344,8 @@ describe.each(DATABASE_KINDS)("OpenAPI description on %s", (kind) => {
     expect(shared.status).toBe(201);
     expect((await dash.get(`/workspaces/${wsId}/keys`)).status).toBe(200);
     expect((await dash.get(`/workspaces/${wsId}/usage`)).status).toBe(200);
+    expect((await dash.patch(`/workspaces/${wsId}/budgets`, { monthly_budget_usd: "50", member_monthly_budget_usd: "10", allowed_models: ["gpt-mock"] })).status).toBe(200);
+    expect((await dash.get(`/workspaces/${wsId}/budgets`)).status).toBe(200);
     expect((await dash.delete(`/workspaces/${wsId}/keys/${shared.body.key.id}?confirm=true`)).status).toBe(200);
     expect((await dash.delete(`/workspaces/${wsId}/members/${other.id}`)).status).toBe(204);
     expect((await otherDash.get(`/workspaces/${wsId}`)).status).toBe(404);
@@ -460,6 +462,8 @@ describe.each(DATABASE_KINDS)("OpenAPI description on %s", (kind) => {
     expect((await adminCall("DELETE", `/accounts/${accountId}/provider-keys/${providerKey.body.provider_key.id}`)).status).toBe(200);
     expect((await adminCall("GET", `/accounts/${me.id}/usage?days=7`)).status).toBe(200);
     expect((await adminCall("GET", "/audit?limit=20")).status).toBe(200);
+    expect((await adminCall("PATCH", `/workspaces/${wsId}/budgets`, { monthly_token_budget: 1_000_000, allowed_models: null })).status).toBe(200);
+    expect((await adminCall("GET", `/workspaces/${wsId}/budgets`)).status).toBe(200);
     expect((await adminCall("POST", "/config/reload", {})).status).toBe(200);
     // This gateway's catalog comes from its file: read-only (the writes are driven in test/admin/live-catalog.test.ts).
     expect((await adminCall("GET", "/catalog")).status).toBe(200);

@@ -240,6 +240,29 @@ export interface Workspace {
   members?: number;
 }
 
+/** A budget scope's limits and use this month (GET …/workspaces/:id/budgets, GET /v1/me). */
+export interface BudgetUse {
+  usd: string | null;
+  tokens: number | null;
+  spent_usd: string;
+  tokens_used: number;
+  held_usd: string;
+  held_tokens: number;
+  remaining_usd: string | null;
+  remaining_tokens: number | null;
+}
+
+export interface WorkspaceBudgets {
+  workspace_id: string;
+  name: string;
+  month: string;
+  resets_at: string;
+  allowed_models: string[] | null;
+  member_monthly_budget_usd: string | null;
+  budget: BudgetUse;
+  members: Array<{ account_id: string; email: string; role: "owner" | "admin" | "member"; budget: BudgetUse }>;
+}
+
 export interface Invite {
   id: string;
   role: "admin" | "member";

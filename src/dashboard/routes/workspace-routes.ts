@@ -17,6 +17,7 @@ import { inviteView, iso, keyView } from "../../admin/account-views.js";
 import { createInvite, removeMember, revokeInvite, setMemberRole } from "../../admin/operations.js";
 import { dashboardActor } from "./admin-routes.js";
 import { revokeKey } from "./key-routes.js";
+import { policyChange, setWorkspaceBudgets, workspaceBudgetsBody, workspaceBudgetsView } from "../../admin/workspace-budgets.js";
 
 const RANK: Record<Role, number> = { member: 0, admin: 1, owner: 2 };
 const nameBody = z.object({ name: z.string().trim().min(1, "must not be empty").max(100) });
@@ -29,7 +30,18 @@ const inviteParams = z.object({ id: idParam, inviteId: idParam });
 const keyParams = z.object({ id: idParam, keyId: idParam });
 
 /** Every request schema of this file (OpenAPI is generated from these). */
-export const workspaceRouteSchemas = { nameBody, inviteBody, roleBody, tokenBody, wsParams, memberParams, inviteParams, keyParams, daysQuery: usageDaysQuery };
+export const workspaceRouteSchemas = {
+  nameBody,
+  inviteBody,
+  roleBody,
+  tokenBody,
+  wsParams,
+  memberParams,
+  inviteParams,
+  keyParams,
+  daysQuery: usageDaysQuery,
+  budgetsBody: workspaceBudgetsBody,
+};
 
 function workspaceView(ws: Workspace) {
   return { id: ws.id, name: ws.name, created_by: ws.createdBy, created_at: iso(ws.createdAt) };
@@ -153,6 +165,24 @@ export function registerWorkspaceRoutes(app: FastifyInstance, ctx: RouteContext)
     // Revoking another member's key is an administrative change: audited.
     const actor = key.accountId === request.dashboard.account.id ? null : dashboardActor(request);
     return { key: keyView(await revokeKey(ctx, key, actor)) };
+  });
+
+  // The workspace's budgets and models with this month's use (ADR 0037): every member sees them; owners and admins set them (audited).
+  app.get("/workspaces/:id/budgets", async (request) => {
+    const { id } = parseWith(wsParams, request.params, "id");
+    await membershipOf(ctx, id, request.dashboard.account.id);
+    return workspaceBudgetsView(ctx.store, id);
+  });
+
+  app.patch("/workspaces/:id/budgets", async (request) => {
+    const { id } = parseWith(wsParams, request.params, "id");
+    const { role } = await membershipOf(ctx, id, request.dashboard.account.id);
+    requireRole(role, "admin", "set the workspace's budgets and models");
+    const change = policyChange(parseWith(workspaceBudgetsBody, request.body), request.snapshot.config);
+    await setWorkspaceBudgets(ctx.store, dashboardActor(request), id, change);
+    // This process drops the workspace's keys at once (the others within a poll of auth_events).
+    await ctx.pipeline.authCache.poll();
+    return workspaceBudgetsView(ctx.store, id);
   });
 
   app.get("/workspaces/:id/usage", async (request) => {

@@ -13,6 +13,8 @@ import { effectiveStatus, keyPolicyJson } from "../../accounts/key-policy.js";
 import { authenticate } from "../../pipeline/authenticate.js";
 import { limitSubjectsOf, NO_TIER_LIMITS, subjectLimitsJson } from "../../core/traffic-limits.js";
 import { trafficUse } from "../../billing/traffic-usage.js";
+import { budgetUseJson } from "../../billing/budget-view.js";
+import { nextMonthStart } from "../../billing/admission.js";
 import { readRequestIdParam, requestNotFound, requestRecordJson } from "./request-record.js";
 
 /** Accepts an ISO date or date-time, or epoch seconds; names the parameter when it is neither. */
@@ -31,6 +33,23 @@ export const usageQuerySchema = z.object({
   start: z.string().max(64).optional().describe(TIME_PARAM),
   end: z.string().max(64).optional().describe(TIME_PARAM),
 });
+
+/** /v1/me's workspace: null for a key without one; read afresh, like the key. */
+async function workspaceJson(ctx: RouteContext, workspaceId: string | null, accountId: string, month: string) {
+  if (workspaceId === null) return null;
+  const policy = await ctx.store.workspaceBudgets.policy(workspaceId);
+  if (policy === null) return null;
+  const use = await ctx.store.workspaceBudgets.usage(policy, [accountId], month);
+  return {
+    id: policy.id,
+    name: policy.name,
+    allowed_models: policy.allowedModels,
+    month,
+    resets_at: nextMonthStart(month),
+    budget: budgetUseJson(use.workspace),
+    member_budget: budgetUseJson(use.members.get(accountId)!),
+  };
+}
 
 export function registerAccountRoutes(app: FastifyInstance, ctx: RouteContext): void {
   const onRequest = async (request: FastifyRequest) => {
@@ -81,6 +100,8 @@ export function registerAccountRoutes(app: FastifyInstance, ctx: RouteContext): 
         account: subjectLimitsJson(request.principal.account.limits),
         applied: await trafficUse(ctx.store.db, request.snapshot.config.tierLimits.get(p.tier) ?? NO_TIER_LIMITS, limitSubjectsOf(request.principal), now),
       },
+      // The workspace the key is tagged with: its models, its budget and the caller's member budget, with what is left (ADR 0037).
+      workspace: await workspaceJson(ctx, key.workspaceId, p.accountId, p.month),
       // Whether a request this key sends may be clamped: the account's and the key's setting both on.
       clamp_output: request.principal.account.clampOutput && key.clampOutput,
       key_usage: {

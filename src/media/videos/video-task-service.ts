@@ -174,6 +174,8 @@ export class VideoTaskService {
       tokens: Number(held?.tokens ?? 0n),
       model,
       route: "videos",
+      // A hold the sweeper released takes its scopes with it: the task then charges the account and key only (docs/billing.md).
+      ...(held !== null && held.budgets.length > 0 && { budgets: held.budgets }),
     };
   }
 

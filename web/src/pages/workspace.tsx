@@ -3,6 +3,7 @@ import { useState, type FormEvent } from "react";
 import { api, type Account, type Invite, type Key, type UsageSummary, type Workspace } from "../api";
 import { TotalsTable, UsageChart } from "../chart";
 import { ErrorText, formatDate, Money, Notice, TableScroll, useAction, useLoad } from "../components";
+import { WorkspaceBudgetsSection } from "./workspace-budgets";
 
 interface Detail {
   workspace: Workspace;
@@ -137,6 +138,7 @@ export function WorkspacePage(props: { id: string; me: Account }) {
           </tbody>
         </table>
       </TableScroll>
+      <WorkspaceBudgetsSection base={base} manager={manager} />
       <h2>Shared usage (30 days)</h2>
       <ErrorText error={usage.error} />
       {usage.data && (
