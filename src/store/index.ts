@@ -17,6 +17,7 @@ import { SessionsStore } from "./sessions-store.js";
 import { ShowAgainStore } from "./show-again-store.js";
 import { ResponsesStore } from "./responses-store.js";
 import { CatalogStore } from "./catalog-store.js";
+import { FileKeyStatesStore } from "./file-key-states-store.js";
 import { UpstreamHealthStore } from "./upstream-health-store.js";
 import { UpstreamKeysStore } from "./upstream-keys-store.js";
 import { VideoTasksStore } from "./video-tasks-store.js";
@@ -38,6 +39,7 @@ export interface AuditedTransaction {
   ledger: LedgerStore;
   codes: RedemptionCodesStore;
   catalog: CatalogStore;
+  fileKeys: FileKeyStatesStore;
   sessions: SessionsStore;
   passwordLinks: PasswordLinksStore;
   record(change: AuditChange): Promise<void>;
@@ -59,6 +61,7 @@ export class Store {
   readonly codes: RedemptionCodesStore;
   readonly attempts: AttemptsStore;
   readonly catalog: CatalogStore;
+  readonly fileKeys: FileKeyStatesStore;
   readonly passwordLinks: PasswordLinksStore;
 
   constructor(
@@ -80,6 +83,7 @@ export class Store {
     this.audit = new AuditStore(handle.db);
     this.codes = new RedemptionCodesStore(handle.db);
     this.catalog = new CatalogStore(handle.db, box, handle.dialect);
+    this.fileKeys = new FileKeyStatesStore(handle.db, box, handle.dialect);
     this.passwordLinks = new PasswordLinksStore(handle.db);
   }
 
@@ -101,6 +105,7 @@ export class Store {
         ledger: new LedgerStore(trx, this.handle.dialect, ledgerChainColumns(this.handle.dimensions), this.handle.ledgerChain),
         codes: new RedemptionCodesStore(trx),
         catalog: new CatalogStore(trx, this.box, this.handle.dialect),
+        fileKeys: new FileKeyStatesStore(trx, this.box, this.handle.dialect),
         sessions: new SessionsStore(trx),
         passwordLinks: new PasswordLinksStore(trx),
         record: (change) => appendAudit(trx, actor, change),

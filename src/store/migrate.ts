@@ -31,6 +31,7 @@ import * as attemptThrottle from "./migrations/0022-attempt-throttle.js";
 import * as ledgerKeyedChain from "./migrations/0023-ledger-keyed-chain.js";
 import * as passwordLinks from "./migrations/0024-password-links.js";
 import * as liveCatalog from "./migrations/0025-live-catalog.js";
+import * as keyStatesAndProbes from "./migrations/0027-key-states-and-probes.js";
 import { createBillingFunctions } from "./billing-functions.js";
 import type { MigrationName } from "./migration-names.js";
 
@@ -63,6 +64,7 @@ const MIGRATIONS: Record<MigrationName, MigrationModule> = {
   "0023-ledger-keyed-chain": ledgerKeyedChain,
   "0024-password-links": passwordLinks,
   "0025-live-catalog": liveCatalog,
+  "0027-key-states-and-probes": keyStatesAndProbes,
 };
 
 /** What migrating needs of a database handle. */

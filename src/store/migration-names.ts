@@ -28,6 +28,7 @@ export const MIGRATION_NAMES = [
   "0023-ledger-keyed-chain",
   "0024-password-links",
   "0025-live-catalog",
+  "0027-key-states-and-probes",
 ] as const;
 
 export type MigrationName = (typeof MIGRATION_NAMES)[number];
