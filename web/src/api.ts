@@ -303,7 +303,9 @@ export interface CatalogProviderKey {
   label: string;
   last4: string;
   status: "active" | "disabled";
-  created_at: string;
+  /** database: added here (pk_…); file: written in the config file (fk_…), only tested, enabled or disabled here. */
+  source: "database" | "file";
+  created_at: string | null;
 }
 
 /** POST /admin/catalog/provider-keys/{id}/test: one smallest request with that key, paid by the operator. */

@@ -30,7 +30,7 @@ export function CatalogPage() {
       {data && <Providers document={data.document} />}
       {data && <Models document={data.document} />}
       {data && <Tiers document={data.document} />}
-      {data && data.source === "database" && <ProviderKeys catalog={data} writable={writable} run={action.run} />}
+      {data && <ProviderKeys catalog={data} writable={writable} run={action.run} />}
       {data && data.source === "database" && <History versions={versions.data} error={versions.error} current={data.version} writable={writable} run={action.run} />}
     </section>
   );
