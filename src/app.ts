@@ -25,6 +25,7 @@ import type { PipelineServices } from "./pipeline/services.js";
 import { SettlementRetries } from "./pipeline/settlement-retries.js";
 import { UpstreamKeyResolver } from "./pipeline/upstream-key-resolver.js";
 import { RefusedKeys } from "./pipeline/refused-keys.js";
+import { HealthProbes } from "./pipeline/health-probes.js";
 import { openStore, type Store } from "./store/index.js";
 import { watchCatalog, type CatalogWatch } from "./store/catalog-watch.js";
 import { configFromDatabase, LiveCatalog } from "./config/live-catalog.js";
@@ -46,6 +47,8 @@ export interface App {
   server: FastifyInstance;
   /** The separate metrics listener's URL (metrics.listen), null when there is none. */
   metricsUrl: string | null;
+  /** The active health probes: run by the one process of the gateway holding their lease. */
+  probes: HealthProbes;
   close(): Promise<void>;
 }
 
@@ -275,6 +278,16 @@ export async function createApp(config: GatewayConfig, options: AppOptions = {})
       () => reloadCatalog().catch((err: unknown) => logger.warn({ err }, "serving the new catalog failed; the watch retries")),
     ),
   };
+  const probes = new HealthProbes({
+    store,
+    health,
+    logger,
+    config: () => live.current.config,
+    usableKeys: (provider) => live.current.pipeline.refusedKeys.usable(provider.sharedKeys),
+    onRefused: async (provider, key, status) => void live.current.pipeline.refusedKeys.refuse(provider, key, status),
+    clock: now,
+  });
+  probes.start();
   const server = buildServer(ctx, logger, ROUTES, options.workers ?? 1);
   let metricsListener: { server: Server; url: string } | null = null;
   if (metrics && config.metrics?.listen) metricsListener = await startMetricsListener(metrics, config.metrics.listen, logger);
@@ -284,10 +297,12 @@ export async function createApp(config: GatewayConfig, options: AppOptions = {})
     reloadConfig,
     server,
     metricsUrl: metricsListener?.url ?? null,
+    probes,
     async close() {
       if (closed) return;
       closed = true;
       await server.close();
+      await probes.stop();
       await catalogWatch.stop();
       // After the server: every request it answered has been appended; before the store closes.
       await requestLog?.close();

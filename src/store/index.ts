@@ -18,6 +18,8 @@ import { ShowAgainStore } from "./show-again-store.js";
 import { ResponsesStore } from "./responses-store.js";
 import { CatalogStore } from "./catalog-store.js";
 import { FileKeyStatesStore } from "./file-key-states-store.js";
+import { HealthProbesStore } from "./health-probes-store.js";
+import { LeasesStore } from "./leases-store.js";
 import { UpstreamHealthStore } from "./upstream-health-store.js";
 import { UpstreamKeysStore } from "./upstream-keys-store.js";
 import { VideoTasksStore } from "./video-tasks-store.js";
@@ -62,6 +64,8 @@ export class Store {
   readonly attempts: AttemptsStore;
   readonly catalog: CatalogStore;
   readonly fileKeys: FileKeyStatesStore;
+  readonly leases: LeasesStore;
+  readonly healthProbes: HealthProbesStore;
   readonly passwordLinks: PasswordLinksStore;
 
   constructor(
@@ -84,6 +88,8 @@ export class Store {
     this.codes = new RedemptionCodesStore(handle.db);
     this.catalog = new CatalogStore(handle.db, box, handle.dialect);
     this.fileKeys = new FileKeyStatesStore(handle.db, box, handle.dialect);
+    this.leases = new LeasesStore(handle.db);
+    this.healthProbes = new HealthProbesStore(handle.db);
     this.passwordLinks = new PasswordLinksStore(handle.db);
   }
 
