@@ -12,28 +12,10 @@ import { loadConfig } from "../../src/config/load.js";
 import { OPERATOR_ACCOUNT_ID } from "../../src/store/operator-usage.js";
 import { createTestDatabase, DATABASE_KINDS, type TestDatabase } from "../support/databases.js";
 import { startGateway, type TestGateway } from "../support/gateway.js";
+import { probeConfig } from "../support/probe-config.js";
 import { chatCompletion, json, sleep, startMockUpstream, type MockUpstream, type RecordedRequest } from "../support/mock-upstream.js";
 
 const SCOPE = "deployment:routed/first";
-
-function probeConfig(primaryUrl: string, backupUrl: string): string {
-  return `
-providers:
-  primary: { type: openai, base_url: "${primaryUrl}/v1", keys: ["sk-primary-key-0001"], apis: [chat] }
-  backup: { type: openai, base_url: "${backupUrl}/v1", keys: ["sk-backup-key-0002"], apis: [chat] }
-models:
-  - id: routed
-    kind: chat
-    pricing: { input_per_mtok: "1.00", output_per_mtok: "2.00" }
-    deployments:
-      - { name: first, provider: primary, health_check: { interval_s: 10, timeout_ms: 2000 } }
-      - { name: second, provider: backup }
-tiers:
-  standard: { models: [routed] }
-server:
-  default_tier: standard
-`;
-}
 
 const isProbe = (r: RecordedRequest) => JSON.stringify(r.body).includes("Say OK.");
 

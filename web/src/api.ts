@@ -277,7 +277,18 @@ export interface UpstreamKeyStatus extends BreakerStatus {
 export interface UpstreamStatuses {
   keys: UpstreamKeyStatus[];
   /** Routing groups' deployments: `deployment` is "<model>/<name>". */
-  deployments: Array<BreakerStatus & { deployment: string; provider: string }>;
+  deployments: Array<BreakerStatus & { deployment: string; provider: string; probe: ProbeStatus | null }>;
+}
+
+/** A deployment's active health probe: its interval and last result (ok null: not probed yet). */
+export interface ProbeStatus {
+  interval_s: number;
+  ok: boolean | null;
+  status: number | null;
+  latency_ms: number | null;
+  error: string | null;
+  checked_at: string | null;
+  failures_in_row: number;
 }
 
 /** A catalog version's record (GET /admin/catalog/versions). */
