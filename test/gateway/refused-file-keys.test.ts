@@ -90,7 +90,7 @@ describe.each(DATABASE_KINDS)("the config file's keys, on %s", (kind) => {
     ]);
     for (const k of keys) expect(k.id).toMatch(/^fk_[0-9a-f]{24}$/);
     // The same key has the same id in every process sharing the server secret.
-    expect((await (await fetch(`${b.url}/admin/v1/catalog`, { headers: { authorization: `Bearer ${token}` } })).json()) as unknown).toMatchObject({
+    expect(await (await fetch(`${b.url}/admin/v1/catalog`, { headers: { authorization: `Bearer ${token}` } })).json()).toMatchObject({
       provider_keys: expect.arrayContaining(keys.map((k) => expect.objectContaining({ id: k.id }))) as unknown,
     });
   });
