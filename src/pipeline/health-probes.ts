@@ -158,9 +158,8 @@ export class HealthProbes {
       failuresInRow: verdict === "pass" ? 0 : verdict === "fail" ? failuresBefore + 1 : failuresBefore,
     };
     if (verdict === "fail") logger.warn({ deployment: `${target.model}/${deployment.name}`, status, error: result.error }, "health probe failed");
-    await transact(store.db, async (trx) => {
-      if (sent) await chargeOperator(trx, sent, store.handle.dimensions);
-    });
+    const charged = sent;
+    if (charged?.charge) await transact(store.db, (trx) => chargeOperator(trx, charged, store.handle.dimensions));
     await store.healthProbes.record(result);
   }
 }
