@@ -25,9 +25,11 @@ import type { PipelineServices } from "./pipeline/services.js";
 import { SettlementRetries } from "./pipeline/settlement-retries.js";
 import { UpstreamKeyResolver } from "./pipeline/upstream-key-resolver.js";
 import { RefusedKeys } from "./pipeline/refused-keys.js";
+import { HealthProbes } from "./pipeline/health-probes.js";
 import { openStore, type Store } from "./store/index.js";
 import { watchCatalog, type CatalogWatch } from "./store/catalog-watch.js";
 import { configFromDatabase, LiveCatalog } from "./config/live-catalog.js";
+import { disabledFileKeys } from "./config/file-keys.js";
 import type { AuditActor } from "./store/audit-store.js";
 import { UpstreamHealth } from "./upstreams/upstream-health.js";
 import type { GatewayMetrics } from "./observability/metrics.js";
@@ -45,6 +47,8 @@ export interface App {
   server: FastifyInstance;
   /** The separate metrics listener's URL (metrics.listen), null when there is none. */
   metricsUrl: string | null;
+  /** The active health probes: run by the one process of the gateway holding their lease. */
+  probes: HealthProbes;
   close(): Promise<void>;
 }
 
@@ -144,7 +148,8 @@ export async function createApp(config: GatewayConfig, options: AppOptions = {})
   const settlementRetries: SettlementRetries = new SettlementRetries(billing, logger);
   // The services every snapshot shares: breakers, key cooldowns, caches and billing outlive a reload.
   const shared = { store, logger, authCache, billing, rotation, health, settlementRetries, metrics, tracing, requestLog };
-  const snapshotOf = (loaded: GatewayConfig): ConfigSnapshot => {
+  // `disabledKeys`: the config file's keys disabled now (catalog.source: file; config/file-keys.ts).
+  const snapshotOf = (loaded: GatewayConfig, disabledKeys: readonly string[]): ConfigSnapshot => {
     const providers = [...loaded.providers.values()];
     const sharedSecrets = providers.flatMap((p) => p.sharedKeys);
     const hosts = providers.map((p) => p.baseUrl);
@@ -153,8 +158,10 @@ export async function createApp(config: GatewayConfig, options: AppOptions = {})
       config: loaded,
       scrubber: createScrubber({ secrets: sharedSecrets, hosts }),
       upstreamKeys: new UpstreamKeyResolver(store, (own) => createScrubber({ secrets: [...sharedSecrets, ...own], hosts })),
-      refusedKeys: new RefusedKeys(loaded.catalogSource === "database" ? (provider, key, status) => ctx.catalog.disableRefusedKey(provider, key, status) : null, (err) =>
-        logger.error({ err }, "disabling a refused provider key failed"),
+      refusedKeys: new RefusedKeys(
+        (provider, key, status) => ctx.catalog.disableRefusedKey(provider, key, status),
+        (err) => logger.error({ err }, "disabling a refused provider key failed"),
+        disabledKeys,
       ),
     };
     return { config: loaded, pipeline, media: { settings: mediaSettingsFromConfig(loaded.media) }, loadedAt: Date.now() };
@@ -163,7 +170,8 @@ export async function createApp(config: GatewayConfig, options: AppOptions = {})
   const gatewayActor: AuditActor = { type: "cli", id: null, name: "gateway serve", clientAddress: null, requestId: null };
   const withCatalog = (loaded: GatewayConfig): Promise<GatewayConfig> | GatewayConfig =>
     loaded.catalogSource === "database" ? configFromDatabase(store, loaded, gatewayActor) : loaded;
-  const live = { current: snapshotOf(await withCatalog(config)) };
+  const snapshotFor = async (loaded: GatewayConfig): Promise<ConfigSnapshot> => snapshotOf(loaded, await disabledFileKeys(store, loaded));
+  const live = { current: await snapshotFor(await withCatalog(config)) };
   let reloading: Promise<unknown> = Promise.resolve();
   const reloadConfig = (actor: AuditActor, reloadOptions: ReloadOptions = {}): Promise<ReloadOutcome> => {
     // One reload at a time: two at once could swap in the older file last.
@@ -194,7 +202,7 @@ export async function createApp(config: GatewayConfig, options: AppOptions = {})
     if (loaded.version === running.config.version && loaded.sourcePath === running.config.sourcePath) {
       return { status: "unchanged", version: running.config.version, loadedAt: running.loadedAt };
     }
-    const snapshot = snapshotOf(loaded);
+    const snapshot = await snapshotFor(loaded);
     const changes = configChanges(running.config, loaded);
     // Recorded before the swap: a reload the audit log cannot record does not happen. Under
     // `--workers N` one worker records the operator's reload and the others follow it unrecorded.
@@ -217,7 +225,14 @@ export async function createApp(config: GatewayConfig, options: AppOptions = {})
   const reloadCatalog = (): Promise<void> => {
     const next = reloading.then(async () => {
       const running = live.current;
-      if (running.config.catalogSource !== "database") return;
+      if (running.config.catalogSource === "file") {
+        // The file's catalog stays; which of its keys are disabled changed (or nothing did).
+        const disabled = await disabledFileKeys(store, running.config);
+        if ([...new Set(disabled)].sort().join("\n") === running.pipeline.refusedKeys.disabledAtStart.join("\n")) return;
+        live.current = snapshotOf(running.config, disabled);
+        logger.info({ config_version: running.config.version, disabled_file_keys: disabled.length }, "provider key states changed");
+        return;
+      }
       let loaded: GatewayConfig;
       try {
         loaded = await configFromDatabase(store, running.config, gatewayActor);
@@ -229,19 +244,17 @@ export async function createApp(config: GatewayConfig, options: AppOptions = {})
       }
       if (loaded.version === running.config.version) return;
       const changes = configChanges(running.config, loaded);
-      live.current = snapshotOf(loaded);
+      live.current = snapshotOf(loaded, []);
       logger.info({ config_version: loaded.version, previous_config_version: running.config.version, ...changesAuditFields(changes) }, "catalog reloaded");
     });
     reloading = next.catch(() => undefined);
     return next;
   };
-  const catalogWatch: CatalogWatch | null =
-    live.current.config.catalogSource === "database"
-      ? await watchCatalog(store.handle, store.catalog, reloadCatalog, {
-          pollMs: CATALOG_POLL_MS,
-          onError: (err) => logger.warn({ err }, "watching the catalog failed"),
-        })
-      : null;
+  // Also with catalog.source: file: the file's keys are disabled and enabled through the database.
+  const catalogWatch: CatalogWatch = await watchCatalog(store.handle, store.catalog, reloadCatalog, {
+    pollMs: CATALOG_POLL_MS,
+    onError: (err) => logger.warn({ err }, "watching the catalog failed"),
+  });
   const ctx: RouteContext = {
     live,
     get config() {
@@ -265,6 +278,16 @@ export async function createApp(config: GatewayConfig, options: AppOptions = {})
       () => reloadCatalog().catch((err: unknown) => logger.warn({ err }, "serving the new catalog failed; the watch retries")),
     ),
   };
+  const probes = new HealthProbes({
+    store,
+    health,
+    logger,
+    config: () => live.current.config,
+    usableKeys: (provider) => live.current.pipeline.refusedKeys.usable(provider.sharedKeys),
+    onRefused: async (provider, key, status) => void live.current.pipeline.refusedKeys.refuse(provider, key, status),
+    clock: now,
+  });
+  probes.start();
   const server = buildServer(ctx, logger, ROUTES, options.workers ?? 1);
   let metricsListener: { server: Server; url: string } | null = null;
   if (metrics && config.metrics?.listen) metricsListener = await startMetricsListener(metrics, config.metrics.listen, logger);
@@ -274,11 +297,13 @@ export async function createApp(config: GatewayConfig, options: AppOptions = {})
     reloadConfig,
     server,
     metricsUrl: metricsListener?.url ?? null,
+    probes,
     async close() {
       if (closed) return;
       closed = true;
       await server.close();
-      await catalogWatch?.stop();
+      await probes.stop();
+      await catalogWatch.stop();
       // After the server: every request it answered has been appended; before the store closes.
       await requestLog?.close();
       if (metricsListener) await new Promise((resolve) => metricsListener.server.close(resolve));

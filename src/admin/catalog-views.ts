@@ -3,6 +3,7 @@
 // with its source and version, a version's record, and a provider's shared key by its last four
 // characters only.
 import type { CatalogDocument } from "../config/catalog-document.js";
+import type { CatalogKeyInfo } from "../config/file-keys.js";
 import type { LiveCatalog } from "../config/live-catalog.js";
 import type { CatalogVersion, ProviderKeyInfo } from "../store/catalog-store.js";
 
@@ -14,14 +15,23 @@ export function catalogVersionView(version: Omit<CatalogVersion, "document">) {
   return { version: version.version, created_at: new Date(version.createdAt).toISOString(), actor: version.actor, reason: version.reason };
 }
 
-export function catalogProviderKeyView(info: ProviderKeyInfo) {
-  return { id: info.id, provider: info.provider, label: info.label, last4: info.last4, status: info.status, created_at: new Date(info.createdAt).toISOString() };
+/** A shared key: stored in the database (pk_…, added through the console) or written in the config file (fk_…). */
+export function catalogProviderKeyView(info: ProviderKeyInfo | CatalogKeyInfo) {
+  return {
+    id: info.id,
+    provider: info.provider,
+    label: info.label,
+    last4: info.last4,
+    status: info.status,
+    source: "source" in info ? info.source : ("database" as const),
+    created_at: info.createdAt === null ? null : new Date(info.createdAt).toISOString(),
+  };
 }
 
-/** The catalog served now with its provider keys: from the file, the keys are the file's own (never listed). */
+/** The catalog served now with its provider keys (from the file: the file's keys, with their states). */
 export async function currentCatalogView(catalog: LiveCatalog) {
   const { version, document } = await catalog.current();
-  const keys = catalog.source === "database" ? await catalog.providerKeys() : [];
+  const keys = await catalog.providerKeys();
   return { ...catalogView(catalog.source, version, document), provider_keys: keys.map(catalogProviderKeyView) };
 }
 

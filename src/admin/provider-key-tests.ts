@@ -1,5 +1,5 @@
 // "Test" on a shared provider key, for the admin API, the dashboard and the CLI alike: finds the key
-// and its provider in the catalog served now, sends the test (src/pipeline/key-test.ts), and treats
+// (pk_… in the database, fk_… in the config file) and its provider in the catalog served now, sends the test (src/pipeline/key-test.ts), and treats
 // a 401/403 answer as traffic does: the key is disabled for every process, audited, until an
 // operator enables it again.
 import type { GatewayConfig } from "../config/gateway-config.js";
@@ -12,7 +12,7 @@ import type { Store } from "../store/index.js";
 
 export interface KeyTestServices {
   store: Store;
-  catalog: Pick<LiveCatalog, "disableRefusedKey">;
+  catalog: Pick<LiveCatalog, "disableRefusedKey" | "keyWithSecret">;
   /** The config served now (the catalog's providers and models). */
   config: GatewayConfig;
   timeoutMs?: number;
@@ -26,7 +26,7 @@ export interface ProviderKeyTest extends KeyTestResult {
 }
 
 export async function testCatalogProviderKey(services: KeyTestServices, actor: AuditActor, keyId: string): Promise<ProviderKeyTest> {
-  const found = await services.store.catalog.withSecret(keyId);
+  const found = await services.catalog.keyWithSecret(keyId);
   if (!found) throw new GatewayError("not_found", `No provider key ${keyId}.`);
   const provider = services.config.providers.get(found.info.provider);
   if (!provider) throw new GatewayError("invalid_request", `The key's provider ${found.info.provider} is not in the catalog served now.`, { param: "provider" });

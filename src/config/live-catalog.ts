@@ -4,7 +4,8 @@
 // on the version they started with (each request keeps its config snapshot). Every change is checked
 // by the config file's schema and catalogue build with every error at once, written with its audit
 // row in one transaction, and a rollback is itself a new version. With catalog.source: file the
-// file is the source of truth and every change here is refused.
+// file is the source of truth and every change here is refused, except whether each of the file's
+// keys is used (file-keys.ts): an operator disables and enables them, and a refused one is disabled.
 import { GatewayError } from "../errors/catalogue.js";
 import type { AuditActor } from "../store/audit-store.js";
 import type { CatalogVersion, ProviderKeyInfo } from "../store/catalog-store.js";
@@ -12,6 +13,7 @@ import type { Store } from "../store/index.js";
 import { catalogDocumentOf, checkCatalogDocument, configWithCatalog, documentText, type CatalogDocument } from "./catalog-document.js";
 import { applyEntityChange, type EntityChange } from "./catalog-entities.js";
 import { ConfigError, type ConfigIssue, type GatewayConfig } from "./gateway-config.js";
+import { disableRefusedFileKey, fileKeysOf, setFileKeyStatus, type CatalogKeyInfo } from "./file-keys.js";
 import { planPriceImport, type PriceChange, type PriceFileFormat, type PriceImportIssue } from "./price-import.js";
 
 /** The audit row of one entry's change: the entry before and after (each null when absent). */
@@ -142,8 +144,20 @@ export class LiveCatalog {
     };
   }
 
-  providerKeys(): Promise<ProviderKeyInfo[]> {
-    return this.store.catalog.providerKeys();
+  /** The shared keys of the catalog served: the database's, or the file's with their states (file-keys.ts). */
+  async providerKeys(): Promise<CatalogKeyInfo[]> {
+    if (this.source === "file") return (await fileKeysOf(this.store, this.running())).map((k) => k.info);
+    return (await this.store.catalog.providerKeys()).map(databaseKey);
+  }
+
+  /** One shared key with its secret, for its test request only; null when there is none. */
+  async keyWithSecret(id: string): Promise<{ info: CatalogKeyInfo; secret: string } | null> {
+    if (this.source === "file") {
+      const key = (await fileKeysOf(this.store, this.running())).find((k) => k.info.id === id);
+      return key ? { info: key.info, secret: key.secret } : null;
+    }
+    const found = await this.store.catalog.withSecret(id);
+    return found ? { info: databaseKey(found.info), secret: found.secret } : null;
   }
 
   async addProviderKey(actor: AuditActor, input: { provider: string; key: string; label: string }): Promise<ProviderKeyInfo> {
@@ -170,8 +184,14 @@ export class LiveCatalog {
     return removed;
   }
 
-  async setProviderKeyStatus(actor: AuditActor, id: string, status: ProviderKeyInfo["status"]): Promise<ProviderKeyInfo> {
-    this.refuseWhenFromFile();
+  async setProviderKeyStatus(actor: AuditActor, id: string, status: ProviderKeyInfo["status"]): Promise<CatalogKeyInfo> {
+    if (this.source === "file") {
+      // The file's keys stay in the file; whether each is used is the database's (file-keys.ts).
+      const updated = await setFileKeyStatus(this.store, this.running(), actor, id, status);
+      if (!updated) throw new GatewayError("not_found", `No provider key ${id}.`);
+      await this.applyLatest();
+      return updated;
+    }
     const updated = await this.store.audited(actor, async (tx) => {
       const before = await tx.catalog.setProviderKeyStatus(id, status);
       if (before.status !== status)
@@ -182,19 +202,24 @@ export class LiveCatalog {
           before: { status: before.status },
           after: { status },
         });
-      return { ...before, status };
+      return databaseKey({ ...before, status });
     });
     await this.applyLatest();
     return updated;
   }
 
   /**
-   * The upstream answered 401 or 403 to a shared key of the catalog: the key is disabled for every
-   * process, audited, until an operator enables it again. False when it is no active catalog key.
+   * The upstream answered 401 or 403 to a shared key of the catalog (the database's or the file's):
+   * the key is disabled for every process, audited, until an operator enables it again. False when
+   * it is no active catalog key.
    */
   async disableRefusedKey(provider: string, secret: string, status: number): Promise<boolean> {
-    if (this.source !== "database") return false;
     const actor: AuditActor = { type: "cli", id: null, name: "gateway (upstream refused the key)", clientAddress: null, requestId: null };
+    if (this.source === "file") {
+      const disabled = await disableRefusedFileKey(this.store, this.running(), actor, provider, secret, status);
+      if (disabled) await this.applyLatest();
+      return disabled;
+    }
     const disabled = await this.store.audited(actor, async (tx) => {
       const info = await tx.catalog.disableBySecret(provider, secret);
       if (info)
@@ -304,6 +329,10 @@ function beforeOf(diff: CatalogDiff): Record<string, unknown> {
 function afterOf(diff: CatalogDiff): Record<string, unknown> {
   const side = (section: SectionDiff) => ({ ...section.added, ...Object.fromEntries(Object.entries(section.changed).map(([k, v]) => [k, v.after])) });
   return { providers: side(diff.providers), models: side(diff.models), tiers: side(diff.tiers), ...(diff.demo && { demo: diff.demo.after }) };
+}
+
+function databaseKey(info: ProviderKeyInfo): CatalogKeyInfo {
+  return { ...info, source: "database" };
 }
 
 function keyAudit(info: ProviderKeyInfo) {

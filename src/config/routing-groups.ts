@@ -51,7 +51,15 @@ export function buildRoutingGroup(m: ModelFileEntry, at: string, base: ModelConf
       pricing: d.pricing ? context.price(d.pricing, `${field}.pricing`) : base.pricing,
       deployment: d.name,
     };
-    return { name: d.name, model, weight: d.weight ?? 1, priority: d.priority, bit: 1 << j, breakerScope: `deployment:${m.id}/${d.name}` };
+    return {
+      name: d.name,
+      model,
+      weight: d.weight ?? 1,
+      priority: d.priority,
+      bit: 1 << j,
+      breakerScope: `deployment:${m.id}/${d.name}`,
+      ...(d.health_check && { healthCheck: { intervalMs: d.health_check.interval_s * 1000, timeoutMs: d.health_check.timeout_ms } }),
+    };
   });
   return { strategy, contextFallback, deployments };
 }

@@ -72,6 +72,16 @@ export const deploymentSchema = z.strictObject({
   weight: z.number().int().positive().max(1_000_000).optional(),
   /** Lower runs first: a deployment is only used while every one of a lower priority is failing or open. */
   priority: z.number().int().min(0).max(1_000).default(0),
+  /**
+   * Active health probe (docs/configuration.md, "Health probes"): the key test's smallest request to
+   * this deployment every interval_s; a failing one takes the deployment out of routing until one passes.
+   */
+  health_check: z
+    .strictObject({
+      interval_s: z.number().int().min(10).max(86_400),
+      timeout_ms: z.number().int().min(1_000).max(60_000).default(10_000),
+    })
+    .optional(),
 });
 
 export const routingSchema = z.strictObject({

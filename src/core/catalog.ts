@@ -104,4 +104,6 @@ export interface Deployment {
   bit: number;
   /** The circuit breaker's scope: "deployment:<model>/<name>". */
   breakerScope: string;
+  /** Its active health probe (pipeline/health-probes.ts); absent: traffic alone judges it. */
+  healthCheck?: { intervalMs: number; timeoutMs: number };
 }

@@ -136,7 +136,7 @@ export const ADMIN_OPERATIONS: readonly OperationSpec[] = [
   admin({
     method: "PATCH",
     path: "/catalog/provider-keys/:keyId",
-    summary: "Enable or disable a catalog provider's key (a key the upstream refused is disabled by the gateway)",
+    summary: "Enable or disable a catalog provider's key, a pk_ key of the database or an fk_ key of the config file (a key the upstream refused is disabled by the gateway)",
     params: catalogSchemas.keyParams,
     body: catalogSchemas.keyStatusBody,
     responses: ok(z.object({ provider_key: r.catalogProviderKeySchema })),

@@ -52,7 +52,7 @@ export const DASHBOARD_CATALOG_OPERATIONS: readonly OperationSpec[] = [
   dash({
     method: "PATCH",
     path: "/admin/catalog/provider-keys/:keyId",
-    summary: "Enable or disable a catalog provider's key (administrators)",
+    summary: "Enable or disable a catalog provider's key, pk_ (database) or fk_ (config file) (administrators)",
     params: catalogSchemas.keyParams,
     body: catalogSchemas.keyStatusBody,
     responses: ok(z.object({ provider_key: r.catalogProviderKeySchema })),

@@ -119,7 +119,10 @@ export const catalogProviderKeySchema = z.object({
   label: z.string(),
   last4: z.string(),
   status: z.enum(["active", "disabled"]),
-  created_at: z.string(),
+  /** database: added through the console (pk_…); file: written in the config file (fk_…), only enabled or disabled here. */
+  source: z.enum(["database", "file"]),
+  /** Null for a key of the config file. */
+  created_at: z.string().nullable(),
 });
 
 export const liveCatalogSchema = z.object({

@@ -101,7 +101,25 @@ export const upstreamStatusesSchema = z.object({
       ...breakerShape,
     }),
   ),
-  deployments: z.array(z.object({ deployment: z.string(), provider: z.string(), ...breakerShape })),
+  deployments: z.array(
+    z.object({
+      deployment: z.string(),
+      provider: z.string(),
+      ...breakerShape,
+      /** Its active health probe (health_check); null without one; ok null until the first probe. */
+      probe: z
+        .object({
+          interval_s: z.number(),
+          ok: z.boolean().nullable(),
+          status: z.number().int().nullable(),
+          latency_ms: z.number().int().nullable(),
+          error: z.string().nullable(),
+          checked_at: z.string().nullable(),
+          failures_in_row: z.number().int(),
+        })
+        .nullable(),
+    }),
+  ),
 });
 
 const priceView = z.object({ dimension: z.string(), unit: z.enum(["token", "unit"]), counts: z.string(), variant: z.string().nullable(), usd: z.string() });

@@ -4,7 +4,8 @@
 // latency and cost are returned; the cost is the operator's, recorded in the ledger on the
 // operator's system account (store/operator-usage.ts) in the same transaction as the audit row,
 // never charged to a customer. What to do with a key refused (401/403) is the caller's: the same as
-// a refusal in traffic, it is disabled.
+// a refusal in traffic, it is disabled. The active health probes (health-probes.ts) send the same
+// request to a deployment's model (sendKeyTest) and charge the operator the same way.
 import type { ModelConfig, ProviderConfig } from "../core/catalog.js";
 import { newId } from "../core/ids.js";
 import type { Nano } from "../core/money.js";
@@ -12,12 +13,14 @@ import type { Usage } from "../core/usage.js";
 import type { DimensionSet } from "../core/dimensions.js";
 import { GatewayError } from "../errors/catalogue.js";
 import { estimateChatPromptTokens } from "../billing/estimate-tokens.js";
-import { priceBreakdown, priceUsage } from "../billing/pricing.js";
+import { priceBreakdown, priceUsage, type PriceBreakdown } from "../billing/pricing.js";
 import { ledgerDimensionColumns } from "../billing/settlement.js";
 import { normalizeUsage } from "../billing/billing-store.js";
 import type { GatewayConfig } from "../config/gateway-config.js";
 import type { AuditActor } from "../store/audit-store.js";
 import type { Store } from "../store/index.js";
+import type { Database } from "../store/tables.js";
+import type { Transaction } from "kysely";
 import { recordOperatorUsage } from "../store/operator-usage.js";
 import { upstreamOf } from "../upstreams/registry.js";
 import { signedRequest } from "../upstreams/request.js";
@@ -65,17 +68,20 @@ export function keyTestModel(config: GatewayConfig, provider: ProviderConfig, pr
   return best?.model ?? null;
 }
 
-/**
- * Sends the test and records it: the audit row (action catalog.provider_key.test) and, when the
- * upstream answered with usage to price, the operator's ledger row, in one transaction.
- */
-export async function testProviderKey(
-  deps: { store: Store; config: GatewayConfig; dimensions: DimensionSet; timeoutMs?: number },
-  actor: AuditActor,
-  tested: TestedKey,
-  secret: string,
-): Promise<KeyTestResult> {
-  const { provider } = tested;
+/** A test sent: its result, and the usage to charge the operator when the upstream answered. */
+export interface SentKeyTest {
+  result: KeyTestResult;
+  charge: OperatorCharge | null;
+}
+
+interface OperatorCharge {
+  provider: string;
+  normalized: Usage;
+  breakdown: PriceBreakdown;
+}
+
+/** The test's request body, the estimate it is priced at, and the chat plan of the provider's type; throws when the type has none. */
+function testRequestOf(provider: ProviderConfig) {
   const descriptor = upstreamOf(provider);
   const chatPlan = descriptor.chatPlan;
   if (descriptor.keyTest === null || chatPlan === null) {
@@ -84,18 +90,22 @@ export async function testProviderKey(
     });
   }
   const body = { ...descriptor.keyTest.chatBody };
-  const promptTokens = estimateChatPromptTokens(body.messages);
-  const probe: Usage = { inputTokens: promptTokens, cachedInputTokens: 0, outputTokens: 1, reasoningTokens: 0, estimated: true };
-  const model = keyTestModel(deps.config, provider, probe);
-  if (model === null) {
-    throw new GatewayError("invalid_request", `The provider ${provider.name} serves no chat model to test its key with; add one to the catalog first.`, {
-      code: "key_test_unsupported",
-    });
-  }
+  const probe: Usage = { inputTokens: estimateChatPromptTokens(body.messages), cachedInputTokens: 0, outputTokens: 1, reasoningTokens: 0, estimated: true };
+  return { descriptor, chatPlan, body, probe };
+}
+
+/**
+ * Sends the smallest request of the model's provider type to `model` with the one key `secret`, no
+ * failover, no retry, at most `timeoutMs` (and the provider's timeout). Records nothing: the key
+ * test and the health probes (health-probes.ts) record it each their way.
+ */
+export async function sendKeyTest(model: ModelConfig, secret: string, dimensions: DimensionSet, timeoutMs: number): Promise<SentKeyTest> {
+  const provider = model.provider;
+  const { descriptor, chatPlan, body, probe } = testRequestOf(provider);
   const requestId = newId("keytest");
   const plan = chatPlan({ ...body, model: model.id }, model);
   const request = await signedRequest(descriptor.authenticate, provider, "POST", plan.path, secret, JSON.stringify(plan.body));
-  const signal = AbortSignal.timeout(Math.min(deps.timeoutMs ?? KEY_TEST_TIMEOUT_MS, provider.timeoutMs));
+  const signal = AbortSignal.timeout(Math.min(timeoutMs, provider.timeoutMs));
   const send = descriptor.transport ?? sendToProvider;
   const started = performance.now();
   let status: number | null = null;
@@ -120,47 +130,72 @@ export async function testProviderKey(
     else throw caught;
   }
   const latencyMs = Math.round(performance.now() - started);
-  const refused = status === 401 || status === 403;
-  let cost: Nano = 0n;
-  const normalized = usage === null ? null : normalizeUsage(usage, deps.dimensions);
-  const breakdown = normalized === null ? null : priceBreakdown(model, normalized, undefined, deps.dimensions);
-  if (breakdown !== null) cost = breakdown.cost;
+  const normalized = usage === null ? null : normalizeUsage(usage, dimensions);
+  const breakdown = normalized === null ? null : priceBreakdown(model, normalized, undefined, dimensions);
   const result: KeyTestResult = {
     requestId,
     model: model.id,
     status,
     ok: status !== null && status >= 200 && status < 300,
-    refused,
+    refused: status === 401 || status === 403,
     latencyMs,
-    cost,
+    cost: breakdown?.cost ?? 0n,
     inputTokens: normalized?.inputTokens ?? 0,
     outputTokens: normalized?.outputTokens ?? 0,
     error,
   };
+  return { result, charge: normalized !== null && breakdown !== null ? { provider: provider.name, normalized, breakdown } : null };
+}
+
+/** The operator's ledger row for a test that the upstream answered (none otherwise), inside the caller's transaction. */
+export async function chargeOperator(trx: Transaction<Database>, sent: SentKeyTest, dimensions: DimensionSet): Promise<void> {
+  if (sent.charge === null) return;
+  const { normalized, breakdown, provider } = sent.charge;
+  await recordOperatorUsage(trx, {
+    requestId: sent.result.requestId,
+    model: sent.result.model,
+    provider,
+    inputTokens: BigInt(normalized.inputTokens),
+    cachedTokens: BigInt(normalized.cachedInputTokens),
+    outputTokens: BigInt(normalized.outputTokens),
+    reasoningTokens: BigInt(normalized.reasoningTokens),
+    estimated: normalized.estimated,
+    cost: sent.result.cost,
+    dimensionColumns: ledgerDimensionColumns(breakdown, dimensions),
+  });
+}
+
+/**
+ * Sends the test to the provider's cheapest chat model and records it: the audit row (action
+ * catalog.provider_key.test) and, when the upstream answered with usage to price, the operator's
+ * ledger row, in one transaction.
+ */
+export async function testProviderKey(
+  deps: { store: Store; config: GatewayConfig; dimensions: DimensionSet; timeoutMs?: number },
+  actor: AuditActor,
+  tested: TestedKey,
+  secret: string,
+): Promise<KeyTestResult> {
+  const { provider } = tested;
+  const { probe } = testRequestOf(provider);
+  const model = keyTestModel(deps.config, provider, probe);
+  if (model === null) {
+    throw new GatewayError("invalid_request", `The provider ${provider.name} serves no chat model to test its key with; add one to the catalog first.`, {
+      code: "key_test_unsupported",
+    });
+  }
+  const sent = await sendKeyTest(model, secret, deps.dimensions, deps.timeoutMs ?? KEY_TEST_TIMEOUT_MS);
   await deps.store.audited(actor, async (tx) => {
-    if (normalized !== null && breakdown !== null) {
-      await recordOperatorUsage(tx.trx, {
-        requestId,
-        model: model.id,
-        provider: provider.name,
-        inputTokens: BigInt(normalized.inputTokens),
-        cachedTokens: BigInt(normalized.cachedInputTokens),
-        outputTokens: BigInt(normalized.outputTokens),
-        reasoningTokens: BigInt(normalized.reasoningTokens),
-        estimated: normalized.estimated,
-        cost,
-        dimensionColumns: ledgerDimensionColumns(breakdown, deps.dimensions),
-      });
-    }
+    await chargeOperator(tx.trx, sent, deps.dimensions);
     await tx.record({
       action: "catalog.provider_key.test",
       targetType: "provider_key",
       targetId: tested.id,
       before: null,
-      after: { provider: provider.name, last4: tested.last4, ...keyTestAudit(result) },
+      after: { provider: provider.name, last4: tested.last4, ...keyTestAudit(sent.result) },
     });
   });
-  return result;
+  return sent.result;
 }
 
 function keyTestAudit(result: KeyTestResult) {

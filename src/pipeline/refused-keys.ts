@@ -1,16 +1,24 @@
-// Shared provider keys the upstream refused (401 or 403) during this config snapshot: skipped by
-// every later request of this process at once, while the catalog disables the key for every
-// process (LiveCatalog.disableRefusedKey). The next snapshot no longer lists the key, so the set
-// lives and dies with its snapshot; a key the operator enables again comes back with the next one.
-// Without a database catalog (catalog.source: file) nothing is disabled: the file is the truth.
+// Shared provider keys the upstream refused (401 or 403) or that are disabled, during this config
+// snapshot: skipped by every later request of this process at once, while the catalog disables the
+// key for every process (LiveCatalog.disableRefusedKey). With catalog.source: database the next
+// snapshot no longer lists the key; with catalog.source: file the file still lists it, and each
+// snapshot starts with the file's keys disabled now (config/file-keys.ts). Either way the set lives
+// and dies with its snapshot, and a key the operator enables again comes back with the next one.
 export class RefusedKeys {
-  readonly #refused = new Set<string>();
+  readonly #refused: Set<string>;
+  /** The keys disabled when the snapshot was made, sorted: a new snapshot is due when they change. */
+  readonly disabledAtStart: readonly string[];
 
   constructor(
-    /** Disables the key for every process; null when the catalog cannot (it comes from the file). */
+    /** Disables the key for every process; null where refusals disable nothing. */
     private readonly disable: ((provider: string, key: string, status: number) => Promise<unknown>) | null,
     private readonly onError: (error: unknown) => void,
-  ) {}
+    /** Keys disabled when the snapshot was made (the config file's, which the file still lists). */
+    disabled: readonly string[] = [],
+  ) {
+    this.#refused = new Set(disabled);
+    this.disabledAtStart = [...this.#refused].sort();
+  }
 
   usable(keys: readonly string[]): readonly string[] {
     return this.#refused.size === 0 ? keys : keys.filter((key) => !this.#refused.has(key));

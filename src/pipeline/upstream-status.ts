@@ -1,7 +1,8 @@
 // What `gateway admin upstreams status --json` prints and GET /dashboard/api/admin/upstreams answers:
 // every upstream key's circuit breaker as the gateway processes last wrote it to upstream_health.
 // Keys are named by provider and fingerprint (own keys also by their upk_ id and owning account),
-// never by the key. Routing groups' deployments are a second list with the same breaker fields.
+// never by the key. Routing groups' deployments are a second list with the same breaker fields and
+// each one's active health probe (its interval and last result) when it has one.
 import type { GatewayConfig } from "../config/load.js";
 import type { Store } from "../store/index.js";
 import type { UpstreamHealthRow } from "../store/upstream-health-store.js";
@@ -40,6 +41,19 @@ export interface DeploymentStatus extends BreakerStatus {
   /** "<model>/<name>". */
   deployment: string;
   provider: string;
+  /** Its active health probe (health_check in the config); null without one. */
+  probe: ProbeStatus | null;
+}
+
+/** A deployment's health_check and its last probe (ok null: not probed yet). */
+export interface ProbeStatus {
+  interval_s: number;
+  ok: boolean | null;
+  status: number | null;
+  latency_ms: number | null;
+  error: string | null;
+  checked_at: string | null;
+  failures_in_row: number;
 }
 
 export interface UpstreamStatuses {
@@ -60,8 +74,23 @@ export async function upstreamStatuses(store: Store, config: GatewayConfig, now 
     fingerprint: k.fingerprint,
   }));
   const keys = [...shared, ...own].map((key) => ({ ...key, ...describeBreaker(rows.get(keyScope(key.fingerprint)), now) }));
+  const probes = new Map((await store.healthProbes.all()).map((r) => [r.scope, r]));
   const deployments = [...config.models.values()].flatMap((model) =>
-    (model.group?.deployments ?? []).map((d) => ({ deployment: `${model.id}/${d.name}`, provider: d.model.provider.name, ...describeBreaker(rows.get(d.breakerScope), now) })),
+    (model.group?.deployments ?? []).map((d) => {
+      const last = probes.get(d.breakerScope);
+      const probe: ProbeStatus | null = d.healthCheck
+        ? {
+            interval_s: d.healthCheck.intervalMs / 1000,
+            ok: last?.ok ?? null,
+            status: last?.status ?? null,
+            latency_ms: last ? last.latencyMs : null,
+            error: last?.error ?? null,
+            checked_at: last ? new Date(last.checkedAt).toISOString() : null,
+            failures_in_row: last?.failuresInRow ?? 0,
+          }
+        : null;
+      return { deployment: `${model.id}/${d.name}`, provider: d.model.provider.name, ...describeBreaker(rows.get(d.breakerScope), now), probe };
+    }),
   );
   return { keys, deployments };
 }

@@ -176,19 +176,23 @@ export class CatalogStore {
     return keyInfoOf(row);
   }
 
-  private async bump(): Promise<void> {
-    await this.db
-      .updateTable("catalog_head")
-      .set((eb) => ({ serial: eb("serial", "+", 1) }))
-      .where("id", "=", 1)
-      .execute();
-    // Delivered at commit, and only if the transaction commits: a refused change wakes nobody.
-    if (this.dialect === "postgres") await sqlNotify(this.db);
+  private bump(): Promise<void> {
+    return bumpCatalogHead(this.db, this.dialect);
   }
 }
 
-async function sqlNotify(db: Kysely<Database> | Transaction<Database>): Promise<void> {
-  await sql`SELECT pg_notify(${CATALOG_CHANNEL}, '')`.execute(db);
+/**
+ * Bumps the head serial every process watches (also for a change of a config file key's state,
+ * file-key-states-store.ts). Call it inside the change's transaction.
+ */
+export async function bumpCatalogHead(db: Kysely<Database> | Transaction<Database>, dialect: "sqlite" | "postgres"): Promise<void> {
+  await db
+    .updateTable("catalog_head")
+    .set((eb) => ({ serial: eb("serial", "+", 1) }))
+    .where("id", "=", 1)
+    .execute();
+  // Delivered at commit, and only if the transaction commits: a refused change wakes nobody.
+  if (dialect === "postgres") await sql`SELECT pg_notify(${CATALOG_CHANNEL}, '')`.execute(db);
 }
 
 function versionOf(row: { version: number | bigint; document: string; created_at: number | bigint; actor: string | null; reason: string }): CatalogVersion {

@@ -17,6 +17,9 @@ import { SessionsStore } from "./sessions-store.js";
 import { ShowAgainStore } from "./show-again-store.js";
 import { ResponsesStore } from "./responses-store.js";
 import { CatalogStore } from "./catalog-store.js";
+import { FileKeyStatesStore } from "./file-key-states-store.js";
+import { HealthProbesStore } from "./health-probes-store.js";
+import { LeasesStore } from "./leases-store.js";
 import { UpstreamHealthStore } from "./upstream-health-store.js";
 import { UpstreamKeysStore } from "./upstream-keys-store.js";
 import { VideoTasksStore } from "./video-tasks-store.js";
@@ -40,6 +43,7 @@ export interface AuditedTransaction {
   ledger: LedgerStore;
   codes: RedemptionCodesStore;
   catalog: CatalogStore;
+  fileKeys: FileKeyStatesStore;
   sessions: SessionsStore;
   passwordLinks: PasswordLinksStore;
   record(change: AuditChange): Promise<void>;
@@ -62,6 +66,9 @@ export class Store {
   readonly codes: RedemptionCodesStore;
   readonly attempts: AttemptsStore;
   readonly catalog: CatalogStore;
+  readonly fileKeys: FileKeyStatesStore;
+  readonly leases: LeasesStore;
+  readonly healthProbes: HealthProbesStore;
   readonly passwordLinks: PasswordLinksStore;
 
   constructor(
@@ -84,6 +91,9 @@ export class Store {
     this.audit = new AuditStore(handle.db);
     this.codes = new RedemptionCodesStore(handle.db);
     this.catalog = new CatalogStore(handle.db, box, handle.dialect);
+    this.fileKeys = new FileKeyStatesStore(handle.db, box, handle.dialect);
+    this.leases = new LeasesStore(handle.db);
+    this.healthProbes = new HealthProbesStore(handle.db);
     this.passwordLinks = new PasswordLinksStore(handle.db);
   }
 
@@ -106,6 +116,7 @@ export class Store {
         ledger: new LedgerStore(trx, this.handle.dialect, ledgerChainColumns(this.handle.dimensions), this.handle.ledgerChain),
         codes: new RedemptionCodesStore(trx),
         catalog: new CatalogStore(trx, this.box, this.handle.dialect),
+        fileKeys: new FileKeyStatesStore(trx, this.box, this.handle.dialect),
         sessions: new SessionsStore(trx),
         passwordLinks: new PasswordLinksStore(trx),
         record: (change) => appendAudit(trx, actor, change),

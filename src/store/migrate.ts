@@ -32,6 +32,7 @@ import * as ledgerKeyedChain from "./migrations/0023-ledger-keyed-chain.js";
 import * as passwordLinks from "./migrations/0024-password-links.js";
 import * as liveCatalog from "./migrations/0025-live-catalog.js";
 import * as ledgerPriceFactor from "./migrations/0026-ledger-price-factor.js";
+import * as keyStatesAndProbes from "./migrations/0027-key-states-and-probes.js";
 import * as requestLogErrors from "./migrations/0028-request-log-errors.js";
 import * as budgetScopes from "./migrations/0029-budget-scopes.js";
 import { createBillingFunctions } from "./billing-functions.js";
@@ -67,6 +68,7 @@ const MIGRATIONS: Record<MigrationName, MigrationModule> = {
   "0024-password-links": passwordLinks,
   "0025-live-catalog": liveCatalog,
   "0026-ledger-price-factor": ledgerPriceFactor,
+  "0027-key-states-and-probes": keyStatesAndProbes,
   "0028-request-log-errors": requestLogErrors,
   "0029-budget-scopes": budgetScopes,
 };

@@ -29,6 +29,7 @@ export const MIGRATION_NAMES = [
   "0024-password-links",
   "0025-live-catalog",
   "0026-ledger-price-factor",
+  "0027-key-states-and-probes",
   "0028-request-log-errors",
   "0029-budget-scopes",
 ] as const;

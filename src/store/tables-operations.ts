@@ -122,3 +122,34 @@ export interface CatalogHeadTable {
   id: number;
   serial: Int | number;
 }
+
+/** The state of a key of the config file (catalog.source: file), by provider and fingerprint (migration 0027). */
+export interface FileKeyStatesTable {
+  provider: string;
+  fingerprint: string;
+  last4: string;
+  /** active | disabled */
+  status: string;
+  reason: string | null;
+  changed_at: Stamp | number;
+}
+
+/** Named leases with an expiry: the one process holding one does its work (migration 0027). */
+export interface GatewayLeasesTable {
+  name: string;
+  holder: string;
+  expires_at: Int | number;
+}
+
+/** Each probed deployment's last active health probe (migration 0027). */
+export interface HealthProbeResultsTable {
+  scope: string;
+  provider: string;
+  model: string;
+  ok: Int | number;
+  status: Int | number | null;
+  latency_ms: Int | number;
+  error: string | null;
+  checked_at: Stamp | number;
+  failures_in_row: Int | number;
+}

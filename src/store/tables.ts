@@ -10,6 +10,9 @@ import type {
   AuditLogTable,
   CatalogHeadTable,
   CatalogVersionsTable,
+  FileKeyStatesTable,
+  GatewayLeasesTable,
+  HealthProbeResultsTable,
   ProviderKeysTable,
   RedemptionCodesTable,
   RequestLogTable,
@@ -356,4 +359,7 @@ export interface Database {
   provider_keys: ProviderKeysTable;
   catalog_head: CatalogHeadTable;
   password_links: PasswordLinksTable;
+  file_key_states: FileKeyStatesTable;
+  gateway_leases: GatewayLeasesTable;
+  health_probe_results: HealthProbeResultsTable;
 }

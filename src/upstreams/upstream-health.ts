@@ -97,6 +97,21 @@ export class UpstreamHealth {
     this.#withTraffic.add(scope);
   }
 
+  /**
+   * An active health probe's verdict on the scope (pipeline/health-probes.ts), for every process: a
+   * failing probe opens its breaker until `openUntil`, a passing one closes it. Unchanged: nothing written.
+   */
+  probed(scope: string, ok: boolean, openUntil: number): void {
+    const now = this.clock();
+    const breaker = this.#breaker(scope);
+    if (ok && breaker.state(now) === "closed") return;
+    const state: SharedBreakerState = ok ? { state: "closed" } : { state: "open", openedUntil: openUntil };
+    // After the breaker's last change, so adopt() takes it even within the same millisecond.
+    const at = Math.max(now, breaker.changedAt + 1);
+    breaker.adopt(state, at);
+    this.#publish(scope, state, at);
+  }
+
   /** Seconds until the first of these scopes admits a trial (at least 1). */
   secondsUntilTrial(scopes: readonly string[]): number {
     const now = this.clock();

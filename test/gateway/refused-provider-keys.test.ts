@@ -1,8 +1,8 @@
 // A shared provider key the upstream answers with 401 or 403 is disabled automatically (issue 40,
 // item 4): the request fails over to the next key and succeeds, the key is shown disabled with an
 // audit row, no process tries it again (a second gateway on the same database included) until an
-// operator enables it. An account's own keys and a catalog from the file are left alone. On SQLite
-// and PostgreSQL.
+// operator enables it. The config file's keys (catalog.source: file) are disabled the same way:
+// test/gateway/refused-file-keys.test.ts. On SQLite and PostgreSQL.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ADMIN_SCOPES } from "../../src/admin/scopes.js";
 import { createTestDatabase, DATABASE_KINDS, type TestDatabase } from "../support/databases.js";
@@ -114,34 +114,5 @@ describe.each(DATABASE_KINDS)("shared keys the upstream refuses, on %s", (kind) 
     const again = await chat(a);
     expect(again.status).toBe(502);
     expect(((await again.json()) as { error: { message: string } }).error.message).toContain("configured or enabled");
-  });
-});
-
-describe("a catalog from the file", () => {
-  let mock: MockUpstream;
-  let gateway: TestGateway;
-
-  beforeAll(async () => {
-    mock = await startMockUpstream();
-    mock.handler = (req, res) =>
-      req.headers.authorization === `Bearer ${BAD}` ? json(res, 401, { error: { message: "Incorrect API key provided" } }) : json(res, 200, chatCompletion("fine"));
-    gateway = await startGateway(mockConfig({ openaiUrl: mock.url, openaiKeys: [BAD] }));
-  });
-  afterAll(async () => {
-    await gateway?.close();
-    await mock?.close();
-  });
-
-  it("disables nothing: the upstream's refusal is answered as before", async () => {
-    const { raw } = await gateway.createAccount();
-    for (let i = 0; i < 2; i++) {
-      const response = await fetch(`${gateway.url}/v1/chat/completions`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${raw}`, "content-type": "application/json" },
-        body: JSON.stringify({ model: "gpt-mock", messages: [{ role: "user", content: "hi" }] }),
-      });
-      expect(response.status).not.toBe(200);
-    }
-    expect(mock.requests).toHaveLength(2);
   });
 });

@@ -377,7 +377,8 @@ describe.each(DATABASE_KINDS)("OpenAPI description on %s", (kind) => {
     expect((await dash.delete(`/admin/accounts/${other.id}/provider-keys/${dashProviderKey.body.provider_key.id}`)).status).toBe(200);
     // The live catalog's page: this gateway's catalog comes from its file, so the writes answer 409
     // (they are driven on a database catalog in test/dashboard/catalog.test.ts).
-    expect((await dash.get("/admin/catalog")).status).toBe(200);
+    const fileCatalog = await dash.get("/admin/catalog");
+    expect(fileCatalog.status).toBe(200);
     expect((await otherDash.get("/admin/catalog")).status).toBe(403);
     expect((await dash.get("/admin/catalog/versions?limit=5")).status).toBe(200);
     expect((await dash.get("/admin/catalog/versions/1")).status).toBe(404);
@@ -385,7 +386,9 @@ describe.each(DATABASE_KINDS)("OpenAPI description on %s", (kind) => {
     expect((await dash.post("/admin/catalog/rollback", { version: 1 })).status).toBe(409);
     expect((await dash.post("/admin/catalog/provider-keys", { provider: "mockai", key: "sk-catalog-key-123456" })).status).toBe(409);
     expect((await dash.post("/admin/catalog/price-import", { format: "csv", content: "model,input_per_mtok\ngpt-mock,2", base_version: 1, dry_run: true })).status).toBe(409);
-    expect((await dash.patch("/admin/catalog/provider-keys/pk_nope", { status: "disabled" })).status).toBe(409);
+    // The file's keys (fk_…) are enabled and disabled here; a key the file does not list is 404.
+    expect((await dash.patch(`/admin/catalog/provider-keys/${fileCatalog.body.provider_keys[0].id}`, { status: "active" })).status).toBe(200);
+    expect((await dash.patch("/admin/catalog/provider-keys/pk_nope", { status: "disabled" })).status).toBe(404);
     expect((await dash.delete("/admin/catalog/provider-keys/pk_nope")).status).toBe(409);
     expect((await dash.post("/admin/catalog/provider-keys/pk_nope/test", {})).status).toBe(404);
     expect((await dash.get("/admin/catalog/entry-options")).status).toBe(200);
@@ -474,7 +477,7 @@ describe.each(DATABASE_KINDS)("OpenAPI description on %s", (kind) => {
     expect((await adminCall("POST", "/catalog/price-import", { format: "json", content: "[]", base_version: 1 })).status).toBe(409);
     expect((await adminCall("POST", "/catalog/rollback", { version: 1 })).status).toBe(409);
     expect((await adminCall("POST", "/catalog/provider-keys", { provider: "mockai", key: "sk-catalog-key-123456" })).status).toBe(409);
-    expect((await adminCall("PATCH", "/catalog/provider-keys/pk_nope", { status: "active" })).status).toBe(409);
+    expect((await adminCall("PATCH", "/catalog/provider-keys/pk_nope", { status: "active" })).status).toBe(404);
     expect((await adminCall("DELETE", "/catalog/provider-keys/pk_nope")).status).toBe(409);
     expect((await adminCall("POST", "/catalog/provider-keys/pk_nope/test")).status).toBe(404);
     expect((await adminCall("GET", "/catalog/entry-options")).status).toBe(200);

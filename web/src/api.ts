@@ -300,7 +300,18 @@ export interface UpstreamKeyStatus extends BreakerStatus {
 export interface UpstreamStatuses {
   keys: UpstreamKeyStatus[];
   /** Routing groups' deployments: `deployment` is "<model>/<name>". */
-  deployments: Array<BreakerStatus & { deployment: string; provider: string }>;
+  deployments: Array<BreakerStatus & { deployment: string; provider: string; probe: ProbeStatus | null }>;
+}
+
+/** A deployment's active health probe: its interval and last result (ok null: not probed yet). */
+export interface ProbeStatus {
+  interval_s: number;
+  ok: boolean | null;
+  status: number | null;
+  latency_ms: number | null;
+  error: string | null;
+  checked_at: string | null;
+  failures_in_row: number;
 }
 
 /** A catalog version's record (GET /admin/catalog/versions). */
@@ -326,7 +337,9 @@ export interface CatalogProviderKey {
   label: string;
   last4: string;
   status: "active" | "disabled";
-  created_at: string;
+  /** database: added here (pk_…); file: written in the config file (fk_…), only tested, enabled or disabled here. */
+  source: "database" | "file";
+  created_at: string | null;
 }
 
 /** POST /admin/catalog/provider-keys/{id}/test: one smallest request with that key, paid by the operator. */

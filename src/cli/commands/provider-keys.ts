@@ -33,8 +33,9 @@ export async function providerKeysCommand(sub: string | undefined, args: string[
       return emit(io, json, { id: positionals[0], removed: true }, () => `removed upstream key ${positionals[0]}`);
     }
     case "test": {
-      // A shared key of the database catalog (its pk_ id from GET /admin/v1/catalog): one smallest
-      // request, paid by the operator; a key refused with 401/403 is disabled for every process.
+      // A shared key of the catalog (its pk_ id, or fk_ for a key of the config file, from GET
+      // /admin/v1/catalog): one smallest request, paid by the operator; a key refused with 401/403 is
+      // disabled for every process.
       const { positionals, json } = parseCommand(args, {}, ["ID"]);
       const [{ configFromDatabase, LiveCatalog }, { testCatalogProviderKey, providerKeyTestView }] = await Promise.all([
         import("../../config/live-catalog.js"),

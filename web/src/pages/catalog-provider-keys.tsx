@@ -1,12 +1,14 @@
 // The Catalog page's shared provider keys (docs/dashboard.md, "Catalog"): last four characters only,
 // add (the field hides what is typed), test (one smallest request, paid by the operator: its status,
-// latency and cost shown), enable or disable, and remove after confirming.
+// latency and cost shown), enable or disable, and remove after confirming. With catalog.source: file
+// the keys are the file's: tested, enabled and disabled here, added and removed in the file.
 import { useState, type FormEvent } from "react";
 import { api, type CatalogProviderKey, type LiveCatalog, type ProviderKeyTest } from "../api";
 import { Money, TableScroll, type useAction } from "../components";
 
 export type Run = ReturnType<typeof useAction>["run"];
 
+/** writable: keys can be added and removed here (a database catalog); the file's keys are tested, enabled and disabled only. */
 export function ProviderKeys(props: { catalog: LiveCatalog; writable: boolean; run: Run }) {
   const providers = Object.keys(props.catalog.document.providers).sort();
   const [provider, setProvider] = useState("");
@@ -43,7 +45,12 @@ export function ProviderKeys(props: { catalog: LiveCatalog; writable: boolean; r
   return (
     <section aria-labelledby="catalog-keys-title">
       <h2 id="catalog-keys-title">Provider keys</h2>
-      <p className="hint">The providers&apos; shared keys, stored encrypted and shown by their last four characters only. A key the upstream refuses is disabled by the gateway.</p>
+      <p className="hint">
+        {props.catalog.source === "file"
+          ? "The providers' shared keys from the config file, shown by their last four characters only: add or remove them in the file; test, disable and enable them here."
+          : "The providers' shared keys, stored encrypted and shown by their last four characters only."}{" "}
+        A key the upstream refuses is disabled by the gateway.
+      </p>
       <TableScroll label="Provider keys table">
         <table>
           <caption>Shared provider keys</caption>
@@ -53,13 +60,13 @@ export function ProviderKeys(props: { catalog: LiveCatalog; writable: boolean; r
               <th scope="col">Label</th>
               <th scope="col">Key</th>
               <th scope="col">Status</th>
-              {props.writable && <th scope="col">Actions</th>}
+              <th scope="col">Actions</th>
             </tr>
           </thead>
           <tbody>
             {keys.length === 0 && (
               <tr>
-                <td colSpan={props.writable ? 5 : 4}>No shared provider keys.</td>
+                <td colSpan={5}>No shared provider keys.</td>
               </tr>
             )}
             {keys.map((k) => {
@@ -74,40 +81,38 @@ export function ProviderKeys(props: { catalog: LiveCatalog; writable: boolean; r
                   <td>
                     <span className={`badge ${k.status === "active" ? "enabled" : "bad"}`}>{k.status}</span>
                   </td>
-                  {props.writable && (
-                    <td className="actions">
-                      <button type="button" onClick={() => test(k)}>
-                        Test {name}
+                  <td className="actions">
+                    <button type="button" onClick={() => test(k)}>
+                      Test {name}
+                    </button>
+                    {k.status === "active" ? (
+                      <button type="button" onClick={() => setStatus(k, "disabled")}>
+                        Disable {name}
                       </button>
-                      {k.status === "active" ? (
-                        <button type="button" onClick={() => setStatus(k, "disabled")}>
-                          Disable {name}
+                    ) : (
+                      <button type="button" onClick={() => setStatus(k, "active")}>
+                        Enable {name}
+                      </button>
+                    )}
+                    {k.source === "file" ? null : confirming === k.id ? (
+                      <>
+                        <button
+                          type="button"
+                          className="danger"
+                          onClick={() => void props.run(() => api("DELETE", `/admin/catalog/provider-keys/${encodeURIComponent(k.id)}`), `Removed the ${name}.`)}
+                        >
+                          Yes, remove {name}
                         </button>
-                      ) : (
-                        <button type="button" onClick={() => setStatus(k, "active")}>
-                          Enable {name}
+                        <button type="button" onClick={() => setConfirming(null)}>
+                          Cancel
                         </button>
-                      )}
-                      {confirming === k.id ? (
-                        <>
-                          <button
-                            type="button"
-                            className="danger"
-                            onClick={() => void props.run(() => api("DELETE", `/admin/catalog/provider-keys/${encodeURIComponent(k.id)}`), `Removed the ${name}.`)}
-                          >
-                            Yes, remove {name}
-                          </button>
-                          <button type="button" onClick={() => setConfirming(null)}>
-                            Cancel
-                          </button>
-                        </>
-                      ) : (
-                        <button type="button" className="danger" onClick={() => setConfirming(k.id)}>
-                          Remove {name}
-                        </button>
-                      )}
-                    </td>
-                  )}
+                      </>
+                    ) : (
+                      <button type="button" className="danger" onClick={() => setConfirming(k.id)}>
+                        Remove {name}
+                      </button>
+                    )}
+                  </td>
                 </tr>
               );
             })}

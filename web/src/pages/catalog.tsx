@@ -54,7 +54,7 @@ export function CatalogPage() {
       {dialog && dialogProps && dialog.kind === "provider" && <ProviderDialog name={dialog.name} {...dialogProps} />}
       {dialog && dialogProps && dialog.kind === "model" && <ModelDialog id={dialog.name} {...dialogProps} />}
       {dialog && dialogProps && dialog.kind === "tier" && <TierDialog name={dialog.name} {...dialogProps} />}
-      {data && data.source === "database" && <ProviderKeys catalog={data} writable={writable} run={action.run} />}
+      {data && <ProviderKeys catalog={data} writable={writable} run={action.run} />}
       {data && data.source === "database" && <History versions={versions.data} error={versions.error} current={data.version} writable={writable} run={action.run} />}
     </section>
   );

@@ -2,7 +2,7 @@
 // cooldown and last error, as `gateway admin upstreams status` shows them, refreshed every 5 seconds
 // while the page is open.
 import { useEffect, useState } from "react";
-import { api, type BreakerStatus, type UpstreamKeyStatus, type UpstreamStatuses } from "../api";
+import { api, type BreakerStatus, type ProbeStatus, type UpstreamKeyStatus, type UpstreamStatuses } from "../api";
 import { ErrorText, formatDate, useLoad } from "../components";
 
 const REFRESH_MS = 5_000;
@@ -58,6 +58,7 @@ export function UpstreamsPage() {
           rows={deployments.map((d) => ({ id: d.deployment, name: d.deployment, detail: d.provider, status: d }))}
         />
       )}
+      <HealthProbes probed={deployments.flatMap((d) => (d.probe ? [{ deployment: d.deployment, provider: d.provider, probe: d.probe }] : []))} />
     </section>
   );
 }
@@ -111,6 +112,48 @@ function BreakerTable(props: { caption: string; columns: [string, string]; rows:
               <td>{formatDate(status.state_changed_at)}</td>
               <td>{status.rate_limit_cooldown_seconds > 0 ? `${status.rate_limit_cooldown_seconds} s left` : "—"}</td>
               <td>{status.last_error === null ? "—" : `${status.last_error} (${formatDate(status.last_error_at)})`}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+/** The deployments with a health_check: how often they are probed and what the last probe found. */
+function HealthProbes(props: { probed: Array<{ deployment: string; provider: string; probe: ProbeStatus }> }) {
+  if (props.probed.length === 0) return null;
+  return (
+    <div className="table-scroll" role="region" aria-label="Health probes" tabIndex={0}>
+      <table>
+        <caption>Health probes</caption>
+        <thead>
+          <tr>
+            <th scope="col">Deployment</th>
+            <th scope="col">Provider</th>
+            <th scope="col">Every</th>
+            <th scope="col">Last probe</th>
+            <th scope="col">Status</th>
+            <th scope="col">Latency</th>
+            <th scope="col">Checked</th>
+            <th scope="col">Failures in a row</th>
+            <th scope="col">Error</th>
+          </tr>
+        </thead>
+        <tbody>
+          {props.probed.map(({ deployment, provider, probe }) => (
+            <tr key={deployment}>
+              <th scope="row">
+                <code>{deployment}</code>
+              </th>
+              <td>{provider}</td>
+              <td>{probe.interval_s} s</td>
+              <td>{probe.ok === null ? "not yet" : <span className={`badge ${probe.ok ? "enabled" : "bad"}`}>{probe.ok ? "passing" : "failing"}</span>}</td>
+              <td>{probe.status === null ? (probe.ok === null ? "—" : "no response") : `HTTP ${probe.status}`}</td>
+              <td>{probe.latency_ms === null ? "—" : `${probe.latency_ms} ms`}</td>
+              <td>{formatDate(probe.checked_at)}</td>
+              <td>{probe.failures_in_row}</td>
+              <td>{probe.error ?? "—"}</td>
             </tr>
           ))}
         </tbody>
