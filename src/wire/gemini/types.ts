@@ -1,5 +1,6 @@
 // Google Gemini API (generativelanguage.googleapis.com, v1beta) wire types for generateContent and
 // streamGenerateContent: only the fields the gateway reads or writes. Every response field is optional.
+// Spoken on both sides (the gemini upstream type and the Gemini client format), so they live in wire/.
 
 export interface GeminiFunctionCall {
   name: string;
