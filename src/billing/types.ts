@@ -7,7 +7,7 @@ import type { TrafficStatus } from "../core/rate-limit-headers.js";
 import type { TrafficLimit } from "../core/traffic-limits.js";
 import type { DimensionProjectedField } from "../core/dimensions.js";
 
-export type Route = "chat" | "responses" | "messages" | "images" | "videos" | "embeddings";
+export type Route = "chat" | "responses" | "messages" | "generate_content" | "images" | "videos" | "embeddings";
 
 /** A projected count per unit dimension that has one (core/dimensions.ts projectedField: images, video seconds), when the route has them. */
 export type DimensionProjections = { [F in DimensionProjectedField]?: number };
