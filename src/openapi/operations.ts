@@ -10,6 +10,7 @@ import { z } from "zod";
 import { ADMIN_OPERATIONS } from "./operations-admin.js";
 import { DASHBOARD_OPERATIONS } from "./operations-dashboard.js";
 import { V1_OPERATIONS } from "./operations-v1.js";
+import { GEMINI_OPERATIONS } from "./operations-gemini.js";
 import { ok, type OperationSpec } from "./operation-spec.js";
 import * as r from "./response-schemas.js";
 
@@ -53,4 +54,4 @@ const SERVICE_OPERATIONS: readonly OperationSpec[] = [
   },
 ];
 
-export const OPERATIONS: readonly OperationSpec[] = [...SERVICE_OPERATIONS, ...V1_OPERATIONS, ...ADMIN_OPERATIONS, ...DASHBOARD_OPERATIONS];
+export const OPERATIONS: readonly OperationSpec[] = [...SERVICE_OPERATIONS, ...V1_OPERATIONS, ...GEMINI_OPERATIONS, ...ADMIN_OPERATIONS, ...DASHBOARD_OPERATIONS];
