@@ -101,6 +101,10 @@ for (const kind of DATABASE_KINDS) {
       expect(rows[0]!.route).toBe("generate_content");
       // 32 uncached x $1 + 8 cached x $0.50 + 12 output x $2, per million: 60 micro-USD.
       expect([Number(rows[0]!.input_tokens), Number(rows[0]!.cached_tokens), Number(rows[0]!.output_tokens), BigInt(rows[0]!.cost_nano)]).toEqual([40, 8, 12, 60_000n]);
+      // The request log names the method: one registered route serves three.
+      await gateway.app.ctx.pipeline.requestLog!.flush();
+      const logged = await gateway.app.ctx.store.db.selectFrom("request_log").select(["route", "status"]).where("request_id", "=", rows[0]!.request_id).execute();
+      expect(logged.map((row) => [row.route, Number(row.status)])).toEqual([["/v1beta/models/{model}:generateContent", 200]]);
     });
 
     it("generateContentStream on an Anthropic upstream: text as it arrives, usage in the last chunk", async () => {
