@@ -78,10 +78,63 @@ export function invalidRequest(param: string, message: string): GatewayError {
   return new GatewayError("invalid_request", message, { param });
 }
 
-/** Wire shapes: OpenAI for /v1 routes and the dashboard, Anthropic for /v1/messages. */
-export type ErrorShape = "openai" | "anthropic";
+/** Wire shapes: OpenAI for /v1 routes and the dashboard, Anthropic for /v1/messages, Google's for /v1beta (Gemini). */
+export type ErrorShape = "openai" | "anthropic" | "google";
+
+/**
+ * google.rpc.Code names by HTTP status, as Google's APIs pair them (the gateway's own error type
+ * travels in the ErrorInfo detail: see renderGoogleError).
+ */
+const GOOGLE_STATUS: Readonly<Record<number, string>> = {
+  400: "INVALID_ARGUMENT",
+  401: "UNAUTHENTICATED",
+  402: "RESOURCE_EXHAUSTED",
+  403: "PERMISSION_DENIED",
+  404: "NOT_FOUND",
+  409: "ABORTED",
+  410: "NOT_FOUND",
+  413: "INVALID_ARGUMENT",
+  422: "FAILED_PRECONDITION",
+  429: "RESOURCE_EXHAUSTED",
+  500: "INTERNAL",
+  502: "UNAVAILABLE",
+  503: "UNAVAILABLE",
+};
+
+export function googleStatusOf(httpStatus: number): string {
+  return GOOGLE_STATUS[httpStatus] ?? (httpStatus >= 500 ? "INTERNAL" : "UNKNOWN");
+}
+
+/**
+ * Google's error body (google.rpc.Status): `code` the HTTP status, `status` its google.rpc.Code
+ * name, and one google.rpc.ErrorInfo detail whose `reason` is the gateway's error type in Google's
+ * UPPER_SNAKE form and whose metadata holds the type as the other envelopes spell it, the field
+ * (param) and the request id. Also sent in-band as a stream's last element.
+ */
+export function renderGoogleError(type: string, status: number, message: string, metadata: Record<string, string>): object {
+  return {
+    error: {
+      code: status,
+      message,
+      status: googleStatusOf(status),
+      details: [{ "@type": "type.googleapis.com/google.rpc.ErrorInfo", reason: type.toUpperCase(), domain: "model-gateway", metadata: { type, ...metadata } }],
+    },
+  };
+}
+
+/** Google's error object for a stream that fails after it started: its status from the type (502 for an upstream's own type). */
+export function googleStreamError(type: string, message: string): object {
+  const known = Object.hasOwn(ERROR_CATALOGUE, type) ? ERROR_CATALOGUE[type as ErrorType].status : 502;
+  return renderGoogleError(type, known, message, {});
+}
 
 export function renderError(error: GatewayError, shape: ErrorShape, requestId: string): object {
+  if (shape === "google") {
+    const metadata: Record<string, string> = { request_id: requestId };
+    if (error.details.param !== undefined) metadata.param = error.details.param;
+    if (error.details.code !== undefined) metadata.code = error.details.code;
+    return renderGoogleError(error.type, error.status, error.message, metadata);
+  }
   if (shape === "anthropic") {
     return { type: "error", error: { type: error.type, message: error.message }, request_id: requestId };
   }

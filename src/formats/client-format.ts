@@ -16,6 +16,8 @@ export interface ClientFormat {
   plan(body: Record<string, unknown>, model: ModelConfig, context: PlanContext): Promise<UpstreamPlan> | UpstreamPlan;
   /** This format's error event, for a stream the gateway must end whatever state its translator is in. */
   streamError(type: string, message: string): ClientFrame[];
+  /** How a stream is written: SSE (absent), or the JSON array of Google's REST API without alt=sse. */
+  streamEncoding?: "sse" | "json_array";
 }
 
 export interface PlanContext {

@@ -3,7 +3,7 @@
 import { z } from "zod";
 import { ADMIN_API_PREFIX, ADMIN_API_ROUTES } from "../admin/index.js";
 import { SESSION_COOKIE } from "../dashboard/session-auth.js";
-import { anthropicErrorSchema, openAiErrorSchema } from "./response-schemas.js";
+import { anthropicErrorSchema, googleErrorSchema, openAiErrorSchema } from "./response-schemas.js";
 import type { OperationSpec, ResponseSpec } from "./operation-spec.js";
 import { OPERATIONS } from "./operations.js";
 
@@ -53,7 +53,9 @@ function errorResponses(operation: OperationSpec): Record<string, JsonSchema> {
       ? { $ref: "#/components/schemas/AnthropicError" }
       : operation.errorShape === "openai"
         ? { $ref: "#/components/schemas/Error" }
-        : { anyOf: [{ $ref: "#/components/schemas/Error" }, { $ref: "#/components/schemas/AnthropicError" }] };
+        : operation.errorShape === "google"
+          ? { $ref: "#/components/schemas/GoogleError" }
+          : { anyOf: [{ $ref: "#/components/schemas/Error" }, { $ref: "#/components/schemas/AnthropicError" }] };
   const error = (description: string) => ({
     description,
     headers: { "X-Request-ID": { $ref: "#/components/headers/RequestId" } },
@@ -65,6 +67,7 @@ function errorResponses(operation: OperationSpec): Record<string, JsonSchema> {
 const SECURITY: Record<OperationSpec["auth"], (operation: OperationSpec) => JsonSchema[]> = {
   none: () => [],
   api_key: () => [{ ApiKey: [] }, { AnthropicApiKey: [] }],
+  google_api_key: () => [{ GoogleApiKey: [] }, { GoogleApiKeyQuery: [] }, { ApiKey: [] }],
   admin_token: (operation) => [{ AdminToken: operation.scope ? [operation.scope] : [] }],
   // Writes also need the CSRF header; reads need only the session.
   session: (operation) => (operation.method === "GET" ? [{ DashboardSession: [] }] : [{ DashboardSession: [], CsrfToken: [] }]),
@@ -121,11 +124,17 @@ export function buildOpenApiDocument(version: string, operations: readonly Opera
     ],
     paths,
     components: {
-      schemas: { Error: jsonSchemaOf(openAiErrorSchema, "output"), AnthropicError: jsonSchemaOf(anthropicErrorSchema, "output") },
+      schemas: {
+        Error: jsonSchemaOf(openAiErrorSchema, "output"),
+        AnthropicError: jsonSchemaOf(anthropicErrorSchema, "output"),
+        GoogleError: jsonSchemaOf(googleErrorSchema, "output"),
+      },
       headers: { RequestId: { description: "The request's id, also in error bodies as request_id", schema: { type: "string" } } },
       securitySchemes: {
         ApiKey: { type: "http", scheme: "bearer", description: "An API key: `Authorization: Bearer <key>`" },
         AnthropicApiKey: { type: "apiKey", in: "header", name: "x-api-key", description: "An API key in Anthropic's header (any /v1 route)" },
+        GoogleApiKey: { type: "apiKey", in: "header", name: "x-goog-api-key", description: "An API key in Google's header (the /v1beta Gemini routes)" },
+        GoogleApiKeyQuery: { type: "apiKey", in: "query", name: "key", description: "An API key as Google's `?key=` (the /v1beta Gemini routes)" },
         AdminToken: { type: "http", scheme: "bearer", description: "An admin token (`gateway admin token create`), with the scope each route names" },
         DashboardSession: { type: "apiKey", in: "cookie", name: SESSION_COOKIE, description: "The dashboard session cookie (POST /dashboard/api/signin)" },
         CsrfToken: { type: "apiKey", in: "header", name: "x-csrf-token", description: "The session's csrf_token, on every write" },

@@ -12,6 +12,7 @@ import { ADMIN_CATALOG_ENTITY_OPERATIONS } from "./operations-catalog-entities.j
 import { DASHBOARD_OPERATIONS } from "./operations-dashboard.js";
 import { V1_OPERATIONS } from "./operations-v1.js";
 import { WORKSPACE_BUDGET_ADMIN_OPERATIONS, WORKSPACE_BUDGET_DASHBOARD_OPERATIONS } from "./operations-workspace-budgets.js";
+import { GEMINI_OPERATIONS } from "./operations-gemini.js";
 import { ok, type OperationSpec } from "./operation-spec.js";
 import * as r from "./response-schemas.js";
 
@@ -58,6 +59,7 @@ const SERVICE_OPERATIONS: readonly OperationSpec[] = [
 export const OPERATIONS: readonly OperationSpec[] = [
   ...SERVICE_OPERATIONS,
   ...V1_OPERATIONS,
+  ...GEMINI_OPERATIONS,
   ...ADMIN_OPERATIONS,
   ...ADMIN_CATALOG_ENTITY_OPERATIONS,
   ...WORKSPACE_BUDGET_ADMIN_OPERATIONS,

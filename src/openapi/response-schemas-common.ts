@@ -16,6 +16,23 @@ export const openAiErrorSchema = z.object({
 /** The Anthropic-shaped error of /v1/messages (and Anthropic-style /v1/models calls). */
 export const anthropicErrorSchema = z.object({ type: z.literal("error"), error: z.object({ type: z.enum(ERROR_TYPES), message: z.string() }), request_id: z.string() });
 
+/** Google's error (google.rpc.Status) of /v1beta: the gateway's type in the ErrorInfo detail (renderError, shape "google"). */
+export const googleErrorSchema = z.object({
+  error: z.object({
+    code: z.number().int(),
+    message: z.string(),
+    status: z.string(),
+    details: z.array(
+      z.object({
+        "@type": z.literal("type.googleapis.com/google.rpc.ErrorInfo"),
+        reason: z.string(),
+        domain: z.literal("model-gateway"),
+        metadata: z.object({ type: z.enum(ERROR_TYPES), param: z.string().optional(), code: z.string().optional(), request_id: z.string() }),
+      }),
+    ),
+  }),
+});
+
 export const subjectLimitsView = subjectLimitsSchema.nullable();
 
 const periodicBudgetView = z.object({

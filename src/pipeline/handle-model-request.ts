@@ -14,13 +14,14 @@ import { GatewayError, invalidRequest, renderError } from "../errors/catalogue.j
 import { signedRequest } from "../upstreams/request.js";
 import { upstreamOf } from "../upstreams/registry.js";
 import type { ClientFormat } from "../formats/client-format.js";
+import type { FrameEncoder } from "./relay.js";
 import { checkOutputTokenLimits } from "../formats/fields.js";
 import { admissionFor, requestedModel } from "./admission.js";
 import { cancelOnClientClose, openMeteredCall, type MeteredCall } from "./metered-call.js";
 import { stopAtOutputLimit } from "./output-limit.js";
 import type { ClientRequestInfo, UpstreamPlan } from "../upstreams/plan.js";
 import { CostInBandStream, withCost } from "./in-band-cost.js";
-import { encodeFrames, encodeOwnFrames, pumpStream, scrubValue } from "./relay.js";
+import { jsonArrayEncoder, pumpStream, scrubValue, sseEncoder } from "./relay.js";
 import { scrubHeaders } from "./scrub.js";
 import { releaseUnlessHeadersSendable } from "./sendable-headers.js";
 import type { PipelineServices } from "./services.js";
@@ -168,8 +169,9 @@ async function relayStream(
   input: RelayInput & { signal: Cancellation; format: ClientFormat },
 ): Promise<void> {
   reply.hijack();
+  const encoder = input.format.streamEncoding === "json_array" ? jsonArrayEncoder() : sseEncoder();
   try {
-    await pumpAndSettle(services, request, reply, input);
+    await pumpAndSettle(services, request, reply, { ...input, encoder });
   } catch (error) {
     // Past hijack() Fastify renders nothing: whatever went wrong, the client gets an answer in its
     // format and the connection ends. Before the head: nothing was delivered, nothing is charged.
@@ -184,7 +186,7 @@ async function relayStream(
       raw.writeHead(failure.status, { "content-type": "application/json; charset=utf-8", "x-request-id": request.id });
       raw.end(JSON.stringify(renderError(failure, request.errorShape, request.id)));
     } else {
-      raw.end(encodeOwnFrames(input.format.streamError("internal_error", "Internal error.")));
+      raw.end(encoder.own(input.format.streamError("internal_error", "Internal error.")) + encoder.close());
     }
   }
 }
@@ -193,9 +195,9 @@ async function pumpAndSettle(
   services: PipelineServices,
   request: FastifyRequest,
   reply: FastifyReply,
-  input: RelayInput & { signal: Cancellation; format: ClientFormat },
+  input: RelayInput & { signal: Cancellation; format: ClientFormat; encoder: FrameEncoder },
 ): Promise<void> {
-  const { plan, info, call, signal, format } = input;
+  const { plan, info, call, signal, format, encoder } = input;
   const planned = plan.streamTranslator();
   // A clamped stream from an upstream that may overshoot its limit is cut at the limit by the gateway.
   const limited =
@@ -207,7 +209,7 @@ async function pumpAndSettle(
     request.meter.firstByteAt = performance.now();
     raw.writeHead(200, {
       ...(reply.getHeaders() as Record<string, string>),
-      "content-type": "text/event-stream; charset=utf-8",
+      "content-type": encoder.contentType,
       "cache-control": "no-cache",
       connection: "keep-alive",
       "x-accel-buffering": "no",
@@ -224,6 +226,7 @@ async function pumpAndSettle(
     scrubber,
     signal,
     open,
+    encoder,
     ...(limited && { limitReached: () => limited.reached() }),
   });
   if (outcome.end === "upstream_failed" && !raw.headersSent) {
@@ -260,7 +263,7 @@ async function pumpAndSettle(
           ? translator.fail("internal_error", "Internal error.")
           : translator.fail("provider_error", "The upstream stream failed.");
       if (ended) await plan.complete?.();
-      closing = encodeFrames(frames, scrubber);
+      closing = encoder.frames(frames, scrubber) + encoder.close();
     } catch (error) {
       // The closing frames could not be made, or what completes the answer (storing a response)
       // failed: the stream ends with the format's error event instead, so the client never takes
@@ -269,7 +272,7 @@ async function pumpAndSettle(
       services.logger.error({ request_id: request.id, err: error }, "closing the stream failed");
       request.meter.errorType = "internal_error";
       request.meter.errorMessage = "Internal error.";
-      closing = encodeOwnFrames(format.streamError("internal_error", "Internal error."));
+      closing = encoder.own(format.streamError("internal_error", "Internal error.")) + encoder.close();
     }
     if (!raw.headersSent) open();
     raw.end(closing);

@@ -58,6 +58,44 @@ export function encodeOwnFrames(frames: ClientFrame[]): string {
   return out;
 }
 
+/**
+ * How a stream's frames become bytes: SSE for every format but one, and the JSON array Google's
+ * REST API streams without alt=sse (`[{...}\r\n,{...}]`, one element per frame, the event names
+ * dropped). An encoder is made per stream: the array's first element is written without a comma.
+ */
+export interface FrameEncoder {
+  contentType: string;
+  /** Upstream-derived frames, scrubbed. */
+  frames: (frames: ClientFrame[], scrubber: Scrubber) => string;
+  /** The gateway's own frames (its error events). */
+  own: (frames: ClientFrame[]) => string;
+  /** What ends the stream after the last frames ("]" for the array). */
+  close: () => string;
+}
+
+export function sseEncoder(): FrameEncoder {
+  return { contentType: "text/event-stream; charset=utf-8", frames: encodeFrames, own: encodeOwnFrames, close: () => "" };
+}
+
+export function jsonArrayEncoder(): FrameEncoder {
+  let started = false;
+  const join = (elements: string[]): string => {
+    let out = "";
+    for (const element of elements) {
+      out += `${started ? "\r\n," : "["}${element}`;
+      started = true;
+    }
+    return out;
+  };
+  return {
+    contentType: "application/json; charset=utf-8",
+    frames: (frames, scrubber) =>
+      join(frames.filter((frame) => !frame.raw).map((frame) => (frame.jsonText ? scrubJsonText(scrubber, String(frame.data)) : scrubToJson(scrubber, frame.data)))),
+    own: (frames) => join(frames.filter((frame) => !frame.raw).map((frame) => JSON.stringify(frame.data))),
+    close: () => (started ? "]" : "[]"),
+  };
+}
+
 /** limit_reached: the gateway stopped relaying at a clamped output limit (output-limit.ts); the upstream body is dropped. */
 export type StreamEnd = "completed" | "limit_reached" | "client_aborted" | "upstream_failed";
 
@@ -83,10 +121,13 @@ export function pumpStream(options: {
   open: () => void;
   /** Checked after each delivery: true ends the pump as limit_reached (output-limit.ts). */
   limitReached?: () => boolean;
+  /** How frames are written; SSE when not given. */
+  encoder?: FrameEncoder;
 }): Promise<{ end: StreamEnd; failure?: string }> {
   const { reply, body, translator, scrubber, signal } = options;
   const raw = reply.raw;
   const parser = options.decoder ?? new SseParser();
+  const encode = options.encoder?.frames ?? encodeFrames;
   return new Promise((resolve) => {
     let done = false;
     // Frames written within one event-loop turn leave together: the response is corked at the
@@ -126,7 +167,7 @@ export function pumpStream(options: {
       const frames: ClientFrame[] = [];
       for (const event of events) for (const frame of translator.push(event)) frames.push(frame);
       if (frames.length === 0) return true;
-      const text = encodeFrames(frames, scrubber);
+      const text = encode(frames, scrubber);
       if (raw.destroyed || signal.aborted) throw new Error("client gone");
       if (!raw.headersSent) options.open();
       if (uncorkAfterTurn === null) {

@@ -36,6 +36,11 @@ export interface RequestMeter {
   firstByteAt?: number;
   /** Set once the request's line, metrics and span were recorded (recordRequest runs once). */
   recorded?: boolean;
+  /**
+   * The route's name for the log, metrics and traces when one registered route serves several
+   * (Gemini's `/v1beta/models/{model}:generateContent`, `:streamGenerateContent`, `:countTokens`).
+   */
+  route?: string;
 }
 
 declare module "fastify" {
@@ -48,6 +53,7 @@ declare module "fastify" {
 }
 
 export function errorShapeFor(url: string): ErrorShape {
+  if (url.startsWith("/v1beta/")) return "google";
   return url.startsWith("/v1/messages") ? "anthropic" : "openai";
 }
 
@@ -160,7 +166,7 @@ function defaultMessage(type: string): string {
 
 /** The route pattern a request matched (bounded, unlike its URL); "unmatched" for a 404. */
 export function routeOf(request: FastifyRequest): string {
-  return request.routeOptions.url ?? "unmatched";
+  return request.meter.route ?? request.routeOptions.url ?? "unmatched";
 }
 
 /** The status metrics and traces record: 499 for a stream the client left (its head may have said 200). */

@@ -41,6 +41,12 @@ export interface StreamDecoder {
 export type PlanBuilder = (body: Record<string, unknown>, model: ModelConfig) => UpstreamPlan;
 
 /**
+ * A Gemini API client's request (generateContent) on an upstream that speaks it: the model and the
+ * stream choice travel in the path, not in the body, so the route hands them over.
+ */
+export type GeminiPlanBuilder = (body: Record<string, unknown>, model: ModelConfig, call: { stream: boolean }) => UpstreamPlan;
+
+/**
  * A token counter the upstream answers itself (Anthropic's POST /v1/messages/count_tokens): the
  * path and body for a Messages client's count request. The answer passes back as the upstream gave it.
  */
@@ -110,9 +116,9 @@ export interface UpstreamDescriptor {
    * Client formats this upstream speaks itself, served without the bridge over chatPlan. Chat
    * clients use nativePlans.chat when present, else chatPlan; Responses pass-through also needs
    * `responses` in the provider's apis. countTokens serves /v1/messages/count_tokens; without it
-   * the gateway answers its documented estimate.
+   * the gateway answers its documented estimate. gemini serves Gemini API clients (/v1beta).
    */
-  nativePlans: { chat?: PlanBuilder; messages?: PlanBuilder; responses?: PlanBuilder; countTokens?: CountTokensPlan };
+  nativePlans: { chat?: PlanBuilder; messages?: PlanBuilder; responses?: PlanBuilder; gemini?: GeminiPlanBuilder; countTokens?: CountTokensPlan };
   /** The usage object of this upstream's own answers, as the gateway's Usage; null when absent or when the type reports none. */
   readUsage: (reported: unknown) => Usage | null;
   media: { images?: ImagesApi; videos?: VideoAdapter; embeddings?: EmbeddingsApi };

@@ -1,5 +1,5 @@
-// The published compatibility matrix: every client (Claude Code, Codex CLI, the Vercel AI SDK) ×
-// every upstream type × every feature, each cell run for real against a gateway in front of that
+// The published compatibility matrix: every client (Claude Code, Codex CLI, the Vercel AI SDK, Google's
+// Gen AI SDK) × every upstream type × every feature, each cell run for real against a gateway in front of that
 // type's mock. The run regenerates docs/compatibility.md and docs/compatibility.json and compares
 // them with the committed ones: a cell that passed there and fails now is a regression (the test
 // fails); any other difference asks for the regenerated files to be committed
@@ -9,7 +9,8 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { startGateway, type TestGateway } from "../support/gateway.js";
-import { CellFailure, CLIENTS, FEATURES, installedVersion, NotApplicable, type Client, type Feature } from "./matrix/agents.js";
+import { CellFailure, CLIENTS as AGENT_CLIENTS, FEATURES, installedVersion, NotApplicable, type Client, type Feature } from "./matrix/agents.js";
+import { genaiClient } from "./matrix/genai-client.js";
 import { comparable, regressions, renderJson, renderMarkdown, type Cell, type Matrix } from "./matrix/report.js";
 import { UPSTREAM_TYPES as REGISTERED_TYPES } from "../../src/upstreams/registry.js";
 import { anthropicUpstream, azureUpstream, bedrockUpstream, geminiUpstream, openaiUpstream, type MatrixUpstream } from "./matrix/upstreams.js";
@@ -23,6 +24,9 @@ const POOL = 3;
 const CELL_TIMEOUT_MS = 90_000;
 
 type UpstreamTypeName = (typeof REGISTERED_TYPES)[number];
+
+// The Gemini API client lives in its own module (agents.ts is the agents' and the AI SDK's).
+const CLIENTS: Client[] = [...AGENT_CLIENTS, genaiClient];
 
 interface UpstreamType {
   id: string;

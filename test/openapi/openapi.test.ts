@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Anthropic from "@anthropic-ai/sdk";
+import { GoogleGenAI } from "@google/genai";
 import { validate as validateOpenApi } from "@readme/openapi-parser";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormatsModule from "ajv-formats";
@@ -36,7 +37,7 @@ interface Recorded {
 }
 
 /** The families the document must cover completely. */
-const FAMILIES = ["/v1/", "/admin/v1/", "/dashboard/api/"];
+const FAMILIES = ["/v1/", "/v1beta/", "/admin/v1/", "/dashboard/api/"];
 
 function config(mockUrl: string): string {
   return `
@@ -282,6 +283,24 @@ describe.each(DATABASE_KINDS)("OpenAPI description on %s", (kind) => {
     expect((await anthropic.messages.countTokens({ model: "claude-mock", messages: [{ role: "user", content: "hi" }] })).input_tokens).toBe(42);
     expect((await anthropic.models.list()).data.length).toBeGreaterThan(0);
     await expect(anthropic.messages.create({ model: "claude-mock", max_tokens: -1, messages: [] })).rejects.toMatchObject({ status: 400 });
+
+    // ---- /v1beta with Google's Gen AI SDK ----
+    const genai = new GoogleGenAI({ apiKey: raw, httpOptions: { baseUrl: gateway.url, fetch: recordingFetch } });
+    expect((await genai.models.generateContent({ model: "gpt-mock", contents: "hi" })).text).toBe("Hello");
+    let geminiStreamed = "";
+    for await (const chunk of await genai.models.generateContentStream({ model: "gpt-mock", contents: "hi" })) geminiStreamed += chunk.text ?? "";
+    expect(geminiStreamed).toBe("Hello");
+    const jsonArrayStream = await call("POST", "/v1beta/models/gpt-mock:streamGenerateContent", {
+      headers: { "x-goog-api-key": raw },
+      body: { contents: [{ parts: [{ text: "hi" }] }] },
+    });
+    expect(jsonArrayStream.status).toBe(200);
+    expect((await genai.models.countTokens({ model: "gpt-mock", contents: "hi" })).totalTokens).toBeGreaterThan(0);
+    const geminiModels: string[] = [];
+    for await (const model of await genai.models.list()) geminiModels.push(model.name ?? "");
+    expect(geminiModels).toContain("models/gpt-mock");
+    expect((await genai.models.get({ model: "gpt-mock" })).name).toBe("models/gpt-mock");
+    await expect(genai.models.generateContent({ model: "gpt-mock", contents: "hi", config: { candidateCount: 2 } })).rejects.toMatchObject({ status: 400 });
 
     // ---- /v1 with fetch ----
     const bearer = { authorization: `Bearer ${raw}` };

@@ -8,7 +8,7 @@ import { invalidRequest } from "../../errors/catalogue.js";
 import { textOf } from "../../wire/shared/chat-content.js";
 import { forEachChatMessage, forEachToolCall, forEachUserPart, imageUrlOf, readDataUrl } from "../../wire/shared/chat-messages.js";
 import { isRecord, isString, parseJsonObject, type JsonObject, type WarningList } from "../../wire/shared/narrow.js";
-import type { GeminiContent, GeminiPart } from "./types.js";
+import type { GeminiContent, GeminiPart } from "../../wire/gemini/types.js";
 
 /**
  * Gemini 3 refuses a replayed functionCall part without its thought signature, which a Chat history

@@ -6,7 +6,7 @@ import { readChatFunctionTools } from "../../wire/shared/chat-content.js";
 import { handledFields, readOutputLimit, readStopSequences, warnDroppedFields } from "../../wire/shared/chat-request.js";
 import { convertChatMessagesToContents } from "./convert-chat-messages-to-contents.js";
 import { convertSchema } from "./convert-schema.js";
-import type { GeminiFunctionDeclaration, GeminiGenerationConfig, GeminiRequest, GeminiToolConfig } from "./types.js";
+import type { GeminiFunctionDeclaration, GeminiGenerationConfig, GeminiRequest, GeminiToolConfig } from "../../wire/gemini/types.js";
 
 /**
  * reasoning_effort -> thinkingConfig.thinkingBudget, the budgets Google documents for its own

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { readFixture, toGolden } from "../../wire/shared/read-fixture.test-kit.js";
 import { convertGeminiResponseToChat, mapFinishReason } from "./convert-gemini-response-to-chat.js";
-import type { GeminiResponse } from "./types.js";
+import type { GeminiResponse } from "../../wire/gemini/types.js";
 
 const options = { id: "chatcmpl-fixed", created: 1760000000, model: "gemini-via-gateway", callIdSeed: "golden" };
 

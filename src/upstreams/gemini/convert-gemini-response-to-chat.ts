@@ -5,7 +5,7 @@ import type { ChatCompletion, ChatFinishReason, ChatResponseMessage, ChatToolCal
 import { deriveId, nowSeconds, randomIdSuffix } from "../../wire/shared/ids.js";
 import { isRecord, isString } from "../../wire/shared/narrow.js";
 import { convertGeminiUsageToChat } from "./convert-usage.js";
-import type { GeminiCandidate, GeminiResponse } from "./types.js";
+import type { GeminiCandidate, GeminiResponse } from "../../wire/gemini/types.js";
 
 export interface GeminiToChatOptions {
   /** Chat id; random when absent (Gemini's responseId names the upstream request and is not shown). */

@@ -5,7 +5,7 @@
 // (["string", "null"]) becomes the type plus `nullable: true`. Everything else is dropped and named
 // in a warning.
 import { isRecord, isString, type WarningList } from "../../wire/shared/narrow.js";
-import type { GeminiSchema } from "./types.js";
+import type { GeminiSchema } from "../../wire/gemini/types.js";
 
 /** Keywords of Gemini's Schema object whose values are not themselves schemas. */
 const PLAIN_KEYWORDS = new Set([

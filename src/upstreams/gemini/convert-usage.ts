@@ -3,7 +3,7 @@
 // completion and reported as its reasoning part. Prompt tokens of built-in tools are billed as input.
 import type { ChatUsage } from "../../wire/chat/types.js";
 import { isNumber } from "../../wire/shared/narrow.js";
-import type { GeminiUsageMetadata } from "./types.js";
+import type { GeminiUsageMetadata } from "../../wire/gemini/types.js";
 
 const countOf = (value: unknown): number => (isNumber(value) ? value : 0);
 

@@ -5,7 +5,7 @@ import { readFixture, toGolden } from "../../wire/shared/read-fixture.test-kit.j
 import { convertGeminiResponseToChat } from "./convert-gemini-response-to-chat.js";
 import type { ChatStreamItem } from "../chat-chunk-stream.js";
 import { GeminiChunksToChatStream } from "./gemini-chunks-to-chat-stream.js";
-import type { GeminiResponse } from "./types.js";
+import type { GeminiResponse } from "../../wire/gemini/types.js";
 
 const FIXTURES = ["stream-text-and-tools", "stream-max-tokens"] as const;
 const options = { id: "chatcmpl-fixed", created: 1760000000, model: "gemini-via-gateway", callIdSeed: "golden" };

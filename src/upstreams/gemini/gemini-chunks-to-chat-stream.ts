@@ -7,7 +7,7 @@ import type { ChatFinishReason, ChatUsage } from "../../wire/chat/types.js";
 import { isRecord, isString } from "../../wire/shared/narrow.js";
 import { blockedPrompt, mapFinishReason, readCandidate, ToolCallIds } from "./convert-gemini-response-to-chat.js";
 import { convertGeminiUsageToChat } from "./convert-usage.js";
-import type { GeminiErrorBody, GeminiResponse, GeminiUsageMetadata } from "./types.js";
+import type { GeminiErrorBody, GeminiResponse, GeminiUsageMetadata } from "../../wire/gemini/types.js";
 import { ChatChunkStream, type ChatChunkIdentity, type ChatStreamItem } from "../chat-chunk-stream.js";
 
 export interface GeminiToChatStreamOptions extends ChatChunkIdentity {

@@ -1,7 +1,9 @@
 // Google's native Gemini API (generateContent): chat models, Chat translated to Gemini and back;
-// Responses and Messages clients are bridged over it. Embedding models on batchEmbedContents.
+// Responses and Messages clients are bridged over it, Gemini API clients pass through. Embedding
+// models on batchEmbedContents.
 import { convertGeminiUsageToChat } from "./translators.js";
 import { chatToGemini } from "./chat-plan.js";
+import { geminiPassThrough } from "./gemini-plan.js";
 import { usageFromChat } from "../usage-readers.js";
 import { type UpstreamDescriptor, ONE_TOKEN_CHAT } from "../descriptor.js";
 import { geminiCapabilities } from "./capabilities.js";
@@ -14,7 +16,8 @@ export const geminiUpstream: UpstreamDescriptor = {
   transport: null,
   streamDecoder: sseDecoder,
   chatPlan: chatToGemini,
-  nativePlans: {},
+  // Gemini API clients (/v1beta) pass through: the model renamed, the answer scrubbed.
+  nativePlans: { gemini: geminiPassThrough },
   readUsage: (reported) => (reported && typeof reported === "object" ? usageFromChat(convertGeminiUsageToChat(reported)) : null),
   media: { embeddings: geminiEmbeddings },
   capabilities: geminiCapabilities,

@@ -28,7 +28,7 @@ export type Feature = (typeof FEATURES)[number]["id"];
 export class CellFailure extends Error {}
 export class NotApplicable extends Error {}
 
-function check(condition: unknown, reason: string): asserts condition {
+export function check(condition: unknown, reason: string): asserts condition {
   if (!condition) throw new CellFailure(reason);
 }
 
@@ -59,11 +59,16 @@ export const CACHED_TOKENS = 1000;
 export const PNG = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==", "base64");
 
 export function installedVersion(name: string): string {
-  try {
-    return (JSON.parse(readFileSync(require.resolve(`${name}/package.json`), "utf8")) as { version: string }).version;
-  } catch {
-    return "not installed";
+  // A package whose exports hide package.json (@google/genai) is found on the resolver's paths instead.
+  const candidates = (require.resolve.paths(name) ?? []).map((dir) => join(dir, name, "package.json"));
+  for (const file of candidates) {
+    try {
+      return (JSON.parse(readFileSync(file, "utf8")) as { version: string }).version;
+    } catch {
+      // not in this node_modules
+    }
   }
+  return "not installed";
 }
 
 const seenOf = (ctx: CellContext): SeenUpstream[] => ctx.upstream.seen.get(ctx.model) ?? [];
@@ -73,7 +78,7 @@ const setScript = (ctx: CellContext, script: (req: SeenUpstream) => Reply): void
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The upstream script of a feature; the tool loop asks for `toolCall` until a result comes back. */
-function scriptFor(feature: Feature, ctx: CellContext, toolCall: { name: string; args: object }): void {
+export function scriptFor(feature: Feature, ctx: CellContext, toolCall: { name: string; args: object }): void {
   switch (feature) {
     case "plain":
     case "streaming":
@@ -96,14 +101,14 @@ function describeSeen(ctx: CellContext): string {
   return `upstream saw ${JSON.stringify(seenOf(ctx).map((s) => `${s.path} stream=${s.stream} tools=${s.toolResults.length} images=${s.images} aborted=${s.aborted}`))}`;
 }
 
-function checkToolLoop(ctx: CellContext, answer: string): void {
+export function checkToolLoop(ctx: CellContext, answer: string): void {
   const seen = seenOf(ctx);
   const withResult = seen.find((s) => s.toolResults.some((r) => r.includes(TOOL_SECRET)));
   check(withResult, `the upstream never got the tool's result back; ${describeSeen(ctx)}`);
   check(answer.trim() === TOOL_ANSWER, `final answer ${JSON.stringify(answer.slice(0, 200))}, expected ${JSON.stringify(TOOL_ANSWER)}`);
 }
 
-function checkImageReached(ctx: CellContext): void {
+export function checkImageReached(ctx: CellContext): void {
   check(
     seenOf(ctx).some((s) => s.images > 0),
     `no image reached the upstream; ${describeSeen(ctx)}`,
@@ -111,7 +116,7 @@ function checkImageReached(ctx: CellContext): void {
 }
 
 /** After the client gave up on a slow stream, the gateway must close its upstream request too. */
-async function checkUpstreamAborted(ctx: CellContext): Promise<void> {
+export async function checkUpstreamAborted(ctx: CellContext): Promise<void> {
   const deadline = Date.now() + 5_000;
   while (Date.now() < deadline) {
     if (seenOf(ctx).some((s) => s.aborted)) return;

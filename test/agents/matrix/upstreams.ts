@@ -335,9 +335,13 @@ async function writeBedrock(res: ServerResponse, reply: Reply, stream: boolean):
 
 // ---------------------------------------------------------------- the upstream types
 
+// Image input declared: the Gemini client format refuses images for a model without it.
+const MODALITIES = `modalities: { input: [text, image], output: [text] }`;
 const PRICING = `pricing: { input_per_mtok: "1.00", cached_input_per_mtok: "0.10", output_per_mtok: "2.00" }`;
 const models = (provider: string, cells: string[]) =>
-  cells.map((id) => `  - { id: ${id}, kind: chat, provider: ${provider}, upstream_model: "${id}", max_output_tokens: 8192, default_output_tokens: 1000, ${PRICING} }`).join("\n");
+  cells
+    .map((id) => `  - { id: ${id}, kind: chat, provider: ${provider}, upstream_model: "${id}", max_output_tokens: 8192, default_output_tokens: 1000, ${MODALITIES}, ${PRICING} }`)
+    .join("\n");
 const unknownModel = (res: ServerResponse) => {
   res.writeHead(404, { "content-type": "application/json" });
   res.end(JSON.stringify({ error: { message: "no matrix cell has this model" } }));

@@ -1,5 +1,6 @@
 // Google Gemini API (generativelanguage.googleapis.com, v1beta) wire types for generateContent and
 // streamGenerateContent: only the fields the gateway reads or writes. Every response field is optional.
+// Spoken on both sides (the gemini upstream type and the Gemini client format), so they live in wire/.
 
 export interface GeminiFunctionCall {
   name: string;
@@ -11,6 +12,8 @@ export interface GeminiFunctionCall {
 export interface GeminiFunctionResponse {
   name: string;
   response: Record<string, unknown>;
+  /** The id of the call it answers, when the call had one. */
+  id?: string;
 }
 
 export interface GeminiPart {
@@ -95,6 +98,22 @@ export interface GeminiCandidate {
   content?: { role?: string; parts?: GeminiPart[] };
   finishReason?: GeminiFinishReason;
   index?: number;
+}
+
+/** The answer to countTokens. */
+export interface GeminiCountTokensResponse {
+  totalTokens: number;
+}
+
+/** One entry of GET /v1beta/models (Google's Model resource, the fields the gateway knows). */
+export interface GeminiModel {
+  name: string;
+  baseModelId: string;
+  version: string;
+  displayName: string;
+  inputTokenLimit?: number;
+  outputTokenLimit?: number;
+  supportedGenerationMethods: string[];
 }
 
 export interface GeminiUsageMetadata {

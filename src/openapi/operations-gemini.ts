@@ -1,0 +1,76 @@
+// The /v1beta operations (Google's Gemini API, src/http/routes/gemini.ts). One registered route
+// serves generateContent, streamGenerateContent and countTokens: its path parameter is
+// `{model}:{method}`. Request schemas are the ones describe() checks with; the answers are Google's.
+import { z } from "zod";
+import { geminiCountTokensRequestSchema, geminiRequestSchema } from "../formats/gemini/request-schema.js";
+import { v1, type OperationSpec } from "./operation-spec.js";
+
+const part = z.looseObject({
+  text: z.string().optional(),
+  thought: z.boolean().optional(),
+  functionCall: z.looseObject({ name: z.string(), args: z.record(z.string(), z.unknown()).optional(), id: z.string().optional() }).optional(),
+});
+const usageMetadata = z.object({
+  promptTokenCount: z.number().int(),
+  candidatesTokenCount: z.number().int(),
+  totalTokenCount: z.number().int(),
+  cachedContentTokenCount: z.number().int().optional(),
+  thoughtsTokenCount: z.number().int().optional(),
+});
+const generateContentResponse = z.looseObject({
+  candidates: z.array(
+    z.looseObject({ content: z.object({ role: z.literal("model"), parts: z.array(part) }).optional(), finishReason: z.string().optional(), index: z.number().int() }),
+  ),
+  usageMetadata: usageMetadata.optional(),
+  modelVersion: z.string().optional(),
+  responseId: z.string().optional(),
+});
+const googleModel = z.object({
+  name: z.string(),
+  baseModelId: z.string(),
+  version: z.string(),
+  displayName: z.string(),
+  inputTokenLimit: z.number().int().optional(),
+  outputTokenLimit: z.number().int().optional(),
+  supportedGenerationMethods: z.array(z.string()),
+});
+
+const modelMethodParam = z.object({
+  model_method: z.string().describe("`{model}:generateContent`, `{model}:streamGenerateContent` or `{model}:countTokens`; a `models/` prefix is accepted"),
+});
+const modelParam = z.object({ model: z.string().describe("A model id, with or without the `models/` prefix") });
+const gemini = (spec: Parameters<typeof v1>[0]) => v1({ ...spec, auth: "google_api_key", errorShape: "google" });
+
+export const GEMINI_OPERATIONS: readonly OperationSpec[] = [
+  gemini({
+    method: "POST",
+    route: "/v1beta/models/*",
+    wildcard: "model_method",
+    summary: "Google Gemini API: generateContent, streamGenerateContent (alt=sse: SSE; without alt: one JSON array) and countTokens (never billed)",
+    params: modelMethodParam,
+    query: z.object({ alt: z.literal("sse").optional().describe("streamGenerateContent: SSE frames; absent: the JSON array stream") }),
+    body: z.union([geminiRequestSchema, geminiCountTokensRequestSchema]),
+    responses: {
+      200: {
+        description: "The response, its stream as a JSON array, or the token count",
+        json: z.union([generateContentResponse, z.array(generateContentResponse), z.object({ totalTokens: z.number().int() })]),
+        raw: [{ mediaType: "text/event-stream", description: "streamGenerateContent?alt=sse: one GenerateContentResponse per data: frame" }],
+      },
+    },
+  }),
+  gemini({
+    method: "GET",
+    route: "/v1beta/models",
+    summary: "The chat models this key may use, in Google's list shape",
+    query: z.object({ pageSize: z.string().optional().describe("1 to 1,000 (default 50)"), pageToken: z.string().optional() }),
+    responses: { 200: { description: "OK", json: z.object({ models: z.array(googleModel), nextPageToken: z.string().optional() }) } },
+  }),
+  gemini({
+    method: "GET",
+    route: "/v1beta/models/*",
+    wildcard: "model",
+    summary: "One model, in Google's shape",
+    params: modelParam,
+    responses: { 200: { description: "OK", json: googleModel } },
+  }),
+];
