@@ -127,6 +127,7 @@ const priceView = z.object({ dimension: z.string(), unit: z.enum(["token", "unit
 /** GET /dashboard/api/models (src/dashboard/routes/model-routes.ts). */
 export const dashboardModelsSchema = z.object({
   tier: z.string(),
+  price_factor: z.string().nullable(),
   key: z.object({ id: z.string(), name: z.string(), prefix: z.string(), allowed_models: z.array(z.string()).nullable() }).nullable(),
   public_url: z.string().nullable(),
   data: z.array(

@@ -52,6 +52,7 @@ describe.each(DATABASE_KINDS)("dashboard models on %s", (kind) => {
     const response = await client.get("/models");
     expect(response.status, response.text).toBe(200);
     expect(response.body.tier).toBe("standard");
+    expect(response.body.price_factor).toBeNull();
     expect(response.body.key).toBeNull();
     expect(response.body.public_url).toBeNull();
     expect(ids(response)).toEqual(["gpt-mock", "claude-mock", "image-mock", "long-mock"]);
@@ -125,6 +126,30 @@ describe("server.public_url", () => {
     expect(publicUrlFrom("https://LLM.example.com//", "f")).toBe("https://llm.example.com");
     for (const bad of ["llm.example.com", "ftp://llm.example.com", "https://u:p@llm.example.com", "https://llm.example.com/?a=1", "https://llm.example.com/#x"]) {
       expect(() => publicUrlFrom(bad, "f"), bad).toThrow(ConfigError);
+    }
+  });
+});
+
+describe("a tier with a price factor", () => {
+  it("shows the account the prices its tier pays, and the factor", async () => {
+    const gateway = await startGateway(
+      config().replace(
+        "standard: { models: [gpt-mock, claude-mock, image-mock, long-mock] }",
+        'standard: { models: [gpt-mock, claude-mock, image-mock, long-mock], price_factor: "1.5" }',
+      ),
+    );
+    try {
+      const { client } = await signedInAccount(gateway);
+      const response = await client.get("/models");
+      expect(response.body.price_factor).toBe("1.5");
+      const gpt = (response.body.data as ModelBody[]).find((m) => m.id === "gpt-mock")!;
+      // gpt-mock's list prices are 1.00 / 0.50 / 2.00 USD per million tokens.
+      const price = (dimension: string) => gpt.prices.find((p) => p.dimension === dimension)!.usd;
+      expect([price("input"), price("cached_input"), price("output")]).toEqual(["1.50", "0.75", "3.00"]);
+      const image = (response.body.data as ModelBody[]).find((m) => m.id === "image-mock")!;
+      expect(image.prices.find((p) => p.variant === "1024x1024/hd")!.usd).toBe("0.12");
+    } finally {
+      await gateway.close();
     }
   });
 });

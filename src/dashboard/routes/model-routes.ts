@@ -8,6 +8,7 @@ import type { RouteContext } from "../../http/route-context.js";
 import type { ModelConfig } from "../../config/load.js";
 import { DIMENSIONS, TOKEN_DIMENSIONS } from "../../core/dimensions.js";
 import { formatUsd } from "../../core/money.js";
+import { formatPriceFactor, modelAtPriceFactor } from "../../core/price-factor.js";
 import { modelAllowed } from "../../accounts/key-policy.js";
 import { upstreamOf } from "../../upstreams/registry.js";
 import { idParam, parseWith } from "../../admin/validate.js";
@@ -66,12 +67,16 @@ export function registerModelRoutes(app: FastifyInstance, ctx: RouteContext): vo
     // The same filter as GET /v1/models: the tier, then the key's allowed models.
     const config = request.snapshot.config;
     const models = [...config.models.values()].filter((m) => m.tiers.includes(account.tier) && (key === null || modelAllowed(key.allowedModels, m.id)));
+    const factor = config.tierPriceFactors.get(account.tier);
     return {
       tier: account.tier,
+      /** The tier's price factor ("1.5"), already in every price below; null: list prices. */
+      price_factor: factor === undefined ? null : formatPriceFactor(factor),
       key: key && { id: key.id, name: key.name, prefix: key.prefix, allowed_models: key.allowedModels },
       /** server.public_url, or null: the dashboard uses the address the browser shows. */
       public_url: config.publicUrl,
-      data: models.map(dashboardModelView),
+      // The prices this account pays: its tier's price factor applied, as admission applies it.
+      data: models.map((m) => dashboardModelView(modelAtPriceFactor(m, factor))),
     };
   });
 }

@@ -27,6 +27,8 @@ export interface ModelView {
 
 export interface ModelsResponse {
   tier: string;
+  /** The tier's price factor, already in every price; null: list prices. */
+  price_factor: string | null;
   key: null | { id: string; name: string; prefix: string; allowed_models: string[] | null };
   public_url: string | null;
   data: ModelView[];
@@ -86,7 +88,8 @@ export function ModelsPage() {
         {models.data?.key
           ? `The models key ${models.data.key.name || models.data.key.prefix} may use (its policy within your ${models.data.tier} tier).`
           : models.data && `Every model of your ${models.data.tier} tier. Pick a key to see only the models its policy allows.`}{" "}
-        Prices are in USD, per million tokens or per unit.
+        Prices are in USD, per million tokens or per unit
+        {models.data?.price_factor ? `, as your tier pays them (${models.data.price_factor} × the list price)` : ""}.
       </p>
       <div className="filters" role="search" aria-label="Filter models">
         <label>
