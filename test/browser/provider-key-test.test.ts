@@ -1,6 +1,6 @@
 // "Test" on a shared provider key in a real browser (harness as in catalog.test.ts): an
 // administrator tests a working key and sees its status, latency and the operator's cost, then tests
-// a key the upstream refuses and sees it refused and disabled. Shot at 1280 px into
+// a key the upstream refuses and sees it refused and disabled. Shot at 1280 and 375 px (no sideways scrolling) into
 // test-output/screenshots/ (provider-key-test-*.png).
 import { join } from "node:path";
 import type { Page } from "playwright-core";
@@ -40,6 +40,18 @@ describe.skipIf(SKIP_BROWSER)("testing a provider key in Chromium", () => {
     await mock?.close();
   });
 
+  /** Shots at 1280 and 375 px; at 375 the page must not scroll sideways. */
+  async function shotBoth(name: string) {
+    await page.screenshot({ path: join(SHOTS, `provider-key-test-${name}-1280.png`), fullPage: true });
+    await page.setViewportSize({ width: 375, height: 800 });
+    try {
+      await expect.poll(() => page.evaluate<number>("document.documentElement.scrollWidth"), { message: `${name} is wider than 375 px` }).toBeLessThanOrEqual(375);
+      await page.screenshot({ path: join(SHOTS, `provider-key-test-${name}-375.png`), fullPage: true });
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 900 });
+    }
+  }
+
   it("shows a working key's status, latency and cost, and a refused key disabled", async () => {
     await page.setViewportSize({ width: 1280, height: 900 });
     await page.goto(`${gateway.url}/dashboard`);
@@ -62,7 +74,7 @@ describe.skipIf(SKIP_BROWSER)("testing a provider key in Chromium", () => {
     expect(await cost.textContent()).toBe("<$0.0001");
     expect(await cost.getAttribute("title")).toBe("$0.000012 exactly");
     expect(text).toContain("gpt-mock");
-    await page.screenshot({ path: join(SHOTS, "provider-key-test-ok-1280.png"), fullPage: true });
+    await shotBoth("ok");
 
     await page.getByRole("button", { name: "Test mockai key …0001" }).click();
     const refused = page.getByRole("region", { name: "Test of the mockai key …0001" });
@@ -71,6 +83,6 @@ describe.skipIf(SKIP_BROWSER)("testing a provider key in Chromium", () => {
     expect(await refused.textContent()).toContain("disabled now");
     // The table follows: the refused key is disabled and can be enabled again.
     await page.getByRole("button", { name: "Enable mockai key …0001" }).waitFor();
-    await page.screenshot({ path: join(SHOTS, "provider-key-test-refused-1280.png"), fullPage: true });
+    await shotBoth("refused");
   });
 });
