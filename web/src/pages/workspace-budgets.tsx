@@ -3,11 +3,11 @@
 // change them (an empty field removes that limit).
 import { useState, type FormEvent } from "react";
 import { api, type BudgetUse, type WorkspaceBudgets } from "../api";
-import { ErrorText, formatDate, Notice, useAction, useLoad } from "../components";
+import { ErrorText, formatDate, formatMoney, Money, Notice, TableScroll, useAction, useLoad } from "../components";
 
 function limitText(use: BudgetUse): string {
   const parts: string[] = [];
-  if (use.usd !== null) parts.push(`${use.usd} USD (${use.remaining_usd} left)`);
+  if (use.usd !== null) parts.push(`${formatMoney(use.usd)} (${use.remaining_usd === null ? "no limit" : formatMoney(use.remaining_usd)} left)`);
   if (use.tokens !== null) parts.push(`${use.tokens} tokens (${use.remaining_tokens} left)`);
   return parts.length === 0 ? "no limit" : parts.join(", ");
 }
@@ -24,31 +24,37 @@ export function WorkspaceBudgetsSection(props: { base: string; manager: boolean 
       {b && (
         <>
           <p data-testid="workspace-budget">
-            {b.month} (resets {formatDate(b.resets_at)}): workspace budget {limitText(b.budget)}; spent {b.budget.spent_usd} USD, {b.budget.held_usd} USD held in flight. Member
-            budget: {b.member_monthly_budget_usd === null ? "no limit" : `${b.member_monthly_budget_usd} USD each`}. Models:{" "}
+            {b.month} (resets {formatDate(b.resets_at)}): workspace budget {limitText(b.budget)}; spent {formatMoney(b.budget.spent_usd)}, {formatMoney(b.budget.held_usd)} held in
+            flight. Member budget: {b.member_monthly_budget_usd === null ? "no limit" : `${formatMoney(b.member_monthly_budget_usd)} each`}. Models:{" "}
             {b.allowed_models === null ? "every model of the tier" : b.allowed_models.join(", ")}.
           </p>
-          <table>
-            <caption>Members' spend this month</caption>
-            <thead>
-              <tr>
-                <th scope="col">Member</th>
-                <th scope="col">Spent (USD)</th>
-                <th scope="col">Held (USD)</th>
-                <th scope="col">Left (USD)</th>
-              </tr>
-            </thead>
-            <tbody>
-              {b.members.map((m) => (
-                <tr key={m.account_id}>
-                  <th scope="row">{m.email}</th>
-                  <td>{m.budget.spent_usd}</td>
-                  <td>{m.budget.held_usd}</td>
-                  <td>{m.budget.remaining_usd ?? "no limit"}</td>
+          <TableScroll label="Spend per member table">
+            <table>
+              <caption>Spend per member this month</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Member</th>
+                  <th scope="col">Spent (USD)</th>
+                  <th scope="col">Held (USD)</th>
+                  <th scope="col">Left (USD)</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {b.members.map((m) => (
+                  <tr key={m.account_id}>
+                    <th scope="row">{m.email}</th>
+                    <td className="num">
+                      <Money usd={m.budget.spent_usd} />
+                    </td>
+                    <td className="num">
+                      <Money usd={m.budget.held_usd} />
+                    </td>
+                    <td className="num">{m.budget.remaining_usd === null ? "no limit" : <Money usd={m.budget.remaining_usd} />}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </TableScroll>
           {props.manager && <BudgetsForm current={b} onSave={(body) => run(() => api("PATCH", `${props.base}/budgets`, body), "Budgets saved.")} />}
         </>
       )}
