@@ -5,25 +5,7 @@
 // subset are refused by name: the upstream would read them differently or not at all.
 import { invalidRequest } from "../../errors/catalogue.js";
 import { isRecord, isString, type JsonObject } from "../../wire/shared/narrow.js";
-
-const PLAIN_KEYWORDS = new Set([
-  "format",
-  "title",
-  "description",
-  "enum",
-  "maxItems",
-  "minItems",
-  "required",
-  "minProperties",
-  "maxProperties",
-  "minLength",
-  "maxLength",
-  "pattern",
-  "example",
-  "default",
-  "minimum",
-  "maximum",
-]);
+import { GEMINI_SCHEMA_PLAIN_KEYWORDS as PLAIN_KEYWORDS } from "../../wire/gemini/schema-keywords.js";
 
 /** Deeper than this is not a tool's parameters. */
 const MAX_DEPTH = 32;

@@ -6,29 +6,7 @@
 // in a warning.
 import { isRecord, isString, type WarningList } from "../../wire/shared/narrow.js";
 import type { GeminiSchema } from "../../wire/gemini/types.js";
-
-/** Keywords of Gemini's Schema object whose values are not themselves schemas. */
-const PLAIN_KEYWORDS = new Set([
-  "type",
-  "format",
-  "title",
-  "description",
-  "nullable",
-  "enum",
-  "maxItems",
-  "minItems",
-  "required",
-  "minProperties",
-  "maxProperties",
-  "minLength",
-  "maxLength",
-  "pattern",
-  "example",
-  "propertyOrdering",
-  "default",
-  "minimum",
-  "maximum",
-]);
+import { GEMINI_SCHEMA_PLAIN_KEYWORDS as PLAIN_KEYWORDS } from "../../wire/gemini/schema-keywords.js";
 
 export function convertSchema(schema: unknown, path: string, warnings: WarningList): GeminiSchema {
   if (!isRecord(schema)) return {};
