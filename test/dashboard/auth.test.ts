@@ -146,7 +146,7 @@ describe.each(["invite", "invite_only"])("invite-only sign-up (signup: %s)", (mo
 
   it("needs an invite; with one, the new account joins the workspace", async () => {
     // invite_only is the earlier name of invite.
-    expect((await new DashboardClient(gateway.url).get("/config")).body).toEqual({ signup: "invite" });
+    expect((await new DashboardClient(gateway.url).get("/config")).body).toEqual({ signup: "invite", password_sign_in: true, company_sign_in: null });
     const anonymous = new DashboardClient(gateway.url);
     expectError(await anonymous.post("/signup", { email: "x@example.com", password: PASSWORD }), 403, "forbidden");
     expectError(await anonymous.post("/signup", { email: "x@example.com", password: PASSWORD, invite_token: "inv_bad" }), 404, "not_found");
@@ -174,7 +174,7 @@ describe("closed sign-up: the default once providers are configured", () => {
   });
 
   it("refuses every sign-up, with an invite too, and creates nothing; sign-in still works", async () => {
-    expect((await new DashboardClient(gateway.url).get("/config")).body).toEqual({ signup: "closed" });
+    expect((await new DashboardClient(gateway.url).get("/config")).body).toEqual({ signup: "closed", password_sign_in: true, company_sign_in: null });
     const anonymous = new DashboardClient(gateway.url);
     const refused = await anonymous.post("/signup", { email: "walk-in@example.com", password: PASSWORD });
     expectError(refused, 403, "forbidden");
