@@ -17,6 +17,15 @@ const REFUSED: ReadonlyArray<[string, string]> = [
   ["an unpaired surrogate", "a\ud800b"],
 ];
 
+/**
+ * Fields that carry a file's text (a route's fileTextFields: the price import's CSV or JSON), where
+ * tabs and line breaks are the file's own; every other control character is refused there too.
+ */
+const FILE_TEXT_FIELDS: ReadonlyMap<string, readonly string[]> = new Map([
+  ["/admin/v1/catalog/price-import", ["content"]],
+  ["/dashboard/api/admin/catalog/price-import", ["content"]],
+]);
+
 interface SchemaObject {
   type?: string | string[];
   properties?: Record<string, SchemaObject>;
@@ -100,6 +109,7 @@ describe.each(DATABASE_KINDS)("hostile text on the management APIs, on %s", (kin
     for (const { method, path, fields } of writes) {
       for (const field of fields) {
         for (const [name, value] of REFUSED) {
+          if (name === "CR/LF" && FILE_TEXT_FIELDS.get(path)?.includes(field)) continue;
           const answer = await send(method, path, { [field]: value });
           const where = `${method} ${path} ${field} with ${name}`;
           expect(answer.status, where).toBe(400);
@@ -110,6 +120,21 @@ describe.each(DATABASE_KINDS)("hostile text on the management APIs, on %s", (kin
       }
     }
     expect(await counts()).toEqual(before);
+  });
+
+  it("keeps a file's line breaks in its text field, and refuses its other control characters", async () => {
+    for (const [path, fields] of FILE_TEXT_FIELDS) {
+      expect(
+        writes.some((w) => w.path === path && fields.every((f) => w.fields.includes(f))),
+        `${path} is described`,
+      ).toBe(true);
+      for (const field of fields) {
+        const lines = await send("POST", path, { [field]: "model,input_per_mtok\r\ngpt-mock,2\n" });
+        expect(lines.error?.param, `${path} ${field} with CR/LF`).not.toBe(field);
+        const nul = await send("POST", path, { [field]: "model\u0000" });
+        expect([nul.status, nul.error?.param], `${path} ${field} with a NUL`).toEqual([400, field]);
+      }
+    }
   });
 
   it("refuses them in a query and a path too", async () => {
