@@ -4,7 +4,7 @@
 // works too); errors come in Google's envelope (renderError's "google" shape). Every model the key
 // may use answers here, whatever its upstream type: a Gemini-native upstream passes the request
 // through, any other is bridged over its Chat plan (src/formats/gemini).
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { ModelConfig } from "../../core/catalog.js";
 import { GatewayError, invalidRequest } from "../../errors/catalogue.js";
 import { checkRequestBody } from "../../formats/fields.js";
@@ -18,8 +18,11 @@ import type { GeminiModel } from "../../wire/gemini/types.js";
 import type { RouteContext } from "../route-context.js";
 
 export const GEMINI_PREFIX = "/v1beta/models";
-const ACTIONS = ["generateContent", "streamGenerateContent", "countTokens"] as const;
+const ACTIONS = ["generateContent", "streamGenerateContent", "countTokens", "embedContent", "batchEmbedContents"] as const;
 type Action = (typeof ACTIONS)[number];
+export type EmbedAction = Extract<Action, "embedContent" | "batchEmbedContents">;
+/** Serves the embedding methods; the media layer has the embeddings path, so it is handed in (register-media-routes.ts). */
+export type GeminiEmbedHandler = (action: EmbedAction, model: string, request: FastifyRequest, reply: FastifyReply) => Promise<void>;
 
 /** Longer than any model id the config takes; the path is bounded before anything looks it up. */
 const MAX_MODEL_LENGTH = 256;
@@ -38,7 +41,10 @@ export function parseModelAction(rest: string): { model: string; action: Action 
   const colon = rest.lastIndexOf(":");
   const action = colon < 0 ? "" : rest.slice(colon + 1);
   if (!(ACTIONS as readonly string[]).includes(action)) {
-    throw new GatewayError("not_found", `No method ${action === "" ? "in the path" : action}: use {model}:generateContent, :streamGenerateContent or :countTokens.`);
+    throw new GatewayError(
+      "not_found",
+      `No method ${action === "" ? "in the path" : action}: use {model}:generateContent, :streamGenerateContent, :countTokens, :embedContent or :batchEmbedContents.`,
+    );
   }
   return { model: geminiModelId(rest.slice(0, colon)), action: action as Action };
 }
@@ -49,7 +55,7 @@ function googleModel(model: ModelConfig): GeminiModel {
     baseModelId: model.id,
     version: "gateway",
     displayName: model.id,
-    supportedGenerationMethods: ["generateContent", "streamGenerateContent", "countTokens"],
+    supportedGenerationMethods: model.kind === "embedding" ? ["embedContent", "batchEmbedContents"] : ["generateContent", "streamGenerateContent", "countTokens"],
   };
   if (model.contextWindow !== null) entry.inputTokenLimit = model.contextWindow;
   if (model.maxOutputTokens !== null) entry.outputTokenLimit = model.maxOutputTokens;
@@ -70,7 +76,7 @@ function modelPage(models: readonly ModelConfig[], query: Record<string, unknown
   return { models: models.slice(start, end).map(googleModel), ...(end < models.length && { nextPageToken: String(end) }) };
 }
 
-export function registerGeminiRoutes(app: FastifyInstance, ctx: RouteContext): void {
+export function registerGeminiRoutes(app: FastifyInstance, ctx: RouteContext, embed: GeminiEmbedHandler): void {
   const { authCache } = ctx.pipeline;
   const rest = (request: FastifyRequest) => (request.params as Record<string, string | undefined>)["*"] ?? "";
   // The model routes bill (admission reads the standing again); counting and listing do not.
@@ -83,13 +89,14 @@ export function registerGeminiRoutes(app: FastifyInstance, ctx: RouteContext): v
   const onUnbilledRequest = async (request: FastifyRequest) => {
     await authenticate(request, authCache, "exact", GOOGLE_API_KEY);
   };
-  // Chat models only: the generation methods are all this API serves here.
-  const visible = (request: FastifyRequest) => usableModels(request.snapshot.config.models.values(), request).filter((m) => m.kind === "chat");
+  // Chat and embedding models: the methods this API serves here.
+  const visible = (request: FastifyRequest) => usableModels(request.snapshot.config.models.values(), request).filter((m) => m.kind === "chat" || m.kind === "embedding");
 
   app.post(`${GEMINI_PREFIX}/*`, { onRequest: onModelRequest }, async (request, reply) => {
     const { model, action } = parseModelAction(rest(request));
     const body = request.body;
     if (!body || typeof body !== "object" || Array.isArray(body)) throw invalidRequest("body", "The request body must be a JSON object.");
+    if (action === "embedContent" || action === "batchEmbedContents") return embed(action, model, request, reply);
     if (action === "countTokens") {
       // Never billed, like /v1/messages/count_tokens: the gateway's documented estimate.
       const checked = checkRequestBody(geminiCountTokensRequestSchema, body);
