@@ -45,13 +45,12 @@ const modelMethodParam = z.object({
 const modelParam = z.object({ model: z.string().describe("A model id, with or without the `models/` prefix") });
 const gemini = (spec: Parameters<typeof v1>[0]) => v1({ ...spec, auth: "google_api_key", errorShape: "google" });
 
-export const GEMINI_OPERATIONS: readonly OperationSpec[] = [
+const modelMethodOperation = (route: string, summary: string): OperationSpec =>
   gemini({
     method: "POST",
-    route: "/v1beta/models/*",
+    route,
     wildcard: "model_method",
-    summary:
-      "Google Gemini API: generateContent, streamGenerateContent (alt=sse: SSE; without alt: one JSON array), countTokens (never billed), embedContent and batchEmbedContents (embedding models, billed as /v1/embeddings)",
+    summary,
     params: modelMethodParam,
     query: z.object({ alt: z.literal("sse").optional().describe("streamGenerateContent: SSE frames; absent: the JSON array stream") }),
     body: z.union([geminiRequestSchema, geminiCountTokensRequestSchema, geminiEmbedContentRequestSchema, geminiBatchEmbedContentsRequestSchema]),
@@ -68,7 +67,14 @@ export const GEMINI_OPERATIONS: readonly OperationSpec[] = [
         raw: [{ mediaType: "text/event-stream", description: "streamGenerateContent?alt=sse: one GenerateContentResponse per data: frame" }],
       },
     },
-  }),
+  });
+
+export const GEMINI_OPERATIONS: readonly OperationSpec[] = [
+  modelMethodOperation(
+    "/v1beta/models/*",
+    "Google Gemini API: generateContent, streamGenerateContent (alt=sse: SSE; without alt: one JSON array), countTokens (never billed), embedContent and batchEmbedContents (embedding models, billed as /v1/embeddings)",
+  ),
+  modelMethodOperation("/v1/models/*", "The same Gemini API methods under Google's v1 (the genai SDK with apiVersion v1); GET /v1/models stays the OpenAI-shaped list"),
   gemini({
     method: "GET",
     route: "/v1beta/models",

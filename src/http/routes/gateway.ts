@@ -44,5 +44,4 @@ export function registerGatewayRoutes(app: FastifyInstance, ctx: RouteContext): 
     if (!stored?.response) throw new GatewayError("not_found", `No stored response ${request.params.id}.`);
     return stored.response;
   });
-
 }

@@ -18,6 +18,11 @@ import type { GeminiModel } from "../../wire/gemini/types.js";
 import type { RouteContext } from "../route-context.js";
 
 export const GEMINI_PREFIX = "/v1beta/models";
+/**
+ * The same methods under Google's stable version (the genai SDK with apiVersion "v1" posts here).
+ * Only the POST methods: GET /v1/models and /v1/models/{id} stay the OpenAI-shaped list (models.ts).
+ */
+export const GEMINI_V1_PREFIX = "/v1/models";
 const ACTIONS = ["generateContent", "streamGenerateContent", "countTokens", "embedContent", "batchEmbedContents"] as const;
 type Action = (typeof ACTIONS)[number];
 export type EmbedAction = Extract<Action, "embedContent" | "batchEmbedContents">;
@@ -80,10 +85,10 @@ export function registerGeminiRoutes(app: FastifyInstance, ctx: RouteContext, em
   const { authCache } = ctx.pipeline;
   const rest = (request: FastifyRequest) => (request.params as Record<string, string | undefined>)["*"] ?? "";
   // The model routes bill (admission reads the standing again); counting and listing do not.
-  const onModelRequest = async (request: FastifyRequest) => {
+  const onModelRequestUnder = (prefix: string) => async (request: FastifyRequest) => {
     const { action } = parseModelAction(rest(request));
-    // One registered route serves three methods: the log, metrics and traces name each.
-    request.meter.route = `${GEMINI_PREFIX}/{model}:${action}`;
+    // One registered route serves five methods: the log, metrics and traces name each.
+    request.meter.route = `${prefix}/{model}:${action}`;
     await authenticate(request, authCache, action === "countTokens" ? "exact" : "cached", GOOGLE_API_KEY);
   };
   const onUnbilledRequest = async (request: FastifyRequest) => {
@@ -92,7 +97,7 @@ export function registerGeminiRoutes(app: FastifyInstance, ctx: RouteContext, em
   // Chat and embedding models: the methods this API serves here.
   const visible = (request: FastifyRequest) => usableModels(request.snapshot.config.models.values(), request).filter((m) => m.kind === "chat" || m.kind === "embedding");
 
-  app.post(`${GEMINI_PREFIX}/*`, { onRequest: onModelRequest }, async (request, reply) => {
+  const serveModelMethod = async (request: FastifyRequest, reply: FastifyReply) => {
     const { model, action } = parseModelAction(rest(request));
     const body = request.body;
     if (!body || typeof body !== "object" || Array.isArray(body)) throw invalidRequest("body", "The request body must be a JSON object.");
@@ -111,7 +116,8 @@ export function registerGeminiRoutes(app: FastifyInstance, ctx: RouteContext, em
     if (stream && alt !== undefined && alt !== "sse") throw invalidRequest("alt", "alt must be sse, or absent for the JSON array stream.");
     const format = geminiFormat({ model, stream, jsonArray: stream && alt === undefined });
     return handleModelRequest(request.snapshot.pipeline, format, request, reply);
-  });
+  };
+  for (const prefix of [GEMINI_PREFIX, GEMINI_V1_PREFIX]) app.post(`${prefix}/*`, { onRequest: onModelRequestUnder(prefix) }, serveModelMethod);
 
   app.get(GEMINI_PREFIX, { onRequest: onUnbilledRequest }, async (request) => modelPage(visible(request), request.query as Record<string, unknown>));
   app.get(`${GEMINI_PREFIX}/*`, { onRequest: onUnbilledRequest }, async (request) => {
