@@ -181,19 +181,22 @@ for (const kind of DATABASE_KINDS) {
       expect(one.supportedActions ?? (one as { supportedGenerationMethods?: string[] }).supportedGenerationMethods).toEqual(["embedContent", "batchEmbedContents"]);
     });
 
-    it("scrubs upstream canaries from the answer", async () => {
+    it("scrubs upstream canaries from answers and errors", async () => {
+      const leak = `upstream-embed at ${mock.url} with ${OPENAI_KEY}`;
       mock.handler = (_req, res) =>
-        json(res, 200, {
-          object: "list",
-          data: [{ object: "embedding", index: 0, embedding: [0.5] }],
-          model: `upstream-embed at ${mock.url} with ${OPENAI_KEY}`,
-          usage: { prompt_tokens: 3, total_tokens: 3 },
-        });
+        json(res, 200, { object: "list", data: [{ object: "embedding", index: 0, embedding: [0.5] }], model: leak, usage: { prompt_tokens: 3, total_tokens: 3 } });
       const answer = await post("embed-mock:embedContent", { content: { parts: [{ text: "x" }] } });
       const text = await answer.text();
       expect(answer.status).toBe(200);
       expect(JSON.parse(text)).toEqual({ embedding: { values: [0.5] } });
-      for (const canary of [OPENAI_KEY, mock.host]) expect(text).not.toContain(canary);
+      mock.handler = (_req, res) => json(res, 400, { error: { message: leak, type: "invalid_request_error" } });
+      const before = (await usageRows()).length;
+      const failed = await post("embed-mock:batchEmbedContents", { requests: [{ content: { parts: [{ text: "x" }] } }] });
+      const failedText = await failed.text();
+      expect(failed.status).toBe(400);
+      expect((JSON.parse(failedText) as { error: { status: string } }).error.status).toBe("INVALID_ARGUMENT");
+      for (const body of [text, failedText]) for (const canary of [OPENAI_KEY, mock.host]) expect(body).not.toContain(canary);
+      expect(await usageRows()).toHaveLength(before);
     });
   });
 }
