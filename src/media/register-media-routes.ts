@@ -1,11 +1,15 @@
 // The media routes: POST /v1/images/generations, POST /v1/embeddings, POST /v1/videos,
-// GET /v1/videos/{id}, GET /v1/videos/{id}/content. All authenticate before the body is read, like every /v1 route.
-// Registered in their own Fastify scope so the multipart parser (the OpenAI SDK uploads video
-// requests as multipart/form-data) applies to these routes only.
+// GET /v1/videos/{id}, GET /v1/videos/{id}/content, and Google's Gemini API (/v1beta, src/http/routes/gemini.ts),
+// registered here because its embedContent and batchEmbedContents run the embeddings path. All
+// authenticate before the body is read, like every /v1 route. The video upload is registered in its
+// own Fastify scope so the multipart parser (the OpenAI SDK uploads video requests as
+// multipart/form-data) applies to that route only.
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { RouteContext } from "../http/route-context.js";
 import { authenticate } from "../pipeline/authenticate.js";
+import { registerGeminiRoutes } from "../http/routes/gemini.js";
 import { handleEmbeddings } from "./embeddings/handle-embeddings.js";
+import { handleGeminiEmbeddings } from "./embeddings/gemini-embeddings.js";
 import { handleImageGeneration } from "./images/handle-image-generation.js";
 import { downloadVideo, pollVideo, type VideoRequest } from "./videos/read-video.js";
 import { submitVideo } from "./videos/submit-video.js";
@@ -28,6 +32,7 @@ export function registerMediaRoutes(app: FastifyInstance, ctx: RouteContext): vo
 
   app.post("/v1/images/generations", { onRequest }, (request, reply) => handleImageGeneration(request.snapshot.pipeline, request.snapshot.media.settings, request, reply));
   app.post("/v1/embeddings", { onRequest }, (request, reply) => handleEmbeddings(request.snapshot.pipeline, request, reply));
+  registerGeminiRoutes(app, ctx, handleGeminiEmbeddings);
 
   app.register(async (scope) => {
     scope.addContentTypeParser("multipart/form-data", { parseAs: "buffer", bodyLimit: ctx.config.bodyLimitBytes }, (_request, body, done) => done(null, body));

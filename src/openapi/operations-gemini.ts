@@ -1,8 +1,9 @@
 // The /v1beta operations (Google's Gemini API, src/http/routes/gemini.ts). One registered route
-// serves generateContent, streamGenerateContent and countTokens: its path parameter is
-// `{model}:{method}`. Request schemas are the ones describe() checks with; the answers are Google's.
+// serves generateContent, streamGenerateContent, countTokens, embedContent and batchEmbedContents:
+// its path parameter is `{model}:{method}`. Request schemas are the ones describe() checks with; the answers are Google's.
 import { z } from "zod";
 import { geminiCountTokensRequestSchema, geminiRequestSchema } from "../formats/gemini/request-schema.js";
+import { geminiBatchEmbedContentsRequestSchema, geminiEmbedContentRequestSchema } from "../media/embeddings/gemini-embed-request.js";
 import { v1, type OperationSpec } from "./operation-spec.js";
 
 const part = z.looseObject({
@@ -25,6 +26,7 @@ const generateContentResponse = z.looseObject({
   modelVersion: z.string().optional(),
   responseId: z.string().optional(),
 });
+const contentEmbedding = z.object({ values: z.array(z.number()) });
 const googleModel = z.object({
   name: z.string(),
   baseModelId: z.string(),
@@ -36,32 +38,47 @@ const googleModel = z.object({
 });
 
 const modelMethodParam = z.object({
-  model_method: z.string().describe("`{model}:generateContent`, `{model}:streamGenerateContent` or `{model}:countTokens`; a `models/` prefix is accepted"),
+  model_method: z
+    .string()
+    .describe("`{model}:generateContent`, `:streamGenerateContent`, `:countTokens`, `:embedContent` or `:batchEmbedContents`; a `models/` prefix is accepted"),
 });
 const modelParam = z.object({ model: z.string().describe("A model id, with or without the `models/` prefix") });
 const gemini = (spec: Parameters<typeof v1>[0]) => v1({ ...spec, auth: "google_api_key", errorShape: "google" });
 
-export const GEMINI_OPERATIONS: readonly OperationSpec[] = [
+const modelMethodOperation = (route: string, summary: string): OperationSpec =>
   gemini({
     method: "POST",
-    route: "/v1beta/models/*",
+    route,
     wildcard: "model_method",
-    summary: "Google Gemini API: generateContent, streamGenerateContent (alt=sse: SSE; without alt: one JSON array) and countTokens (never billed)",
+    summary,
     params: modelMethodParam,
     query: z.object({ alt: z.literal("sse").optional().describe("streamGenerateContent: SSE frames; absent: the JSON array stream") }),
-    body: z.union([geminiRequestSchema, geminiCountTokensRequestSchema]),
+    body: z.union([geminiRequestSchema, geminiCountTokensRequestSchema, geminiEmbedContentRequestSchema, geminiBatchEmbedContentsRequestSchema]),
     responses: {
       200: {
-        description: "The response, its stream as a JSON array, or the token count",
-        json: z.union([generateContentResponse, z.array(generateContentResponse), z.object({ totalTokens: z.number().int() })]),
+        description: "The response, its stream as a JSON array, the token count, or the embedding(s)",
+        json: z.union([
+          generateContentResponse,
+          z.array(generateContentResponse),
+          z.object({ totalTokens: z.number().int() }),
+          z.object({ embedding: contentEmbedding }),
+          z.object({ embeddings: z.array(contentEmbedding) }),
+        ]),
         raw: [{ mediaType: "text/event-stream", description: "streamGenerateContent?alt=sse: one GenerateContentResponse per data: frame" }],
       },
     },
-  }),
+  });
+
+export const GEMINI_OPERATIONS: readonly OperationSpec[] = [
+  modelMethodOperation(
+    "/v1beta/models/*",
+    "Google Gemini API: generateContent, streamGenerateContent (alt=sse: SSE; without alt: one JSON array), countTokens (never billed), embedContent and batchEmbedContents (embedding models, billed as /v1/embeddings)",
+  ),
+  modelMethodOperation("/v1/models/*", "The same Gemini API methods under Google's v1 (the genai SDK with apiVersion v1); GET /v1/models stays the OpenAI-shaped list"),
   gemini({
     method: "GET",
     route: "/v1beta/models",
-    summary: "The chat models this key may use, in Google's list shape",
+    summary: "The chat and embedding models this key may use, in Google's list shape",
     query: z.object({ pageSize: z.string().optional().describe("1 to 1,000 (default 50)"), pageToken: z.string().optional() }),
     responses: { 200: { description: "OK", json: z.object({ models: z.array(googleModel), nextPageToken: z.string().optional() }) } },
   }),

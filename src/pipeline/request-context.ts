@@ -52,8 +52,11 @@ declare module "fastify" {
   }
 }
 
+/** Google's methods under /v1/models (the Gemini routes' v1 alias): the path ends in `:{method}`. */
+const GOOGLE_V1_METHOD = /^\/v1\/models\/[^?]*:(generateContent|streamGenerateContent|countTokens|embedContent|batchEmbedContents)(\?|$)/;
+
 export function errorShapeFor(url: string): ErrorShape {
-  if (url.startsWith("/v1beta/")) return "google";
+  if (url.startsWith("/v1beta/") || GOOGLE_V1_METHOD.test(url)) return "google";
   return url.startsWith("/v1/messages") ? "anthropic" : "openai";
 }
 

@@ -3,7 +3,7 @@
 // the gateway is recorded (and refused) instead of leaving the machine.
 import { spawn } from "node:child_process";
 import type { IncomingHttpHeaders, IncomingMessage, Server as HttpServer, ServerResponse } from "node:http";
-import { existsSync, mkdtempSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, statSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -238,4 +238,12 @@ export function useAgentRig(bind: (rig: AgentRig) => void, options: { extraModel
     rig.seen.length = 0;
     rig.proxy.attempts.length = 0;
   });
+}
+
+/** Gemini CLI's entry script (run with this Node: its bin is a Node script). */
+export function geminiCliLauncher(): string | null {
+  const dir = packageDir("@google/gemini-cli");
+  if (!dir) return null;
+  const bin = (JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { bin?: Record<string, string> }).bin?.gemini;
+  return bin && existsSync(join(dir, bin)) ? join(dir, bin) : null;
 }

@@ -301,6 +301,9 @@ describe.each(DATABASE_KINDS)("OpenAPI description on %s", (kind) => {
     expect(geminiModels).toContain("models/gpt-mock");
     expect((await genai.models.get({ model: "gpt-mock" })).name).toBe("models/gpt-mock");
     await expect(genai.models.generateContent({ model: "gpt-mock", contents: "hi", config: { candidateCount: 2 } })).rejects.toMatchObject({ status: 400 });
+    expect((await genai.models.embedContent({ model: "embed-mock", contents: "hi" })).embeddings).toHaveLength(1);
+    const genaiV1 = new GoogleGenAI({ apiKey: raw, apiVersion: "v1", httpOptions: { baseUrl: gateway.url, fetch: recordingFetch } });
+    expect((await genaiV1.models.generateContent({ model: "gpt-mock", contents: "hi" })).text).toBe("Hello");
 
     // ---- /v1 with fetch ----
     const bearer = { authorization: `Bearer ${raw}` };

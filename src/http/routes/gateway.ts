@@ -1,4 +1,5 @@
-// The /v1 model routes (and Google's /v1beta, gemini.ts): every one authenticates before its body is
+// The /v1 model routes (Google's /v1beta, gemini.ts, is registered with the media routes, which serve its
+// embedding methods): every one authenticates before its body is
 // read, then runs the pipeline.
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { RouteContext } from "../route-context.js";
@@ -10,7 +11,6 @@ import { messagesFormat } from "../../formats/messages/messages-format.js";
 import { responsesFormat } from "../../formats/responses/responses-format.js";
 import { handleModelRequest } from "../../pipeline/handle-model-request.js";
 import { GatewayError, invalidRequest } from "../../errors/catalogue.js";
-import { registerGeminiRoutes } from "./gemini.js";
 
 export function registerGatewayRoutes(app: FastifyInstance, ctx: RouteContext): void {
   // Shared by every config snapshot; the rest of the pipeline comes from the request's snapshot.
@@ -44,6 +44,4 @@ export function registerGatewayRoutes(app: FastifyInstance, ctx: RouteContext): 
     if (!stored?.response) throw new GatewayError("not_found", `No stored response ${request.params.id}.`);
     return stored.response;
   });
-
-  registerGeminiRoutes(app, ctx);
 }

@@ -4,7 +4,7 @@
 // works too); errors come in Google's envelope (renderError's "google" shape). Every model the key
 // may use answers here, whatever its upstream type: a Gemini-native upstream passes the request
 // through, any other is bridged over its Chat plan (src/formats/gemini).
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { ModelConfig } from "../../core/catalog.js";
 import { GatewayError, invalidRequest } from "../../errors/catalogue.js";
 import { checkRequestBody } from "../../formats/fields.js";
@@ -18,8 +18,16 @@ import type { GeminiModel } from "../../wire/gemini/types.js";
 import type { RouteContext } from "../route-context.js";
 
 export const GEMINI_PREFIX = "/v1beta/models";
-const ACTIONS = ["generateContent", "streamGenerateContent", "countTokens"] as const;
+/**
+ * The same methods under Google's stable version (the genai SDK with apiVersion "v1" posts here).
+ * Only the POST methods: GET /v1/models and /v1/models/{id} stay the OpenAI-shaped list (models.ts).
+ */
+export const GEMINI_V1_PREFIX = "/v1/models";
+const ACTIONS = ["generateContent", "streamGenerateContent", "countTokens", "embedContent", "batchEmbedContents"] as const;
 type Action = (typeof ACTIONS)[number];
+export type EmbedAction = Extract<Action, "embedContent" | "batchEmbedContents">;
+/** Serves the embedding methods; the media layer has the embeddings path, so it is handed in (register-media-routes.ts). */
+export type GeminiEmbedHandler = (action: EmbedAction, model: string, request: FastifyRequest, reply: FastifyReply) => Promise<void>;
 
 /** Longer than any model id the config takes; the path is bounded before anything looks it up. */
 const MAX_MODEL_LENGTH = 256;
@@ -38,7 +46,10 @@ export function parseModelAction(rest: string): { model: string; action: Action 
   const colon = rest.lastIndexOf(":");
   const action = colon < 0 ? "" : rest.slice(colon + 1);
   if (!(ACTIONS as readonly string[]).includes(action)) {
-    throw new GatewayError("not_found", `No method ${action === "" ? "in the path" : action}: use {model}:generateContent, :streamGenerateContent or :countTokens.`);
+    throw new GatewayError(
+      "not_found",
+      `No method ${action === "" ? "in the path" : action}: use {model}:generateContent, :streamGenerateContent, :countTokens, :embedContent or :batchEmbedContents.`,
+    );
   }
   return { model: geminiModelId(rest.slice(0, colon)), action: action as Action };
 }
@@ -49,7 +60,7 @@ function googleModel(model: ModelConfig): GeminiModel {
     baseModelId: model.id,
     version: "gateway",
     displayName: model.id,
-    supportedGenerationMethods: ["generateContent", "streamGenerateContent", "countTokens"],
+    supportedGenerationMethods: model.kind === "embedding" ? ["embedContent", "batchEmbedContents"] : ["generateContent", "streamGenerateContent", "countTokens"],
   };
   if (model.contextWindow !== null) entry.inputTokenLimit = model.contextWindow;
   if (model.maxOutputTokens !== null) entry.outputTokenLimit = model.maxOutputTokens;
@@ -70,26 +81,27 @@ function modelPage(models: readonly ModelConfig[], query: Record<string, unknown
   return { models: models.slice(start, end).map(googleModel), ...(end < models.length && { nextPageToken: String(end) }) };
 }
 
-export function registerGeminiRoutes(app: FastifyInstance, ctx: RouteContext): void {
+export function registerGeminiRoutes(app: FastifyInstance, ctx: RouteContext, embed: GeminiEmbedHandler): void {
   const { authCache } = ctx.pipeline;
   const rest = (request: FastifyRequest) => (request.params as Record<string, string | undefined>)["*"] ?? "";
   // The model routes bill (admission reads the standing again); counting and listing do not.
-  const onModelRequest = async (request: FastifyRequest) => {
+  const onModelRequestUnder = (prefix: string) => async (request: FastifyRequest) => {
     const { action } = parseModelAction(rest(request));
-    // One registered route serves three methods: the log, metrics and traces name each.
-    request.meter.route = `${GEMINI_PREFIX}/{model}:${action}`;
+    // One registered route serves five methods: the log, metrics and traces name each.
+    request.meter.route = `${prefix}/{model}:${action}`;
     await authenticate(request, authCache, action === "countTokens" ? "exact" : "cached", GOOGLE_API_KEY);
   };
   const onUnbilledRequest = async (request: FastifyRequest) => {
     await authenticate(request, authCache, "exact", GOOGLE_API_KEY);
   };
-  // Chat models only: the generation methods are all this API serves here.
-  const visible = (request: FastifyRequest) => usableModels(request.snapshot.config.models.values(), request).filter((m) => m.kind === "chat");
+  // Chat and embedding models: the methods this API serves here.
+  const visible = (request: FastifyRequest) => usableModels(request.snapshot.config.models.values(), request).filter((m) => m.kind === "chat" || m.kind === "embedding");
 
-  app.post(`${GEMINI_PREFIX}/*`, { onRequest: onModelRequest }, async (request, reply) => {
+  const serveModelMethod = async (request: FastifyRequest, reply: FastifyReply) => {
     const { model, action } = parseModelAction(rest(request));
     const body = request.body;
     if (!body || typeof body !== "object" || Array.isArray(body)) throw invalidRequest("body", "The request body must be a JSON object.");
+    if (action === "embedContent" || action === "batchEmbedContents") return embed(action, model, request, reply);
     if (action === "countTokens") {
       // Never billed, like /v1/messages/count_tokens: the gateway's documented estimate.
       const checked = checkRequestBody(geminiCountTokensRequestSchema, body);
@@ -104,7 +116,8 @@ export function registerGeminiRoutes(app: FastifyInstance, ctx: RouteContext): v
     if (stream && alt !== undefined && alt !== "sse") throw invalidRequest("alt", "alt must be sse, or absent for the JSON array stream.");
     const format = geminiFormat({ model, stream, jsonArray: stream && alt === undefined });
     return handleModelRequest(request.snapshot.pipeline, format, request, reply);
-  });
+  };
+  for (const prefix of [GEMINI_PREFIX, GEMINI_V1_PREFIX]) app.post(`${prefix}/*`, { onRequest: onModelRequestUnder(prefix) }, serveModelMethod);
 
   app.get(GEMINI_PREFIX, { onRequest: onUnbilledRequest }, async (request) => modelPage(visible(request), request.query as Record<string, unknown>));
   app.get(`${GEMINI_PREFIX}/*`, { onRequest: onUnbilledRequest }, async (request) => {

@@ -25,8 +25,28 @@ import { recordClientGone } from "../../pipeline/request-context.js";
 /** 2,048 vectors of 3,072 floats as JSON text is about 140 MB. */
 export const MAX_EMBEDDINGS_RESPONSE_BYTES = 256 * 1024 * 1024;
 
+/**
+ * What the client gets, made from OpenAI's list (the upstream's, or the one the gateway built from
+ * another shape), before it is scrubbed: the list itself on /v1/embeddings, Google's shape on the
+ * Gemini routes (gemini-embeddings.ts).
+ */
+export type EmbeddingAnswerShape = (list: Record<string, unknown> & { data: unknown[] }, modelId: string) => unknown;
+
+/** OpenAI's list, with the client's model id in place of the upstream's, as on the chat routes. */
+const openAiList: EmbeddingAnswerShape = (list, modelId) => ({ ...list, model: modelId });
+
 export async function handleEmbeddings(services: PipelineServices, request: FastifyRequest, reply: FastifyReply): Promise<void> {
-  const input = parseEmbeddingRequest(request.body);
+  await serveEmbeddings(services, request, reply, parseEmbeddingRequest(request.body), openAiList);
+}
+
+/** An embeddings request already parsed, billed as /v1/embeddings is, answered in the shape asked. */
+export async function serveEmbeddings(
+  services: PipelineServices,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  input: EmbeddingRequest,
+  shape: EmbeddingAnswerShape,
+): Promise<void> {
   const model = requestedModel(services, request, input.model, "embedding");
   const upstream = upstreamOf(model.provider);
   const api = upstream.media.embeddings;
@@ -43,12 +63,18 @@ export async function handleEmbeddings(services: PipelineServices, request: Fast
     signal: cancellation,
   });
   // The client went away (before an answer, or while it was read): nothing held or charged, nobody to answer.
-  if (call === null || (await settleAndSend(call, request, reply, cancellation, () => readAnswer(call.upstream, api, input, model.id), "embeddings")) === undefined)
+  if (call === null || (await settleAndSend(call, request, reply, cancellation, () => readAnswer(call.upstream, api, input, model.id, shape), "embeddings")) === undefined)
     recordClientGone(request, services);
 }
 
 /** Reads, converts when the upstream is not OpenAI-shaped, and scrubs a 2xx answer; the usage to settle. */
-async function readAnswer(answer: Forwarded, api: EmbeddingsApi, input: EmbeddingRequest, modelId: string): Promise<{ scrubbed: ScrubbedBody; usage: Usage }> {
+async function readAnswer(
+  answer: Forwarded,
+  api: EmbeddingsApi,
+  input: EmbeddingRequest,
+  modelId: string,
+  shape: EmbeddingAnswerShape,
+): Promise<{ scrubbed: ScrubbedBody; usage: Usage }> {
   let body = await readWholeAnswer(answer.response.body, MAX_EMBEDDINGS_RESPONSE_BYTES);
 
   let scrubbed: ScrubbedBody;
@@ -60,16 +86,17 @@ async function readAnswer(answer: Forwarded, api: EmbeddingsApi, input: Embeddin
       reported = read.promptTokens;
       body = Buffer.from(JSON.stringify(embeddingList(read.vectors, input.encodingFormat, modelId, read.promptTokens ?? input.projectedTokens)));
     }
-    // The client's model id in place of the upstream's, as on the chat routes.
-    scrubbed = scrubJsonWithPayloads(body, answer.scrubber, (skeleton) => (isObject(skeleton) ? { ...skeleton, model: modelId } : skeleton));
+    // The list is read (its usage: numbers, which scrubbing leaves alone) and shaped before it is scrubbed.
+    scrubbed = scrubJsonWithPayloads(body, answer.scrubber, (list) => {
+      if (!isObject(list) || !Array.isArray(list.data)) throw new GatewayError("provider_error", "The upstream answer is not an embeddings list.");
+      if (!api.readAnswer) reported = isObject(list.usage) ? list.usage.prompt_tokens : undefined;
+      return shape(list as Record<string, unknown> & { data: unknown[] }, modelId);
+    });
   } catch (error) {
     if (error instanceof SyntaxError) throw new GatewayError("provider_error", "The upstream answered with a body that is not JSON.");
     if (error instanceof GatewayError) throw error;
     throw new GatewayError("internal_error"); // contract item 9: never the unscrubbed body
   }
-  const list = isObject(scrubbed.json) ? scrubbed.json : {};
-  if (!Array.isArray(list.data)) throw new GatewayError("provider_error", "The upstream answer is not an embeddings list.");
-  if (!api.readAnswer) reported = isObject(list.usage) ? list.usage.prompt_tokens : undefined;
 
   const measured: Usage | null =
     typeof reported === "number" ? plausibleUsage({ inputTokens: reported, cachedInputTokens: 0, outputTokens: 0, reasoningTokens: 0, estimated: false }) : null;
