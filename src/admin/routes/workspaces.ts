@@ -16,7 +16,7 @@ export const workspaceRoutes: AdminRoute[] = [
     url: "/workspaces",
     scope: "workspaces:read",
     async handler(request, _reply, ctx) {
-      return workspaceListView(ctx.store, parseWith(workspaceListQuery, request.query, "query"));
+      return workspaceListView(ctx.store, parseWith(workspaceListQuery, request.query, "query"), ctx.pipeline.authCache.now());
     },
   },
   {
@@ -25,7 +25,7 @@ export const workspaceRoutes: AdminRoute[] = [
     scope: "workspaces:read",
     async handler(request, _reply, ctx) {
       const { id: workspaceId } = parseWith(workspaceSchemas.params, request.params, "id");
-      return workspaceBudgetsView(ctx.store, workspaceId);
+      return workspaceBudgetsView(ctx.store, workspaceId, ctx.pipeline.authCache.now());
     },
   },
   {
@@ -38,7 +38,7 @@ export const workspaceRoutes: AdminRoute[] = [
       await setWorkspaceBudgets(ctx.store, adminActor(request), workspaceId, change);
       // This process drops the workspace's keys at once (the others within a poll of auth_events).
       await ctx.pipeline.authCache.poll();
-      return workspaceBudgetsView(ctx.store, workspaceId);
+      return workspaceBudgetsView(ctx.store, workspaceId, ctx.pipeline.authCache.now());
     },
   },
 ];

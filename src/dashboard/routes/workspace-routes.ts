@@ -95,7 +95,7 @@ export function registerWorkspaceRoutes(app: FastifyInstance, ctx: RouteContext)
   // Administrators: every workspace with its budget and this month's spend (the Teams page).
   app.get("/admin/workspaces", async (request) => {
     requireAdmin(request);
-    return workspaceListView(ctx.store, parseWith(workspaceListQuery, request.query, "query"));
+    return workspaceListView(ctx.store, parseWith(workspaceListQuery, request.query, "query"), ctx.pipeline.authCache.now());
   });
 
   app.post("/workspaces", async (request, reply) => {
@@ -201,7 +201,7 @@ export function registerWorkspaceRoutes(app: FastifyInstance, ctx: RouteContext)
   app.get("/workspaces/:id/budgets", async (request) => {
     const { id } = parseWith(wsParams, request.params, "id");
     await readerOf(ctx, id, request.dashboard.account);
-    return workspaceBudgetsView(ctx.store, id);
+    return workspaceBudgetsView(ctx.store, id, ctx.pipeline.authCache.now());
   });
 
   app.patch("/workspaces/:id/budgets", async (request) => {
@@ -212,7 +212,7 @@ export function registerWorkspaceRoutes(app: FastifyInstance, ctx: RouteContext)
     await setWorkspaceBudgets(ctx.store, dashboardActor(request), id, change);
     // This process drops the workspace's keys at once (the others within a poll of auth_events).
     await ctx.pipeline.authCache.poll();
-    return workspaceBudgetsView(ctx.store, id);
+    return workspaceBudgetsView(ctx.store, id, ctx.pipeline.authCache.now());
   });
 
   app.get("/workspaces/:id/usage", async (request) => {
