@@ -49,8 +49,18 @@ describe.each(DATABASE_KINDS)("the budget hierarchy, visible, on %s", (kind) => 
     const borealis = await store.workspaces.create("Borealis", other.id);
     const cygnus = await store.workspaces.create("Cygnus", owner.id);
     // Oldest first: created a second apart (three creations may share a millisecond).
-    for (const [i, ws] of [atlas, borealis, cygnus].entries()) await store.db.updateTable("workspaces").set({ created_at: BigInt(1_700_000_000_000 + i * 1000) }).where("id", "=", ws.id).execute();
-    await store.workspaceBudgets.setPolicy(atlas.id, { monthlyBudget: 2_000_000_000n, monthlyTokenBudget: 100_000n, memberMonthlyBudget: 500_000_000n, allowedModels: ["gpt-mock"] });
+    for (const [i, ws] of [atlas, borealis, cygnus].entries())
+      await store.db
+        .updateTable("workspaces")
+        .set({ created_at: BigInt(1_700_000_000_000 + i * 1000) })
+        .where("id", "=", ws.id)
+        .execute();
+    await store.workspaceBudgets.setPolicy(atlas.id, {
+      monthlyBudget: 2_000_000_000n,
+      monthlyTokenBudget: 100_000n,
+      memberMonthlyBudget: 500_000_000n,
+      allowedModels: ["gpt-mock"],
+    });
     const { key, raw } = await store.keys.create({ accountId: other.id, workspaceId: atlas.id });
     expect((await call(gateway, "POST", "/v1/chat/completions", raw, chat)).status).toBe(200);
     const spent = (await store.db.selectFrom("ledger").select("cost_nano").where("key_id", "=", key.id).executeTakeFirstOrThrow()).cost_nano;
@@ -66,7 +76,15 @@ describe.each(DATABASE_KINDS)("the budget hierarchy, visible, on %s", (kind) => 
       members: 2,
       allowed_models: ["gpt-mock"],
       member_monthly_budget_usd: "0.50",
-      budget: { usd: "2.00", tokens: 100_000, spent_usd: formatUsd(BigInt(spent)), tokens_used: 1100, held_usd: "0.00", remaining_usd: formatUsd(2_000_000_000n - BigInt(spent)), remaining_tokens: 98_900 },
+      budget: {
+        usd: "2.00",
+        tokens: 100_000,
+        spent_usd: formatUsd(BigInt(spent)),
+        tokens_used: 1100,
+        held_usd: "0.00",
+        remaining_usd: formatUsd(2_000_000_000n - BigInt(spent)),
+        remaining_tokens: 98_900,
+      },
     });
     expect(first.body.data[1]).toMatchObject({ id: borealis.id, members: 1, budget: { usd: null, spent_usd: "0.00", remaining_usd: null } });
     const second = await call(gateway, "GET", `/admin/v1/workspaces?limit=2&cursor=${encodeURIComponent(first.body.next_cursor)}`, reader);
@@ -96,9 +114,24 @@ describe.each(DATABASE_KINDS)("the budget hierarchy, visible, on %s", (kind) => 
     expect(me.status).toBe(200);
     expect(me.body.budgets.map((b: { level: string }) => b.level)).toEqual(["account", "key", "key_period", "workspace", "member"]);
     const [acct, keyCap, daily, workspace, member] = me.body.budgets;
-    expect(acct).toMatchObject({ code: "monthly_budget_exceeded", resets_at: "2026-06-01T00:00:00.000Z", usd: "3.00", tokens: 50_000, tokens_used: 1100, remaining_usd: left(3_000_000_000n), remaining_tokens: 48_900 });
+    expect(acct).toMatchObject({
+      code: "monthly_budget_exceeded",
+      resets_at: "2026-06-01T00:00:00.000Z",
+      usd: "3.00",
+      tokens: 50_000,
+      tokens_used: 1100,
+      remaining_usd: left(3_000_000_000n),
+      remaining_tokens: 48_900,
+    });
     expect(keyCap).toMatchObject({ code: "key_budget_exceeded", resets_at: null, usd: "2.00", tokens: 40_000, remaining_usd: left(2_000_000_000n), remaining_tokens: 38_900 });
-    expect(daily).toMatchObject({ code: "key_period_budget_exceeded", resets_at: "2026-05-15T00:00:00.000Z", usd: "0.70", tokens: null, remaining_usd: left(700_000_000n), remaining_tokens: null });
+    expect(daily).toMatchObject({
+      code: "key_period_budget_exceeded",
+      resets_at: "2026-05-15T00:00:00.000Z",
+      usd: "0.70",
+      tokens: null,
+      remaining_usd: left(700_000_000n),
+      remaining_tokens: null,
+    });
     expect(workspace).toMatchObject({ code: "workspace_budget_exceeded", usd: "1.00", remaining_usd: left(1_000_000_000n) });
     expect(member).toMatchObject({ code: "member_budget_exceeded", usd: "0.40", remaining_usd: left(400_000_000n), spent_usd: formatUsd(cost) });
 
