@@ -63,7 +63,9 @@ export const meSchema = z.object({
         resets_at: isoTime.nullable(),
       }),
     )
-    .describe("Every budget with a limit that applies to this key, in the order admission judges them, with what is left of each; code: the 402 refusal when it runs out; resets_at null: the key's lifetime caps."),
+    .describe(
+      "Every budget with a limit that applies to this key, in the order admission judges them, with what is left of each; code: the 402 refusal when it runs out; resets_at null: the key's lifetime caps.",
+    ),
   clamp_output: z.boolean(),
   key_usage: z.object({ month: z.string(), ...usageTotalsShape, by_model: z.array(z.object({ model: z.string(), ...usageTotalsShape })) }),
 });
