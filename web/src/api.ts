@@ -263,23 +263,6 @@ export interface WorkspaceBudgets {
   members: Array<{ account_id: string; email: string; role: "owner" | "admin" | "member"; budget: BudgetUse }>;
 }
 
-/** GET /admin/workspaces: a page of every workspace with its budget's use this month. */
-export interface WorkspaceListPage {
-  month: string;
-  resets_at: string;
-  data: Array<{
-    id: string;
-    name: string;
-    created_at: string;
-    members: number;
-    allowed_models: string[] | null;
-    member_monthly_budget_usd: string | null;
-    budget: BudgetUse;
-  }>;
-  has_more: boolean;
-  next_cursor: string | null;
-}
-
 export interface Invite {
   id: string;
   role: "admin" | "member";

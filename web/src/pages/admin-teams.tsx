@@ -2,8 +2,25 @@
 // flight reserve and what is left, its member budget and models, and a link to its page, which an
 // administrator reads even when not a member (docs/dashboard.md, "Teams").
 import { useState } from "react";
-import { api, type BudgetUse, type WorkspaceListPage } from "../api";
+import { api, type BudgetUse } from "../api";
 import { ErrorText, formatDate, Link, Money, TableScroll, useLoad } from "../components";
+
+/** GET /admin/workspaces: a page of every workspace with its budget's use this month. */
+interface WorkspaceListPage {
+  month: string;
+  resets_at: string;
+  data: Array<{
+    id: string;
+    name: string;
+    created_at: string;
+    members: number;
+    allowed_models: string[] | null;
+    member_monthly_budget_usd: string | null;
+    budget: BudgetUse;
+  }>;
+  has_more: boolean;
+  next_cursor: string | null;
+}
 
 function tokenText(use: BudgetUse): string {
   return use.tokens === null ? `${use.tokens_used.toLocaleString("en-US")} used` : `${use.tokens_used.toLocaleString("en-US")} of ${use.tokens.toLocaleString("en-US")}`;
