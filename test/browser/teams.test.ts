@@ -112,7 +112,12 @@ describe.skipIf(SKIP_BROWSER)("teams and their budgets, in Chromium", () => {
     await page.getByText("as an administrator you see this workspace, read-only").waitFor();
     const ben = page.getByTestId(`member-spend-${benId}`);
     await ben.waitFor();
-    expect(await ben.locator("td").allInnerTexts()).toEqual([spent, "0.00", "30.00", formatUsd(parseUsd("30")! - parseUsd(spent)!)]);
+    expect(await ben.locator("td").allInnerTexts()).toEqual([
+      formatMoney(spent),
+      formatMoney("0.00"),
+      formatMoney("30.00"),
+      formatMoney(formatUsd(parseUsd("30")! - parseUsd(spent)!)),
+    ]);
     expect(await page.getByTestId("workspace-models").innerText()).toBe("gpt-mock");
     // Nothing to change: no budget form, no invites, no role choice, no remove or revoke button.
     expect(await page.getByRole("button", { name: "Save budgets" }).count()).toBe(0);
@@ -128,7 +133,7 @@ describe.skipIf(SKIP_BROWSER)("teams and their budgets, in Chromium", () => {
     await page.getByRole("heading", { name: "Atlas" }).waitFor();
     const annRow = page.getByTestId(`member-spend-${annId}`);
     await annRow.waitFor();
-    expect(await annRow.locator("td").allInnerTexts()).toEqual(["0.00", "0.00", "30.00", "30.00"]);
+    expect(await annRow.locator("td").allInnerTexts()).toEqual([formatMoney("0.00"), formatMoney("0.00"), formatMoney("30.00"), formatMoney("30.00")]);
     await page.getByRole("button", { name: "Save budgets" }).waitFor();
     await shotBoth("workspace-owner");
   });
