@@ -13,6 +13,7 @@ import type { Store } from "../store/index.js";
 import type { WorkspacePolicyChange } from "../store/workspace-budgets-store.js";
 import { tokenCount, usd } from "./routes/route.js";
 import { MAX_ALLOWED_MODELS } from "../accounts/key-policy.js";
+import { decodeCursor, encodeCursor } from "./views.js";
 
 /** A budget at most the largest total spend an account may reach (999,999,999.99 USD). */
 const MAX_BUDGET = MAX_BALANCE * 1000n;
@@ -84,5 +85,38 @@ export async function workspaceBudgetsView(store: Store, workspaceId: string, no
     member_monthly_budget_usd: policy.memberMonthlyBudget === null ? null : formatUsd(policy.memberMonthlyBudget),
     budget: budgetUseJson(use.workspace),
     members: members.map((m) => ({ account_id: m.accountId, email: m.email, role: m.role, budget: budgetUseJson(use.members.get(m.accountId)!) })),
+  };
+}
+
+/** Every workspace, a page at a time (the admin API's and the dashboard's administration list). */
+export const workspaceListQuery = z.object({ limit: z.coerce.number().int().min(1).max(500).default(100), cursor: z.string().min(1).max(400).optional() });
+
+/**
+ * A page of every workspace, oldest first, each with its budgets, this month's spend and held, what
+ * is left and its member count; `next_cursor` continues the list (null on the last page).
+ */
+export async function workspaceListView(store: Store, query: z.infer<typeof workspaceListQuery>, now = Date.now()) {
+  const after = query.cursor === undefined ? undefined : decodeCursor(query.cursor, 2);
+  if (after && !/^\d{1,16}$/.test(after[0]!)) throw new GatewayError("invalid_request", "cursor is not a cursor this API returned", { param: "cursor" });
+  const month = monthOf(now);
+  const rows = await store.workspaceBudgets.page({ limit: query.limit + 1, month, ...(after && { after: { createdAt: BigInt(after[0]!), id: after[1]! } }) });
+  const page = rows.slice(0, query.limit);
+  const last = page.at(-1);
+  const more = rows.length > query.limit && last !== undefined;
+  return {
+    object: "list",
+    month,
+    resets_at: nextMonthStart(month),
+    data: page.map((w) => ({
+      id: w.policy.id,
+      name: w.policy.name,
+      created_at: new Date(w.createdAt).toISOString(),
+      members: w.members,
+      allowed_models: w.policy.allowedModels,
+      member_monthly_budget_usd: w.policy.memberMonthlyBudget === null ? null : formatUsd(w.policy.memberMonthlyBudget),
+      budget: budgetUseJson(w.use),
+    })),
+    has_more: more,
+    next_cursor: more ? encodeCursor([String(last.createdAt), last.policy.id]) : null,
   };
 }

@@ -220,9 +220,9 @@ export const DASHBOARD_OPERATIONS: readonly OperationSpec[] = [
   dash({
     method: "GET",
     path: "/workspaces/:id",
-    summary: "A workspace and its members",
+    summary: "A workspace and its members (role null: an administrator who is not a member, read-only)",
     params: workspaceRouteSchemas.wsParams,
-    responses: ok(z.object({ workspace: workspaceView, role, members: z.array(memberView) })),
+    responses: ok(z.object({ workspace: workspaceView, role: role.nullable(), members: z.array(memberView) })),
   }),
   dash({
     method: "PATCH",

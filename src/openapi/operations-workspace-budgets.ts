@@ -17,7 +17,34 @@ const workspaceBudgetsSchema = z.object({
   members: z.array(z.object({ account_id: z.string(), email: z.string(), role: z.enum(["owner", "admin", "member"]), budget: budgetUseView })),
 });
 
+/** workspaceListView (src/admin/workspace-budgets.ts): every workspace, a page at a time. */
+const workspaceListSchema = z.object({
+  object: z.literal("list"),
+  month: z.string(),
+  resets_at: isoTime,
+  data: z.array(
+    z.object({
+      id: z.string(),
+      name: z.string(),
+      created_at: isoTime,
+      members: z.number().int(),
+      allowed_models: z.array(z.string()).nullable(),
+      member_monthly_budget_usd: usdText.nullable(),
+      budget: budgetUseView,
+    }),
+  ),
+  has_more: z.boolean(),
+  next_cursor: z.string().nullable(),
+});
+
 export const WORKSPACE_BUDGET_ADMIN_OPERATIONS: readonly OperationSpec[] = [
+  admin({
+    method: "GET",
+    path: "/workspaces",
+    summary: "Every workspace, oldest first, with its budgets, this month's spend and held, and its member count",
+    query: workspaceSchemas.listQuery,
+    responses: ok(workspaceListSchema),
+  }),
   admin({
     method: "GET",
     path: "/workspaces/:id/budgets",
@@ -36,6 +63,13 @@ export const WORKSPACE_BUDGET_ADMIN_OPERATIONS: readonly OperationSpec[] = [
 ];
 
 export const WORKSPACE_BUDGET_DASHBOARD_OPERATIONS: readonly OperationSpec[] = [
+  dash({
+    method: "GET",
+    path: "/admin/workspaces",
+    summary: "Every workspace with its budgets and this month's use (administrators)",
+    query: workspaceRouteSchemas.listQuery,
+    responses: ok(workspaceListSchema),
+  }),
   dash({
     method: "GET",
     path: "/workspaces/:id/budgets",

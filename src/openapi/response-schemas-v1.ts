@@ -55,6 +55,17 @@ export const meSchema = z.object({
     })
     .nullable()
     .describe("The workspace the key is tagged with: its allowed models, its monthly budget and the caller's member budget, with what is left; null without one."),
+  budgets: z
+    .array(
+      budgetUseView.extend({
+        level: z.enum(["account", "key", "key_period", "workspace", "member"]),
+        code: z.string(),
+        resets_at: isoTime.nullable(),
+      }),
+    )
+    .describe(
+      "Every budget with a limit that applies to this key, in the order admission judges them, with what is left of each; code: the 402 refusal when it runs out; resets_at null: the key's lifetime caps.",
+    ),
   clamp_output: z.boolean(),
   key_usage: z.object({ month: z.string(), ...usageTotalsShape, by_model: z.array(z.object({ model: z.string(), ...usageTotalsShape })) }),
 });

@@ -18,6 +18,14 @@ export interface WorkspacePolicyChange {
   allowedModels?: string[] | null;
 }
 
+/** One workspace of the administrators' list: its policy, member count and its own budget's use this month. */
+export interface WorkspaceSummary {
+  policy: WorkspacePolicy;
+  createdAt: number;
+  members: number;
+  use: BudgetUse;
+}
+
 /** What a budget scope has used in a month and holds now; the limit null when that figure is not limited. */
 export interface BudgetUse {
   scope: string;
@@ -80,17 +88,62 @@ export class WorkspaceBudgetsStore {
   /** The workspace's budget and its members' (every member, spent or not) for `month` ("YYYY-MM"). */
   async usage(policy: WorkspacePolicy, memberIds: readonly string[], month: string): Promise<{ workspace: BudgetUse; members: Map<string, BudgetUse> }> {
     const scopes = [workspaceScope(policy.id), ...memberIds.map((id) => memberScope(policy.id, id))];
-    const rows = await this.db.selectFrom("budget_usage").selectAll().where("scope", "in", scopes).execute();
+    const use = await this.#uses(scopes, month);
+    return {
+      workspace: use(workspaceScope(policy.id), policy.monthlyBudget, policy.monthlyTokenBudget),
+      members: new Map(memberIds.map((id) => [id, use(memberScope(policy.id, id), policy.memberMonthlyBudget, null)])),
+    };
+  }
+
+  /**
+   * Every workspace, oldest first, `limit` of them after the (created_at, id) `after`: the
+   * administrators' list, each with its member count and its budget's use in `month`.
+   */
+  async page(options: { limit: number; month: string; after?: { createdAt: bigint; id: string } }): Promise<WorkspaceSummary[]> {
+    let query = this.db
+      .selectFrom("workspaces")
+      .selectAll("workspaces")
+      .select((eb) =>
+        eb
+          .selectFrom("memberships")
+          .select((e) => e.fn.countAll<bigint>().as("n"))
+          .whereRef("memberships.workspace_id", "=", "workspaces.id")
+          .as("member_count"),
+      )
+      .orderBy("workspaces.created_at")
+      .orderBy("workspaces.id")
+      .limit(options.limit);
+    const after = options.after;
+    if (after) {
+      query = query.where((eb) =>
+        eb.or([eb("workspaces.created_at", ">", after.createdAt), eb.and([eb("workspaces.created_at", "=", after.createdAt), eb("workspaces.id", ">", after.id)])]),
+      );
+    }
+    const rows = await query.execute();
+    const use = await this.#uses(
+      rows.map((r) => workspaceScope(r.id)),
+      options.month,
+    );
+    return rows.map((row) => {
+      const policy = toWorkspacePolicy(row);
+      return {
+        policy,
+        createdAt: Number(row.created_at),
+        members: Number(row.member_count ?? 0n),
+        use: use(workspaceScope(policy.id), policy.monthlyBudget, policy.monthlyTokenBudget),
+      };
+    });
+  }
+
+  /** Reads the counters of `scopes` once; the function answers each scope's use in `month` (0 for a scope never used). */
+  async #uses(scopes: readonly string[], month: string): Promise<(scope: string, limit: Nano | null, tokenLimit: bigint | null) => BudgetUse> {
+    const rows = scopes.length === 0 ? [] : await this.db.selectFrom("budget_usage").selectAll().where("scope", "in", scopes).execute();
     const byScope = new Map(rows.map((r) => [r.scope, r]));
-    const use = (scope: string, limit: Nano | null, tokenLimit: bigint | null): BudgetUse => {
+    return (scope, limit, tokenLimit) => {
       const row = byScope.get(scope);
       const counters = row && { month: row.month, cost: BigInt(row.cost_nano), tokens: BigInt(row.tokens), held: BigInt(row.held_nano), heldTokens: BigInt(row.held_tokens) };
       const used = usedIn(counters, month);
       return { scope, limit, tokenLimit, spent: used.cost, tokens: used.tokens, held: counters?.held ?? 0n, heldTokens: counters?.heldTokens ?? 0n };
-    };
-    return {
-      workspace: use(workspaceScope(policy.id), policy.monthlyBudget, policy.monthlyTokenBudget),
-      members: new Map(memberIds.map((id) => [id, use(memberScope(policy.id, id), policy.memberMonthlyBudget, null)])),
     };
   }
 }

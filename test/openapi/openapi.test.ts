@@ -373,6 +373,7 @@ describe.each(DATABASE_KINDS)("OpenAPI description on %s", (kind) => {
     expect((await otherDash.get(`/workspaces/${wsId}`)).status).toBe(404);
     expect((await otherDash.get("/admin/accounts")).status).toBe(403);
     expect((await dash.get("/admin/accounts?limit=10")).status).toBe(200);
+    expect((await dash.get("/admin/workspaces?limit=10")).status).toBe(200);
     expect((await dash.get("/admin/upstreams")).status).toBe(200);
     expect((await dash.get("/admin/audit?limit=10")).status).toBe(200);
     expect((await dash.get("/admin/requests?limit=5")).status).toBe(200);
@@ -489,6 +490,7 @@ describe.each(DATABASE_KINDS)("OpenAPI description on %s", (kind) => {
     expect((await adminCall("GET", "/audit?limit=20")).status).toBe(200);
     expect((await adminCall("PATCH", `/workspaces/${wsId}/budgets`, { monthly_token_budget: 1_000_000, allowed_models: null })).status).toBe(200);
     expect((await adminCall("GET", `/workspaces/${wsId}/budgets`)).status).toBe(200);
+    expect((await adminCall("GET", "/workspaces?limit=5")).status).toBe(200);
     expect((await adminCall("POST", "/config/reload", {})).status).toBe(200);
     // This gateway's catalog comes from its file: read-only (the writes are driven in test/admin/live-catalog.test.ts).
     expect((await adminCall("GET", "/catalog")).status).toBe(200);

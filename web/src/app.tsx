@@ -8,6 +8,7 @@ import { CatalogModelsPage } from "./pages/catalog-models";
 import { AdminPage } from "./pages/admin";
 import { AdminAccountPage } from "./pages/admin-account";
 import { AdminCodesPage } from "./pages/admin-codes";
+import { AdminTeamsPage } from "./pages/admin-teams";
 import { AdminUsagePage } from "./pages/admin-usage";
 import { InvitePage } from "./pages/invite";
 import { GettingStartedPage } from "./pages/getting-started";
@@ -99,6 +100,7 @@ export function App() {
     ...(session.account.is_admin
       ? ([
           ["/admin", "Accounts"],
+          ["/admin/teams", "Teams"],
           ["/admin/codes", "Codes"],
           ["/admin/usage", "Reports"],
           ["/admin/upstreams", "Upstreams"],
@@ -128,6 +130,7 @@ export function App() {
   else if (path === "/admin/catalog" && session.account.is_admin) page = <CatalogPage />;
   else if (path === "/admin/catalog/models" && session.account.is_admin) page = <CatalogModelsPage />;
   else if (path === "/admin/codes" && session.account.is_admin) page = <AdminCodesPage />;
+  else if (path === "/admin/teams" && session.account.is_admin) page = <AdminTeamsPage />;
   else if (path === "/admin/usage" && session.account.is_admin) page = <AdminUsagePage />;
   else if (adminAccountMatch && session.account.is_admin) page = <AdminAccountPage id={decodeURIComponent(adminAccountMatch[1]!)} me={session.account} />;
   else

@@ -3,7 +3,9 @@
 //   member: see the workspace, its members, its keys and usage; tag own new keys with it; leave.
 //   admin:  also invite (as member), list and withdraw invites, remove members, revoke workspace keys.
 //   owner:  also invite admins, change roles, remove admins. The owner cannot leave or be demoted.
-// A workspace the account does not belong to answers 404, as if it did not exist.
+// A workspace the account does not belong to answers 404, as if it did not exist; except to an
+// administrator, who reads every workspace's page (members, keys, budgets, usage) and changes none
+// it does not belong to (403).
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import type { RouteContext } from "../../http/route-context.js";
@@ -15,9 +17,11 @@ import { usageSummary } from "../../admin/usage-queries.js";
 import { idParam, parseWith, requireConfirm } from "../../admin/validate.js";
 import { inviteView, iso, keyView } from "../../admin/account-views.js";
 import { createInvite, removeMember, revokeInvite, setMemberRole } from "../../admin/operations.js";
-import { dashboardActor } from "./admin-routes.js";
+import { dashboardActor, requireAdmin } from "./admin-routes.js";
+import { requireActive } from "../session-auth.js";
+import type { Account } from "../../store/accounts-store.js";
 import { revokeKey } from "./key-routes.js";
-import { policyChange, setWorkspaceBudgets, workspaceBudgetsBody, workspaceBudgetsView } from "../../admin/workspace-budgets.js";
+import { policyChange, setWorkspaceBudgets, workspaceBudgetsBody, workspaceBudgetsView, workspaceListQuery, workspaceListView } from "../../admin/workspace-budgets.js";
 
 const RANK: Record<Role, number> = { member: 0, admin: 1, owner: 2 };
 const nameBody = z.object({ name: z.string().trim().min(1, "must not be empty").max(100) });
@@ -41,17 +45,37 @@ export const workspaceRouteSchemas = {
   keyParams,
   daysQuery: usageDaysQuery,
   budgetsBody: workspaceBudgetsBody,
+  listQuery: workspaceListQuery,
 };
 
 function workspaceView(ws: Workspace) {
   return { id: ws.id, name: ws.name, created_by: ws.createdBy, created_at: iso(ws.createdAt) };
 }
 
-async function membershipOf(ctx: RouteContext, workspaceId: string, accountId: string): Promise<{ workspace: Workspace; role: Role }> {
-  const role = await ctx.store.workspaces.roleOf(workspaceId, accountId);
+async function membershipOf(ctx: RouteContext, workspaceId: string, me: Account): Promise<{ workspace: Workspace; role: Role }> {
+  const role = await ctx.store.workspaces.roleOf(workspaceId, me.id);
   const workspace = role ? await ctx.store.workspaces.get(workspaceId) : null;
-  if (!role || !workspace) throw new GatewayError("not_found", `No workspace ${workspaceId}.`);
+  if (!role || !workspace) {
+    // An administrator reads every workspace (readerOf) but changes only those it belongs to.
+    if (me.isAdmin && (await ctx.store.workspaces.get(workspaceId))) {
+      throw new GatewayError("forbidden", "Administrators see every workspace; only its members change it (budgets: the admin API).");
+    }
+    throw new GatewayError("not_found", `No workspace ${workspaceId}.`);
+  }
   return { workspace, role };
+}
+
+/**
+ * The reader's role, or null for an active administrator who is not a member: administrators see
+ * every workspace's page (issue 41 item 4), read-only. Anyone else outside it gets 404.
+ */
+async function readerOf(ctx: RouteContext, workspaceId: string, me: Account): Promise<{ workspace: Workspace; role: Role | null }> {
+  const role = await ctx.store.workspaces.roleOf(workspaceId, me.id);
+  if (role || !me.isAdmin) return membershipOf(ctx, workspaceId, me);
+  requireActive(me);
+  const workspace = await ctx.store.workspaces.get(workspaceId);
+  if (!workspace) throw new GatewayError("not_found", `No workspace ${workspaceId}.`);
+  return { workspace, role: null };
 }
 
 function requireRole(role: Role, needed: Role, action: string): void {
@@ -68,6 +92,12 @@ export function registerWorkspaceRoutes(app: FastifyInstance, ctx: RouteContext)
     return { data: list.map((w) => ({ ...workspaceView(w), role: w.role, members: w.members })) };
   });
 
+  // Administrators: every workspace with its budget and this month's spend (the Teams page).
+  app.get("/admin/workspaces", async (request) => {
+    requireAdmin(request);
+    return workspaceListView(ctx.store, parseWith(workspaceListQuery, request.query, "query"), ctx.pipeline.authCache.now());
+  });
+
   app.post("/workspaces", async (request, reply) => {
     const { name } = parseWith(nameBody, request.body);
     const workspace = await ws.create(name, request.dashboard.account.id);
@@ -77,7 +107,7 @@ export function registerWorkspaceRoutes(app: FastifyInstance, ctx: RouteContext)
 
   app.get("/workspaces/:id", async (request) => {
     const { id } = parseWith(wsParams, request.params, "id");
-    const { workspace, role } = await membershipOf(ctx, id, request.dashboard.account.id);
+    const { workspace, role } = await readerOf(ctx, id, request.dashboard.account);
     const members = await ws.members(id);
     return {
       workspace: workspaceView(workspace),
@@ -89,7 +119,7 @@ export function registerWorkspaceRoutes(app: FastifyInstance, ctx: RouteContext)
   app.patch("/workspaces/:id/members/:accountId", async (request) => {
     const { id, accountId } = parseWith(memberParams, request.params, "id");
     const { role: newRole } = parseWith(roleBody, request.body);
-    const { role } = await membershipOf(ctx, id, request.dashboard.account.id);
+    const { role } = await membershipOf(ctx, id, request.dashboard.account);
     requireRole(role, "owner", "change roles");
     const member = await ctx.store.audited(dashboardActor(request), (tx) => setMemberRole(tx, id, accountId, newRole));
     return { member: { account_id: member.accountId, email: member.email, role: member.role, joined_at: iso(member.joinedAt) } };
@@ -98,7 +128,7 @@ export function registerWorkspaceRoutes(app: FastifyInstance, ctx: RouteContext)
   app.delete("/workspaces/:id/members/:accountId", async (request, reply) => {
     const { id, accountId } = parseWith(memberParams, request.params, "id");
     const me = request.dashboard.account.id;
-    const { role } = await membershipOf(ctx, id, me);
+    const { role } = await membershipOf(ctx, id, request.dashboard.account);
     if (accountId !== me) {
       const target = await ws.roleOf(id, accountId);
       if (!target) throw new GatewayError("not_found", `No member ${accountId} in this workspace.`);
@@ -113,7 +143,7 @@ export function registerWorkspaceRoutes(app: FastifyInstance, ctx: RouteContext)
 
   app.get("/workspaces/:id/invites", async (request) => {
     const { id } = parseWith(wsParams, request.params, "id");
-    const { role } = await membershipOf(ctx, id, request.dashboard.account.id);
+    const { role } = await membershipOf(ctx, id, request.dashboard.account);
     requireRole(role, "admin", "see invites");
     const invites = await ws.listInvites(id);
     return { data: invites.map((i) => inviteView(i)) };
@@ -122,7 +152,7 @@ export function registerWorkspaceRoutes(app: FastifyInstance, ctx: RouteContext)
   app.post("/workspaces/:id/invites", async (request, reply) => {
     const { id } = parseWith(wsParams, request.params, "id");
     const body = parseWith(inviteBody, request.body);
-    const { role } = await membershipOf(ctx, id, request.dashboard.account.id);
+    const { role } = await membershipOf(ctx, id, request.dashboard.account);
     requireRole(role, body.role === "admin" ? "owner" : "admin", body.role === "admin" ? "invite admins" : "invite members");
     const input = { workspaceId: id, role: body.role, createdBy: request.dashboard.account.id, ttlMs: body.expires_in_hours * 3_600_000 };
     const { invite, token } = await ctx.store.audited(dashboardActor(request), (tx) => createInvite(tx, input));
@@ -133,7 +163,7 @@ export function registerWorkspaceRoutes(app: FastifyInstance, ctx: RouteContext)
 
   app.delete("/workspaces/:id/invites/:inviteId", async (request, reply) => {
     const { id, inviteId } = parseWith(inviteParams, request.params, "id");
-    const { role } = await membershipOf(ctx, id, request.dashboard.account.id);
+    const { role } = await membershipOf(ctx, id, request.dashboard.account);
     requireRole(role, "admin", "withdraw invites");
     await ctx.store.audited(dashboardActor(request), (tx) => revokeInvite(tx, id, inviteId));
     return reply.code(204).send();
@@ -147,7 +177,7 @@ export function registerWorkspaceRoutes(app: FastifyInstance, ctx: RouteContext)
 
   app.get("/workspaces/:id/keys", async (request) => {
     const { id } = parseWith(wsParams, request.params, "id");
-    await membershipOf(ctx, id, request.dashboard.account.id);
+    await readerOf(ctx, id, request.dashboard.account);
     const [keys, members] = await Promise.all([ctx.store.keys.listByWorkspace(id), ws.members(id)]);
     const emails = new Map(members.map((m) => [m.accountId, m.email]));
     return { data: keys.map((k) => ({ ...keyView(k), owner_email: emails.get(k.accountId) ?? null })) };
@@ -156,7 +186,7 @@ export function registerWorkspaceRoutes(app: FastifyInstance, ctx: RouteContext)
   app.delete("/workspaces/:id/keys/:keyId", async (request) => {
     const { id, keyId } = parseWith(keyParams, request.params, "id");
     const { permanent } = requireConfirm(request.query as Record<string, unknown>);
-    const { role } = await membershipOf(ctx, id, request.dashboard.account.id);
+    const { role } = await membershipOf(ctx, id, request.dashboard.account);
     const key = await ctx.store.keys.get(keyId);
     if (!key || key.workspaceId !== id) throw new GatewayError("not_found", `No key ${keyId} in this workspace.`);
     if (key.accountId !== request.dashboard.account.id) requireRole(role, "admin", "revoke other members' keys");
@@ -170,25 +200,25 @@ export function registerWorkspaceRoutes(app: FastifyInstance, ctx: RouteContext)
   // The workspace's budgets and models with this month's use (ADR 0037): every member sees them; owners and admins set them (audited).
   app.get("/workspaces/:id/budgets", async (request) => {
     const { id } = parseWith(wsParams, request.params, "id");
-    await membershipOf(ctx, id, request.dashboard.account.id);
-    return workspaceBudgetsView(ctx.store, id);
+    await readerOf(ctx, id, request.dashboard.account);
+    return workspaceBudgetsView(ctx.store, id, ctx.pipeline.authCache.now());
   });
 
   app.patch("/workspaces/:id/budgets", async (request) => {
     const { id } = parseWith(wsParams, request.params, "id");
-    const { role } = await membershipOf(ctx, id, request.dashboard.account.id);
+    const { role } = await membershipOf(ctx, id, request.dashboard.account);
     requireRole(role, "admin", "set the workspace's budgets and models");
     const change = policyChange(parseWith(workspaceBudgetsBody, request.body), request.snapshot.config);
     await setWorkspaceBudgets(ctx.store, dashboardActor(request), id, change);
     // This process drops the workspace's keys at once (the others within a poll of auth_events).
     await ctx.pipeline.authCache.poll();
-    return workspaceBudgetsView(ctx.store, id);
+    return workspaceBudgetsView(ctx.store, id, ctx.pipeline.authCache.now());
   });
 
   app.get("/workspaces/:id/usage", async (request) => {
     const { id } = parseWith(wsParams, request.params, "id");
     const { days } = parseWith(usageDaysQuery, request.query, "query");
-    await membershipOf(ctx, id, request.dashboard.account.id);
+    await readerOf(ctx, id, request.dashboard.account);
     return usageSummary(ctx.store.db, { workspaceId: id }, days);
   });
 }

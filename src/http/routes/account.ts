@@ -14,6 +14,7 @@ import { authenticate } from "../../pipeline/authenticate.js";
 import { limitSubjectsOf, NO_TIER_LIMITS, subjectLimitsJson } from "../../core/traffic-limits.js";
 import { trafficUse } from "../../billing/traffic-usage.js";
 import { budgetUseJson } from "../../billing/budget-view.js";
+import { appliedBudgets } from "../../billing/applied-budgets.js";
 import { nextMonthStart } from "../../billing/admission.js";
 import { readRequestIdParam, requestNotFound, requestRecordJson } from "./request-record.js";
 
@@ -34,20 +35,25 @@ export const usageQuerySchema = z.object({
   end: z.string().max(64).optional().describe(TIME_PARAM),
 });
 
-/** /v1/me's workspace: null for a key without one; read afresh, like the key. */
-async function workspaceJson(ctx: RouteContext, workspaceId: string | null, accountId: string, month: string) {
+/** /v1/me's workspace and its two budgets' use: null for a key without one; read afresh, like the key. */
+async function workspaceOf(ctx: RouteContext, workspaceId: string | null, accountId: string, month: string) {
   if (workspaceId === null) return null;
   const policy = await ctx.store.workspaceBudgets.policy(workspaceId);
   if (policy === null) return null;
   const use = await ctx.store.workspaceBudgets.usage(policy, [accountId], month);
+  const member = use.members.get(accountId)!;
+  const resetsAt = nextMonthStart(month);
   return {
-    id: policy.id,
-    name: policy.name,
-    allowed_models: policy.allowedModels,
-    month,
-    resets_at: nextMonthStart(month),
-    budget: budgetUseJson(use.workspace),
-    member_budget: budgetUseJson(use.members.get(accountId)!),
+    use: { budget: use.workspace, member, resetsAt },
+    json: {
+      id: policy.id,
+      name: policy.name,
+      allowed_models: policy.allowedModels,
+      month,
+      resets_at: resetsAt,
+      budget: budgetUseJson(use.workspace),
+      member_budget: budgetUseJson(member),
+    },
   };
 }
 
@@ -63,6 +69,7 @@ export function registerAccountRoutes(app: FastifyInstance, ctx: RouteContext): 
     const now = ctx.pipeline.authCache.now();
     // This key's usage in the current UTC month: per dimension, caching included, in total and by model.
     const usage = await ctx.billing.keyUsage(key.id, { start: Date.parse(`${p.month}-01T00:00:00Z`) });
+    const workspace = await workspaceOf(ctx, key.workspaceId, p.accountId, p.month);
     return {
       object: "account",
       id: p.accountId,
@@ -101,7 +108,9 @@ export function registerAccountRoutes(app: FastifyInstance, ctx: RouteContext): 
         applied: await trafficUse(ctx.store.db, request.snapshot.config.tierLimits.get(p.tier) ?? NO_TIER_LIMITS, limitSubjectsOf(request.principal), now),
       },
       // The workspace the key is tagged with: its models, its budget and the caller's member budget, with what is left (ADR 0037).
-      workspace: await workspaceJson(ctx, key.workspaceId, p.accountId, p.month),
+      workspace: workspace?.json ?? null,
+      // Every budget with a limit that applies to this key, in admission's order, with what is left of each.
+      budgets: appliedBudgets(p, key, workspace?.use ?? null, now),
       // Whether a request this key sends may be clamped: the account's and the key's setting both on.
       clamp_output: request.principal.account.clampOutput && key.clampOutput,
       key_usage: {

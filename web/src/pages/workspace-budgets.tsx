@@ -28,6 +28,18 @@ export function WorkspaceBudgetsSection(props: { base: string; manager: boolean 
             flight. Member budget: {b.member_monthly_budget_usd === null ? "no limit" : `${formatMoney(b.member_monthly_budget_usd)} each`}. Models:{" "}
             {b.allowed_models === null ? "every model of the tier" : b.allowed_models.join(", ")}.
           </p>
+          <h3 id="models-title">Models</h3>
+          {b.allowed_models === null ? (
+            <p data-testid="workspace-models">Every model of each member's tier (no list set).</p>
+          ) : (
+            <ul aria-labelledby="models-title" data-testid="workspace-models">
+              {b.allowed_models.map((m) => (
+                <li key={m}>
+                  <code>{m}</code>
+                </li>
+              ))}
+            </ul>
+          )}
           <TableScroll label="Spend per member table">
             <table>
               <caption>Spend per member this month</caption>
@@ -36,12 +48,13 @@ export function WorkspaceBudgetsSection(props: { base: string; manager: boolean 
                   <th scope="col">Member</th>
                   <th scope="col">Spent (USD)</th>
                   <th scope="col">Held (USD)</th>
+                  <th scope="col">Member budget (USD)</th>
                   <th scope="col">Left (USD)</th>
                 </tr>
               </thead>
               <tbody>
                 {b.members.map((m) => (
-                  <tr key={m.account_id}>
+                  <tr key={m.account_id} data-testid={`member-spend-${m.account_id}`}>
                     <th scope="row">{m.email}</th>
                     <td className="num">
                       <Money usd={m.budget.spent_usd} />
@@ -49,7 +62,8 @@ export function WorkspaceBudgetsSection(props: { base: string; manager: boolean 
                     <td className="num">
                       <Money usd={m.budget.held_usd} />
                     </td>
-                    <td className="num">{m.budget.remaining_usd === null ? "no limit" : <Money usd={m.budget.remaining_usd} />}</td>
+                    <td className="num">{m.budget.usd === null ? "no limit" : <Money usd={m.budget.usd} />}</td>
+                    <td className="num">{m.budget.remaining_usd === null ? "—" : <Money usd={m.budget.remaining_usd} />}</td>
                   </tr>
                 ))}
               </tbody>

@@ -7,7 +7,8 @@ import { WorkspaceBudgetsSection } from "./workspace-budgets";
 
 interface Detail {
   workspace: Workspace;
-  role: "owner" | "admin" | "member";
+  /** null: an administrator who is not a member reads the page (and changes nothing). */
+  role: "owner" | "admin" | "member" | null;
   members: Array<{ account_id: string; email: string; role: "owner" | "admin" | "member"; joined_at: string }>;
 }
 
@@ -30,7 +31,13 @@ export function WorkspacePage(props: { id: string; me: Account }) {
     <section aria-labelledby="ws-name">
       <h1 id="ws-name">{d.workspace.name}</h1>
       <p className="hint">
-        Your role: <span className={`badge role-${d.role}`}>{d.role}</span>
+        {d.role === null ? (
+          <>You are not a member: as an administrator you see this workspace, read-only.</>
+        ) : (
+          <>
+            Your role: <span className={`badge role-${d.role}`}>{d.role}</span>
+          </>
+        )}
       </p>
       <ErrorText error={error} />
       {status && <Notice>{status}</Notice>}
