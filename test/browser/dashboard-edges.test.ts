@@ -188,7 +188,7 @@ describe.skipIf(SKIP_BROWSER)("the dashboard's rough edges, in Chromium", () => 
     await details.waitFor({ state: "detached" });
   });
 
-  it("fits every page's tables at 1280 px and folds the navigation into a menu at 375 px", async () => {
+  it("fits every page's tables at 1280 px and folds the navigation into a menu at 375 px", { timeout: 120_000 }, async () => {
     await signIn(emails.admin);
     // Some traffic, so the tables have rows.
     for (let i = 0; i < 3; i++)

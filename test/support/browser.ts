@@ -36,7 +36,8 @@ export async function openBrowser(): Promise<Browser> {
     viewport: { width: 1280, height: 900 },
   });
   const page = context.pages()[0] ?? (await context.newPage());
-  page.setDefaultTimeout(10_000);
+  // Generous: the suite runs browser files beside every other file on a busy two-core machine.
+  page.setDefaultTimeout(20_000);
   return {
     context,
     page,
