@@ -65,7 +65,15 @@ describe.skipIf(SKIP_BROWSER)("the dashboard's rough edges, in Chromium", () => 
 
   async function signIn(email: string) {
     await page.goto(`${gateway.url}/dashboard`);
-    if (await page.getByRole("button", { name: "Sign out" }).count()) await page.getByRole("button", { name: "Sign out" }).click();
+    // The page first asks for the session: wait until it shows either state, then sign out if needed.
+    await page
+      .getByRole("button", { name: /^Sign (in|out)$/ })
+      .first()
+      .waitFor();
+    if (await page.getByRole("button", { name: "Sign out" }).count()) {
+      await page.getByRole("button", { name: "Sign out" }).click();
+      await page.getByRole("button", { name: "Sign in" }).waitFor();
+    }
     await page.getByLabel("Email").fill(email);
     await page.getByLabel("Password").fill(BROWSER_PASSWORD);
     await page.getByRole("button", { name: "Sign in" }).click();
