@@ -15,8 +15,8 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
-// Two levels below the root, like src/cli/: the modules that find files from import.meta.url
-// (`../../package.json`, `../../docs/compatibility.json`, `../../dist/web/`) find the same ones.
+// Two levels below the root, like src/cli/: the modules that find files two folders up from
+// import.meta.url (package.json, docs/compatibility.json, dist/web) find the same ones.
 const OUT = join(ROOT, "dist", "cli");
 // Built beside and swapped in at the end, so that a failed build leaves the last good one.
 const STAGING = join(ROOT, "dist", `.cli-${process.pid}`);

@@ -8,7 +8,7 @@ export interface OidcSettings {
   clientSecret: string | null;
   label: string;
   scopes: string;
-  /** Lower-case domains; null: any. */
+  /** Lower-case domains; null: every domain is allowed. */
   allowedEmailDomains: readonly string[] | null;
   admin: { claim: string; value: string } | null;
   workspaces: { claim: string; map: ReadonlyMap<string, { workspaceId: string; role: "admin" | "member" }> } | null;

@@ -261,7 +261,7 @@ export const configFileSchema = z.strictObject({
       label: z.string().min(1).max(60).default("company sign-in"),
       /** Space-separated scopes; openid and email are always asked for. */
       scopes: z.string().max(500).default("openid email profile"),
-      /** Only people whose verified email is at one of these domains may sign in; absent: any domain. */
+      /** Only people whose verified email is at one of these domains may sign in; absent: every domain. */
       allowed_email_domains: z.array(z.string().min(1).max(253)).min(1).max(100).optional(),
       /** A claim that makes the person an administrator: its value, or an array holding it; checked at every sign-in. */
       admin: z.strictObject({ claim: z.string().min(1).max(100), value: z.string().min(1).max(200) }).optional(),
