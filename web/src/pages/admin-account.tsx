@@ -9,6 +9,7 @@ import { ErrorText, formatCount, formatDate, formatMoney, Link, Notice, TableScr
 import { AuditTable, type AuditRow } from "./admin";
 import { BalanceForm, type Run } from "./admin-balance-form";
 import { PasswordLinkPanel } from "./password-link-panel";
+import { AddProviderKeyForm } from "./add-provider-key-form";
 
 interface ProviderKey {
   id: string;
@@ -244,20 +245,8 @@ function LimitsForm(props: { limits: KeyLimits | null; run: Run; path: string })
 }
 
 function ProviderKeys(props: { path: string; data: { data: ProviderKey[]; providers: string[] } | null; error: unknown; run: Run }) {
-  const [provider, setProvider] = useState("");
-  const [secret, setSecret] = useState("");
-  const [label, setLabel] = useState("");
   const [confirming, setConfirming] = useState<string | null>(null);
   const providers = props.data?.providers ?? [];
-  const chosen = provider || providers[0] || "";
-
-  async function submit(event: FormEvent) {
-    event.preventDefault();
-    const body = { provider: chosen, key: secret, ...(label.trim() && { label: label.trim() }) };
-    // The key leaves the page's state as soon as it is sent: it is never shown again.
-    setSecret("");
-    if (await props.run(() => api("POST", `${props.path}/provider-keys`, body), `Added a ${chosen} key; it will not be shown again.`)) setLabel("");
-  }
 
   return (
     <section aria-labelledby="provider-keys-title">
@@ -318,29 +307,7 @@ function ProviderKeys(props: { path: string; data: { data: ProviderKey[]; provid
           </tbody>
         </table>
       </TableScroll>
-      <form className="inline-form" onSubmit={(event) => void submit(event)} aria-label="Add a provider key">
-        <label>
-          Provider
-          <select name="provider" value={chosen} onChange={(e) => setProvider(e.target.value)}>
-            {providers.map((p) => (
-              <option key={p} value={p}>
-                {p}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label>
-          Provider API key
-          <input name="key" type="password" autoComplete="off" required minLength={8} maxLength={4096} value={secret} onChange={(e) => setSecret(e.target.value)} />
-        </label>
-        <label>
-          Label (optional)
-          <input name="label" maxLength={100} value={label} onChange={(e) => setLabel(e.target.value)} />
-        </label>
-        <button type="submit" className="primary" disabled={secret.length < 8 || chosen === ""}>
-          Add provider key
-        </button>
-      </form>
+      <AddProviderKeyForm providers={providers} url={`${props.path}/provider-keys`} run={props.run} label="Add a provider key" />
     </section>
   );
 }

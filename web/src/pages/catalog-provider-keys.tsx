@@ -2,30 +2,19 @@
 // add (the field hides what is typed), test (one smallest request, paid by the operator: its status,
 // latency and cost shown), enable or disable, and remove after confirming. With catalog.source: file
 // the keys are the file's: tested, enabled and disabled here, added and removed in the file.
-import { useState, type FormEvent } from "react";
+import { useState } from "react";
 import { api, type CatalogProviderKey, type LiveCatalog, type ProviderKeyTest } from "../api";
 import { Money, TableScroll, type useAction } from "../components";
+import { AddProviderKeyForm } from "./add-provider-key-form";
 
 export type Run = ReturnType<typeof useAction>["run"];
 
 /** writable: keys can be added and removed here (a database catalog); the file's keys are tested, enabled and disabled only. */
 export function ProviderKeys(props: { catalog: LiveCatalog; writable: boolean; run: Run }) {
   const providers = Object.keys(props.catalog.document.providers).sort();
-  const [provider, setProvider] = useState("");
-  const [secret, setSecret] = useState("");
-  const [label, setLabel] = useState("");
   const [confirming, setConfirming] = useState<string | null>(null);
   const [tested, setTested] = useState<{ name: string; test: ProviderKeyTest } | null>(null);
-  const chosen = provider || providers[0] || "";
   const keys = props.catalog.provider_keys;
-
-  async function submit(event: FormEvent) {
-    event.preventDefault();
-    const body = { provider: chosen, key: secret, ...(label.trim() && { label: label.trim() }) };
-    // The key leaves the page's state as soon as it is sent: it is never shown again.
-    setSecret("");
-    if (await props.run(() => api("POST", "/admin/catalog/provider-keys", body), `Added a ${chosen} key; it will not be shown again.`)) setLabel("");
-  }
 
   const setStatus = (k: CatalogProviderKey, status: CatalogProviderKey["status"]) =>
     void props.run(
@@ -120,31 +109,7 @@ export function ProviderKeys(props: { catalog: LiveCatalog; writable: boolean; r
         </table>
       </TableScroll>
       {tested && <KeyTestOutcome name={tested.name} test={tested.test} />}
-      {props.writable && (
-        <form className="inline-form" onSubmit={(event) => void submit(event)} aria-label="Add a shared provider key">
-          <label>
-            Provider
-            <select name="provider" value={chosen} onChange={(e) => setProvider(e.target.value)}>
-              {providers.map((p) => (
-                <option key={p} value={p}>
-                  {p}
-                </option>
-              ))}
-            </select>
-          </label>
-          <label>
-            Provider API key
-            <input name="key" type="password" autoComplete="off" required minLength={8} maxLength={4096} value={secret} onChange={(e) => setSecret(e.target.value)} />
-          </label>
-          <label>
-            Label (optional)
-            <input name="label" maxLength={100} value={label} onChange={(e) => setLabel(e.target.value)} />
-          </label>
-          <button type="submit" className="primary" disabled={secret.length < 8 || chosen === ""}>
-            Add provider key
-          </button>
-        </form>
-      )}
+      {props.writable && <AddProviderKeyForm providers={providers} url="/admin/catalog/provider-keys" run={props.run} label="Add a shared provider key" />}
     </section>
   );
 }
