@@ -130,7 +130,7 @@ interface RelayInput {
 async function relayBuffered(services: PipelineServices, request: FastifyRequest, reply: FastifyReply, input: RelayInput): Promise<void> {
   const { plan, info, call } = input;
   const { response, scrubber } = call.upstream;
-  let scrubbed: unknown;
+  let answer: unknown;
   let usage: Usage;
   try {
     const text = await response.body.text();
@@ -141,25 +141,27 @@ async function relayBuffered(services: PipelineServices, request: FastifyRequest
       throw new GatewayError("provider_error", "The upstream answered with a body that is not JSON.");
     }
     const converted = plan.fromUpstream(json);
-    scrubbed = scrubValue(scrubber, converted.body);
+    answer = converted.body;
     // Usage with an implausible count (1e30, negative) is treated as missing: see plausibleUsage.
-    usage = plausibleUsage(converted.usage) ?? estimateUsage(info, JSON.stringify(scrubbed));
+    usage = plausibleUsage(converted.usage) ?? estimateUsage(info, JSON.stringify(answer));
   } catch (error) {
     await call.release();
     throw error instanceof GatewayError ? error : new GatewayError("provider_error", "The upstream answer could not be read.");
   }
-  let guarded: Awaited<ReturnType<typeof guardAnswer>>;
+  // Guardrails before the scrubber, as on a stream (whose frames are scrubbed as they are encoded):
+  // a provider key in the answer is masked with its guardrail's label, not the scrubber's.
+  let scrubbed: unknown;
   try {
-    guarded = await guardAnswer(services, request, scrubbed);
+    const guarded = await guardAnswer(services, request, answer);
+    if (guarded.blocked) {
+      await settleBlockedAnswer(services, request, call, usage);
+      throw guardrailError(guarded.blocked, "response");
+    }
+    scrubbed = scrubValue(scrubber, guarded.value);
   } catch (error) {
-    await call.release();
+    if (!(error instanceof GatewayError && error.type === "guardrail_blocked")) await call.release();
     throw error;
   }
-  if (guarded.blocked) {
-    await settleBlockedAnswer(services, request, call, usage);
-    throw guardrailError(guarded.blocked, "response");
-  }
-  scrubbed = guarded.value;
   try {
     await plan.complete?.();
   } catch (error) {
