@@ -32,9 +32,16 @@ export const guardrailSchema = z.strictObject({
   name: guardrailName,
   kind: z.enum(["builtin", "regex", "webhook"]),
   /** builtin: pattern ids or groups (secrets, personal_data); regex: named patterns. */
-  patterns: z.array(z.union([z.string().min(1).max(40), customPatternSchema])).max(MAX_CUSTOM_PATTERNS).default([]),
+  patterns: z
+    .array(z.union([z.string().min(1).max(40), customPatternSchema]))
+    .max(MAX_CUSTOM_PATTERNS)
+    .default([]),
   webhook: webhookSchema.optional(),
-  applies_to: z.array(z.enum(["request", "response"])).min(1).max(2).default(["request"]),
+  applies_to: z
+    .array(z.enum(["request", "response"]))
+    .min(1)
+    .max(2)
+    .default(["request"]),
   mode: z.enum(["block", "mask", "log"]).default("block"),
   on_failure: z.enum(["closed", "open"]).default("closed"),
 });

@@ -28,7 +28,14 @@ export function guardrailSettingsFrom(entries: readonly GuardrailFileEntry[], ch
             patterns.push(...compileBuiltins([pattern]));
           } else {
             if (typeof pattern === "string") throw new Error("a regex guardrail's patterns are { name, pattern } entries");
-            patterns.push(compileCustom({ name: pattern.name, pattern: pattern.pattern, caseInsensitive: pattern.case_insensitive, ...(pattern.max_length !== undefined && { maxLength: pattern.max_length }) }));
+            patterns.push(
+              compileCustom({
+                name: pattern.name,
+                pattern: pattern.pattern,
+                caseInsensitive: pattern.case_insensitive,
+                ...(pattern.max_length !== undefined && { maxLength: pattern.max_length }),
+              }),
+            );
           }
         } catch (error) {
           return fail(`.patterns[${i}]`, error instanceof Error ? error.message : String(error));

@@ -8,7 +8,13 @@ export class GuardrailMetrics {
   register(registry: Registry): void {
     const name = "gateway_guardrail_decisions_total";
     const help = "Guardrail decisions, by guardrail, side (request or response) and action (pass, log, mask, block, error).";
-    const get = () => ({ name, help, type: "counter", aggregator: "sum", values: [...this.#counts.values()].map((c) => ({ labels: { guardrail: c.guardrail, side: c.side, action: c.action }, value: c.count })) });
+    const get = () => ({
+      name,
+      help,
+      type: "counter",
+      aggregator: "sum",
+      values: [...this.#counts.values()].map((c) => ({ labels: { guardrail: c.guardrail, side: c.side, action: c.action }, value: c.count })),
+    });
     registry.registerMetric({ name, help, type: "counter", aggregator: "sum", get } as unknown as Parameters<Registry["registerMetric"]>[0]);
   }
 

@@ -12,7 +12,12 @@ import { DATABASE_KINDS } from "../support/databases.js";
 
 type Moderator = (body: { guardrail: string; side: string; texts: string[] }, res: ServerResponse) => void | Promise<void>;
 
-async function startModerator(): Promise<{ url: string; calls: Array<{ guardrail: string; side: string; texts: string[]; secret: string }>; handler: Moderator; close(): Promise<void> }> {
+async function startModerator(): Promise<{
+  url: string;
+  calls: Array<{ guardrail: string; side: string; texts: string[]; secret: string }>;
+  handler: Moderator;
+  close(): Promise<void>;
+}> {
   const state = {
     url: "",
     calls: [] as Array<{ guardrail: string; side: string; texts: string[]; secret: string }>,
@@ -195,7 +200,8 @@ metrics:
   });
 
   it("masks the texts of an embeddings request", async () => {
-    mock.handler = (_req, res) => json(res, 200, { object: "list", data: [{ object: "embedding", index: 0, embedding: [0.1] }], model: "e", usage: { prompt_tokens: 3, total_tokens: 3 } });
+    mock.handler = (_req, res) =>
+      json(res, 200, { object: "list", data: [{ object: "embedding", index: 0, embedding: [0.1] }], model: "e", usage: { prompt_tokens: 3, total_tokens: 3 } });
     const response = await fetch(`${gateway.url}/v1/embeddings`, {
       method: "POST",
       headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },

@@ -33,7 +33,14 @@ describe("built-in guardrail patterns", () => {
   });
 
   it("stays fast on hostile input (each pattern, 50 KB)", () => {
-    const inputs = ["a".repeat(50_000) + "@", "1 ".repeat(25_000), "+1".repeat(25_000), "-----BEGIN RSA PRIVATE KEY-----".repeat(1_600), "sk-".repeat(16_000), "GB82 ".repeat(10_000)];
+    const inputs = [
+      "a".repeat(50_000) + "@",
+      "1 ".repeat(25_000),
+      "+1".repeat(25_000),
+      "-----BEGIN RSA PRIVATE KEY-----".repeat(1_600),
+      "sk-".repeat(16_000),
+      "GB82 ".repeat(10_000),
+    ];
     for (const input of inputs) {
       const started = performance.now();
       findMatches(all, input);

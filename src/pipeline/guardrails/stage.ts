@@ -27,7 +27,9 @@ export function noteDecision(request: FastifyRequest, decision: GuardrailDecisio
 export function guardrailError(block: GuardrailBlock, side: GuardrailSide): GatewayError {
   const what = side === "request" ? "The request" : "The answer";
   return block.unavailable
-    ? new GatewayError("guardrail_blocked", `${what} could not be checked by guardrail "${block.guardrail}" (its moderator failed), and it fails closed.`, { code: "guardrail_unavailable" })
+    ? new GatewayError("guardrail_blocked", `${what} could not be checked by guardrail "${block.guardrail}" (its moderator failed), and it fails closed.`, {
+        code: "guardrail_unavailable",
+      })
     : new GatewayError("guardrail_blocked", `${what} was blocked by guardrail "${block.guardrail}".`, { code: "guardrail_blocked" });
 }
 

@@ -26,7 +26,7 @@ function run(pieces: string[], mode: Guardrail["mode"], window = 64) {
   const frames: ClientFrame[] = [];
   const releasedAfter: number[] = [];
   for (const piece of pieces) {
-    frames.push(...guard.push({ event: "", data: piece } as never));
+    frames.push(...guard.push({ event: "", data: piece }));
     releasedAfter.push(frames.length);
   }
   if (!guard.blocked()) frames.push(...guard.end());

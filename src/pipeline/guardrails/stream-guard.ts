@@ -29,8 +29,7 @@ const isRecord = (value: unknown): value is Json => typeof value === "object" &&
 /** The one incremental text of a frame in any client format, or null. */
 function deltaSlot(data: unknown): DeltaSlot | null {
   if (!isRecord(data)) return null;
-  const slotAt = (owner: Json, key: string): DeltaSlot | null =>
-    typeof owner[key] === "string" ? { text: owner[key], write: (text) => void (owner[key] = text) } : null;
+  const slotAt = (owner: Json, key: string): DeltaSlot | null => (typeof owner[key] === "string" ? { text: owner[key], write: (text) => void (owner[key] = text) } : null);
   if (data.type === "response.output_text.delta") return slotAt(data, "delta");
   if (data.type === "content_block_delta") return isRecord(data.delta) && data.delta.type === "text_delta" ? slotAt(data.delta, "text") : null;
   const choice: unknown = Array.isArray(data.choices) ? data.choices[0] : undefined;
