@@ -22,7 +22,7 @@ async function startModerator(): Promise<{
     url: "",
     calls: [] as Array<{ guardrail: string; side: string; texts: string[]; secret: string }>,
     handler: ((_b, res) => json(res, 200, { verdict: "pass" })) as Moderator,
-    close: async () => undefined,
+    close: (): Promise<void> => Promise.resolve(),
   };
   const server: Server = createServer((req: IncomingMessage, res) => {
     let text = "";
