@@ -29,7 +29,7 @@ import { releaseUnlessHeadersSendable } from "./sendable-headers.js";
 import type { PipelineServices } from "./services.js";
 import { setRateLimitHeaders } from "./traffic.js";
 import { recordClientGone, recordRequest } from "./request-context.js";
-import { guardAnswer, guardRequest, guardrailError, guardStream } from "./guardrails/stage.js";
+import { guardAnswer, guardRequest, guardrailError, guardStream, storedAnswerMask } from "./guardrails/stage.js";
 
 export async function handleModelRequest(services: PipelineServices, format: ClientFormat, request: FastifyRequest, reply: FastifyReply): Promise<void> {
   const sent = readBody(request.body);
@@ -111,6 +111,8 @@ export async function handleModelRequest(services: PipelineServices, format: Cli
   reply.headers(passHeaders);
 
   await releaseUnlessHeadersSendable(call, request, reply);
+  const storedMask = storedAnswerMask(services);
+  if (storedMask !== null) servingPlan.beforeStore = storedMask;
 
   if (servingPlan.stream) return relayStream(services, request, reply, { plan: servingPlan, info, call, signal: cancellation, format });
   return relayBuffered(services, request, reply, { plan: servingPlan, info, call });

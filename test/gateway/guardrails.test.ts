@@ -46,6 +46,17 @@ describe("guardrails in every client format", () => {
     mock.handler = (_req, res) => json(res, 200, chatCompletion("All fine."));
   });
 
+  it("a stored Responses turn holds the masked answer, buffered and streamed", async () => {
+    for (const stream of [false, true]) {
+      mock.handler = (req, res) => (stream ? chatStream(req, res, ["Mail jane", ".doe@example.com now."]) : json(res, 200, chatCompletion("Mail jane.doe@example.com now.")));
+      const answer = await post(masking.url, FORMATS[1]!, maskKey, "hello", stream);
+      const id = /"id":"(resp_[^"]+)"/.exec(answer.text)![1]!;
+      const stored = await (await fetch(`${masking.url}/v1/responses/${id}`, { headers: { authorization: `Bearer ${maskKey}` } })).text();
+      expect(stored).toContain("Mail [REDACTED:email] now.");
+      expect(stored).not.toContain("jane.doe@example.com");
+    }
+  });
+
   describe.each(FORMATS)("$name", (format) => {
     it.each(PATTERN_SAMPLES)("request: $id masked before it leaves", async ({ id, sample }) => {
       const answer = await post(masking.url, format, maskKey, `My data: ${sample} please.`, false);

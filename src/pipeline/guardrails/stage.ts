@@ -9,9 +9,9 @@ import { holdbackChars } from "../../core/guardrails/guardrail.js";
 import { GatewayError } from "../../errors/catalogue.js";
 import type { StreamTranslator } from "../../upstreams/plan.js";
 import type { PipelineServices } from "../services.js";
-import { checkTexts, guardrailsFor, type GuardrailBlock, type GuardrailDecision } from "./check-texts.js";
+import { checkTexts, guardrailsFor, patternAction, type GuardrailBlock, type GuardrailDecision } from "./check-texts.js";
 import { GuardedStream } from "./stream-guard.js";
-import { listTexts, replaceTexts } from "./text-parts.js";
+import { listTexts, mapTexts, replaceTexts } from "./text-parts.js";
 
 const STRENGTH: Readonly<Record<GuardrailAction, number>> = { pass: 0, log: 1, error: 2, mask: 3, block: 4 };
 
@@ -53,6 +53,13 @@ export async function guardRequest(services: PipelineServices, request: FastifyR
 /** A buffered answer in the client's format, masked, or the block that stops it. */
 export function guardAnswer(services: PipelineServices, request: FastifyRequest, body: unknown): Promise<{ value: unknown; blocked: GuardrailBlock | null }> {
   return guardValue(services, request, "response", body);
+}
+
+/** What a stored answer (a Responses turn) goes through: the answer side's pattern masks; null: nothing. */
+export function storedAnswerMask(services: PipelineServices): ((value: unknown) => unknown) | null {
+  const masks = guardrailsFor(services.config.guardrails.list, "response").filter((g) => g.webhook === null && g.mode === "mask");
+  if (masks.length === 0) return null;
+  return (value) => mapTexts(value, (text) => masks.reduce((out, guardrail) => patternAction(guardrail, [out]).texts[0]!, text));
 }
 
 /**
