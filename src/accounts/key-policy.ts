@@ -6,6 +6,7 @@ import type { GatewayConfig } from "../config/load.js";
 import { currentPeriodUse, nextPeriodStart, periodStart } from "../billing/key-period.js";
 import { formatUsd, MAX_BALANCE, type Nano } from "../core/money.js";
 import { GatewayError } from "../errors/catalogue.js";
+import { MAX_SELECTED_GUARDRAILS } from "../core/guardrails/guardrail.js";
 import { parseProxyRange } from "../core/trusted-proxies.js";
 import type { KeyPolicy, KeyPolicyChange } from "../store/keys-store.js";
 import type { KeyPeriod } from "../store/tables.js";
@@ -62,12 +63,27 @@ export function validateKeyPolicy(change: KeyPolicyChange, context: { config: Ga
   if (change.periodTokenCap != null && (!Number.isSafeInteger(change.periodTokenCap) || change.periodTokenCap < 0)) {
     throw invalid("period_token_cap", "must be a non-negative whole number");
   }
+  if (change.guardrails !== undefined) out.guardrails = checkedGuardrailNames(change.guardrails, context.config);
   const pick = <K extends keyof KeyPolicy>(name: K): KeyPolicy[K] | null => (out[name] === undefined ? (context.current?.[name] ?? null) : (out[name] as KeyPolicy[K]));
   const period = pick("period");
   const hasBudget = pick("periodBudget") !== null || pick("periodTokenCap") !== null;
   if (period === null && hasBudget) throw invalid("period", "a periodic budget needs its period: day, week or month");
   if (period !== null && !hasBudget) throw invalid("period", "a period needs period_budget_usd and/or period_token_cap");
   return out;
+}
+
+/**
+ * A key's or workspace's guardrail list checked against the config file: each name must be one of its
+ * guardrails, at most MAX_SELECTED_GUARDRAILS of them; de-duplicated, null for none.
+ */
+export function checkedGuardrailNames(names: readonly string[] | null, config: Pick<GatewayConfig, "guardrails">): string[] | null {
+  if (names === null) return null;
+  const unique = [...new Set(names)];
+  if (unique.length > MAX_SELECTED_GUARDRAILS) throw invalid("guardrails", `at most ${MAX_SELECTED_GUARDRAILS} guardrails`);
+  for (const name of unique) {
+    if (!config.guardrails.list.some((g) => g.name === name)) throw invalid("guardrails", `the guardrail ${name} does not exist`);
+  }
+  return unique.length === 0 ? null : unique;
 }
 
 /** True when the key may call `modelId` (a model or routing group id) under its policy. */
@@ -114,6 +130,7 @@ interface PolicyView {
   periodStartedAt: number;
   periodSpent: Nano;
   periodTokensUsed: number;
+  guardrails: string[];
 }
 
 /** The policy as the dashboard API, the CLI (--json) and GET /v1/me show it: money as USD text, times as ISO. */
@@ -137,5 +154,6 @@ export function keyPolicyJson(key: PolicyView, now: number) {
     expires_at: key.expiresAt === null ? null : new Date(key.expiresAt).toISOString(),
     expired: keyExpired(key.expiresAt, now),
     periodic_budget: periodic,
+    guardrails: key.guardrails,
   };
 }

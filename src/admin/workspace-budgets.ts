@@ -12,7 +12,8 @@ import type { AuditActor, AuditFields } from "../store/audit-store.js";
 import type { Store } from "../store/index.js";
 import type { WorkspacePolicyChange } from "../store/workspace-budgets-store.js";
 import { tokenCount, usd } from "./routes/route.js";
-import { MAX_ALLOWED_MODELS } from "../accounts/key-policy.js";
+import { checkedGuardrailNames, MAX_ALLOWED_MODELS } from "../accounts/key-policy.js";
+import { MAX_SELECTED_GUARDRAILS } from "../core/guardrails/guardrail.js";
 import { decodeCursor, encodeCursor } from "./views.js";
 
 /** A budget at most the largest total spend an account may reach (999,999,999.99 USD). */
@@ -25,13 +26,15 @@ export const workspaceBudgetsBody = z
     monthly_token_budget: tokenCount.nullable().optional(),
     member_monthly_budget_usd: usd(MAX_BUDGET).nullable().optional(),
     allowed_models: z.array(z.string().min(1).max(256)).min(1).max(MAX_ALLOWED_MODELS).nullable().optional(),
+    /** Guardrail names from the config file (applies: selected) the workspace's keys get; null or [] removes them. */
+    guardrails: z.array(z.string().min(1).max(64)).max(MAX_SELECTED_GUARDRAILS).nullable().optional(),
   })
   .strict();
 
 export type WorkspaceBudgetsBody = z.infer<typeof workspaceBudgetsBody>;
 
 /** The change a body asks for, with the models checked against the catalogue and de-duplicated. */
-export function policyChange(body: WorkspaceBudgetsBody, config: Pick<GatewayConfig, "models">): WorkspacePolicyChange {
+export function policyChange(body: WorkspaceBudgetsBody, config: Pick<GatewayConfig, "models" | "guardrails">): WorkspacePolicyChange {
   const change: WorkspacePolicyChange = {};
   if (body.monthly_budget_usd !== undefined) change.monthlyBudget = body.monthly_budget_usd;
   if (body.monthly_token_budget !== undefined) change.monthlyTokenBudget = body.monthly_token_budget === null ? null : BigInt(body.monthly_token_budget);
@@ -44,6 +47,7 @@ export function policyChange(body: WorkspaceBudgetsBody, config: Pick<GatewayCon
     }
     change.allowedModels = body.allowed_models === null ? null : [...new Set(body.allowed_models)];
   }
+  if (body.guardrails !== undefined) change.guardrails = checkedGuardrailNames(body.guardrails, config);
   return change;
 }
 
@@ -53,6 +57,7 @@ function auditFields(p: WorkspacePolicy): AuditFields {
     monthly_token_budget: p.monthlyTokenBudget === null ? null : Number(p.monthlyTokenBudget),
     member_monthly_budget_usd: p.memberMonthlyBudget === null ? null : formatUsd(p.memberMonthlyBudget),
     allowed_models: p.allowedModels,
+    guardrails: p.guardrails,
   };
 }
 
@@ -82,6 +87,7 @@ export async function workspaceBudgetsView(store: Store, workspaceId: string, no
     month,
     resets_at: nextMonthStart(month),
     allowed_models: policy.allowedModels,
+    guardrails: policy.guardrails,
     member_monthly_budget_usd: policy.memberMonthlyBudget === null ? null : formatUsd(policy.memberMonthlyBudget),
     budget: budgetUseJson(use.workspace),
     members: members.map((m) => ({ account_id: m.accountId, email: m.email, role: m.role, budget: budgetUseJson(use.members.get(m.accountId)!) })),
@@ -113,6 +119,7 @@ export async function workspaceListView(store: Store, query: z.infer<typeof work
       created_at: new Date(w.createdAt).toISOString(),
       members: w.members,
       allowed_models: w.policy.allowedModels,
+      guardrails: w.policy.guardrails,
       member_monthly_budget_usd: w.policy.memberMonthlyBudget === null ? null : formatUsd(w.policy.memberMonthlyBudget),
       budget: budgetUseJson(w.use),
     })),

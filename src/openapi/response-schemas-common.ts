@@ -52,6 +52,7 @@ export const keyPolicyView = z.object({
   expires_at: nullableIso,
   expired: z.boolean(),
   periodic_budget: periodicBudgetView.nullable(),
+  guardrails: z.array(z.string()),
 });
 
 /** accountView (admin/account-views.ts). */

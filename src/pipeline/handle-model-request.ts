@@ -111,7 +111,7 @@ export async function handleModelRequest(services: PipelineServices, format: Cli
   reply.headers(passHeaders);
 
   await releaseUnlessHeadersSendable(call, request, reply);
-  const storedMask = storedAnswerMask(services);
+  const storedMask = storedAnswerMask(services, request);
   if (storedMask !== null) servingPlan.beforeStore = storedMask;
 
   if (servingPlan.stream) return relayStream(services, request, reply, { plan: servingPlan, info, call, signal: cancellation, format });

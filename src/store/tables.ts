@@ -86,6 +86,8 @@ export interface KeysTable {
   period_tokens_used: ColumnType<Int, Int | undefined, Int>;
   /** The key's rate and concurrency limits as JSON (src/core/traffic-limits.ts); null: the tier's (migration 0012). */
   limits: ColumnType<string | null, string | null | undefined, string | null>;
+  /** JSON array of the `selected` guardrails the key switches on (migration 0036); null: none. */
+  guardrails: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Stamp;
   updated_at: Stamp;
   revoked_at: Stamp | null;
@@ -216,6 +218,8 @@ export interface WorkspacesTable {
   member_monthly_budget_nano: ColumnType<Int | null, Int | null | undefined, Int | null>;
   /** JSON array of the model ids the workspace's keys may use; null: no restriction. */
   allowed_models: ColumnType<string | null, string | null | undefined, string | null>;
+  /** JSON array of the `selected` guardrails the workspace's keys get (migration 0036); null: none. */
+  guardrails: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export type Role = "owner" | "admin" | "member";
