@@ -135,6 +135,8 @@ export interface SessionInfo {
 
 export interface KeyPolicy {
   allowed_models: string[] | null;
+  /** The `selected` guardrails the key switches on (absent from an older gateway). */
+  guardrails?: string[];
   allowed_networks: string[] | null;
   expires_at: string | null;
   expired: boolean;
@@ -258,6 +260,7 @@ export interface WorkspaceBudgets {
   month: string;
   resets_at: string;
   allowed_models: string[] | null;
+  guardrails?: string[];
   member_monthly_budget_usd: string | null;
   budget: BudgetUse;
   members: Array<{ account_id: string; email: string; role: "owner" | "admin" | "member"; budget: BudgetUse }>;

@@ -55,7 +55,7 @@ const selections = new WeakMap<readonly Guardrail[], Map<string, readonly Guardr
 export function selectGuardrails(list: readonly Guardrail[], switchedOn: readonly string[]): readonly Guardrail[] {
   if (switchedOn.length === 0 && list.every((g) => g.applies === "all")) return list;
   let bySelection = selections.get(list);
-  if (bySelection === undefined) selections.set(list, (bySelection = new Map()));
+  if (bySelection === undefined) selections.set(list, (bySelection = new Map<string, readonly Guardrail[]>()));
   const key = [...new Set(switchedOn)].sort().join("\n");
   let selected = bySelection.get(key);
   if (selected === undefined) {

@@ -46,11 +46,14 @@ function requestGuardrails(services: PipelineServices, request: FastifyRequest, 
   const switchedOn = [...principal.key.guardrails, ...(principal.workspace?.guardrails ?? [])];
   if (switchedOn.length > 0) {
     let seen = warned.get(list);
-    if (seen === undefined) warned.set(list, (seen = new Set()));
+    if (seen === undefined) warned.set(list, (seen = new Set<string>()));
     for (const name of unknownGuardrails(list, switchedOn)) {
       if (seen.has(name) || seen.size >= 1000) continue;
       seen.add(name);
-      request.log.warn({ guardrail: name, keyId: principal.key.id, workspaceId: principal.workspace?.id ?? null }, "a key or workspace lists a guardrail the config no longer has; ignored");
+      request.log.warn(
+        { guardrail: name, keyId: principal.key.id, workspaceId: principal.workspace?.id ?? null },
+        "a key or workspace lists a guardrail the config no longer has; ignored",
+      );
     }
   }
   return guardrailsFor(selectGuardrails(list, switchedOn), side);
