@@ -1,4 +1,4 @@
-// Guardrails picked in the key editor at 1280 px (docs/dashboard.md, "Key policies"), in Chromium:
+// Guardrails picked in the key editor and the workspace budgets form at 1280 px (docs/dashboard.md, "Key policies"), in Chromium:
 // the operator's `applies: all` guardrail shown ticked and fixed, a `selected` one ticked by the
 // user, saved with the key's PATCH, and then blocking that key's requests. Screenshot:
 // test-output/screenshots/key-guardrails-1280.png.
@@ -90,6 +90,31 @@ describe.skipIf(SKIP_BROWSER)("guardrails in the key editor, in Chromium", () =>
     await editor.getByRole("button", { name: "Save caps" }).click();
     await editor.waitFor({ state: "detached" });
     await expect.poll(async () => (await gateway.app.ctx.store.keys.listByAccount(account.id))[0]!.guardrails).toEqual([]);
+    expect(await sendEmail()).toBe(200);
+  });
+
+  it("ticks a selected guardrail on a workspace's budgets form; the workspace's keys then meet it", async () => {
+    const store = gateway.app.ctx.store;
+    const account = (await store.accounts.getByEmail(email))!;
+    const team = await store.workspaces.create("Guarded team", account.id);
+    const { raw } = await store.keys.create({ accountId: account.id, workspaceId: team.id, name: "team key" });
+    await page.goto(`${gateway.url}/dashboard/workspaces/${team.id}`);
+    const group = page.getByRole("group", { name: "Workspace guardrails" });
+    await expect.poll(() => group.getByRole("checkbox").count()).toBe(2);
+    await group.getByLabel(/no-email/).check();
+    await page.getByRole("button", { name: "Save budgets" }).click();
+    await expect.poll(async () => (await store.workspaceBudgets.policy(team.id))?.guardrails).toEqual(["no-email"]);
+    await expect.poll(() => page.getByTestId("workspace-budget").textContent()).toContain("Guardrails switched on: no-email");
+    await page.screenshot({ path: join(SHOTS, "workspace-guardrails-1280.png"), fullPage: true });
+    const status = (
+      await fetch(`${gateway.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${raw}`, "content-type": "application/json" },
+        body: JSON.stringify({ model: "gpt-mock", messages: [{ role: "user", content: "mail jane.doe@example.com" }] }),
+      })
+    ).status;
+    expect(status).toBe(400);
+    // The user's key outside the workspace is not touched.
     expect(await sendEmail()).toBe(200);
   });
 });

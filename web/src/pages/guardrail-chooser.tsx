@@ -23,7 +23,7 @@ export function GuardrailChooser(props: { chosen: string[]; onChange: (names: st
       <legend>Guardrails</legend>
       <ErrorText error={configured.error} />
       {configured.data && list.length === 0 && <p className="hint">No guardrails are configured.</p>}
-      <div className="model-choices" role="group" aria-label={props.label}>
+      <div className="model-choices guardrail-choices" role="group" aria-label={props.label}>
         {list.map((g) => (
           <label key={g.name} className="check">
             <input
@@ -35,8 +35,8 @@ export function GuardrailChooser(props: { chosen: string[]; onChange: (names: st
             />
             <code>{g.name}</code>
             <span className="hint">
-              {g.description || `${g.mode}, ${g.sides.join(" and ")}`}
-              {g.applies === "all" ? " (every request: set by the operator)" : ""}
+              {g.description || `${g.mode} on the ${g.sides.join(" and ")}`}
+              {g.applies === "all" ? " (on every request, set by the operator)" : ""}
             </span>
           </label>
         ))}
