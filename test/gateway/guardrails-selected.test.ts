@@ -1,6 +1,7 @@
 // Guardrails per key and per workspace (docs/configuration.md, "Guardrails"), on both databases: an
 // `applies: selected` guardrail runs only for the keys that list it or whose workspace lists it, an
-// `all` one for everyone; a list change reaches keys already cached; unknown names are refused at
+// `all` one for everyone; a list change reaches keys already cached, in this process and in another
+// sharing the database; unknown names are refused at
 // write time; a name the config later drops is skipped with a warning, never a crash.
 import { writeFileSync } from "node:fs";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -131,6 +132,22 @@ describe.each(DATABASE_KINDS)("guardrails per key and workspace on %s", (kind) =
 
     const audit = await store.db.selectFrom("audit_log").selectAll().where("action", "=", "workspace.budgets").where("target_id", "=", teamA.id).execute();
     expect(JSON.parse(audit.at(-1)!.after!)).toMatchObject({ guardrails: ["no-email"] });
+  });
+
+  it("a list changed through one process applies in another sharing the database within about a second", async () => {
+    const other = await startGateway(mockConfig({ openaiUrl: mock.url, extra: guardrailsYaml(true) }), { kind, database: gateway.database });
+    try {
+      const k = await keyIn(null);
+      // Cached in the other process first.
+      expect((await call(other, "POST", "/v1/chat/completions", k.raw, chat(`mail ${EMAIL}`))).status).toBe(200);
+      expect((await call(gateway, "PATCH", `/admin/v1/keys/${k.key.id}`, adminToken, { guardrails: ["no-email"] })).status).toBe(200);
+      const started = Date.now();
+      await expect.poll(async () => (await call(other, "POST", "/v1/chat/completions", k.raw, chat(`mail ${EMAIL}`))).status, { timeout: 5000, interval: 100 }).toBe(400);
+      // Within a second as designed; the bound is loose for a loaded machine.
+      expect(Date.now() - started).toBeLessThan(5000);
+    } finally {
+      await other.close();
+    }
   });
 
   it("refuses unknown names and over-long lists with 400, on keys and workspaces", async () => {
