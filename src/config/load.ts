@@ -14,6 +14,7 @@ import { buildCatalog } from "./build-catalog.js";
 import { parseConfigText, readConfigText, withDemoCatalog } from "./config-file.js";
 import { ConfigError, type GatewayConfig } from "./gateway-config.js";
 import { oidcSettingsFrom } from "./oidc-settings.js";
+import { stripeSettingsFrom } from "./stripe-settings.js";
 import { configFileSchema, type ConfigFile } from "./schema.js";
 
 export type { ModelConfig, ModelKind, ModelPricing, ProviderConfig, ProviderType, UpstreamApi } from "../core/catalog.js";
@@ -53,6 +54,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
       throw new ConfigError(`${sourcePath ?? "(defaults)"}: ${field}: ${message}`);
     }),
     oidc: oidcSettingsFrom(file.oidc, (field, message) => {
+      throw new ConfigError(`${sourcePath ?? "(defaults)"}: ${field}: ${message}`);
+    }),
+    stripe: stripeSettingsFrom(file.stripe, (field, message) => {
       throw new ConfigError(`${sourcePath ?? "(defaults)"}: ${field}: ${message}`);
     }),
     tracing: tracingSettingsFromEnv(env, (message) => {
