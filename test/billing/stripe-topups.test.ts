@@ -3,7 +3,9 @@
 // through the webhook exactly once per event: replays, wrong signatures, stale timestamps, unknown
 // types, refunds and disputes, a debit the balance cannot cover held for the operator, and a
 // failure injected into the credit's transaction that leaves nothing until Stripe's retry.
+import { dirname } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runCli } from "../../src/cli/main.js";
 import { DATABASE_KINDS } from "../support/databases.js";
 import { mockConfig, startGateway, type TestGateway } from "../support/gateway.js";
 import { chargeRefunded, checkoutCompleted, deliver, disputeCreated, startMockStripe, stripeConfigSection, type MockStripe } from "../support/mock-stripe.js";
@@ -180,6 +182,32 @@ describe.each(DATABASE_KINDS)("card top-ups with Stripe on %s", (kind) => {
     expect((await deliver(gateway.url, chargeRefunded({ eventId: unique("evt"), chargeId: "ch_x", paymentIntent: "pi_unknown", amountRefunded: 100 }), SECRET)).body.status).toBe(
       "ignored",
     );
+  });
+
+  it("the CLI lists pending events and dismisses one, audited as the CLI", async () => {
+    const { account } = await signedInAccount(gateway, { balance: "0" });
+    const pi = unique("pi");
+    await deliver(gateway.url, checkoutCompleted({ eventId: unique("evt"), sessionId: unique("cs"), accountId: account.id, cents: 600, paymentIntent: pi }), SECRET);
+    const held = disputeCreated({ eventId: unique("evt"), disputeId: unique("dp"), paymentIntent: pi, amount: 900 });
+    expect((await deliver(gateway.url, held, SECRET)).body.status).toBe("pending");
+    const cli = async (argv: string[]) => {
+      let stdout = "";
+      const code = await runCli([...argv, "--json"], {
+        stdout: (text) => void (stdout += text),
+        stderr: () => undefined,
+        env: { ...gateway.database.env, GATEWAY_CONFIG: gateway.configPath },
+        cwd: dirname(gateway.configPath),
+      });
+      return { code, body: stdout ? JSON.parse(stdout) : null };
+    };
+    const listed = await cli(["admin", "stripe", "events", "--status", "pending"]);
+    expect(listed.code).toBe(0);
+    expect(listed.body.map((e: { id: string }) => e.id)).toContain(held.id);
+    const dismissed = await cli(["admin", "stripe", "dismiss", held.id]);
+    expect(dismissed).toMatchObject({ code: 0, body: { id: held.id, status: "dismissed", applied_usd: "0.00" } });
+    expect(await balanceOf(account.id)).toBe(6_000_000_000n);
+    expect((await auditOf(held.id))[0]).toMatchObject({ action: "stripe.dismiss", actor: { type: "cli" } });
+    expect((await cli(["admin", "stripe", "confirm", held.id])).code).not.toBe(0);
   });
 
   it("a failure injected after the ledger credit leaves no credit and no event row; Stripe's retry credits once", async () => {
