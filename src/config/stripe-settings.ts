@@ -2,6 +2,7 @@
 // uses it: the keys read (from the file's ${VAR} substitution or from a secret file), the bounds as
 // exact nano-USD in whole cents, and the API address (tests point it at a local mock).
 import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
 import { parseUsd, type Nano } from "../core/money.js";
 import type { StripeSettings } from "../billing/stripe-client.js";
 import type { ConfigFile } from "./schema.js";
@@ -10,11 +11,14 @@ export type { StripeSettings };
 
 const CENT: Nano = 10_000_000n;
 
-/** The settings, or null without a `stripe` section (top-ups off); `fail` names the field of the first error. */
-export function stripeSettingsFrom(section: ConfigFile["stripe"], fail: (field: string, message: string) => never): StripeSettings | null {
+/**
+ * The settings, or null without a `stripe` section (top-ups off); a relative secret file is found from
+ * `baseDir` (the config file's folder); `fail` names the field of the first error.
+ */
+export function stripeSettingsFrom(section: ConfigFile["stripe"], baseDir: string, fail: (field: string, message: string) => never): StripeSettings | null {
   if (!section) return null;
-  const secretKey = secretOf(section.secret_key, section.secret_key_file, "stripe.secret_key", fail);
-  const webhookSecret = secretOf(section.webhook_secret, section.webhook_secret_file, "stripe.webhook_secret", fail);
+  const secretKey = secretOf(section.secret_key, section.secret_key_file && resolve(baseDir, section.secret_key_file), "stripe.secret_key", fail);
+  const webhookSecret = secretOf(section.webhook_secret, section.webhook_secret_file && resolve(baseDir, section.webhook_secret_file), "stripe.webhook_secret", fail);
   const minTopup = amountOf(section.min_topup_usd, "stripe.min_topup_usd", fail);
   const maxTopup = amountOf(section.max_topup_usd, "stripe.max_topup_usd", fail);
   if (minTopup > maxTopup) fail("stripe.max_topup_usd", "must be at least min_topup_usd");
