@@ -157,6 +157,7 @@ describe.each(DATABASE_KINDS)("card top-ups with Stripe on %s", (kind) => {
     const held = disputeCreated({ eventId: unique("evt"), disputeId: "dp_2", paymentIntent: pi, amount: 2000 });
     expect((await deliver(gateway.url, held, SECRET)).body.status).toBe("pending");
     expect(await balanceOf(account.id)).toBe(15_000_000_000n);
+    expect(gateway.logs.find((line) => line.stripe_event === held.id)).toMatchObject({ level: 40, msg: "stripe event pending: waiting for the operator" });
     const token = (await gateway.app.ctx.store.adminTokens.create({ name: `ops-${kind}`, scopes: ["credits:read", "credits:write"] })).raw;
     const api = async (method: string, path: string) => {
       const response = await fetch(`${gateway.url}/admin/v1${path}`, { method, headers: { authorization: `Bearer ${token}` } });

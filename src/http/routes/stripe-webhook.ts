@@ -29,7 +29,8 @@ export function registerStripeWebhookRoutes(app: FastifyInstance, ctx: RouteCont
       if (!event) throw new GatewayError("invalid_request", "The body is not a Stripe event.", { code: "stripe_event_invalid", param: "body" });
       const actor: AuditActor = { type: "cli", id: null, name: "stripe webhook", clientAddress: request.ip, requestId: request.id };
       const { record, duplicate } = await ctx.store.stripeEvents.apply(event, actor);
-      ctx.logger.info(
+      // A pending event waits for the operator (gateway admin stripe events --status pending): said louder.
+      ctx.logger[record.status === "pending" && !duplicate ? "warn" : "info"](
         {
           request_id: request.id,
           stripe_event: record.id,
@@ -39,7 +40,7 @@ export function registerStripeWebhookRoutes(app: FastifyInstance, ctx: RouteCont
           account_id: record.accountId,
           amount_usd: formatUsd(record.applied),
         },
-        "stripe event",
+        record.status === "pending" && !duplicate ? "stripe event pending: waiting for the operator" : "stripe event",
       );
       return { received: true, duplicate, status: record.status };
     });
