@@ -15,6 +15,7 @@ import { registerAccountRoutes } from "./http/routes/account.js";
 import { registerGatewayRoutes } from "./http/routes/gateway.js";
 import { registerHealthRoutes } from "./http/routes/health.js";
 import { registerModelRoutes } from "./http/routes/models.js";
+import { registerStripeWebhookRoutes } from "./http/routes/stripe-webhook.js";
 import { buildServer, type RouteRegistrar } from "./http/server.js";
 import { registerMediaRoutes } from "./media/register-media-routes.js";
 import { mediaSettingsFromConfig } from "./config/media-settings.js";
@@ -59,6 +60,7 @@ export const ROUTES: readonly RouteRegistrar[] = [
   registerAccountRoutes,
   registerGatewayRoutes,
   registerMediaRoutes,
+  registerStripeWebhookRoutes,
   registerDashboardRoutes,
   registerAdminApiRoutes,
   registerMetricsRoutes,

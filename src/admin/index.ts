@@ -13,6 +13,7 @@ import { codeRoutes } from "./routes/codes.js";
 import { keyRoutes } from "./routes/keys.js";
 import { providerKeyRoutes } from "./routes/provider-keys.js";
 import type { AdminRoute } from "./routes/route.js";
+import { stripeEventRoutes } from "./routes/stripe-events.js";
 import { usageAuditRoutes } from "./routes/usage-audit.js";
 import { workspaceRoutes } from "./routes/workspaces.js";
 import { fileTextFieldsOf, refuseUnstorableText } from "../core/stored-text.js";
@@ -23,6 +24,7 @@ export const ADMIN_API_PREFIX = "/admin/v1";
 export const ADMIN_API_ROUTES: readonly AdminRoute[] = [
   ...accountRoutes,
   ...codeRoutes,
+  ...stripeEventRoutes,
   ...keyRoutes,
   ...providerKeyRoutes,
   ...usageAuditRoutes,

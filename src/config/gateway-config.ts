@@ -3,6 +3,7 @@
 // names from load.ts).
 import type { OidcSettings } from "./oidc-settings.js";
 import type { GuardrailSettings } from "../core/guardrails/guardrail.js";
+import type { StripeSettings } from "./stripe-settings.js";
 import type { ConfigFile } from "./schema.js";
 import type { ModelConfig, ProviderConfig } from "../core/catalog.js";
 import type { BreakerSettings } from "../upstreams/circuit-breaker.js";
@@ -49,6 +50,8 @@ export interface GatewayConfig {
   signup: SignupMode;
   /** The `oidc` section: company sign-in to the dashboard; null: none. */
   oidc: OidcSettings | null;
+  /** The `stripe` section: card top-ups; null: off. */
+  stripe: StripeSettings | null;
   /** server.password_link_ttl_hours in ms: how long a set-password link works. */
   passwordLinkTtlMs: number;
   defaultTier: string;

@@ -281,6 +281,28 @@ export const configFileSchema = z.strictObject({
       password_sign_in: z.boolean().default(true),
     })
     .optional(),
+  /**
+   * Card top-ups with Stripe Checkout (docs/configuration.md, "Card top-ups"); off without this
+   * section. Each secret inline (as ${AN_ENVIRONMENT_VARIABLE}) or in a file; checked in stripe-settings.ts.
+   */
+  stripe: z
+    .strictObject({
+      secret_key: z.string().min(1).max(512).optional(),
+      secret_key_file: z.string().min(1).max(4096).optional(),
+      webhook_secret: z.string().min(1).max(512).optional(),
+      webhook_secret_file: z.string().min(1).max(4096).optional(),
+      currency: z.literal("usd").default("usd"),
+      min_topup_usd: z.string().max(20).default("5.00"),
+      max_topup_usd: z.string().max(20).default("1000.00"),
+      success_url: z.url().max(2048).optional(),
+      cancel_url: z.url().max(2048).optional(),
+      /** Seconds a signed webhook stays acceptable after its timestamp. */
+      tolerance_s: z.number().int().min(1).max(3600).default(300),
+      /** The Stripe API's scheme, host and port; for tests against a local mock. */
+      api_base: z.url().max(2048).optional(),
+      timeout_ms: z.number().int().min(1_000).max(120_000).default(20_000),
+    })
+    .optional(),
   catalog: z.strictObject({ source: z.enum(["file", "database"]).optional() }).prefault({}),
   providers: z.record(identifier, providerSchema).default({}),
   models: z.array(modelSchema).default([]),

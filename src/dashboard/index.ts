@@ -10,6 +10,7 @@ import { registerCatalogPriceRoutes } from "./routes/catalog-price-routes.js";
 import { registerAuthRoutes } from "./routes/auth-routes.js";
 import { registerOidcRoutes } from "./routes/oidc-routes.js";
 import { registerCodeRoutes } from "./routes/code-routes.js";
+import { registerTopupRoutes } from "./routes/topup-routes.js";
 import { registerKeyRoutes } from "./routes/key-routes.js";
 import { registerModelRoutes } from "./routes/model-routes.js";
 import { registerRequestLogRoutes } from "./routes/request-log-routes.js";
@@ -54,6 +55,7 @@ export function registerDashboardRoutes(app: FastifyInstance, ctx: RouteContext)
         registerCatalogEntityRoutes(signedIn, ctx);
         registerCatalogPriceRoutes(signedIn, ctx);
         registerCodeRoutes(signedIn, ctx);
+        registerTopupRoutes(signedIn, ctx);
       });
     },
     { prefix: DASHBOARD_API_PREFIX },

@@ -14,6 +14,7 @@ import { MIGRATION_NAMES } from "./migration-names.js";
 import { PasswordLinksStore } from "./password-links-store.js";
 import { RedemptionCodesStore } from "./redemption-codes-store.js";
 import { SessionsStore } from "./sessions-store.js";
+import { StripeEventsStore } from "./stripe-events-store.js";
 import { ShowAgainStore } from "./show-again-store.js";
 import { ResponsesStore } from "./responses-store.js";
 import { CatalogStore } from "./catalog-store.js";
@@ -70,6 +71,7 @@ export class Store {
   readonly leases: LeasesStore;
   readonly healthProbes: HealthProbesStore;
   readonly passwordLinks: PasswordLinksStore;
+  readonly stripeEvents: StripeEventsStore;
 
   constructor(
     readonly handle: DatabaseHandle,
@@ -95,6 +97,7 @@ export class Store {
     this.leases = new LeasesStore(handle.db);
     this.healthProbes = new HealthProbesStore(handle.db);
     this.passwordLinks = new PasswordLinksStore(handle.db);
+    this.stripeEvents = new StripeEventsStore(handle.db);
   }
 
   /**

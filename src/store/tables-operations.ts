@@ -155,3 +155,30 @@ export interface HealthProbeResultsTable {
   checked_at: Stamp | number;
   failures_in_row: Int | number;
 }
+
+export type StripeEventStatus = "credited" | "debited" | "pending" | "confirmed" | "dismissed" | "ignored";
+
+/** One Stripe event the gateway acted on (migration 0032), written with the ledger row it caused. */
+export interface StripeEventsTable {
+  /** Stripe's event id (evt_…). */
+  id: string;
+  type: string;
+  /** The Checkout Session, charge or dispute the event is about. */
+  object_id: string;
+  account_id: string | null;
+  payment_intent: string | null;
+  /** On a credit row only (UNIQUE): one credit per Checkout Session. */
+  checkout_session: string | null;
+  /** What the event asks for, in nano-USD (a credit's or a debit's amount). */
+  amount_nano: Int;
+  /** What reached the ledger. */
+  applied_nano: Int;
+  /** On a credit row: the cents of its charge's refunds debited so far. */
+  refunded_cents: Int;
+  status: StripeEventStatus;
+  reason: string | null;
+  stripe_created_at: Stamp | null;
+  received_at: Stamp;
+  resolved_at: Stamp | null;
+  resolved_by: string | null;
+}

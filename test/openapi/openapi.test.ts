@@ -20,6 +20,8 @@ import { runCli } from "../../src/cli/main.js";
 import { CATALOG_ENTITY_ROUTES } from "../../src/admin/routes/catalog-entities.js";
 import { DATABASE_KINDS } from "../support/databases.js";
 import { startGateway, type TestGateway } from "../support/gateway.js";
+import { checkoutCompleted, disputeCreated, startMockStripe, stripeConfigSection, type MockStripe } from "../support/mock-stripe.js";
+import Stripe from "stripe";
 import { anthropicMessage, chatCompletion, chatStream, json, startMockUpstream, type MockUpstream } from "../support/mock-upstream.js";
 import { DashboardClient, signedInAccount } from "../dashboard/support.js";
 import { openaiVideos, pollUntilDone } from "../media/support.js";
@@ -114,6 +116,8 @@ function routesWithoutOperation(routes: Array<{ method: string; url: string }>, 
 
 describe.each(DATABASE_KINDS)("OpenAPI description on %s", (kind) => {
   let mock: MockUpstream;
+  let mockStripe: MockStripe;
+  const STRIPE_SECRET = "whsec_openapi_0001";
   let gateway: TestGateway;
   let configDir: string;
   let document: OpenApiDocument;
@@ -173,7 +177,8 @@ describe.each(DATABASE_KINDS)("OpenAPI description on %s", (kind) => {
 
   beforeAll(async () => {
     mock = await startMockUpstream();
-    const yaml = config(mock.url);
+    mockStripe = await startMockStripe();
+    const yaml = config(mock.url) + stripeConfigSection(mockStripe.url, STRIPE_SECRET);
     gateway = await startGateway(yaml, { kind, env: { GW_TEST_OPENAPI_METRICS_TOKEN: METRICS_TOKEN } });
     // The first GET builds the document; every test below reads this copy.
     document = (await (await recordingFetch(`${gateway.url}/openapi.json`)).json()) as OpenApiDocument;
@@ -200,6 +205,7 @@ describe.each(DATABASE_KINDS)("OpenAPI description on %s", (kind) => {
   afterAll(async () => {
     await gateway?.close();
     await mock?.close();
+    await mockStripe?.close();
     if (configDir) rmSync(configDir, { recursive: true, force: true });
   });
 
@@ -436,6 +442,23 @@ describe.each(DATABASE_KINDS)("OpenAPI description on %s", (kind) => {
     expect(unknownCode.status).toBe(400);
     expect(unknownCode.body.error.type).toBe("code_not_redeemable");
     expect((await otherDash.get("/admin/codes")).status).toBe(403);
+    // Card top-ups: the bounds, a Checkout (the mock Stripe API), then Stripe's signed events.
+    expect((await dash.get("/topup")).body.enabled).toBe(true);
+    const checkout = await dash.post("/topup/checkout", { amount_usd: "10.00" });
+    expect(checkout.status, checkout.text).toBe(201);
+    expect((await dash.post("/topup/checkout", { amount_usd: "1.00" })).status).toBe(400);
+    const stripeEvent = async (event: { id: string }) =>
+      call("POST", "/webhooks/stripe", {
+        body: event,
+        headers: { "stripe-signature": Stripe.webhooks.generateTestHeaderString({ payload: JSON.stringify(event), secret: STRIPE_SECRET }) },
+      });
+    const paymentIntent = `pi_openapi_${kind}`;
+    expect((await stripeEvent(checkoutCompleted({ eventId: `evt_oa_1_${kind}`, sessionId: checkout.body.id, accountId: me.id, cents: 1000, paymentIntent }))).status).toBe(200);
+    for (const n of [2, 3]) {
+      const held = await stripeEvent(disputeCreated({ eventId: `evt_oa_${n}_${kind}`, disputeId: `dp_oa_${n}`, paymentIntent, amount: 10_000_000 }));
+      expect(held.body.status).toBe("pending");
+    }
+    expect((await call("POST", "/webhooks/stripe", { body: { id: "evt_x" }, headers: { "stripe-signature": "t=1,v1=00" } })).status).toBe(400);
     expect((await otherDash.post("/signout")).status).toBe(204);
     expect((await otherDash.get("/session")).status).toBe(401);
     const visitor = recordDashboard(new DashboardClient(gateway.url));
@@ -516,6 +539,10 @@ describe.each(DATABASE_KINDS)("OpenAPI description on %s", (kind) => {
     expect((await adminCall("GET", "/codes?state=lost")).status).toBe(400);
     expect((await adminCall("POST", `/codes/${adminMinted.body.data[0].id}/revoke`)).status).toBe(200);
     expect((await adminCall("POST", "/codes/code_nope/revoke")).status).toBe(404);
+    expect((await adminCall("GET", "/stripe/events?status=pending&limit=5")).body.data).toHaveLength(2);
+    expect((await adminCall("POST", `/stripe/events/evt_oa_2_${kind}/confirm`)).status).toBe(200);
+    expect((await adminCall("POST", `/stripe/events/evt_oa_3_${kind}/dismiss`)).status).toBe(200);
+    expect((await adminCall("POST", `/stripe/events/evt_oa_3_${kind}/confirm`)).status).toBe(409);
     expect((await call("GET", "/admin/v1/accounts")).status).toBe(401);
 
     // ---- every answer against its operation ----
