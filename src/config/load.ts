@@ -13,6 +13,7 @@ import { metricsSettingsFrom, tracingSettingsFromEnv } from "../observability/se
 import { buildCatalog } from "./build-catalog.js";
 import { parseConfigText, readConfigText, withDemoCatalog } from "./config-file.js";
 import { ConfigError, type GatewayConfig } from "./gateway-config.js";
+import { mcpSettingsFrom } from "./mcp-settings.js";
 import { oidcSettingsFrom } from "./oidc-settings.js";
 import { configFileSchema, type ConfigFile } from "./schema.js";
 
@@ -53,6 +54,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
       throw new ConfigError(`${sourcePath ?? "(defaults)"}: ${field}: ${message}`);
     }),
     oidc: oidcSettingsFrom(file.oidc, (field, message) => {
+      throw new ConfigError(`${sourcePath ?? "(defaults)"}: ${field}: ${message}`);
+    }),
+    mcp: mcpSettingsFrom(file.mcp, (field, message) => {
       throw new ConfigError(`${sourcePath ?? "(defaults)"}: ${field}: ${message}`);
     }),
     tracing: tracingSettingsFromEnv(env, (message) => {
