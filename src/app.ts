@@ -17,6 +17,7 @@ import { registerHealthRoutes } from "./http/routes/health.js";
 import { registerModelRoutes } from "./http/routes/models.js";
 import { buildServer, type RouteRegistrar } from "./http/server.js";
 import { registerMediaRoutes } from "./media/register-media-routes.js";
+import { registerMcpRoutes } from "./mcp/routes.js";
 import { mediaSettingsFromConfig } from "./config/media-settings.js";
 import { AuthCache } from "./pipeline/auth-cache.js";
 import { KeyRotation } from "./pipeline/failover.js";
@@ -59,6 +60,7 @@ export const ROUTES: readonly RouteRegistrar[] = [
   registerAccountRoutes,
   registerGatewayRoutes,
   registerMediaRoutes,
+  registerMcpRoutes,
   registerDashboardRoutes,
   registerAdminApiRoutes,
   registerMetricsRoutes,

@@ -7,8 +7,7 @@ import type { ConfigFile } from "./schema.js";
 import { isLoopback } from "./oidc-settings.js";
 
 export type McpTransportSettings =
-  | { kind: "http"; url: URL; headers: Readonly<Record<string, string>> }
-  | { kind: "stdio"; command: string; args: readonly string[]; env: Readonly<Record<string, string>> };
+  { kind: "http"; url: URL; headers: Readonly<Record<string, string>> } | { kind: "stdio"; command: string; args: readonly string[]; env: Readonly<Record<string, string>> };
 
 export interface McpServerSettings {
   name: string;
@@ -54,7 +53,8 @@ export function mcpSettingsFrom(section: ConfigFile["mcp"], fail: (field: string
     let pricePerCall: Nano | null = null;
     if (entry.price_per_call_usd !== undefined) {
       const price = parseUsd(entry.price_per_call_usd);
-      if (price === null || price < 0n || price > MAX_PRICE_PER_CALL) fail(`${at}.price_per_call_usd`, `"${entry.price_per_call_usd}" is not a USD amount from 0 to 1000 with at most 9 decimals`);
+      if (price === null || price < 0n || price > MAX_PRICE_PER_CALL)
+        fail(`${at}.price_per_call_usd`, `"${entry.price_per_call_usd}" is not a USD amount from 0 to 1000 with at most 9 decimals`);
       pricePerCall = price === 0n ? null : price;
     }
     if (entry.disabled === true) continue;
@@ -65,6 +65,8 @@ export function mcpSettingsFrom(section: ConfigFile["mcp"], fail: (field: string
 }
 
 function fingerprintOf(settings: Omit<McpServerSettings, "fingerprint">): string {
-  const text = JSON.stringify([settings.transport, settings.connectTimeoutMs], (_key, value: unknown) => (typeof value === "bigint" ? value.toString() : value instanceof URL ? value.href : value));
+  const text = JSON.stringify([settings.transport, settings.connectTimeoutMs], (_key, value: unknown) =>
+    typeof value === "bigint" ? value.toString() : value instanceof URL ? value.href : value,
+  );
   return createHash("sha256").update(text).digest("hex");
 }
