@@ -29,7 +29,8 @@ export function registerMcpRoutes(app: FastifyInstance, ctx: RouteContext): void
   app.addHook("onReady", async () => gateway.sync());
   const sync = setInterval(() => gateway.sync(), SYNC_MS);
   sync.unref();
-  app.addHook("onClose", async () => {
+  // Before the listener closes: the sessions' open GET streams end, so the close does not wait on them.
+  app.addHook("preClose", async () => {
     clearInterval(sync);
     await gateway.close();
   });

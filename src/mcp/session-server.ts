@@ -180,6 +180,8 @@ function notAllowed(what: string, whose: "key's" | "workspace's"): McpError {
 
 /** A call on the server's client: an MCP error naming the server when it is down or the call fails. */
 async function forward<T>(upstream: UpstreamServer, method: string, call: (client: Client) => Promise<T>): Promise<T> {
+  // A server still starting (at start, after a reload or a restart) is waited for, at most its connect timeout.
+  if (upstream.state.kind === "starting") await upstream.settled();
   const client = upstream.client();
   try {
     return await call(client);
