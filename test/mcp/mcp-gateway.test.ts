@@ -248,4 +248,17 @@ describe.each(DATABASE_KINDS)("MCP gateway (%s)", (kind) => {
     });
     expect(stranger.status).toBe(404);
   });
+
+  it("refuses the next request of an open session once its key is revoked", async () => {
+    const { raw, key } = await gateway.createAccount({ balance: "10" });
+    const client = await connect(raw);
+    await client.callTool({ name: "everything__echo", arguments: { message: "before" } });
+    await gateway.app.ctx.store.keys.revoke(key.id);
+    gateway.app.ctx.pipeline.authCache.invalidateKey(key.hash);
+    const refused = await client.callTool({ name: "everything__echo", arguments: { message: "after" } }).then(
+      () => null,
+      (error: unknown) => error as Error,
+    );
+    expect(refused?.message).toMatch(/401|revoked/);
+  });
 });
