@@ -13,6 +13,7 @@ import { DASHBOARD_OPERATIONS } from "./operations-dashboard.js";
 import { V1_OPERATIONS } from "./operations-v1.js";
 import { WORKSPACE_BUDGET_ADMIN_OPERATIONS, WORKSPACE_BUDGET_DASHBOARD_OPERATIONS } from "./operations-workspace-budgets.js";
 import { GEMINI_OPERATIONS } from "./operations-gemini.js";
+import { MCP_OPERATIONS } from "./operations-mcp.js";
 import { ok, type OperationSpec } from "./operation-spec.js";
 import * as r from "./response-schemas.js";
 
@@ -60,6 +61,7 @@ export const OPERATIONS: readonly OperationSpec[] = [
   ...SERVICE_OPERATIONS,
   ...V1_OPERATIONS,
   ...GEMINI_OPERATIONS,
+  ...MCP_OPERATIONS,
   ...ADMIN_OPERATIONS,
   ...ADMIN_CATALOG_ENTITY_OPERATIONS,
   ...WORKSPACE_BUDGET_ADMIN_OPERATIONS,
