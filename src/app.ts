@@ -18,6 +18,7 @@ import { registerModelRoutes } from "./http/routes/models.js";
 import { registerStripeWebhookRoutes } from "./http/routes/stripe-webhook.js";
 import { buildServer, type RouteRegistrar } from "./http/server.js";
 import { registerMediaRoutes } from "./media/register-media-routes.js";
+import { registerMcpRoutes } from "./mcp/routes.js";
 import { mediaSettingsFromConfig } from "./config/media-settings.js";
 import { AuthCache } from "./pipeline/auth-cache.js";
 import { KeyRotation } from "./pipeline/failover.js";
@@ -61,6 +62,7 @@ export const ROUTES: readonly RouteRegistrar[] = [
   registerGatewayRoutes,
   registerMediaRoutes,
   registerStripeWebhookRoutes,
+  registerMcpRoutes,
   registerDashboardRoutes,
   registerAdminApiRoutes,
   registerMetricsRoutes,

@@ -7,6 +7,7 @@ import { currentPeriodUse, nextPeriodStart, periodStart } from "../billing/key-p
 import { formatUsd, MAX_BALANCE, type Nano } from "../core/money.js";
 import { GatewayError } from "../errors/catalogue.js";
 import { parseProxyRange } from "../core/trusted-proxies.js";
+import { isMcpAllowlistEntry, MAX_MCP_ALLOWLIST } from "../core/mcp-names.js";
 import type { KeyPolicy, KeyPolicyChange } from "../store/keys-store.js";
 import type { KeyPeriod } from "../store/tables.js";
 
@@ -41,6 +42,7 @@ export function validateKeyPolicy(change: KeyPolicyChange, context: { config: Ga
     }
     out.allowedModels = models;
   }
+  if (change.allowedMcp != null) out.allowedMcp = validMcpAllowlist(change.allowedMcp, "allowed_mcp");
   if (change.allowedNetworks != null) {
     const networks = [...new Set(change.allowedNetworks.map((n) => (typeof n === "string" ? n.trim() : n)))];
     if (networks.length === 0) throw invalid("allowed_networks", "give at least one CIDR range, or null to allow every network");
@@ -68,6 +70,21 @@ export function validateKeyPolicy(change: KeyPolicyChange, context: { config: Ga
   if (period === null && hasBudget) throw invalid("period", "a periodic budget needs its period: day, week or month");
   if (period !== null && !hasBudget) throw invalid("period", "a period needs period_budget_usd and/or period_token_cap");
   return out;
+}
+
+/**
+ * An MCP allowlist (a key's or a workspace's) de-duplicated: at least one and at most
+ * MAX_MCP_ALLOWLIST entries, each a server name or a prefixed tool name (core/mcp-names.ts). Servers
+ * are not looked up in the config: a reload may add or remove them, and an entry naming none allows nothing.
+ */
+export function validMcpAllowlist(list: readonly string[], param: string): string[] {
+  const entries = [...new Set(list)];
+  if (entries.length === 0) throw invalid(param, "give at least one MCP server or tool, or null to allow every one");
+  if (entries.length > MAX_MCP_ALLOWLIST) throw invalid(param, `at most ${MAX_MCP_ALLOWLIST} entries`);
+  for (const entry of entries) {
+    if (typeof entry !== "string" || !isMcpAllowlistEntry(entry)) throw invalid(param, `"${String(entry).slice(0, 80)}" is neither an MCP server name nor server__tool`);
+  }
+  return entries;
 }
 
 /** True when the key may call `modelId` (a model or routing group id) under its policy. */
@@ -107,6 +124,7 @@ interface PolicyView {
   status: string;
   expiresAt: number | null;
   allowedModels: string[] | null;
+  allowedMcp: string[] | null;
   allowedNetworks: string[] | null;
   period: KeyPeriod | null;
   periodBudget: Nano | null;
@@ -134,6 +152,7 @@ export function keyPolicyJson(key: PolicyView, now: number) {
   return {
     allowed_models: key.allowedModels,
     allowed_networks: key.allowedNetworks,
+    allowed_mcp: key.allowedMcp,
     expires_at: key.expiresAt === null ? null : new Date(key.expiresAt).toISOString(),
     expired: keyExpired(key.expiresAt, now),
     periodic_budget: periodic,

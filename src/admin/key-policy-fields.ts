@@ -13,6 +13,8 @@ import { tokenCount, usdAmount } from "./validate.js";
 export const policyFields = {
   allowed_models: z.array(z.string().min(1).max(256)).max(100).nullable().optional(),
   allowed_networks: z.array(z.string().min(1).max(64)).max(100).nullable().optional(),
+  /** MCP servers and tools the key may use at /mcp (core/mcp-names.ts); checked by validateKeyPolicy. */
+  allowed_mcp: z.array(z.string().min(1).max(200)).max(100).nullable().optional(),
   expires_at: z.iso.datetime({ offset: true }).nullable().optional(),
   period: z.enum(["day", "week", "month"]).nullable().optional(),
   period_budget_usd: usdAmount.nullable().optional(),
@@ -24,6 +26,7 @@ export function policyChange(body: PolicyBody): KeyPolicyChange {
   return {
     ...(body.allowed_models !== undefined && { allowedModels: body.allowed_models }),
     ...(body.allowed_networks !== undefined && { allowedNetworks: body.allowed_networks }),
+    ...(body.allowed_mcp !== undefined && { allowedMcp: body.allowed_mcp }),
     ...(body.expires_at !== undefined && { expiresAt: body.expires_at === null ? null : Date.parse(body.expires_at) }),
     ...(body.period !== undefined && { period: body.period }),
     ...(body.period_budget_usd !== undefined && { periodBudget: body.period_budget_usd }),

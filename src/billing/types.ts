@@ -8,7 +8,7 @@ import type { TrafficLimit } from "../core/traffic-limits.js";
 import type { DimensionProjectedField } from "../core/dimensions.js";
 import type { BudgetLimit } from "../core/budget-scopes.js";
 
-export type Route = "chat" | "responses" | "messages" | "generate_content" | "images" | "videos" | "embeddings";
+export type Route = "chat" | "responses" | "messages" | "generate_content" | "images" | "videos" | "embeddings" | "mcp";
 
 /** A projected count per unit dimension that has one (core/dimensions.ts projectedField: images, video seconds), when the route has them. */
 export type DimensionProjections = { [F in DimensionProjectedField]?: number };

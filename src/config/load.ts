@@ -15,6 +15,7 @@ import { parseConfigText, readConfigText, withDemoCatalog } from "./config-file.
 import { ConfigError, type ConfigIssue, type GatewayConfig } from "./gateway-config.js";
 import { guardrailSettingsFrom } from "./guardrail-settings.js";
 import type { GuardrailSettings } from "../core/guardrails/guardrail.js";
+import { mcpSettingsFrom } from "./mcp-settings.js";
 import { oidcSettingsFrom } from "./oidc-settings.js";
 import { stripeSettingsFrom } from "./stripe-settings.js";
 import { configFileSchema, type ConfigFile } from "./schema.js";
@@ -59,6 +60,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
       throw new ConfigError(`${sourcePath ?? "(defaults)"}: ${field}: ${message}`);
     }),
     stripe: stripeSettingsFrom(file.stripe, sourcePath ? dirname(sourcePath) : cwd, (field, message) => {
+      throw new ConfigError(`${sourcePath ?? "(defaults)"}: ${field}: ${message}`);
+    }),
+    mcp: mcpSettingsFrom(file.mcp, (field, message) => {
       throw new ConfigError(`${sourcePath ?? "(defaults)"}: ${field}: ${message}`);
     }),
     tracing: tracingSettingsFromEnv(env, (message) => {

@@ -14,6 +14,7 @@ import { V1_OPERATIONS } from "./operations-v1.js";
 import { WORKSPACE_BUDGET_ADMIN_OPERATIONS, WORKSPACE_BUDGET_DASHBOARD_OPERATIONS } from "./operations-workspace-budgets.js";
 import { GEMINI_OPERATIONS } from "./operations-gemini.js";
 import { STRIPE_ADMIN_OPERATIONS, STRIPE_DASHBOARD_OPERATIONS, STRIPE_WEBHOOK_OPERATIONS } from "./operations-stripe.js";
+import { MCP_OPERATIONS } from "./operations-mcp.js";
 import { ok, type OperationSpec } from "./operation-spec.js";
 import * as r from "./response-schemas.js";
 
@@ -62,6 +63,7 @@ export const OPERATIONS: readonly OperationSpec[] = [
   ...STRIPE_WEBHOOK_OPERATIONS,
   ...V1_OPERATIONS,
   ...GEMINI_OPERATIONS,
+  ...MCP_OPERATIONS,
   ...ADMIN_OPERATIONS,
   ...ADMIN_CATALOG_ENTITY_OPERATIONS,
   ...WORKSPACE_BUDGET_ADMIN_OPERATIONS,

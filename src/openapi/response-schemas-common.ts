@@ -49,6 +49,7 @@ const periodicBudgetView = z.object({
 export const keyPolicyView = z.object({
   allowed_models: z.array(z.string()).nullable(),
   allowed_networks: z.array(z.string()).nullable(),
+  allowed_mcp: z.array(z.string()).nullable(),
   expires_at: nullableIso,
   expired: z.boolean(),
   periodic_budget: periodicBudgetView.nullable(),

@@ -16,6 +16,8 @@ import type { WorkspacePolicy } from "../core/budget-scopes.js";
 /** A change of a key's policy: undefined leaves a field as it is, null removes the restriction. */
 export interface KeyPolicyChange {
   allowedModels?: string[] | null;
+  /** MCP servers and tools (core/mcp-names.ts); null: every one. */
+  allowedMcp?: string[] | null;
   allowedNetworks?: string[] | null;
   expiresAt?: number | null;
   period?: KeyPeriod | null;
@@ -25,6 +27,7 @@ export interface KeyPolicyChange {
 
 export interface KeyPolicy {
   allowedModels: string[] | null;
+  allowedMcp: string[] | null;
   allowedNetworks: string[] | null;
   expiresAt: number | null;
   period: KeyPeriod | null;
@@ -84,6 +87,7 @@ export function toApiKey(row: Selectable<KeysTable>): ApiKey {
     clampOutput: row.clamp_output !== 0n,
     allowedModels: jsonList(row.allowed_models),
     allowedNetworks: jsonList(row.allowed_networks),
+    allowedMcp: jsonList(row.allowed_mcp),
     expiresAt: row.expires_at == null ? null : Number(row.expires_at),
     period: row.period ?? null,
     periodBudget: row.period_budget_nano == null ? null : BigInt(row.period_budget_nano),
@@ -108,6 +112,7 @@ function jsonList(text: string | null | undefined): string[] | null {
 export function policyColumns(change: KeyPolicyChange, current: Pick<ApiKey, "period"> | null) {
   return {
     ...(change.allowedModels !== undefined && { allowed_models: change.allowedModels === null ? null : JSON.stringify(change.allowedModels) }),
+    ...(change.allowedMcp !== undefined && { allowed_mcp: change.allowedMcp === null ? null : JSON.stringify(change.allowedMcp) }),
     ...(change.allowedNetworks !== undefined && { allowed_networks: change.allowedNetworks === null ? null : JSON.stringify(change.allowedNetworks) }),
     ...(change.expiresAt !== undefined && { expires_at: change.expiresAt === null ? null : BigInt(change.expiresAt) }),
     ...(change.period !== undefined && { period: change.period }),

@@ -75,6 +75,8 @@ export interface KeysTable {
   /** Key policies (migration 0013): JSON arrays of model ids and CIDR ranges; null: no restriction. */
   allowed_models: ColumnType<string | null, string | null | undefined, string | null>;
   allowed_networks: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The MCP servers and tools the key may use at /mcp (migration 0031): JSON array; null: every one. */
+  allowed_mcp: ColumnType<string | null, string | null | undefined, string | null>;
   /** Epoch ms after which the key is refused (401 key_expired); null: never. */
   expires_at: ColumnType<Stamp | null, Stamp | null | undefined, Stamp | null>;
   /** The periodic budget's window (UTC); null: none. */
@@ -217,6 +219,8 @@ export interface WorkspacesTable {
   member_monthly_budget_nano: ColumnType<Int | null, Int | null | undefined, Int | null>;
   /** JSON array of the model ids the workspace's keys may use; null: no restriction. */
   allowed_models: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The MCP servers and tools the workspace's keys may use (migration 0031): JSON array; null: every one. */
+  allowed_mcp: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export type Role = "owner" | "admin" | "member";

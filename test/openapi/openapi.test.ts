@@ -290,6 +290,21 @@ describe.each(DATABASE_KINDS)("OpenAPI description on %s", (kind) => {
     expect((await anthropic.models.list()).data.length).toBeGreaterThan(0);
     await expect(anthropic.messages.create({ model: "claude-mock", max_tokens: -1, messages: [] })).rejects.toMatchObject({ status: 400 });
 
+    // ---- /mcp (no MCP servers configured: an empty server) ----
+    const mcpHeaders = { authorization: `Bearer ${raw}`, accept: "application/json, text/event-stream" };
+    const initialize = {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "openapi-test", version: "1" } },
+    };
+    const opened = await recordingFetch(`${gateway.url}/mcp`, { method: "POST", headers: { ...mcpHeaders, "content-type": "application/json" }, body: JSON.stringify(initialize) });
+    expect(opened.status).toBe(200);
+    await opened.text();
+    const mcpSession = opened.headers.get("mcp-session-id")!;
+    expect((await call("GET", "/mcp", { headers: mcpHeaders })).status).toBe(400);
+    expect((await call("DELETE", "/mcp", { headers: { ...mcpHeaders, "mcp-session-id": mcpSession } })).status).toBe(200);
+
     // ---- /v1beta with Google's Gen AI SDK ----
     const genai = new GoogleGenAI({ apiKey: raw, httpOptions: { baseUrl: gateway.url, fetch: recordingFetch } });
     expect((await genai.models.generateContent({ model: "gpt-mock", contents: "hi" })).text).toBe("Hello");

@@ -136,6 +136,8 @@ export interface SessionInfo {
 export interface KeyPolicy {
   allowed_models: string[] | null;
   allowed_networks: string[] | null;
+  /** MCP servers and tools the key may use at /mcp; null: every one. Absent from older gateways. */
+  allowed_mcp?: string[] | null;
   expires_at: string | null;
   expired: boolean;
   periodic_budget: null | {

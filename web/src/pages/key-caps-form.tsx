@@ -17,6 +17,8 @@ export interface CapsDraft {
   /** null: every model of the tier; else the ids the key may use. */
   models: string[] | null;
   networks: string;
+  /** MCP servers and tools (server or server__tool), comma-separated; "" for every one. */
+  mcp: string;
   /** The date picker's value (local time, "2026-05-01T09:30"); "" for never. */
   expires: string;
   /** The stored expiry, sent back unchanged while the picker still shows it (the picker has no seconds). */
@@ -45,6 +47,7 @@ export function capsDraftOf(key: Key): CapsDraft {
     clamp: key.clamp_output,
     models: policy.allowed_models,
     networks: (policy.allowed_networks ?? []).join(", "),
+    mcp: (policy.allowed_mcp ?? []).join(", "),
     expires: policy.expires_at ? localPickerValue(policy.expires_at) : "",
     expiresStored: policy.expires_at,
     period: policy.periodic_budget?.period ?? "",
@@ -59,7 +62,7 @@ export function capsDraftOf(key: Key): CapsDraft {
 
 /** The PATCH /keys/:id body of a draft; throws on per-model limits it cannot read (parseModelLimits). */
 export function capsRequestBody(draft: CapsDraft) {
-  const { budget, tokens, clamp, models, networks, expires, expiresStored, period, periodBudget, periodTokens, rpm, tpm, concurrent, modelLimits } = draft;
+  const { budget, tokens, clamp, models, networks, mcp, expires, expiresStored, period, periodBudget, periodTokens, rpm, tpm, concurrent, modelLimits } = draft;
   const list = (text: string) => (text.trim() === "" ? null : text.split(",").map((entry) => entry.trim()));
   const perModel = parseModelLimits(modelLimits);
   const limits: KeyLimits = {
@@ -83,6 +86,7 @@ export function capsRequestBody(draft: CapsDraft) {
     clamp_output: clamp,
     allowed_models: models,
     allowed_networks: list(networks),
+    allowed_mcp: list(mcp),
     expires_at: expiresAt,
     period: period === "" ? null : period,
     period_budget_usd: period === "" || periodBudget.trim() === "" ? null : periodBudget.trim(),
@@ -185,6 +189,10 @@ export function KeyEditorDialog(props: {
           <label>
             Allowed networks (addresses or CIDR ranges, comma-separated)
             <input value={draft.networks} onChange={(e) => onChange({ networks: e.target.value })} placeholder="anywhere" spellCheck={false} />
+          </label>
+          <label>
+            MCP servers and tools at /mcp (a server, or server__tool; comma-separated)
+            <input value={draft.mcp} onChange={(e) => onChange({ mcp: e.target.value })} placeholder="every one" spellCheck={false} />
           </label>
         </fieldset>
         <fieldset>
