@@ -7,6 +7,7 @@ import { currentPeriodUse, nextPeriodStart, periodStart } from "../billing/key-p
 import { formatUsd, MAX_BALANCE, type Nano } from "../core/money.js";
 import { GatewayError } from "../errors/catalogue.js";
 import { parseProxyRange } from "../core/trusted-proxies.js";
+import { checkedDefaultTags, type Tags } from "../core/request-tags.js";
 import type { KeyPolicy, KeyPolicyChange } from "../store/keys-store.js";
 import type { KeyPeriod } from "../store/tables.js";
 
@@ -62,6 +63,10 @@ export function validateKeyPolicy(change: KeyPolicyChange, context: { config: Ga
   if (change.periodTokenCap != null && (!Number.isSafeInteger(change.periodTokenCap) || change.periodTokenCap < 0)) {
     throw invalid("period_token_cap", "must be a non-negative whole number");
   }
+  if (change.defaultTags != null) {
+    const tags = checkedDefaultTags(change.defaultTags, "default_tags");
+    out.defaultTags = Object.keys(tags).length === 0 ? null : tags;
+  }
   const pick = <K extends keyof KeyPolicy>(name: K): KeyPolicy[K] | null => (out[name] === undefined ? (context.current?.[name] ?? null) : (out[name] as KeyPolicy[K]));
   const period = pick("period");
   const hasBudget = pick("periodBudget") !== null || pick("periodTokenCap") !== null;
@@ -114,6 +119,7 @@ interface PolicyView {
   periodStartedAt: number;
   periodSpent: Nano;
   periodTokensUsed: number;
+  defaultTags?: Tags | null;
 }
 
 /** The policy as the dashboard API, the CLI (--json) and GET /v1/me show it: money as USD text, times as ISO. */
@@ -137,5 +143,6 @@ export function keyPolicyJson(key: PolicyView, now: number) {
     expires_at: key.expiresAt === null ? null : new Date(key.expiresAt).toISOString(),
     expired: keyExpired(key.expiresAt, now),
     periodic_budget: periodic,
+    default_tags: key.defaultTags ?? null,
   };
 }

@@ -41,6 +41,8 @@ export interface RequestMeter {
    * (Gemini's `/v1beta/models/{model}:generateContent`, `:streamGenerateContent`, `:countTokens`).
    */
   route?: string;
+  /** The request's tags, "key=value" sorted (admission.ts requestTags): for the request log. */
+  tags?: string[];
 }
 
 declare module "fastify" {
@@ -158,6 +160,7 @@ export function requestLogEntry(request: FastifyRequest, status: number): Reques
     reasoningTokens: usage === undefined ? null : usage.reasoningTokens,
     costNano: m.costNano ?? null,
     estimated: usage === undefined ? null : usage.estimated ? 1 : 0,
+    tags: m.tags === undefined ? null : m.tags.join(","),
   };
 }
 

@@ -30,6 +30,8 @@ export interface RequestLogEntry {
   reasoningTokens: number | null;
   costNano: bigint | null;
   estimated: 0 | 1 | null;
+  /** The request's tags, "key=value" joined by commas (core/request-tags.ts bounds them); null: none. */
+  tags?: string | null;
 }
 
 const COLUMNS = [
@@ -55,12 +57,16 @@ const COLUMNS = [
   "reasoning_tokens",
   "cost_nano",
   "estimated",
+  "tags",
 ] as const;
 
 /** Text fields are bounded here too, whatever the request path gave (names are catalog ids, but a log must never grow a row without limit). */
 const MAX_TEXT = 200;
 /** An error message: long enough for the gateway's own sentences (a model id and a hint in them). */
 export const MAX_MESSAGE = 500;
+
+/** The request's tags: at most 10 of at most 64 + 1 + 128 characters, with their commas. */
+const MAX_TAGS_TEXT = 2000;
 
 function bounded(text: string | null, max = MAX_TEXT): string | null {
   return text === null || text.length <= max ? text : text.slice(0, max);
@@ -90,10 +96,11 @@ function valuesOf(e: RequestLogEntry): unknown[] {
     e.reasoningTokens,
     e.costNano,
     e.estimated,
+    bounded(e.tags ?? null, MAX_TAGS_TEXT),
   ];
 }
 
-/** Rows per INSERT statement: 22 parameters each, far below either database's parameter limit. */
+/** Rows per INSERT statement: 23 parameters each, far below either database's parameter limit. */
 export const ROWS_PER_INSERT = 100;
 
 /** Multi-row INSERT statements by row count, prepared once per connection (sqlite-writer.ts). */
