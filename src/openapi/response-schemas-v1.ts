@@ -58,9 +58,10 @@ export const meSchema = z.object({
   budgets: z
     .array(
       budgetUseView.extend({
-        level: z.enum(["account", "key", "key_period", "workspace", "member"]),
+        level: z.enum(["account", "key", "key_period", "workspace", "member", "tag"]),
         code: z.string(),
         resets_at: isoTime.nullable(),
+        tag: z.string().optional().describe("level tag: the budget's tag (key=value), one of the key's default tags"),
       }),
     )
     .describe(
