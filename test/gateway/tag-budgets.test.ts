@@ -9,6 +9,8 @@ import { mockConfig, startGateway, type TestGateway } from "../support/gateway.j
 import { chatCompletion, json, startMockUpstream, type MockUpstream } from "../support/mock-upstream.js";
 import { ADMIN_SCOPES } from "../../src/admin/scopes.js";
 import { waitFor } from "../cli/gateway-process.js";
+import { ledgerCsvLines } from "../../src/dashboard/ledger-csv.js";
+import { formatUsd } from "../../src/core/money.js";
 
 interface Answer {
   status: number;
@@ -96,6 +98,37 @@ describe.each(DATABASE_KINDS)("tags and tag budgets through the gateway on %s", 
     expect(anthropic.status).toBe(400);
     expect(JSON.stringify(anthropic.body)).toContain("x-gateway-tags");
     expect((await gateway.app.ctx.store.accounts.get(account.id))!.totalSpent).toBe(spentBefore);
+  });
+
+  it("breaks spend down by tag in /v1/usage, the admin usage API and the CSV export", async () => {
+    const { raw, account } = await keyWith({ project: "atlas" });
+    const sent = ["env=prod", "env=prod", "env=dev"];
+    for (const tag of sent) expect((await call(gateway, "POST", "/v1/chat/completions", raw, chat, { "x-gateway-tags": tag })).status).toBe(200);
+    const rows = await gateway.app.ctx.store.db.selectFrom("ledger").select("cost_nano").where("account_id", "=", account.id).where("kind", "=", "usage").execute();
+    const one = BigInt(rows[0]!.cost_nano);
+    const usd = formatUsd;
+    const expected = [
+      { tag: "project=atlas", requests: 3, cost_usd: usd(3n * one), tokens: 3300 },
+      { tag: "env=prod", requests: 2, cost_usd: usd(2n * one), tokens: 2200 },
+      { tag: "env=dev", requests: 1, cost_usd: usd(one), tokens: 1100 },
+    ];
+    const usage = await call(gateway, "GET", "/v1/usage", raw);
+    expect(usage.body.by_tag).toEqual(expected);
+    const admin = await call(gateway, "GET", `/admin/v1/accounts/${account.id}/usage?days=366`, adminToken); // the route counts days on the real clock, the gateway runs on a fake one
+    expect(admin.status).toBe(200);
+    expect(admin.body.by_tag).toEqual(expected);
+    let csv = "";
+    for await (const chunk of ledgerCsvLines(gateway.app.ctx.store, account.id)) csv += chunk;
+    const [header, ...lines] = csv.trim().split("\r\n");
+    expect(header!.split(",").at(-1)).toBe("tags");
+    // The credit row that funded the account has no tags (an empty cell); the three usage rows theirs.
+    expect(lines.filter((l) => l.endsWith(",")).length).toBe(1);
+    expect(
+      lines
+        .filter((l) => !l.endsWith(","))
+        .map((l) => l.split(",").slice(-2).join(","))
+        .sort(),
+    ).toEqual(['"env=dev', '"env=prod', '"env=prod'].map((t) => `${t},project=atlas"`).sort());
   });
 
   it("a budget on a tag equal to the month's spend refuses with tag_budget_exceeded; other tags and accounts are not held; the month rolls over", async () => {

@@ -16,6 +16,7 @@ import { trafficUse } from "../../billing/traffic-usage.js";
 import { budgetUseJson } from "../../billing/budget-view.js";
 import { appliedBudgets, type TagBudgetUse } from "../../billing/applied-budgets.js";
 import { tagTexts } from "../../core/request-tags.js";
+import { tagUsage } from "../../billing/tag-usage.js";
 import type { ApiKey } from "../../store/keys-store.js";
 import { nextMonthStart } from "../../billing/admission.js";
 import { readRequestIdParam, requestNotFound, requestRecordJson } from "./request-record.js";
@@ -146,6 +147,8 @@ export function registerAccountRoutes(app: FastifyInstance, ctx: RouteContext): 
       totals: totalsJson(usage.totals),
       by_model: usage.byModel.map((m) => ({ model: m.model, ...totalsJson(m) })),
       by_day: usage.byDay.map((d) => ({ day: d.day, ...totalsJson(d) })),
+      // Spend per tag of the key's requests (its default tags and the x-gateway-tags header's).
+      by_tag: await tagUsage(ctx.store.db, { keyId: usage.keyId }, usage.start, usage.end),
     };
   });
 
