@@ -11,6 +11,10 @@ import { ADMIN_SCOPES } from "../../src/admin/scopes.js";
 import { waitFor } from "../cli/gateway-process.js";
 import { ledgerCsvLines } from "../../src/dashboard/ledger-csv.js";
 import { formatUsd } from "../../src/core/money.js";
+import { runCli } from "../../src/cli/main.js";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 
 interface Answer {
   status: number;
@@ -184,5 +188,31 @@ describe.each(DATABASE_KINDS)("tags and tag budgets through the gateway on %s", 
     expect((await call(gateway, "POST", "/admin/v1/tag-budgets", adminToken, { tag })).status).toBe(400);
     expect((await call(gateway, "POST", "/admin/v1/tag-budgets", adminToken, { tag, account_id: "acct_nope", monthly_budget_usd: "1" })).status).toBe(400);
     expect((await call(gateway, "DELETE", `/admin/v1/tag-budgets?tag=x%3Dnone`, adminToken)).status).toBe(404);
+  });
+
+  it("the CLI sets, lists and removes a budget on a tag", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "gw-tags-cli-"));
+    writeFileSync(join(dir, "gateway.config.yaml"), mockConfig({ openaiUrl: mock.url }));
+    const cli = async (argv: string[]) => {
+      let stdout = "";
+      let stderr = "";
+      const code = await runCli(argv, {
+        stdout: (text) => void (stdout += text),
+        stderr: (text) => void (stderr += text),
+        env: { ...gateway.database.env, GATEWAY_CONFIG: join(dir, "gateway.config.yaml") },
+        cwd: dir,
+      });
+      return { code, stdout, stderr };
+    };
+    const tag = `cli=${kind}`;
+    const set = await cli(["admin", "tag-budgets", "set", tag, "--usd", "2.5", "--tokens", "1000", "--json"]);
+    expect(set.code, set.stderr).toBe(0);
+    expect(JSON.parse(set.stdout)).toMatchObject({ tag, account_id: null, usd: "2.50", tokens: 1000 });
+    const listed = JSON.parse((await cli(["admin", "tag-budgets", "list", "--json"])).stdout) as Array<{ tag: string }>;
+    expect(listed.map((b) => b.tag)).toContain(tag);
+    expect((await cli(["admin", "tag-budgets", "remove", tag])).code).toBe(0);
+    expect(await gateway.app.ctx.store.tagBudgets.get(tag, null)).toBeNull();
+    expect((await cli(["admin", "tag-budgets", "set", "bad tag", "--usd", "1"])).code).toBe(1);
+    expect((await cli(["admin", "tag-budgets", "set"])).code).toBe(2);
   });
 });
