@@ -470,6 +470,11 @@ describe.each(DATABASE_KINDS)("OpenAPI description on %s", (kind) => {
     expect((await adminCall("POST", `/accounts/${accountId}/password-link`)).status).toBe(201);
     expect((await adminCall("POST", `/accounts/${me.id}/password-link`)).status).toBe(403);
     expect((await adminCall("GET", "/accounts?limit=1")).status).toBe(200);
+    expect((await adminCall("POST", "/tag-budgets", { tag: "project=openapi", monthly_budget_usd: "3" })).status).toBe(200);
+    expect((await adminCall("POST", "/tag-budgets", { tag: "project=openapi" })).status).toBe(400);
+    expect((await adminCall("GET", "/tag-budgets")).status).toBe(200);
+    expect((await adminCall("DELETE", "/tag-budgets?tag=project%3Dopenapi")).status).toBe(200);
+    expect((await adminCall("DELETE", "/tag-budgets?tag=project%3Dopenapi")).status).toBe(404);
     expect((await adminCall("GET", `/accounts/${accountId}`)).status).toBe(200);
     expect((await adminCall("GET", "/accounts/nope")).status).toBe(404);
     expect((await adminCall("PATCH", `/accounts/${accountId}`, { monthly_budget_usd: "20" })).status).toBe(200);
