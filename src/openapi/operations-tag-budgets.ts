@@ -2,7 +2,7 @@
 // dashboard's (administrators), one answer shape.
 import { z } from "zod";
 import { tagBudgetSchemas } from "../admin/routes/tag-budgets.js";
-import { admin, ok, type OperationSpec } from "./operation-spec.js";
+import { admin, dash, ok, type OperationSpec } from "./operation-spec.js";
 import { budgetUseView, isoTime } from "./response-schema-parts.js";
 
 /** tagBudgetsJson (src/admin/tag-budgets.ts). */
@@ -38,6 +38,24 @@ export const TAG_BUDGET_ADMIN_OPERATIONS: readonly OperationSpec[] = [
     method: "DELETE",
     path: "/tag-budgets",
     summary: "Remove the budget on a tag (audited)",
+    query: tagBudgetSchemas.keyQuery,
+    responses: ok(tagBudgetRemovedSchema),
+  }),
+];
+
+export const TAG_BUDGET_DASHBOARD_OPERATIONS: readonly OperationSpec[] = [
+  dash({ method: "GET", path: "/admin/tag-budgets", summary: "Every budget on a tag with this month's use (administrators)", responses: ok(tagBudgetListSchema) }),
+  dash({
+    method: "POST",
+    path: "/admin/tag-budgets",
+    summary: "Set the monthly budget on a tag (administrators; audited)",
+    body: tagBudgetSchemas.body,
+    responses: ok(tagBudgetView),
+  }),
+  dash({
+    method: "DELETE",
+    path: "/admin/tag-budgets",
+    summary: "Remove the budget on a tag (administrators; audited)",
     query: tagBudgetSchemas.keyQuery,
     responses: ok(tagBudgetRemovedSchema),
   }),

@@ -374,6 +374,10 @@ describe.each(DATABASE_KINDS)("OpenAPI description on %s", (kind) => {
     expect((await otherDash.get("/admin/accounts")).status).toBe(403);
     expect((await dash.get("/admin/accounts?limit=10")).status).toBe(200);
     expect((await dash.get("/admin/workspaces?limit=10")).status).toBe(200);
+    expect((await dash.post("/admin/tag-budgets", { tag: "team=dash", monthly_token_budget: 100 })).status).toBe(200);
+    expect((await otherDash.get("/admin/tag-budgets")).status).toBe(403);
+    expect((await dash.get("/admin/tag-budgets")).status).toBe(200);
+    expect((await dash.delete("/admin/tag-budgets?tag=team%3Ddash")).status).toBe(200);
     expect((await dash.get("/admin/upstreams")).status).toBe(200);
     expect((await dash.get("/admin/audit?limit=10")).status).toBe(200);
     expect((await dash.get("/admin/requests?limit=5")).status).toBe(200);
