@@ -8,6 +8,7 @@ import { formatUsd, MAX_BALANCE, type Nano } from "../core/money.js";
 import { GatewayError } from "../errors/catalogue.js";
 import { parseProxyRange } from "../core/trusted-proxies.js";
 import { isMcpAllowlistEntry, MAX_MCP_ALLOWLIST } from "../core/mcp-names.js";
+import { checkedDefaultTags, type Tags } from "../core/request-tags.js";
 import type { KeyPolicy, KeyPolicyChange } from "../store/keys-store.js";
 import type { KeyPeriod } from "../store/tables.js";
 
@@ -63,6 +64,10 @@ export function validateKeyPolicy(change: KeyPolicyChange, context: { config: Ga
   }
   if (change.periodTokenCap != null && (!Number.isSafeInteger(change.periodTokenCap) || change.periodTokenCap < 0)) {
     throw invalid("period_token_cap", "must be a non-negative whole number");
+  }
+  if (change.defaultTags != null) {
+    const tags = checkedDefaultTags(change.defaultTags, "default_tags");
+    out.defaultTags = Object.keys(tags).length === 0 ? null : tags;
   }
   const pick = <K extends keyof KeyPolicy>(name: K): KeyPolicy[K] | null => (out[name] === undefined ? (context.current?.[name] ?? null) : (out[name] as KeyPolicy[K]));
   const period = pick("period");
@@ -132,6 +137,7 @@ interface PolicyView {
   periodStartedAt: number;
   periodSpent: Nano;
   periodTokensUsed: number;
+  defaultTags?: Tags | null;
 }
 
 /** The policy as the dashboard API, the CLI (--json) and GET /v1/me show it: money as USD text, times as ISO. */
@@ -156,5 +162,6 @@ export function keyPolicyJson(key: PolicyView, now: number) {
     expires_at: key.expiresAt === null ? null : new Date(key.expiresAt).toISOString(),
     expired: keyExpired(key.expiresAt, now),
     periodic_budget: periodic,
+    default_tags: key.defaultTags ?? null,
   };
 }

@@ -16,6 +16,7 @@ import type { AdminRoute } from "./routes/route.js";
 import { stripeEventRoutes } from "./routes/stripe-events.js";
 import { usageAuditRoutes } from "./routes/usage-audit.js";
 import { workspaceRoutes } from "./routes/workspaces.js";
+import { tagBudgetRoutes } from "./routes/tag-budgets.js";
 import { fileTextFieldsOf, refuseUnstorableText } from "../core/stored-text.js";
 
 export const ADMIN_API_PREFIX = "/admin/v1";
@@ -34,6 +35,7 @@ export const ADMIN_API_ROUTES: readonly AdminRoute[] = [
   catalogEntryOptionsRoute,
   ...catalogPriceRoutes,
   ...workspaceRoutes,
+  ...tagBudgetRoutes,
 ];
 
 export function registerAdminApiRoutes(app: FastifyInstance, ctx: RouteContext): void {

@@ -19,6 +19,12 @@ export const policyFields = {
   period: z.enum(["day", "week", "month"]).nullable().optional(),
   period_budget_usd: usdAmount.nullable().optional(),
   period_token_cap: tokenCount.nullable().optional(),
+  // Default tags (core/request-tags.ts checks each key and value): {key: value}, at most 10.
+  default_tags: z
+    .record(z.string().min(1).max(64), z.string().min(1).max(128))
+    .refine((tags) => Object.keys(tags).length <= 10, "at most 10 tags")
+    .nullable()
+    .optional(),
 };
 export type PolicyBody = { [K in keyof typeof policyFields]?: z.infer<(typeof policyFields)[K]> };
 
@@ -31,6 +37,7 @@ export function policyChange(body: PolicyBody): KeyPolicyChange {
     ...(body.period !== undefined && { period: body.period }),
     ...(body.period_budget_usd !== undefined && { periodBudget: body.period_budget_usd }),
     ...(body.period_token_cap !== undefined && { periodTokenCap: body.period_token_cap }),
+    ...(body.default_tags !== undefined && { defaultTags: body.default_tags }),
   };
 }
 

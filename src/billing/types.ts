@@ -28,6 +28,8 @@ export interface AdmissionRequest extends DimensionProjections {
   limits?: readonly TrafficLimit[];
   /** The budget scopes that apply (core/budget-scopes.ts: a workspace key's workspace and member budgets); absent or empty: none. */
   budgets?: readonly BudgetLimit[];
+  /** The request's tags as "key=value" texts (core/request-tags.ts tagTexts), kept on the hold for its ledger row; absent or empty: none. */
+  tags?: readonly string[];
 }
 
 export interface Hold {
@@ -51,6 +53,8 @@ export interface Hold {
   traffic?: TrafficStatus;
   /** The budget scopes the hold reserved in (budget_usage); settlement charges them and a release gives them back. Unset: none. */
   budgets?: readonly string[];
+  /** The request's tags ("key=value"), written to ledger_tags with the ledger row (migration 0030). Unset: none. */
+  tags?: readonly string[];
 }
 
 export interface Charge {

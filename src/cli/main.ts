@@ -164,8 +164,11 @@ async function admin(args: string[], io: CliIo, store: Store, config: GatewayCon
     case "catalog":
       await (await import("./commands/catalog.js")).catalogCommand(sub === undefined ? [] : [sub, ...rest], io, store, config);
       break;
+    case "tag-budgets":
+      await (await import("./commands/tag-budgets.js")).tagBudgetsCommand(sub, rest, io, store);
+      break;
     default:
-      throw new UsageError("usage: gateway admin accounts|users|keys|provider-keys|ledger|upstreams|token|codes|stripe|catalog|config ...");
+      throw new UsageError("usage: gateway admin accounts|users|keys|provider-keys|ledger|upstreams|token|codes|stripe|catalog|tag-budgets|config ...");
   }
   return 0;
 }

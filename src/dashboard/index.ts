@@ -16,6 +16,7 @@ import { registerModelRoutes } from "./routes/model-routes.js";
 import { registerRequestLogRoutes } from "./routes/request-log-routes.js";
 import { registerUsageRoutes } from "./routes/usage-routes.js";
 import { registerWorkspaceRoutes } from "./routes/workspace-routes.js";
+import { registerTagBudgetRoutes } from "./routes/tag-budget-routes.js";
 import { isSafeMethod, requireActive, requireSession } from "./session-auth.js";
 import { registerStaticRoutes } from "./static-files.js";
 import { fileTextFieldsOf, refuseUnstorableText } from "../core/stored-text.js";
@@ -50,6 +51,7 @@ export function registerDashboardRoutes(app: FastifyInstance, ctx: RouteContext)
         registerUsageRoutes(signedIn, ctx);
         registerRequestLogRoutes(signedIn, ctx);
         registerWorkspaceRoutes(signedIn, ctx);
+        registerTagBudgetRoutes(signedIn, ctx);
         registerAdminRoutes(signedIn, ctx);
         registerCatalogRoutes(signedIn, ctx);
         registerCatalogEntityRoutes(signedIn, ctx);

@@ -15,6 +15,7 @@ import { WORKSPACE_BUDGET_ADMIN_OPERATIONS, WORKSPACE_BUDGET_DASHBOARD_OPERATION
 import { GEMINI_OPERATIONS } from "./operations-gemini.js";
 import { STRIPE_ADMIN_OPERATIONS, STRIPE_DASHBOARD_OPERATIONS, STRIPE_WEBHOOK_OPERATIONS } from "./operations-stripe.js";
 import { MCP_OPERATIONS } from "./operations-mcp.js";
+import { TAG_BUDGET_ADMIN_OPERATIONS, TAG_BUDGET_DASHBOARD_OPERATIONS } from "./operations-tag-budgets.js";
 import { ok, type OperationSpec } from "./operation-spec.js";
 import * as r from "./response-schemas.js";
 
@@ -68,7 +69,9 @@ export const OPERATIONS: readonly OperationSpec[] = [
   ...ADMIN_CATALOG_ENTITY_OPERATIONS,
   ...WORKSPACE_BUDGET_ADMIN_OPERATIONS,
   ...STRIPE_ADMIN_OPERATIONS,
+  ...TAG_BUDGET_ADMIN_OPERATIONS,
   ...DASHBOARD_OPERATIONS,
   ...WORKSPACE_BUDGET_DASHBOARD_OPERATIONS,
   ...STRIPE_DASHBOARD_OPERATIONS,
+  ...TAG_BUDGET_DASHBOARD_OPERATIONS,
 ];

@@ -27,6 +27,7 @@ import { VideoTasksStore } from "./video-tasks-store.js";
 import type { Database } from "./tables.js";
 import { WorkspacesStore } from "./workspaces-store.js";
 import { WorkspaceBudgetsStore } from "./workspace-budgets-store.js";
+import { TagBudgetsStore } from "./tag-budgets-store.js";
 import { transact } from "./transact.js";
 
 /**
@@ -60,6 +61,7 @@ export class Store {
   readonly showAgain: ShowAgainStore;
   readonly workspaces: WorkspacesStore;
   readonly workspaceBudgets: WorkspaceBudgetsStore;
+  readonly tagBudgets: TagBudgetsStore;
   readonly responses: ResponsesStore;
   readonly videoTasks: VideoTasksStore;
   readonly adminTokens: AdminTokensStore;
@@ -87,6 +89,7 @@ export class Store {
     this.showAgain = new ShowAgainStore(handle.db, box);
     this.workspaces = new WorkspacesStore(handle.db);
     this.workspaceBudgets = new WorkspaceBudgetsStore(handle.db);
+    this.tagBudgets = new TagBudgetsStore(handle.db);
     this.responses = new ResponsesStore(handle.db);
     this.videoTasks = new VideoTasksStore(handle.db);
     this.adminTokens = new AdminTokensStore(handle.db);

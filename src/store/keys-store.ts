@@ -12,6 +12,7 @@ import type { Database, KeyStatus, KeysTable } from "./tables.js";
 import { transact } from "./transact.js";
 import { toWorkspacePolicy } from "./workspace-budgets-store.js";
 import type { WorkspacePolicy } from "../core/budget-scopes.js";
+import type { Tags } from "../core/request-tags.js";
 
 /** A change of a key's policy: undefined leaves a field as it is, null removes the restriction. */
 export interface KeyPolicyChange {
@@ -23,6 +24,7 @@ export interface KeyPolicyChange {
   period?: KeyPeriod | null;
   periodBudget?: Nano | null;
   periodTokenCap?: number | null;
+  defaultTags?: Tags | null;
 }
 
 export interface KeyPolicy {
@@ -33,6 +35,8 @@ export interface KeyPolicy {
   period: KeyPeriod | null;
   periodBudget: Nano | null;
   periodTokenCap: number | null;
+  /** Tags every request of the key carries (core/request-tags.ts; a default wins over the request's); null: none. */
+  defaultTags: Tags | null;
 }
 
 export const MAX_ENABLED_KEYS_PER_ACCOUNT = 50;
@@ -96,10 +100,18 @@ export function toApiKey(row: Selectable<KeysTable>): ApiKey {
     periodSpent: BigInt(row.period_spent_nano ?? 0),
     periodTokensUsed: Number(row.period_tokens_used ?? 0),
     limits: subjectLimitsOf(row.limits),
+    defaultTags: tagsColumn(row.default_tags),
     createdAt: Number(row.created_at),
     revokedAt: row.revoked_at === null ? null : Number(row.revoked_at),
     lastUsedAt: row.last_used_at === null ? null : Number(row.last_used_at),
   };
+}
+
+function tagsColumn(text: string | null | undefined): Tags | null {
+  if (text == null) return null;
+  const value: unknown = JSON.parse(text);
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return null;
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, String(v)]));
 }
 
 function jsonList(text: string | null | undefined): string[] | null {
@@ -118,6 +130,7 @@ export function policyColumns(change: KeyPolicyChange, current: Pick<ApiKey, "pe
     ...(change.period !== undefined && { period: change.period }),
     ...(change.periodBudget !== undefined && { period_budget_nano: change.periodBudget }),
     ...(change.periodTokenCap !== undefined && { period_token_cap: change.periodTokenCap === null ? null : BigInt(change.periodTokenCap) }),
+    ...(change.defaultTags !== undefined && { default_tags: change.defaultTags === null ? null : JSON.stringify(change.defaultTags) }),
     ...(change.period !== undefined && change.period !== (current?.period ?? null) && { period_started_at: 0n, period_spent_nano: 0n, period_tokens_used: 0n }),
   };
 }

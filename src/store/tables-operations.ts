@@ -1,7 +1,7 @@
 // Row types of the operators' tables: admin tokens, the audit log, admin idempotency, the request
 // log, redemption codes and the live catalog (tables.ts has the accounts, keys and billing ones and
 // the Database they form together). Integers and timestamps as in tables.ts.
-import type { Generated } from "kysely";
+import type { ColumnType, Generated } from "kysely";
 import type { Int, Stamp } from "./column-types.js";
 
 export interface AdminTokensTable {
@@ -76,6 +76,8 @@ export interface RequestLogTable {
   cost_nano: Int | null;
   /** 1 when the tokens were estimated by the gateway, 0 when the upstream reported them, null without usage. */
   estimated: Int | null;
+  /** The request's tags, "key=value" texts joined by commas (migration 0030); null: none. */
+  tags: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** Single-use top-up codes (migration 0016): only the hash of the code is stored. */

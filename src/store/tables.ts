@@ -89,6 +89,8 @@ export interface KeysTable {
   period_tokens_used: ColumnType<Int, Int | undefined, Int>;
   /** The key's rate and concurrency limits as JSON (src/core/traffic-limits.ts); null: the tier's (migration 0012). */
   limits: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The key's default tags as a JSON object {key: value} (core/request-tags.ts); null: none (migration 0030). */
+  default_tags: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Stamp;
   updated_at: Stamp;
   revoked_at: Stamp | null;
@@ -175,6 +177,31 @@ export interface HoldsTable {
   traffic: ColumnType<string | null, string | null | undefined, string | null>;
   /** The budget scopes the hold reserved in, as a JSON array (billing/budget-scopes.ts); null: none (migration 0029). */
   budgets: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The request's tags as a JSON array of "key=value" texts (core/request-tags.ts); null: none (migration 0030). */
+  tags: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+/** One tag of a charged ledger row (migration 0030): its cost and tokens kept for breakdowns by tag. */
+export interface LedgerTagsTable {
+  ledger_id: Int;
+  /** "key=value". */
+  tag: string;
+  account_id: string;
+  created_at: Stamp;
+  cost_nano: Int;
+  tokens: Int;
+}
+
+/** A monthly budget on a tag (migration 0030), gateway-wide (account_id null) or for one account. */
+export interface TagBudgetsTable {
+  /** The budget scope: "tag:<key=value>" or "tag@<account>:<key=value>" (core/request-tags.ts tagScope). */
+  scope: string;
+  tag: string;
+  account_id: string | null;
+  monthly_budget_nano: Int | null;
+  monthly_token_budget: Int | null;
+  created_at: Stamp;
+  updated_at: Stamp;
 }
 
 export interface BudgetUsageTable {
@@ -344,6 +371,8 @@ export interface Database {
   holds: HoldsTable;
   traffic_windows: TrafficWindowsTable;
   budget_usage: BudgetUsageTable;
+  ledger_tags: LedgerTagsTable;
+  tag_budgets: TagBudgetsTable;
   upstream_keys: UpstreamKeysTable;
   workspaces: WorkspacesTable;
   memberships: MembershipsTable;

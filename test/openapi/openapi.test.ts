@@ -395,6 +395,10 @@ describe.each(DATABASE_KINDS)("OpenAPI description on %s", (kind) => {
     expect((await otherDash.get("/admin/accounts")).status).toBe(403);
     expect((await dash.get("/admin/accounts?limit=10")).status).toBe(200);
     expect((await dash.get("/admin/workspaces?limit=10")).status).toBe(200);
+    expect((await dash.post("/admin/tag-budgets", { tag: "team=dash", monthly_token_budget: 100 })).status).toBe(200);
+    expect((await otherDash.get("/admin/tag-budgets")).status).toBe(403);
+    expect((await dash.get("/admin/tag-budgets")).status).toBe(200);
+    expect((await dash.delete("/admin/tag-budgets?tag=team%3Ddash")).status).toBe(200);
     expect((await dash.get("/admin/upstreams")).status).toBe(200);
     expect((await dash.get("/admin/audit?limit=10")).status).toBe(200);
     expect((await dash.get("/admin/requests?limit=5")).status).toBe(200);
@@ -508,6 +512,11 @@ describe.each(DATABASE_KINDS)("OpenAPI description on %s", (kind) => {
     expect((await adminCall("POST", `/accounts/${accountId}/password-link`)).status).toBe(201);
     expect((await adminCall("POST", `/accounts/${me.id}/password-link`)).status).toBe(403);
     expect((await adminCall("GET", "/accounts?limit=1")).status).toBe(200);
+    expect((await adminCall("POST", "/tag-budgets", { tag: "project=openapi", monthly_budget_usd: "3" })).status).toBe(200);
+    expect((await adminCall("POST", "/tag-budgets", { tag: "project=openapi" })).status).toBe(400);
+    expect((await adminCall("GET", "/tag-budgets")).status).toBe(200);
+    expect((await adminCall("DELETE", "/tag-budgets?tag=project%3Dopenapi")).status).toBe(200);
+    expect((await adminCall("DELETE", "/tag-budgets?tag=project%3Dopenapi")).status).toBe(404);
     expect((await adminCall("GET", `/accounts/${accountId}`)).status).toBe(200);
     expect((await adminCall("GET", "/accounts/nope")).status).toBe(404);
     expect((await adminCall("PATCH", `/accounts/${accountId}`, { monthly_budget_usd: "20" })).status).toBe(200);
