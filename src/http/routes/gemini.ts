@@ -1,19 +1,17 @@
 // Google's Gemini API (v1beta), for the @google/genai SDK and Gemini CLI: generateContent,
 // streamGenerateContent (alt=sse: SSE; without it, the JSON array Google's REST API streams),
-// countTokens (never billed) and the model list. The key comes in x-goog-api-key or ?key= (Bearer
+// countTokens (never billed: the upstream's count on a Gemini-native model, else the estimate) and the model list. The key comes in x-goog-api-key or ?key= (Bearer
 // works too); errors come in Google's envelope (renderError's "google" shape). Every model the key
 // may use answers here, whatever its upstream type: a Gemini-native upstream passes the request
 // through, any other is bridged over its Chat plan (src/formats/gemini).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { ModelConfig } from "../../core/catalog.js";
 import { GatewayError, invalidRequest } from "../../errors/catalogue.js";
-import { checkRequestBody } from "../../formats/fields.js";
 import { geminiFormat } from "../../formats/gemini/gemini-format.js";
-import { estimateGeminiPromptTokens } from "../../formats/gemini/gemini-over-chat.js";
-import { geminiCountTokensRequestSchema } from "../../formats/gemini/request-schema.js";
-import { requestedModel, unknownModel, usableModels } from "../../pipeline/admission.js";
+import { unknownModel, usableModels } from "../../pipeline/admission.js";
 import { authenticate, GOOGLE_API_KEY } from "../../pipeline/authenticate.js";
 import { handleModelRequest } from "../../pipeline/handle-model-request.js";
+import { countGeminiTokens } from "../../pipeline/count-tokens.js";
 import type { GeminiModel } from "../../wire/gemini/types.js";
 import type { RouteContext } from "../route-context.js";
 
@@ -102,15 +100,8 @@ export function registerGeminiRoutes(app: FastifyInstance, ctx: RouteContext, em
     const body = request.body;
     if (!body || typeof body !== "object" || Array.isArray(body)) throw invalidRequest("body", "The request body must be a JSON object.");
     if (action === "embedContent" || action === "batchEmbedContents") return embed(action, model, request, reply);
-    if (action === "countTokens") {
-      // Never billed, like /v1/messages/count_tokens: the gateway's documented estimate.
-      const checked = checkRequestBody(geminiCountTokensRequestSchema, body);
-      requestedModel(request.snapshot.pipeline, request, model, "chat");
-      const counted = (checked.generateContentRequest ?? checked) as Record<string, unknown>;
-      const totalTokens = estimateGeminiPromptTokens(counted);
-      request.meter.inputTokens = totalTokens;
-      return { totalTokens };
-    }
+    // Never billed, like /v1/messages/count_tokens: the upstream's own count on a Gemini-native model, else the estimate.
+    if (action === "countTokens") return countGeminiTokens(request.snapshot.pipeline, model, body as Record<string, unknown>, request, reply);
     const stream = action === "streamGenerateContent";
     const alt = (request.query as Record<string, unknown>).alt;
     if (stream && alt !== undefined && alt !== "sse") throw invalidRequest("alt", "alt must be sse, or absent for the JSON array stream.");
