@@ -95,7 +95,7 @@ export async function countGeminiTokens(services: PipelineServices, modelId: str
   const checked = checkRequestBody(geminiCountTokensRequestSchema, body);
   const model = requestedModel(services, request, modelId, "chat");
   const estimate = () => {
-    const totalTokens = estimateGeminiPromptTokens((checked.generateContentRequest ?? checked) as Json);
+    const totalTokens = estimateGeminiPromptTokens(checked.generateContentRequest ?? checked);
     request.meter.inputTokens = totalTokens;
     return { totalTokens };
   };

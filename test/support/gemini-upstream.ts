@@ -140,14 +140,14 @@ export function bodyProblem(body: unknown): string | null {
 /** What the real API would refuse in a countTokens body: `contents`, or a generateContentRequest naming the path's model. */
 export function countBodyProblem(body: unknown, model: string): string | null {
   if (!isObject(body)) return "Invalid JSON payload received.";
-  for (const key of Object.keys(body)) if (key !== "contents" && key !== "generateContentRequest") return `Invalid JSON payload received. Unknown name "${key}": Cannot find field.`;
+  for (const key of Object.keys(body))
+    if (key !== "contents" && key !== "generateContentRequest") return `Invalid JSON payload received. Unknown name "${key}": Cannot find field.`;
   if (body.generateContentRequest === undefined) return bodyProblem(body);
   if (body.contents !== undefined) return "* CountTokensRequest: contents and generateContentRequest are mutually exclusive";
   const inner = body.generateContentRequest;
   if (!isObject(inner)) return "generateContentRequest: bad shape";
   if (inner.model !== `models/${model}`) return `* CountTokensRequest.generate_content_request.model: must be models/${model}`;
-  const { model: _model, ...rest } = inner;
-  return bodyProblem(rest);
+  return bodyProblem(Object.fromEntries(Object.entries(inner).filter(([key]) => key !== "model")));
 }
 
 /** What the real API would refuse in a batchEmbedContents body for the path's model, or null. */
@@ -209,8 +209,7 @@ export async function startGeminiMock(keys: readonly string[]): Promise<GeminiMo
       } catch {
         return geminiError(res, 400, "INVALID_ARGUMENT", "Invalid JSON payload received.");
       }
-      const problem =
-        operation === "batchEmbedContents" ? embedBodyProblem(body, match[1]!) : operation === "countTokens" ? countBodyProblem(body, match[1]!) : bodyProblem(body);
+      const problem = operation === "batchEmbedContents" ? embedBodyProblem(body, match[1]!) : operation === "countTokens" ? countBodyProblem(body, match[1]!) : bodyProblem(body);
       if (problem) return geminiError(res, 400, "INVALID_ARGUMENT", problem);
       const recorded: GeminiRecorded = { path, operation, stream, model: match[1]!, key, headers: req.headers, body: body as Record<string, unknown> };
       mock.requests.push(recorded);
