@@ -236,7 +236,7 @@ export interface GeminiUsage {
   totalTokenCount: number;
 }
 
-export type GeminiPart = { text: string; thought?: boolean } | { functionCall: { name: string; args: object } };
+export type GeminiPart = { text: string; thought?: boolean } | { functionCall: { name: string; args: object }; thoughtSignature?: string };
 
 /** A buffered generateContent answer. */
 export function geminiResponse(parts: GeminiPart[], usage: GeminiUsage, finishReason = "STOP", extra: object = {}): object {
