@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ProviderConfig } from "../core/catalog.js";
-import { ConnectionWaitTimeoutError, sendToProvider } from "./upstream-client.js";
+import { ConnectionWaitTimeoutError, NoResponseError, sendToProvider } from "./upstream-client.js";
 import { trustUpstreamCa, upstreamRequestsWaiting } from "./upstream-pools.js";
 
 const CONCURRENT = 20;
@@ -157,5 +157,22 @@ describe("HTTP/1.1 upstream", () => {
     // The timed-out request never reached the upstream, even once the connection was free.
     await new Promise((r) => setTimeout(r, 100));
     expect(held).toHaveLength(0);
+  });
+});
+
+describe("an upstream that refuses connections", () => {
+  it("answers NoResponseError, and the process carries on", async () => {
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
+    const port = (probe.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => probe.close(() => resolve()));
+    const refused = provider("refusing-upstream", `http://127.0.0.1:${port}`);
+    const error = await post(refused, "/x").then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(NoResponseError);
+    expect(error).not.toBeInstanceOf(ConnectionWaitTimeoutError);
+    expect(upstreamRequestsWaiting().get("refusing-upstream")).toBe(0);
   });
 });

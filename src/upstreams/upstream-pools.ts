@@ -116,8 +116,9 @@ function clientFactory(undici: typeof Undici) {
       ...options,
       connect: (connectOptions, callback) =>
         connect(connectOptions, (...args) => {
-          const socket = args[1] as { alpnProtocol?: string | false } | null;
-          if (socket !== null) client.pipelining = socket.alpnProtocol === "h2" ? H2_STREAMS_PER_CONNECTION : 1;
+          // On a failed connect undici passes the error alone (no socket argument at all).
+          const socket = args[1] as { alpnProtocol?: string | false } | null | undefined;
+          if (socket) client.pipelining = socket.alpnProtocol === "h2" ? H2_STREAMS_PER_CONNECTION : 1;
           callback(...args);
         }),
     });
