@@ -144,6 +144,24 @@ describe("HTTP/1.1 upstream", () => {
     expect((await Promise.all(answers)).map((r) => r.status)).toEqual([200, 200, 200]);
   });
 
+  it("a reloaded provider with other settings gets a new pool; requests of the older snapshot keep theirs", async () => {
+    const before = provider("h1-reloaded", base, { maxConnections: 1 });
+    const first = post(before, "/one");
+    await until(() => held.length === 1);
+    const stale = post(before, "/stale");
+    await until(() => upstreamRequestsWaiting().get("h1-reloaded") === 1);
+    // The catalog reloads: the same provider, now with 2 connections. Its request goes out at once.
+    const after = provider("h1-reloaded", base, { maxConnections: 2 });
+    const fresh = post(after, "/fresh");
+    await until(() => held.length === 2);
+    expect(upstreamRequestsWaiting().get("h1-reloaded")).toBe(1);
+    for (const res of held.splice(0)) res.end("ok");
+    await until(() => held.length === 1);
+    held.shift()!.end("ok");
+    expect((await Promise.all([first, stale, fresh])).map((r) => r.status)).toEqual([200, 200, 200]);
+    expect(upstreamRequestsWaiting().get("h1-reloaded")).toBe(0);
+  });
+
   it("fails a request that waits longer than connection_wait_ms, and sends nothing for it", async () => {
     const h1 = provider("h1-short-wait", base, { maxConnections: 1, connectionWaitMs: 200 });
     const first = post(h1, "/held");
