@@ -287,13 +287,8 @@ export class GatewayMetrics {
         this.set(await sources.holdsOutstanding());
       },
     });
-    family(
-      registry,
-      "gateway_upstream_requests_waiting",
-      "Upstream requests waiting for a free connection of their provider's pool now (this process), by provider.",
-      "gauge",
-      () => [...sources.upstreamRequestsWaiting()].map(([provider, value]) => ({ labels: { provider }, value })),
-    );
+    const waiting = () => [...sources.upstreamRequestsWaiting()].map(([provider, value]) => ({ labels: { provider }, value }));
+    family(registry, "gateway_upstream_requests_waiting", "Upstream requests waiting for a connection of their provider's pool now (this process).", "gauge", waiting);
     new Gauge({
       name: "gateway_settlement_retries_pending",
       help: "Stream settlements that failed and are being retried in the background (this process).",
