@@ -34,6 +34,7 @@ import { configFromDatabase, LiveCatalog } from "./config/live-catalog.js";
 import { disabledFileKeys } from "./config/file-keys.js";
 import type { AuditActor } from "./store/audit-store.js";
 import { UpstreamHealth } from "./upstreams/upstream-health.js";
+import { upstreamRequestsWaiting } from "./upstreams/upstream-pools.js";
 import type { GatewayMetrics } from "./observability/metrics.js";
 import type { WorkerMetricsLink } from "./observability/cluster-metrics.js";
 import { registerMetricsRoutes, startMetricsListener } from "./http/routes/metrics.js";
@@ -123,6 +124,7 @@ export async function createApp(config: GatewayConfig, options: AppOptions = {})
           breakerStates: () => health.stateCounts(),
           keysCoolingDown: (): number => rotation.coolingDown(),
           settlementRetriesPending: (): number => settlementRetries.pending,
+          upstreamRequestsWaiting,
           holdsOutstanding: async () => countHolds(store),
           // Only with the request log on: no series for a log that is not there.
           ...(config.requestLog && { requestLogDropped: (): number => requestLog?.droppedTotal ?? 0 }),

@@ -35,6 +35,12 @@ export const providerSchema = z.strictObject({
   headers: z.record(z.string(), z.string()).default({}),
   timeout_ms: z.number().int().positive().default(600_000),
   connect_timeout_ms: z.number().int().positive().default(10_000),
+  /** HTTP/1.1 connections per upstream origin (HTTP/2: streams share fewer); requests beyond wait (docs/configuration.md). */
+  max_connections: z.number().int().min(1).max(65_536).default(1_024),
+  /** The longest a request waits for a free upstream connection before it fails with provider_error. */
+  connection_wait_ms: z.number().int().min(100).max(600_000).default(30_000),
+  /** Offer HTTP/2 on TLS upstream connections (ALPN; the upstream picks). */
+  http2: z.boolean().default(true),
 });
 
 /** One optional USD price per dimension of src/core/dimensions.ts that has a price key. */

@@ -84,11 +84,23 @@ export const keyUsageSchema = z.object({
 
 const openAiModel = z.object({ id: z.string(), object: z.literal("model"), created: count, owned_by: z.string(), demo: z.literal(true).optional() });
 const anthropicModel = z.object({ type: z.literal("model"), id: z.string(), display_name: z.string(), created_at: isoTime });
+/** Google's Model (the Gemini API's list, and GET /v1/models to Google-style callers). */
+export const googleModelSchema = z.object({
+  name: z.string(),
+  baseModelId: z.string(),
+  version: z.string(),
+  displayName: z.string(),
+  inputTokenLimit: z.number().int().optional(),
+  outputTokenLimit: z.number().int().optional(),
+  supportedGenerationMethods: z.array(z.string()),
+});
+export const googleModelListSchema = z.object({ models: z.array(googleModelSchema), nextPageToken: z.string().optional() });
 export const modelListSchema = z.union([
   z.object({ object: z.literal("list"), data: z.array(openAiModel) }),
   z.object({ data: z.array(anthropicModel), has_more: z.boolean(), first_id: z.string().nullable(), last_id: z.string().nullable() }),
+  googleModelListSchema,
 ]);
-export const modelSchema = z.union([openAiModel, anthropicModel]);
+export const modelSchema = z.union([openAiModel, anthropicModel, googleModelSchema]);
 
 export const catalogSchema = z.object({
   object: z.literal("catalog"),
