@@ -36,6 +36,7 @@ describe("secrets by file (NAME_FILE)", () => {
   it("the variable itself still works, and a value keeps inner and leading whitespace", () => {
     const dir = directory({ secret: "  two\nlines\n\n" });
     expect(loadConfig({ GATEWAY_SECRET: "plain" }, dir).secret).toBe("plain");
+    expect(loadConfig({ GATEWAY_SECRET: "", GATEWAY_SECRET_FILE: join(dir, "secret") }, dir).secret).toBe("  two\nlines\n");
     expect(loadConfig({ GATEWAY_SECRET_FILE: join(dir, "secret") }, dir).secret).toBe("  two\nlines\n");
   });
 

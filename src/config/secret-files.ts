@@ -13,7 +13,7 @@ const resolvedEnvironments = new WeakSet<object>();
 
 /**
  * The environment with NAME answered from the file NAME_FILE names when NAME is unset (one trailing
- * newline dropped). Both set is an error, as is a file that cannot be read or is too big.
+ * newline dropped). Both set (NAME not empty) is an error, as is a file that cannot be read or is too big.
  */
 export function withSecretFiles(env: NodeJS.ProcessEnv, cwd: string): NodeJS.ProcessEnv {
   if (resolvedEnvironments.has(env)) return env;
@@ -25,7 +25,8 @@ export function withSecretFiles(env: NodeJS.ProcessEnv, cwd: string): NodeJS.Pro
       const fileVariable = `${name}_FILE`;
       const path = name.endsWith("_FILE") ? undefined : target[fileVariable];
       if (path === undefined || path === "") return direct;
-      if (direct !== undefined) throw new ConfigError(`${name} and ${fileVariable} are both set: set one of them`);
+      // Empty counts as unset: a Compose file passes `NAME: ${NAME:-}` through when nobody set it.
+      if (direct !== undefined && direct !== "") throw new ConfigError(`${name} and ${fileVariable} are both set: set one of them`);
       let value = read.get(name);
       if (value === undefined) {
         value = readSecretFile(fileVariable, isAbsolute(path) ? path : resolve(cwd, path));
