@@ -19,13 +19,15 @@ import { mcpSettingsFrom } from "./mcp-settings.js";
 import { oidcSettingsFrom } from "./oidc-settings.js";
 import { stripeSettingsFrom } from "./stripe-settings.js";
 import { configFileSchema, type ConfigFile } from "./schema.js";
+import { withSecretFiles } from "./secret-files.js";
 
 export type { ModelConfig, ModelKind, ModelPricing, ProviderConfig, ProviderType, UpstreamApi } from "../core/catalog.js";
 export type { BillingSettings, ConnectionLimits, GatewayConfig, SignupMode } from "./gateway-config.js";
 export { ConfigError } from "./gateway-config.js";
 export { readConfigFile, withDemoCatalog } from "./config-file.js";
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): GatewayConfig {
+export function loadConfig(environment: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): GatewayConfig {
+  const env = withSecretFiles(environment, cwd);
   const explicit = env.GATEWAY_CONFIG;
   const candidate = explicit ? resolvePath(cwd, explicit) : resolve(cwd, "gateway.config.yaml");
   if (explicit && !existsSync(candidate)) throw new ConfigError(`${candidate}: file not found (from GATEWAY_CONFIG)`);
