@@ -14,6 +14,7 @@ import { buildCatalog } from "./build-catalog.js";
 import { parseConfigText, readConfigText, withDemoCatalog } from "./config-file.js";
 import { ConfigError, type GatewayConfig } from "./gateway-config.js";
 import { oidcSettingsFrom } from "./oidc-settings.js";
+import { cacheSettingsFrom } from "./cache-settings.js";
 import { configFileSchema, type ConfigFile } from "./schema.js";
 
 export type { ModelConfig, ModelKind, ModelPricing, ProviderConfig, ProviderType, UpstreamApi } from "../core/catalog.js";
@@ -55,6 +56,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     oidc: oidcSettingsFrom(file.oidc, (field, message) => {
       throw new ConfigError(`${sourcePath ?? "(defaults)"}: ${field}: ${message}`);
     }),
+    cache: cacheSettingsFrom(file.cache, env.REDIS_URL, (field, message) => {
+      throw new ConfigError(`${sourcePath ?? "(defaults)"}: ${field}: ${message}`);
+    }),
     tracing: tracingSettingsFromEnv(env, (message) => {
       throw new ConfigError(message);
     }),
@@ -84,6 +88,10 @@ function restartOnlySettingsOf(config: Omit<GatewayConfig, "restartOnlySettings"
     upstream_health: JSON.stringify(config.upstreamHealth),
     // The request log's writer is built once at start (its buffer and timers outlive a snapshot).
     request_log: JSON.stringify(config.requestLog),
+    // The response cache's backend is built once at start; its prices and TTL bounds apply on reload.
+    REDIS_URL: config.cache.redisUrl ?? "",
+    "cache.max_total_bytes": String(config.cache.maxTotalBytes),
+    "cache.key_prefix": config.cache.keyPrefix,
     "OTEL_* (tracing)": JSON.stringify(config.tracing),
     // Where the catalog comes from decides what the console may do; it changes with a restart.
     "catalog.source": config.catalogSource,

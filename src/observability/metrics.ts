@@ -32,6 +32,8 @@ export interface MetricsSources {
   holdsOutstanding(): Promise<number>;
   /** Request log entries dropped because the database did not keep up (absent: no request log). */
   requestLogDropped?: () => number;
+  /** The response cache's counts in this process (hits, misses, stores, evictions, errors, too_large). */
+  responseCacheEvents?: () => Record<string, number>;
 }
 
 /** What one finished request contributes (from request.meter, see pipeline/request-context.ts). */
@@ -298,6 +300,12 @@ export class GatewayMetrics {
       family(registry, "gateway_request_log_dropped_total", "Request log entries dropped because the database did not keep up with them (this process).", "counter", () => [
         { labels: {}, value: requestLogDropped() },
       ]);
+    }
+    const responseCacheEvents = sources.responseCacheEvents;
+    if (responseCacheEvents !== undefined) {
+      family(registry, "gateway_response_cache_events_total", "Response cache lookups, stores, evictions and backend errors (this process; ADR 0044).", "counter", () =>
+        Object.entries(responseCacheEvents()).map(([event, value]) => ({ labels: { event }, value })),
+      );
     }
     if (settings.accountSeriesMax !== null) {
       const cap = `at most ${settings.accountSeriesMax} accounts, the rest as account="${OTHER_ACCOUNTS}"`;

@@ -27,6 +27,7 @@ import type { Database } from "./tables.js";
 import { WorkspacesStore } from "./workspaces-store.js";
 import { WorkspaceBudgetsStore } from "./workspace-budgets-store.js";
 import { transact } from "./transact.js";
+import { CacheSettingsStore } from "./cache-settings-store.js";
 
 /**
  * The stores bound to one transaction, for an audited change: every write made through them and the
@@ -46,6 +47,7 @@ export interface AuditedTransaction {
   fileKeys: FileKeyStatesStore;
   sessions: SessionsStore;
   passwordLinks: PasswordLinksStore;
+  cacheSettings: CacheSettingsStore;
   record(change: AuditChange): Promise<void>;
 }
 
@@ -70,6 +72,7 @@ export class Store {
   readonly leases: LeasesStore;
   readonly healthProbes: HealthProbesStore;
   readonly passwordLinks: PasswordLinksStore;
+  readonly cacheSettings: CacheSettingsStore;
 
   constructor(
     readonly handle: DatabaseHandle,
@@ -95,6 +98,7 @@ export class Store {
     this.leases = new LeasesStore(handle.db);
     this.healthProbes = new HealthProbesStore(handle.db);
     this.passwordLinks = new PasswordLinksStore(handle.db);
+    this.cacheSettings = new CacheSettingsStore(handle.db);
   }
 
   /**
@@ -119,6 +123,7 @@ export class Store {
         fileKeys: new FileKeyStatesStore(trx, this.box, this.handle.dialect),
         sessions: new SessionsStore(trx),
         passwordLinks: new PasswordLinksStore(trx),
+        cacheSettings: new CacheSettingsStore(trx),
         record: (change) => appendAudit(trx, actor, change),
       }),
     );

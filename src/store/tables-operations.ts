@@ -153,3 +153,13 @@ export interface HealthProbeResultsTable {
   checked_at: Stamp | number;
   failures_in_row: Int | number;
 }
+
+/** The response cache's opt-in per key or workspace (migration 0035, ADR 0044). */
+export interface CacheSettingsTable {
+  /** "key:<id>" or "workspace:<id>". */
+  subject: string;
+  ttl_seconds: Int;
+  /** "account" (answers stay within the account) or "gateway" (shared, when the operator allows it). */
+  scope: string;
+  updated_at: Stamp;
+}

@@ -16,6 +16,7 @@ import type {
   ProviderKeysTable,
   RedemptionCodesTable,
   RequestLogTable,
+  CacheSettingsTable,
 } from "./tables-operations.js";
 
 export * from "./tables-operations.js";
@@ -362,4 +363,5 @@ export interface Database {
   file_key_states: FileKeyStatesTable;
   gateway_leases: GatewayLeasesTable;
   health_probe_results: HealthProbeResultsTable;
+  cache_settings: CacheSettingsTable;
 }
