@@ -15,6 +15,7 @@ import { providerKeyRoutes } from "./routes/provider-keys.js";
 import type { AdminRoute } from "./routes/route.js";
 import { usageAuditRoutes } from "./routes/usage-audit.js";
 import { workspaceRoutes } from "./routes/workspaces.js";
+import { cacheSettingRoutes } from "./routes/cache-settings.js";
 import { fileTextFieldsOf, refuseUnstorableText } from "../core/stored-text.js";
 
 export const ADMIN_API_PREFIX = "/admin/v1";
@@ -32,6 +33,7 @@ export const ADMIN_API_ROUTES: readonly AdminRoute[] = [
   catalogEntryOptionsRoute,
   ...catalogPriceRoutes,
   ...workspaceRoutes,
+  ...cacheSettingRoutes,
 ];
 
 export function registerAdminApiRoutes(app: FastifyInstance, ctx: RouteContext): void {

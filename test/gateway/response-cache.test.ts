@@ -222,3 +222,62 @@ describe("the response cache without a reachable Redis", () => {
     }
   });
 });
+
+describe("the response cache's opt-in through the admin API, in memory", () => {
+  it("a workspace turns it on for its keys, a key's own setting wins, gateway scope needs the operator, DELETE turns it off", async () => {
+    const mock = await startMockUpstream();
+    mock.handler = async (_req, res) => json(res, 200, chatCompletion("Hello there", { usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } }));
+    const gateway = await startGateway(config(mock.url, "unused:", "free"));
+    try {
+      const { raw: token } = await gateway.app.ctx.store.adminTokens.create({ name: "cache", scopes: ["keys:read", "keys:write", "workspaces:read", "workspaces:write"] });
+      const admin = async (method: string, path: string, body?: object) => {
+        const response = await fetch(`${gateway.url}/admin/v1${path}`, {
+          method,
+          headers: { authorization: `Bearer ${token}`, ...(body && { "content-type": "application/json" }) },
+          body: body && JSON.stringify(body),
+        });
+        return { status: response.status, body: (await response.json()) as { cache?: { ttl_seconds: number; scope: string } | null; error?: { param?: string } } };
+      };
+      const alice = await gateway.createAccount();
+      const team = await gateway.app.ctx.store.workspaces.create("team", alice.account.id);
+      const { key, raw } = await gateway.app.ctx.store.keys.create({ accountId: alice.account.id, workspaceId: team.id });
+
+      expect((await admin("GET", `/keys/${key.id}/cache`)).body.cache).toBeNull();
+      expect((await admin("PATCH", `/keys/nope/cache`, {})).status).toBe(404);
+      const refused = await admin("PATCH", `/workspaces/${team.id}/cache`, { scope: "gateway" });
+      expect(refused.status).toBe(400);
+      expect(refused.body.error?.param).toBe("scope");
+      expect((await admin("PATCH", `/workspaces/${team.id}/cache`, { ttl_seconds: 0 })).status).toBe(400);
+      const on = await admin("PATCH", `/workspaces/${team.id}/cache`, {});
+      expect(on).toMatchObject({ status: 200, body: { cache: { ttl_seconds: 3600, scope: "account" } } });
+
+      const body = question("admin api");
+      expect((await post(gateway, raw, "/v1/chat/completions", body)).cache).toBe("miss");
+      await new Promise((r) => setTimeout(r, 50));
+      const hit = await post(gateway, raw, "/v1/chat/completions", body);
+      expect(hit).toMatchObject({ status: 200, cache: "hit", cost: "0.00" });
+      expect(mock.requests).toHaveLength(1);
+      // A free hit is still a ledger row: no tokens, no cost, marked by its provider.
+      const rows = await gateway.app.ctx.store.db.selectFrom("ledger").selectAll().where("key_id", "=", key.id).orderBy("id").execute();
+      expect(rows.map((r) => [r.provider, Number(r.input_tokens), BigInt(r.cost_nano)])).toEqual([
+        ["mockai", 10, 20_000n],
+        ["(cache)", 0, 0n],
+      ]);
+      // The request log marks the hit the same way.
+      await gateway.app.ctx.pipeline.requestLog?.flush();
+      const logged = await gateway.app.ctx.store.db.selectFrom("request_log").select(["provider", "cost_nano"]).where("key_id", "=", key.id).orderBy("id").execute();
+      expect(logged.map((r) => r.provider)).toEqual(["mockai", "(cache)"]);
+
+      // The key's own setting: off for it, whatever the workspace says.
+      expect((await admin("DELETE", `/workspaces/${team.id}/cache`)).body.cache).toBeNull();
+      expect((await post(gateway, raw, "/v1/chat/completions", body)).cache).toBeNull();
+      expect((await admin("PATCH", `/keys/${key.id}/cache`, { ttl_seconds: 120 })).body.cache).toMatchObject({ ttl_seconds: 120, scope: "account" });
+      expect((await post(gateway, raw, "/v1/chat/completions", body)).cache).toBe("hit");
+      const audit = await gateway.app.ctx.store.db.selectFrom("audit_log").select("action").where("target_id", "in", [key.id, team.id]).execute();
+      expect(audit.map((a) => a.action).sort()).toEqual(["key.cache", "workspace.cache", "workspace.cache"]);
+    } finally {
+      await gateway.close();
+      await mock.close();
+    }
+  });
+});
