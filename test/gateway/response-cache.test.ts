@@ -281,3 +281,44 @@ describe("the response cache's opt-in through the admin API, in memory", () => {
     }
   });
 });
+
+describe("the response cache on the Responses and Messages routes, in memory", () => {
+  it("a buffered Responses request and a streamed Messages request hit in their own format", async () => {
+    const mock = await startMockUpstream();
+    mock.handler = async (req, res) => {
+      if (req.body?.stream) return chatStream(req, res, ["Hello", " there"], { usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } });
+      return json(res, 200, chatCompletion("Hello there", { usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } }));
+    };
+    const gateway = await startGateway(config(mock.url, "unused:", "0.1"));
+    try {
+      const alice = await gateway.createAccount();
+      await gateway.app.ctx.store.cacheSettings.write(cacheSubject("key", alice.key.id), { ttlSeconds: 60, scope: "account", updatedAt: Date.now() });
+      const responsesBody = { model: "gpt-mock", input: "responses route", max_output_tokens: 50, store: false };
+      const missR = await post(gateway, alice.raw, "/v1/responses", responsesBody);
+      expect(missR).toMatchObject({ status: 200, cache: "miss" });
+      await new Promise((r) => setTimeout(r, 50));
+      const hitR = await post(gateway, alice.raw, "/v1/responses", responsesBody);
+      expect(hitR).toMatchObject({ status: 200, cache: "hit", cost: "0.000002" });
+      const output = (text: string) => (JSON.parse(text) as { output: unknown }).output;
+      expect(output(hitR.text)).toEqual(output(missR.text));
+      expect((JSON.parse(hitR.text) as { usage: { cost: string } }).usage.cost).toBe("0.000002");
+
+      const messagesBody = { model: "gpt-mock", max_tokens: 50, stream: true, messages: [{ role: "user", content: "messages route" }] };
+      const missM = await post(gateway, alice.raw, "/v1/messages", messagesBody);
+      expect(missM).toMatchObject({ status: 200, cache: "miss" });
+      await new Promise((r) => setTimeout(r, 50));
+      const calls = mock.requests.length;
+      const hitM = await post(gateway, alice.raw, "/v1/messages", messagesBody);
+      expect(hitM).toMatchObject({ status: 200, cache: "hit" });
+      expect(mock.requests.length).toBe(calls);
+      const eventNames = (text: string) => [...text.matchAll(/^event: (.+)$/gm)].map((m) => m[1]);
+      expect(eventNames(hitM.text)).toEqual(eventNames(missM.text));
+      expect(eventNames(hitM.text)).toContain("message_stop");
+      // The same question on the Chat route is another format's entry: a miss.
+      expect((await post(gateway, alice.raw, "/v1/chat/completions", { ...messagesBody, stream: false })).cache).toBe("miss");
+    } finally {
+      await gateway.close();
+      await mock.close();
+    }
+  });
+});
