@@ -301,12 +301,10 @@ export class GatewayMetrics {
         { labels: {}, value: requestLogDropped() },
       ]);
     }
-    const responseCacheEvents = sources.responseCacheEvents;
-    if (responseCacheEvents !== undefined) {
-      family(registry, "gateway_response_cache_events_total", "Response cache lookups, stores, evictions and backend errors (this process; ADR 0044).", "counter", () =>
-        Object.entries(responseCacheEvents()).map(([event, value]) => ({ labels: { event }, value })),
-      );
-    }
+    const cacheEvents = sources.responseCacheEvents;
+    const cacheHelp = "Response cache lookups, stores, evictions and backend errors (this process; ADR 0044).";
+    if (cacheEvents)
+      family(registry, "gateway_response_cache_events_total", cacheHelp, "counter", () => Object.entries(cacheEvents()).map(([event, value]) => ({ labels: { event }, value })));
     if (settings.accountSeriesMax !== null) {
       const cap = `at most ${settings.accountSeriesMax} accounts, the rest as account="${OTHER_ACCOUNTS}"`;
       family(registry, "gateway_account_requests_total", `Requests per account and HTTP status (opt-in; ${cap}).`, "counter", () =>
