@@ -41,6 +41,7 @@ import { registerMetricsRoutes, startMetricsListener } from "./http/routes/metri
 import { registerOpenApiRoutes } from "./openapi/routes.js";
 import type { Tracing } from "./observability/tracing.js";
 import { RequestLog } from "./requestlog/request-log.js";
+import { openResponseCache } from "./pipeline/response-cache/open.js";
 import type { Server } from "node:http";
 
 export interface App {
@@ -128,6 +129,7 @@ export async function createApp(config: GatewayConfig, options: AppOptions = {})
           holdsOutstanding: async () => countHolds(store),
           // Only with the request log on: no series for a log that is not there.
           ...(config.requestLog && { requestLogDropped: (): number => requestLog?.droppedTotal ?? 0 }),
+          responseCacheEvents: () => responseCache.counts(),
         },
         options.clusterMetrics && (() => options.clusterMetrics!.exposeAll()),
       )
@@ -152,8 +154,9 @@ export async function createApp(config: GatewayConfig, options: AppOptions = {})
   billing.startSweeper();
   const rotation = new KeyRotation();
   const settlementRetries: SettlementRetries = new SettlementRetries(billing, logger);
+  const responseCache = await openResponseCache(config, store, logger);
   // The services every snapshot shares: breakers, key cooldowns, caches and billing outlive a reload.
-  const shared = { store, logger, authCache, billing, rotation, health, settlementRetries, metrics, tracing, requestLog };
+  const shared = { store, logger, authCache, billing, rotation, health, settlementRetries, metrics, tracing, requestLog, responseCache };
   // `disabledKeys`: the config file's keys disabled now (catalog.source: file; config/file-keys.ts).
   const snapshotOf = (loaded: GatewayConfig, disabledKeys: readonly string[]): ConfigSnapshot => {
     const providers = [...loaded.providers.values()];
@@ -317,6 +320,7 @@ export async function createApp(config: GatewayConfig, options: AppOptions = {})
       authCache.stop();
       health.stop();
       await billing.stopSweeper();
+      await responseCache.close();
       await store.close();
       logDestination?.close();
     },

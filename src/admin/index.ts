@@ -17,6 +17,7 @@ import { stripeEventRoutes } from "./routes/stripe-events.js";
 import { usageAuditRoutes } from "./routes/usage-audit.js";
 import { workspaceRoutes } from "./routes/workspaces.js";
 import { tagBudgetRoutes } from "./routes/tag-budgets.js";
+import { cacheSettingRoutes } from "./routes/cache-settings.js";
 import { fileTextFieldsOf, refuseUnstorableText } from "../core/stored-text.js";
 
 export const ADMIN_API_PREFIX = "/admin/v1";
@@ -36,6 +37,7 @@ export const ADMIN_API_ROUTES: readonly AdminRoute[] = [
   ...catalogPriceRoutes,
   ...workspaceRoutes,
   ...tagBudgetRoutes,
+  ...cacheSettingRoutes,
 ];
 
 export function registerAdminApiRoutes(app: FastifyInstance, ctx: RouteContext): void {

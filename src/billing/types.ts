@@ -71,8 +71,11 @@ export interface AdmitOptions {
 export interface Billing {
   /** Throws GatewayError quota_exceeded, key_budget_exceeded or key_token_cap_exceeded. */
   admit(request: AdmissionRequest, options?: AdmitOptions): Promise<Hold>;
-  /** Throws GatewayError ledger_write_failed; nothing is changed then. */
-  settle(hold: Hold, usage: Usage, provider: string): Promise<Charge>;
+  /**
+   * Throws GatewayError ledger_write_failed; nothing is changed then. `flatCost`: the charge is that
+   * amount, not priced from the usage (a response-cache hit, ADR 0044: pass zero usage).
+   */
+  settle(hold: Hold, usage: Usage, provider: string, flatCost?: Nano): Promise<Charge>;
   /** Gives back a hold that will not be settled (failure before any delivery). */
   release(hold: Hold): Promise<void>;
 }

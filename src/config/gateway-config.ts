@@ -5,6 +5,7 @@ import type { McpSettings } from "./mcp-settings.js";
 import type { OidcSettings } from "./oidc-settings.js";
 import type { GuardrailSettings } from "../core/guardrails/guardrail.js";
 import type { StripeSettings } from "./stripe-settings.js";
+import type { CacheSettings } from "./cache-settings.js";
 import type { ConfigFile } from "./schema.js";
 import type { ModelConfig, ProviderConfig } from "../core/catalog.js";
 import type { BreakerSettings } from "../upstreams/circuit-breaker.js";
@@ -79,6 +80,8 @@ export interface GatewayConfig {
   guardrails: GuardrailSettings;
   /** The `request_log` section; null when request_log.enabled is false. */
   requestLog: RequestLogSettings | null;
+  /** The `cache` section and REDIS_URL: the response cache (ADR 0044). */
+  cache: CacheSettings;
   /** The `metrics` section (GET /metrics); null: no metrics are served or recorded. */
   metrics: MetricsSettings | null;
   /** Traces from the OTEL_* environment variables; null (the default): no tracing at all. */

@@ -18,6 +18,7 @@ import type { GuardrailSettings } from "../core/guardrails/guardrail.js";
 import { mcpSettingsFrom } from "./mcp-settings.js";
 import { oidcSettingsFrom } from "./oidc-settings.js";
 import { stripeSettingsFrom } from "./stripe-settings.js";
+import { cacheSettingsFrom } from "./cache-settings.js";
 import { configFileSchema, type ConfigFile } from "./schema.js";
 import { withSecretFiles } from "./secret-files.js";
 
@@ -67,6 +68,9 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env, cwd = p
     mcp: mcpSettingsFrom(file.mcp, (field, message) => {
       throw new ConfigError(`${sourcePath ?? "(defaults)"}: ${field}: ${message}`);
     }),
+    cache: cacheSettingsFrom(file.cache, env.REDIS_URL, (field, message) => {
+      throw new ConfigError(`${sourcePath ?? "(defaults)"}: ${field}: ${message}`);
+    }),
     tracing: tracingSettingsFromEnv(env, (message) => {
       throw new ConfigError(message);
     }),
@@ -104,6 +108,10 @@ function restartOnlySettingsOf(config: Omit<GatewayConfig, "restartOnlySettings"
     upstream_health: JSON.stringify(config.upstreamHealth),
     // The request log's writer is built once at start (its buffer and timers outlive a snapshot).
     request_log: JSON.stringify(config.requestLog),
+    // The response cache's backend is built once at start; its prices and TTL bounds apply on reload.
+    REDIS_URL: config.cache.redisUrl ?? "",
+    "cache.max_total_bytes": String(config.cache.maxTotalBytes),
+    "cache.key_prefix": config.cache.keyPrefix,
     "OTEL_* (tracing)": JSON.stringify(config.tracing),
     // Where the catalog comes from decides what the console may do; it changes with a restart.
     "catalog.source": config.catalogSource,

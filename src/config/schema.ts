@@ -238,6 +238,60 @@ export const configFileSchema = z.strictObject({
       flush_interval_ms: z.number().int().min(10).max(60_000).default(500),
     })
     .prefault({}),
+  /**
+   * The exact response cache (docs/configuration.md, "Response cache"; ADR 0044): opt-in per key or
+   * workspace; this section bounds it and prices its hits. Redis when REDIS_URL is set, else memory.
+   */
+  cache: z
+    .strictObject({
+      /** The largest answer stored (bytes of its stored form); larger ones are served and not stored. */
+      max_entry_bytes: z
+        .number()
+        .int()
+        .min(1024)
+        .max(64 * 1024 * 1024)
+        .default(1024 * 1024),
+      /** The in-process backend's bound on all entries (bytes); the least recently used leave first. */
+      max_total_bytes: z
+        .number()
+        .int()
+        .min(64 * 1024)
+        .max(16 * 1024 * 1024 * 1024)
+        .default(64 * 1024 * 1024),
+      /** The TTL of a setting that names none, and the bounds a setting's TTL must stay within. */
+      default_ttl_seconds: z
+        .number()
+        .int()
+        .min(1)
+        .max(30 * 86_400)
+        .default(3_600),
+      min_ttl_seconds: z
+        .number()
+        .int()
+        .min(1)
+        .max(30 * 86_400)
+        .default(1),
+      max_ttl_seconds: z
+        .number()
+        .int()
+        .min(1)
+        .max(30 * 86_400)
+        .default(7 * 86_400),
+      /** What a hit costs: "free", or a fraction of the original cost with at most 4 decimals ("0.1"). */
+      hit_price: z.union([z.literal("free"), z.string().regex(/^(0(\.[0-9]{1,4})?|1(\.0{1,4})?)$/, "free, or a fraction from 0 to 1 with at most 4 decimals")]).default("free"),
+      /** Settings may choose scope `gateway` (answers shared across accounts) only when this is true. */
+      allow_gateway_scope: z.boolean().default(false),
+      /** Redis keys start with this (several gateways, or tests, on one Redis). */
+      key_prefix: z
+        .string()
+        .min(1)
+        .max(64)
+        .regex(/^[A-Za-z0-9:_.-]+$/)
+        .default("mgw:cache:"),
+      /** A Redis command slower than this counts as an error and the request is a miss. */
+      redis_timeout_ms: z.number().int().min(10).max(10_000).default(250),
+    })
+    .prefault({}),
   /** Circuit breakers per upstream key (docs/configuration.md); the defaults suit most providers. */
   upstream_health: z
     .strictObject({

@@ -35,6 +35,8 @@ export interface MetricsSources {
   holdsOutstanding(): Promise<number>;
   /** Request log entries dropped because the database did not keep up (absent: no request log). */
   requestLogDropped?: () => number;
+  /** The response cache's counts in this process (hits, misses, stores, evictions, errors, too_large). */
+  responseCacheEvents?: () => Record<string, number>;
 }
 
 /** What one finished request contributes (from request.meter, see pipeline/request-context.ts). */
@@ -306,6 +308,10 @@ export class GatewayMetrics {
         { labels: {}, value: requestLogDropped() },
       ]);
     }
+    const cacheEvents = sources.responseCacheEvents;
+    const cacheHelp = "Response cache lookups, stores, evictions and backend errors (this process; ADR 0044).";
+    if (cacheEvents)
+      family(registry, "gateway_response_cache_events_total", cacheHelp, "counter", () => Object.entries(cacheEvents()).map(([event, value]) => ({ labels: { event }, value })));
     if (settings.accountSeriesMax !== null) {
       const cap = `at most ${settings.accountSeriesMax} accounts, the rest as account="${OTHER_ACCOUNTS}"`;
       family(registry, "gateway_account_requests_total", `Requests per account and HTTP status (opt-in; ${cap}).`, "counter", () =>

@@ -29,6 +29,7 @@ import { WorkspacesStore } from "./workspaces-store.js";
 import { WorkspaceBudgetsStore } from "./workspace-budgets-store.js";
 import { TagBudgetsStore } from "./tag-budgets-store.js";
 import { transact } from "./transact.js";
+import { CacheSettingsStore } from "./cache-settings-store.js";
 
 /**
  * The stores bound to one transaction, for an audited change: every write made through them and the
@@ -48,6 +49,7 @@ export interface AuditedTransaction {
   fileKeys: FileKeyStatesStore;
   sessions: SessionsStore;
   passwordLinks: PasswordLinksStore;
+  cacheSettings: CacheSettingsStore;
   record(change: AuditChange): Promise<void>;
 }
 
@@ -74,6 +76,7 @@ export class Store {
   readonly healthProbes: HealthProbesStore;
   readonly passwordLinks: PasswordLinksStore;
   readonly stripeEvents: StripeEventsStore;
+  readonly cacheSettings: CacheSettingsStore;
 
   constructor(
     readonly handle: DatabaseHandle,
@@ -101,6 +104,7 @@ export class Store {
     this.healthProbes = new HealthProbesStore(handle.db);
     this.passwordLinks = new PasswordLinksStore(handle.db);
     this.stripeEvents = new StripeEventsStore(handle.db);
+    this.cacheSettings = new CacheSettingsStore(handle.db);
   }
 
   /**
@@ -125,6 +129,7 @@ export class Store {
         fileKeys: new FileKeyStatesStore(trx, this.box, this.handle.dialect),
         sessions: new SessionsStore(trx),
         passwordLinks: new PasswordLinksStore(trx),
+        cacheSettings: new CacheSettingsStore(trx),
         record: (change) => appendAudit(trx, actor, change),
       }),
     );

@@ -39,6 +39,7 @@ import * as requestTags from "./migrations/0030-request-tags.js";
 import * as mcpAllowlists from "./migrations/0031-mcp-allowlists.js";
 import * as stripeEvents from "./migrations/0032-stripe-events.js";
 import * as requestLogGuardrails from "./migrations/0034-request-log-guardrails.js";
+import * as responseCache from "./migrations/0035-response-cache.js";
 import { createBillingFunctions } from "./billing-functions.js";
 import type { MigrationName } from "./migration-names.js";
 
@@ -79,6 +80,7 @@ const MIGRATIONS: Record<MigrationName, MigrationModule> = {
   "0031-mcp-allowlists": mcpAllowlists,
   "0032-stripe-events": stripeEvents,
   "0034-request-log-guardrails": requestLogGuardrails,
+  "0035-response-cache": responseCache,
 };
 
 /** What migrating needs of a database handle. */

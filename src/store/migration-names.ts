@@ -36,6 +36,7 @@ export const MIGRATION_NAMES = [
   "0031-mcp-allowlists",
   "0032-stripe-events",
   "0034-request-log-guardrails",
+  "0035-response-cache",
 ] as const;
 
 export type MigrationName = (typeof MIGRATION_NAMES)[number];

@@ -184,3 +184,13 @@ export interface StripeEventsTable {
   resolved_at: Stamp | null;
   resolved_by: string | null;
 }
+
+/** The response cache's opt-in per key or workspace (migration 0035, ADR 0044). */
+export interface CacheSettingsTable {
+  /** "key:<id>" or "workspace:<id>". */
+  subject: string;
+  ttl_seconds: Int;
+  /** "account" (answers stay within the account) or "gateway" (shared, when the operator allows it). */
+  scope: string;
+  updated_at: Stamp;
+}

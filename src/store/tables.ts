@@ -17,6 +17,7 @@ import type {
   RedemptionCodesTable,
   RequestLogTable,
   StripeEventsTable,
+  CacheSettingsTable,
 } from "./tables-operations.js";
 
 export * from "./tables-operations.js";
@@ -397,4 +398,5 @@ export interface Database {
   gateway_leases: GatewayLeasesTable;
   health_probe_results: HealthProbeResultsTable;
   stripe_events: StripeEventsTable;
+  cache_settings: CacheSettingsTable;
 }

@@ -537,6 +537,12 @@ describe.each(DATABASE_KINDS)("OpenAPI description on %s", (kind) => {
     expect((await adminCall("GET", "/audit?limit=20")).status).toBe(200);
     expect((await adminCall("PATCH", `/workspaces/${wsId}/budgets`, { monthly_token_budget: 1_000_000, allowed_models: null })).status).toBe(200);
     expect((await adminCall("GET", `/workspaces/${wsId}/budgets`)).status).toBe(200);
+    // The response cache's opt-in (ADR 0044), per key and per workspace.
+    for (const target of [`/keys/${adminKey.body.key.id}`, `/workspaces/${wsId}`]) {
+      expect((await adminCall("PATCH", `${target}/cache`, { ttl_seconds: 60 })).status).toBe(200);
+      expect((await adminCall("GET", `${target}/cache`)).status).toBe(200);
+      expect((await adminCall("DELETE", `${target}/cache`)).status).toBe(200);
+    }
     expect((await adminCall("GET", "/workspaces?limit=5")).status).toBe(200);
     expect((await adminCall("POST", "/config/reload", {})).status).toBe(200);
     // This gateway's catalog comes from its file: read-only (the writes are driven in test/admin/live-catalog.test.ts).
