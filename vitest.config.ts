@@ -1,8 +1,10 @@
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
 
 export default defineConfig({
   test: {
     include: ["src/**/*.test.ts", "test/**/*.test.ts"],
+    // Containers, Compose and Kubernetes manifests: `npm run test:deploy` (vitest.deploy.config.ts).
+    exclude: [...configDefaults.exclude, "test/deploy/**"],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: "forks",

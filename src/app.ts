@@ -15,8 +15,10 @@ import { registerAccountRoutes } from "./http/routes/account.js";
 import { registerGatewayRoutes } from "./http/routes/gateway.js";
 import { registerHealthRoutes } from "./http/routes/health.js";
 import { registerModelRoutes } from "./http/routes/models.js";
+import { registerStripeWebhookRoutes } from "./http/routes/stripe-webhook.js";
 import { buildServer, type RouteRegistrar } from "./http/server.js";
 import { registerMediaRoutes } from "./media/register-media-routes.js";
+import { registerMcpRoutes } from "./mcp/routes.js";
 import { mediaSettingsFromConfig } from "./config/media-settings.js";
 import { AuthCache } from "./pipeline/auth-cache.js";
 import { KeyRotation } from "./pipeline/failover.js";
@@ -32,12 +34,14 @@ import { configFromDatabase, LiveCatalog } from "./config/live-catalog.js";
 import { disabledFileKeys } from "./config/file-keys.js";
 import type { AuditActor } from "./store/audit-store.js";
 import { UpstreamHealth } from "./upstreams/upstream-health.js";
+import { upstreamRequestsWaiting } from "./upstreams/upstream-pools.js";
 import type { GatewayMetrics } from "./observability/metrics.js";
 import type { WorkerMetricsLink } from "./observability/cluster-metrics.js";
 import { registerMetricsRoutes, startMetricsListener } from "./http/routes/metrics.js";
 import { registerOpenApiRoutes } from "./openapi/routes.js";
 import type { Tracing } from "./observability/tracing.js";
 import { RequestLog } from "./requestlog/request-log.js";
+import { openResponseCache } from "./pipeline/response-cache/open.js";
 import type { Server } from "node:http";
 
 export interface App {
@@ -59,6 +63,8 @@ export const ROUTES: readonly RouteRegistrar[] = [
   registerAccountRoutes,
   registerGatewayRoutes,
   registerMediaRoutes,
+  registerStripeWebhookRoutes,
+  registerMcpRoutes,
   registerDashboardRoutes,
   registerAdminApiRoutes,
   registerMetricsRoutes,
@@ -119,9 +125,11 @@ export async function createApp(config: GatewayConfig, options: AppOptions = {})
           breakerStates: () => health.stateCounts(),
           keysCoolingDown: (): number => rotation.coolingDown(),
           settlementRetriesPending: (): number => settlementRetries.pending,
+          upstreamRequestsWaiting,
           holdsOutstanding: async () => countHolds(store),
           // Only with the request log on: no series for a log that is not there.
           ...(config.requestLog && { requestLogDropped: (): number => requestLog?.droppedTotal ?? 0 }),
+          responseCacheEvents: () => responseCache.counts(),
         },
         options.clusterMetrics && (() => options.clusterMetrics!.exposeAll()),
       )
@@ -146,8 +154,9 @@ export async function createApp(config: GatewayConfig, options: AppOptions = {})
   billing.startSweeper();
   const rotation = new KeyRotation();
   const settlementRetries: SettlementRetries = new SettlementRetries(billing, logger);
+  const responseCache = await openResponseCache(config, store, logger);
   // The services every snapshot shares: breakers, key cooldowns, caches and billing outlive a reload.
-  const shared = { store, logger, authCache, billing, rotation, health, settlementRetries, metrics, tracing, requestLog };
+  const shared = { store, logger, authCache, billing, rotation, health, settlementRetries, metrics, tracing, requestLog, responseCache };
   // `disabledKeys`: the config file's keys disabled now (catalog.source: file; config/file-keys.ts).
   const snapshotOf = (loaded: GatewayConfig, disabledKeys: readonly string[]): ConfigSnapshot => {
     const providers = [...loaded.providers.values()];
@@ -311,6 +320,7 @@ export async function createApp(config: GatewayConfig, options: AppOptions = {})
       authCache.stop();
       health.stop();
       await billing.stopSweeper();
+      await responseCache.close();
       await store.close();
       logDestination?.close();
     },

@@ -8,6 +8,8 @@ import { formatUsd, MAX_BALANCE, type Nano } from "../core/money.js";
 import { GatewayError } from "../errors/catalogue.js";
 import { MAX_SELECTED_GUARDRAILS } from "../core/guardrails/guardrail.js";
 import { parseProxyRange } from "../core/trusted-proxies.js";
+import { isMcpAllowlistEntry, MAX_MCP_ALLOWLIST } from "../core/mcp-names.js";
+import { checkedDefaultTags, type Tags } from "../core/request-tags.js";
 import type { KeyPolicy, KeyPolicyChange } from "../store/keys-store.js";
 import type { KeyPeriod } from "../store/tables.js";
 
@@ -42,6 +44,7 @@ export function validateKeyPolicy(change: KeyPolicyChange, context: { config: Ga
     }
     out.allowedModels = models;
   }
+  if (change.allowedMcp != null) out.allowedMcp = validMcpAllowlist(change.allowedMcp, "allowed_mcp");
   if (change.allowedNetworks != null) {
     const networks = [...new Set(change.allowedNetworks.map((n) => (typeof n === "string" ? n.trim() : n)))];
     if (networks.length === 0) throw invalid("allowed_networks", "give at least one CIDR range, or null to allow every network");
@@ -64,6 +67,10 @@ export function validateKeyPolicy(change: KeyPolicyChange, context: { config: Ga
     throw invalid("period_token_cap", "must be a non-negative whole number");
   }
   if (change.guardrails !== undefined) out.guardrails = checkedGuardrailNames(change.guardrails, context.config);
+  if (change.defaultTags != null) {
+    const tags = checkedDefaultTags(change.defaultTags, "default_tags");
+    out.defaultTags = Object.keys(tags).length === 0 ? null : tags;
+  }
   const pick = <K extends keyof KeyPolicy>(name: K): KeyPolicy[K] | null => (out[name] === undefined ? (context.current?.[name] ?? null) : (out[name] as KeyPolicy[K]));
   const period = pick("period");
   const hasBudget = pick("periodBudget") !== null || pick("periodTokenCap") !== null;
@@ -84,6 +91,21 @@ export function checkedGuardrailNames(names: readonly string[] | null, config: P
     if (!config.guardrails.list.some((g) => g.name === name)) throw invalid("guardrails", `the guardrail ${name} does not exist`);
   }
   return unique.length === 0 ? null : unique;
+}
+
+/**
+ * An MCP allowlist (a key's or a workspace's) de-duplicated: at least one and at most
+ * MAX_MCP_ALLOWLIST entries, each a server name or a prefixed tool name (core/mcp-names.ts). Servers
+ * are not looked up in the config: a reload may add or remove them, and an entry naming none allows nothing.
+ */
+export function validMcpAllowlist(list: readonly string[], param: string): string[] {
+  const entries = [...new Set(list)];
+  if (entries.length === 0) throw invalid(param, "give at least one MCP server or tool, or null to allow every one");
+  if (entries.length > MAX_MCP_ALLOWLIST) throw invalid(param, `at most ${MAX_MCP_ALLOWLIST} entries`);
+  for (const entry of entries) {
+    if (typeof entry !== "string" || !isMcpAllowlistEntry(entry)) throw invalid(param, `"${String(entry).slice(0, 80)}" is neither an MCP server name nor server__tool`);
+  }
+  return entries;
 }
 
 /** True when the key may call `modelId` (a model or routing group id) under its policy. */
@@ -123,6 +145,7 @@ interface PolicyView {
   status: string;
   expiresAt: number | null;
   allowedModels: string[] | null;
+  allowedMcp: string[] | null;
   allowedNetworks: string[] | null;
   period: KeyPeriod | null;
   periodBudget: Nano | null;
@@ -131,6 +154,7 @@ interface PolicyView {
   periodSpent: Nano;
   periodTokensUsed: number;
   guardrails: string[];
+  defaultTags?: Tags | null;
 }
 
 /** The policy as the dashboard API, the CLI (--json) and GET /v1/me show it: money as USD text, times as ISO. */
@@ -151,9 +175,11 @@ export function keyPolicyJson(key: PolicyView, now: number) {
   return {
     allowed_models: key.allowedModels,
     allowed_networks: key.allowedNetworks,
+    allowed_mcp: key.allowedMcp,
     expires_at: key.expiresAt === null ? null : new Date(key.expiresAt).toISOString(),
     expired: keyExpired(key.expiresAt, now),
     periodic_budget: periodic,
     guardrails: key.guardrails,
+    default_tags: key.defaultTags ?? null,
   };
 }

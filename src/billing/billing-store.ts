@@ -33,7 +33,7 @@ import { setKeyCaps, type KeyCapsChange } from "./key-caps.js";
 import { scopesOfColumn } from "./budgets-sqlite.js";
 import { DIMENSION_SET, TOKEN_PART_NAMES, TOKEN_PARTS, type DimensionSet } from "../core/dimensions.js";
 import { periodStarts } from "./key-period.js";
-import { capBreakdown, priceBreakdown, projectCost, projectTokens, type PriceBreakdown } from "./pricing.js";
+import { capBreakdown, flatBreakdown, priceBreakdown, projectCost, projectTokens, type PriceBreakdown } from "./pricing.js";
 import { AlreadySettled, type SettlementInput } from "./settlement.js";
 import { applySettlementPostgres } from "./settlement-postgres.js";
 import { applySettlementSqlite } from "./settlement-sqlite.js";
@@ -133,13 +133,13 @@ export class StoreBilling implements Billing {
   }
 
   /** Prices the usage and records it; see settlement.ts. Idempotent by the hold's request id. */
-  async settle(hold: Hold, usage: Usage, provider: string): Promise<Charge> {
+  async settle(hold: Hold, usage: Usage, provider: string, flatCost?: Nano): Promise<Charge> {
     let breakdown: PriceBreakdown;
     let normalized: Usage;
     try {
       normalized = normalizeUsage(usage, this.#dimensions);
       // A clamped request is charged at most its hold (docs/billing.md, "Clamping"); the tokens stay as reported.
-      breakdown = priceBreakdown(hold.model, normalized, hold.imageVariant, this.#dimensions);
+      breakdown = flatCost === undefined ? priceBreakdown(hold.model, normalized, hold.imageVariant, this.#dimensions) : flatBreakdown(flatCost, this.#dimensions);
       if (hold.chargeCap !== undefined) breakdown = capBreakdown(breakdown, hold.chargeCap, this.#dimensions);
       const saving = breakdown.cacheSaving < 0n ? -breakdown.cacheSaving : breakdown.cacheSaving;
       if (!billable(breakdown.cost, totalTokens(normalized)) || saving > MAX_BILLABLE_NANO) {

@@ -174,6 +174,23 @@ export function capBreakdown(breakdown: PriceBreakdown, cap: Nano, dimensions: D
   return { ...breakdown, cost: cap, costs: inListOrder(costs, dimensions) };
 }
 
+/**
+ * A charge that is not priced from usage: a response-cache hit (ADR 0044). No tokens or units are
+ * counted but the request itself, and the whole cost is the per-request dimension's share, so that a
+ * row's cost is still the sum of its dimensions' costs and no token total counts the answer twice.
+ */
+export function flatBreakdown(cost: Nano, dimensions: DimensionSet = DIMENSION_SET): PriceBreakdown {
+  const perRequest = dimensions.units.find((d) => d.usageField === null);
+  if (perRequest === undefined) throw new Error("the dimension list has no per-request dimension for a flat charge");
+  const counts: Record<string, bigint> = {};
+  const costs: Record<string, Nano> = {};
+  for (const d of dimensions.list) {
+    counts[d.name] = d === perRequest ? 1n : 0n;
+    costs[d.name] = d === perRequest ? cost : 0n;
+  }
+  return { cost, counts: inListOrder(counts, dimensions), costs: inListOrder(costs, dimensions), cacheSaving: 0n, longContext: false };
+}
+
 /** The cost of what an upstream call consumed, in nano-USD (see the header for the rounding). */
 export function priceUsage(model: ModelConfig, usage: Usage, imageVariant?: string, dimensions: DimensionSet = DIMENSION_SET): Nano {
   return priceBreakdown(model, usage, imageVariant, dimensions).cost;

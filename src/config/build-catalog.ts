@@ -60,6 +60,9 @@ export function buildCatalog(file: ConfigFile, source: string) {
         headers: p.headers,
         timeoutMs: p.timeout_ms,
         connectTimeoutMs: p.connect_timeout_ms,
+        maxConnections: p.max_connections,
+        connectionWaitMs: p.connection_wait_ms,
+        http2: p.http2,
         ...(p.api_version === undefined ? {} : { apiVersion: p.api_version }),
         ...(region === undefined ? {} : { region }),
       });

@@ -21,6 +21,9 @@ export const demoProvider: ProviderFileEntry = {
   headers: {},
   timeout_ms: 60_000,
   connect_timeout_ms: 10_000,
+  max_connections: 1_024,
+  connection_wait_ms: 30_000,
+  http2: true,
 };
 
 export const demoModels: ModelFileEntry[] = [

@@ -6,7 +6,7 @@
 // build-catalog.ts turns it into the runtime catalogue, gateway-config.ts holds the result's type.
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
-import { isAbsolute, resolve } from "node:path";
+import { dirname, isAbsolute, resolve } from "node:path";
 import { parseProxyRange, TrustedProxies } from "../core/trusted-proxies.js";
 import { MIN_LEDGER_SECRET_LENGTH } from "../store/ledger-chain-key.js";
 import { metricsSettingsFrom, tracingSettingsFromEnv } from "../observability/settings.js";
@@ -15,15 +15,20 @@ import { parseConfigText, readConfigText, withDemoCatalog } from "./config-file.
 import { ConfigError, type ConfigIssue, type GatewayConfig } from "./gateway-config.js";
 import { guardrailSettingsFrom } from "./guardrail-settings.js";
 import type { GuardrailSettings } from "../core/guardrails/guardrail.js";
+import { mcpSettingsFrom } from "./mcp-settings.js";
 import { oidcSettingsFrom } from "./oidc-settings.js";
+import { stripeSettingsFrom } from "./stripe-settings.js";
+import { cacheSettingsFrom } from "./cache-settings.js";
 import { configFileSchema, type ConfigFile } from "./schema.js";
+import { withSecretFiles } from "./secret-files.js";
 
 export type { ModelConfig, ModelKind, ModelPricing, ProviderConfig, ProviderType, UpstreamApi } from "../core/catalog.js";
 export type { BillingSettings, ConnectionLimits, GatewayConfig, SignupMode } from "./gateway-config.js";
 export { ConfigError } from "./gateway-config.js";
 export { readConfigFile, withDemoCatalog } from "./config-file.js";
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): GatewayConfig {
+export function loadConfig(environment: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): GatewayConfig {
+  const env = withSecretFiles(environment, cwd);
   const explicit = env.GATEWAY_CONFIG;
   const candidate = explicit ? resolvePath(cwd, explicit) : resolve(cwd, "gateway.config.yaml");
   if (explicit && !existsSync(candidate)) throw new ConfigError(`${candidate}: file not found (from GATEWAY_CONFIG)`);
@@ -55,6 +60,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
       throw new ConfigError(`${sourcePath ?? "(defaults)"}: ${field}: ${message}`);
     }),
     oidc: oidcSettingsFrom(file.oidc, (field, message) => {
+      throw new ConfigError(`${sourcePath ?? "(defaults)"}: ${field}: ${message}`);
+    }),
+    stripe: stripeSettingsFrom(file.stripe, sourcePath ? dirname(sourcePath) : cwd, (field, message) => {
+      throw new ConfigError(`${sourcePath ?? "(defaults)"}: ${field}: ${message}`);
+    }),
+    mcp: mcpSettingsFrom(file.mcp, (field, message) => {
+      throw new ConfigError(`${sourcePath ?? "(defaults)"}: ${field}: ${message}`);
+    }),
+    cache: cacheSettingsFrom(file.cache, env.REDIS_URL, (field, message) => {
       throw new ConfigError(`${sourcePath ?? "(defaults)"}: ${field}: ${message}`);
     }),
     tracing: tracingSettingsFromEnv(env, (message) => {
@@ -94,6 +108,10 @@ function restartOnlySettingsOf(config: Omit<GatewayConfig, "restartOnlySettings"
     upstream_health: JSON.stringify(config.upstreamHealth),
     // The request log's writer is built once at start (its buffer and timers outlive a snapshot).
     request_log: JSON.stringify(config.requestLog),
+    // The response cache's backend is built once at start; its prices and TTL bounds apply on reload.
+    REDIS_URL: config.cache.redisUrl ?? "",
+    "cache.max_total_bytes": String(config.cache.maxTotalBytes),
+    "cache.key_prefix": config.cache.keyPrefix,
     "OTEL_* (tracing)": JSON.stringify(config.tracing),
     // Where the catalog comes from decides what the console may do; it changes with a restart.
     "catalog.source": config.catalogSource,

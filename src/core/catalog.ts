@@ -29,6 +29,12 @@ export interface ProviderConfig {
   headers: Record<string, string>;
   timeoutMs: number;
   connectTimeoutMs: number;
+  /** HTTP/1.1 connections per upstream origin (undici's pool size); HTTP/2 multiplexes streams on fewer. */
+  maxConnections: number;
+  /** How long a request may wait for a free connection before it fails (provider_error). */
+  connectionWaitMs: number;
+  /** Offer HTTP/2 (ALPN) on TLS connections; the upstream decides. */
+  http2: boolean;
   /** The `api_version` setting as configured; absent when not set (the type applies its own default). */
   apiVersion?: string;
   /** The AWS region a signing type (bedrock) signs for: the `region` setting, else its base URL's; absent for other types. */

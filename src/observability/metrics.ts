@@ -30,9 +30,13 @@ export interface MetricsSources {
   breakerStates(): Record<"closed" | "open" | "half_open", number>;
   keysCoolingDown(): number;
   settlementRetriesPending(): number;
+  /** Upstream requests waiting for a connection now, by provider (upstreams/upstream-pools.ts). */
+  upstreamRequestsWaiting(): ReadonlyMap<string, number>;
   holdsOutstanding(): Promise<number>;
   /** Request log entries dropped because the database did not keep up (absent: no request log). */
   requestLogDropped?: () => number;
+  /** The response cache's counts in this process (hits, misses, stores, evictions, errors, too_large). */
+  responseCacheEvents?: () => Record<string, number>;
 }
 
 /** What one finished request contributes (from request.meter, see pipeline/request-context.ts). */
@@ -111,7 +115,7 @@ interface Value {
 }
 
 /** A metric family computed when scraped (prom-client's registry takes every object of this shape). */
-function family(registry: Registry, name: string, help: string, type: "counter" | "histogram", values: () => Value[]): void {
+function family(registry: Registry, name: string, help: string, type: "counter" | "histogram" | "gauge", values: () => Value[]): void {
   const metric = { name, help, type, aggregator: "sum", get: () => ({ name, help, type, aggregator: "sum", values: values() }) };
   registry.registerMetric(metric as unknown as Parameters<Registry["registerMetric"]>[0]);
 }
@@ -288,6 +292,8 @@ export class GatewayMetrics {
         this.set(await sources.holdsOutstanding());
       },
     });
+    const waiting = () => [...sources.upstreamRequestsWaiting()].map(([provider, value]) => ({ labels: { provider }, value }));
+    family(registry, "gateway_upstream_requests_waiting", "Upstream requests waiting for a connection of their provider's pool now (this process).", "gauge", waiting);
     new Gauge({
       name: "gateway_settlement_retries_pending",
       help: "Stream settlements that failed and are being retried in the background (this process).",
@@ -302,6 +308,10 @@ export class GatewayMetrics {
         { labels: {}, value: requestLogDropped() },
       ]);
     }
+    const cacheEvents = sources.responseCacheEvents;
+    const cacheHelp = "Response cache lookups, stores, evictions and backend errors (this process; ADR 0044).";
+    if (cacheEvents)
+      family(registry, "gateway_response_cache_events_total", cacheHelp, "counter", () => Object.entries(cacheEvents()).map(([event, value]) => ({ labels: { event }, value })));
     if (settings.accountSeriesMax !== null) {
       const cap = `at most ${settings.accountSeriesMax} accounts, the rest as account="${OTHER_ACCOUNTS}"`;
       family(registry, "gateway_account_requests_total", `Requests per account and HTTP status (opt-in; ${cap}).`, "counter", () =>

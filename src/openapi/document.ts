@@ -55,7 +55,7 @@ function errorResponses(operation: OperationSpec): Record<string, JsonSchema> {
         ? { $ref: "#/components/schemas/Error" }
         : operation.errorShape === "google"
           ? { $ref: "#/components/schemas/GoogleError" }
-          : { anyOf: [{ $ref: "#/components/schemas/Error" }, { $ref: "#/components/schemas/AnthropicError" }] };
+          : { anyOf: [{ $ref: "#/components/schemas/Error" }, { $ref: "#/components/schemas/AnthropicError" }, { $ref: "#/components/schemas/GoogleError" }] };
   const error = (description: string) => ({
     description,
     headers: { "X-Request-ID": { $ref: "#/components/headers/RequestId" } },
@@ -68,6 +68,8 @@ const SECURITY: Record<OperationSpec["auth"], (operation: OperationSpec) => Json
   none: () => [],
   api_key: () => [{ ApiKey: [] }, { AnthropicApiKey: [] }],
   google_api_key: () => [{ GoogleApiKey: [] }, { GoogleApiKeyQuery: [] }, { ApiKey: [] }],
+  // The answer's shape follows the key's header: OpenAI's, Anthropic's or Google's.
+  any_api_key: () => [{ ApiKey: [] }, { AnthropicApiKey: [] }, { GoogleApiKey: [] }, { GoogleApiKeyQuery: [] }],
   admin_token: (operation) => [{ AdminToken: operation.scope ? [operation.scope] : [] }],
   // Writes also need the CSRF header; reads need only the session.
   session: (operation) => (operation.method === "GET" ? [{ DashboardSession: [] }] : [{ DashboardSession: [], CsrfToken: [] }]),

@@ -10,7 +10,7 @@ export type HttpMethod = "GET" | "POST" | "PATCH" | "DELETE";
  * Who may call: an API key (Bearer or x-api-key), an admin token, a dashboard session (writes also
  * need the CSRF header), the metrics token, or anyone.
  */
-export type Auth = "api_key" | "google_api_key" | "admin_token" | "session" | "metrics_token" | "none";
+export type Auth = "api_key" | "google_api_key" | "any_api_key" | "admin_token" | "session" | "metrics_token" | "none";
 
 /** A non-JSON answer: its media type and, for text, a schema of the text. */
 export interface RawContent {
@@ -35,7 +35,7 @@ export interface OperationSpec {
   tag: "v1" | "admin" | "dashboard" | "service";
   auth: Auth;
   /** The error envelope of the route's refusals. */
-  errorShape: "openai" | "anthropic" | "openai_or_anthropic" | "google";
+  errorShape: "openai" | "anthropic" | "by_caller" | "google";
   params?: z.ZodObject;
   query?: z.ZodObject;
   headers?: z.ZodObject;

@@ -5,6 +5,7 @@ import { z } from "zod";
 import { geminiCountTokensRequestSchema, geminiRequestSchema } from "../formats/gemini/request-schema.js";
 import { geminiBatchEmbedContentsRequestSchema, geminiEmbedContentRequestSchema } from "../media/embeddings/gemini-embed-request.js";
 import { v1, type OperationSpec } from "./operation-spec.js";
+import { googleModelListSchema, googleModelSchema } from "./response-schemas-v1.js";
 
 const part = z.looseObject({
   text: z.string().optional(),
@@ -27,15 +28,6 @@ const generateContentResponse = z.looseObject({
   responseId: z.string().optional(),
 });
 const contentEmbedding = z.object({ values: z.array(z.number()) });
-const googleModel = z.object({
-  name: z.string(),
-  baseModelId: z.string(),
-  version: z.string(),
-  displayName: z.string(),
-  inputTokenLimit: z.number().int().optional(),
-  outputTokenLimit: z.number().int().optional(),
-  supportedGenerationMethods: z.array(z.string()),
-});
 
 const modelMethodParam = z.object({
   model_method: z
@@ -74,13 +66,16 @@ export const GEMINI_OPERATIONS: readonly OperationSpec[] = [
     "/v1beta/models/*",
     "Google Gemini API: generateContent, streamGenerateContent (alt=sse: SSE; without alt: one JSON array), countTokens (never billed), embedContent and batchEmbedContents (embedding models, billed as /v1/embeddings)",
   ),
-  modelMethodOperation("/v1/models/*", "The same Gemini API methods under Google's v1 (the genai SDK with apiVersion v1); GET /v1/models stays the OpenAI-shaped list"),
+  modelMethodOperation(
+    "/v1/models/*",
+    "The same Gemini API methods under Google's v1 (the genai SDK with apiVersion v1); GET /v1/models answers Google's list to a Google-style caller",
+  ),
   gemini({
     method: "GET",
     route: "/v1beta/models",
     summary: "The chat and embedding models this key may use, in Google's list shape",
     query: z.object({ pageSize: z.string().optional().describe("1 to 1,000 (default 50)"), pageToken: z.string().optional() }),
-    responses: { 200: { description: "OK", json: z.object({ models: z.array(googleModel), nextPageToken: z.string().optional() }) } },
+    responses: { 200: { description: "OK", json: googleModelListSchema } },
   }),
   gemini({
     method: "GET",
@@ -88,6 +83,6 @@ export const GEMINI_OPERATIONS: readonly OperationSpec[] = [
     wildcard: "model",
     summary: "One model, in Google's shape",
     params: modelParam,
-    responses: { 200: { description: "OK", json: googleModel } },
+    responses: { 200: { description: "OK", json: googleModelSchema } },
   }),
 ];

@@ -1,7 +1,7 @@
 // The /v1 response schemas: the gateway's own JSON (request record, /v1/me, usage, models,
 // catalogue) and, for the model routes, the upstream wire formats' fields the gateway promises.
 import { z } from "zod";
-import { usdText, isoTime, count, accountStatus, usageTotalsShape, requestCountsShape, budgetUseView } from "./response-schema-parts.js";
+import { usdText, isoTime, count, accountStatus, usageTotalsShape, requestCountsShape, budgetUseView, tagUsageView } from "./response-schema-parts.js";
 import { subjectLimitsView, keyPolicyView, usageTotalsSchema, trafficUseSchema } from "./response-schemas-common.js";
 
 // ---- /v1 (the gateway's own JSON) ----
@@ -58,9 +58,10 @@ export const meSchema = z.object({
   budgets: z
     .array(
       budgetUseView.extend({
-        level: z.enum(["account", "key", "key_period", "workspace", "member"]),
+        level: z.enum(["account", "key", "key_period", "workspace", "member", "tag"]),
         code: z.string(),
         resets_at: isoTime.nullable(),
+        tag: z.string().optional().describe("level tag: the budget's tag (key=value), one of the key's default tags"),
       }),
     )
     .describe(
@@ -78,15 +79,28 @@ export const keyUsageSchema = z.object({
   totals: usageTotalsSchema,
   by_model: z.array(z.object({ model: z.string(), ...usageTotalsShape })),
   by_day: z.array(z.object({ day: z.string(), ...usageTotalsShape })),
+  by_tag: tagUsageView.describe("Spend per tag of the key's requests in the window, dearest first; a request with several tags counts in each"),
 });
 
 const openAiModel = z.object({ id: z.string(), object: z.literal("model"), created: count, owned_by: z.string(), demo: z.literal(true).optional() });
 const anthropicModel = z.object({ type: z.literal("model"), id: z.string(), display_name: z.string(), created_at: isoTime });
+/** Google's Model (the Gemini API's list, and GET /v1/models to Google-style callers). */
+export const googleModelSchema = z.object({
+  name: z.string(),
+  baseModelId: z.string(),
+  version: z.string(),
+  displayName: z.string(),
+  inputTokenLimit: z.number().int().optional(),
+  outputTokenLimit: z.number().int().optional(),
+  supportedGenerationMethods: z.array(z.string()),
+});
+export const googleModelListSchema = z.object({ models: z.array(googleModelSchema), nextPageToken: z.string().optional() });
 export const modelListSchema = z.union([
   z.object({ object: z.literal("list"), data: z.array(openAiModel) }),
   z.object({ data: z.array(anthropicModel), has_more: z.boolean(), first_id: z.string().nullable(), last_id: z.string().nullable() }),
+  googleModelListSchema,
 ]);
-export const modelSchema = z.union([openAiModel, anthropicModel]);
+export const modelSchema = z.union([openAiModel, anthropicModel, googleModelSchema]);
 
 export const catalogSchema = z.object({
   object: z.literal("catalog"),

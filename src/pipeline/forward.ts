@@ -10,7 +10,7 @@
 import type { ProviderConfig } from "../core/catalog.js";
 import type { Cancellation } from "../core/cancellation.js";
 import { GatewayError } from "../errors/catalogue.js";
-import { NoResponseError, sendToProvider, type UpstreamHttpResponse, type UpstreamRequest } from "../upstreams/upstream-client.js";
+import { ConnectionWaitTimeoutError, NoResponseError, sendToProvider, type UpstreamHttpResponse, type UpstreamRequest } from "../upstreams/upstream-client.js";
 import { readFirstChunk } from "./relay.js";
 import { scrubberForResponse } from "./response-scrubber.js";
 import type { Scrubber } from "./scrub.js";
@@ -121,6 +121,14 @@ export async function forward(services: ForwardServices, accountId: string, prov
       // A 4xx other than 429 is the client's request, not the upstream's health.
       outcome = response.status >= 500 ? "failure" : response.status < 400 ? "success" : "neutral";
     } catch (error) {
+      // The gateway's own pool had no connection for it in time: another key of this provider waits
+      // in the same pool, and the upstream's health is not in question (ADR 0043).
+      if (error instanceof ConnectionWaitTimeoutError) {
+        throw new GatewayError("provider_error", `No connection to the upstream provider was free within ${error.waitedMs} ms; try again later.`, {
+          code: "upstream_connection_wait_timeout",
+          headers: { "retry-after": "1" },
+        });
+      }
       if (error instanceof NoResponseError) {
         result = "no_response";
         if (!signal.aborted) outcome = "failure";

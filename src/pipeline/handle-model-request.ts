@@ -1,6 +1,7 @@
 // The request path of every model route, as named stages:
 //   authenticate (onRequest hook, before the body is read) -> read body -> resolve model ->
-//   check tier -> plan -> admit (hold) and forward with failover (metered-call.ts) -> relay (scrub,
+//   check tier -> plan -> response cache (a hit is served and metered there: response-cache/) ->
+//   admit (hold) and forward with failover (metered-call.ts) -> relay (scrub,
 //   meter) -> settle: a buffered answer before it is sent, a stream at its end.
 //   Guardrails (guardrails/stage.ts) run after the model is resolved, before planning, on the
 //   client's body, and again on the answer, buffered or streamed.
@@ -19,7 +20,10 @@ import type { ClientFormat } from "../formats/client-format.js";
 import type { FrameEncoder } from "./relay.js";
 import { checkOutputTokenLimits } from "../formats/fields.js";
 import { admissionFor, requestedModel } from "./admission.js";
-import { cancelOnClientClose, openMeteredCall, type MeteredCall } from "./metered-call.js";
+import { cancelOnClientClose, openMeteredCall, type MeteredCall, type MeteredRequest } from "./metered-call.js";
+import { lookUpAnswer, storableFrames, storeAnswer, type CacheLookup } from "./response-cache/cache-stage.js";
+import { RecordingTranslator } from "./response-cache/recording-translator.js";
+import { serveHit } from "./response-cache/serve-hit.js";
 import { stopAtOutputLimit } from "./output-limit.js";
 import type { ClientRequestInfo, UpstreamPlan } from "../upstreams/plan.js";
 import { CostInBandStream, withCost } from "./in-band-cost.js";
@@ -63,7 +67,7 @@ export async function handleModelRequest(services: PipelineServices, format: Cli
         : undefined,
     };
   };
-  const call = await openMeteredCall(services, {
+  const metered: MeteredRequest = {
     ...admissionFor(services, request, reply, {
       model,
       route: format.route,
@@ -81,7 +85,10 @@ export async function handleModelRequest(services: PipelineServices, format: Cli
         return requestFor(limited, plan);
       },
     },
-  });
+  };
+  const cached = await lookUpAnswer(services, request, reply, { route: format.route, modelId: model.id, body, delivery: plan.stream ? "stream" : "buffered" });
+  if (cached?.entry) return serveHit(services, request, reply, metered, cached.entry, format);
+  const call = await openMeteredCall(services, metered);
   if (call === null) {
     // The client went away: nothing held, nobody to answer.
     recordClientGone(request, services);
@@ -114,8 +121,10 @@ export async function handleModelRequest(services: PipelineServices, format: Cli
   const storedMask = storedAnswerMask(services, request);
   if (storedMask !== null) servingPlan.beforeStore = storedMask;
 
-  if (servingPlan.stream) return relayStream(services, request, reply, { plan: servingPlan, info, call, signal: cancellation, format });
-  return relayBuffered(services, request, reply, { plan: servingPlan, info, call });
+  // A clamped answer is shorter than the request asked for: not stored for the next one.
+  const store = cached !== null && call.clampedOutputTokens === null ? { services, lookup: cached, modelId: model.id } : null;
+  if (servingPlan.stream) return relayStream(services, request, reply, { plan: servingPlan, info, call, signal: cancellation, format, store });
+  return relayBuffered(services, request, reply, { plan: servingPlan, info, call, store });
 }
 
 function readBody(body: unknown): Record<string, unknown> {
@@ -127,6 +136,8 @@ interface RelayInput {
   plan: UpstreamPlan;
   info: ClientRequestInfo;
   call: MeteredCall;
+  /** Where the answer is stored once settled and complete (a response-cache miss); null: not stored. */
+  store: { services: PipelineServices; lookup: CacheLookup; modelId: string } | null;
 }
 
 async function relayBuffered(services: PipelineServices, request: FastifyRequest, reply: FastifyReply, input: RelayInput): Promise<void> {
@@ -174,6 +185,8 @@ async function relayBuffered(services: PipelineServices, request: FastifyRequest
   // Settled before anything is sent: a failed settlement is a 502 and nothing is charged.
   const charge = await call.settle(usage);
   meter(request, usage, charge.cost);
+  const { store } = input;
+  if (store !== null) storeAnswer(store.services, store.lookup, { kind: "buffered", body: scrubbed, usage, costNano: String(charge.cost), modelId: store.modelId });
   const cost = formatUsd(charge.cost);
   reply.header("x-gateway-cost-usd", cost);
   // The cost goes in after scrubbing: it is the gateway's own text, not the upstream's.
@@ -224,7 +237,9 @@ async function pumpAndSettle(
   const limited =
     call.clampedOutputTokens !== null && !upstreamOf(call.hold.model.provider).capabilities.honorsOutputLimit ? stopAtOutputLimit(planned, call.clampedOutputTokens) : null;
   const guard = guardStream(services, request, limited ?? planned);
-  const translator = new CostInBandStream(guard ?? limited ?? planned);
+  // The cache records what the client is sent: after the guardrails' masking.
+  const recorder = input.store === null ? null : new RecordingTranslator(guard ?? limited ?? planned);
+  const translator = new CostInBandStream(recorder ?? guard ?? limited ?? planned);
   const raw = reply.raw;
   // The head goes out with the first scrubbed frame: until then a failure is still a proper error.
   const open = () => {
@@ -293,6 +308,7 @@ async function pumpAndSettle(
 
   if (outcome.end !== "client_aborted" && !raw.destroyed) {
     let closing: string;
+    let complete = false;
     try {
       const ended = outcome.end === "completed" || outcome.end === "limit_reached";
       const frames = ended
@@ -306,6 +322,7 @@ async function pumpAndSettle(
       closing = late
         ? encoder.own(format.streamError("guardrail_blocked", guardrailError(late, "response").message)) + encoder.close()
         : encoder.frames(frames, scrubber) + encoder.close();
+      complete = late === null && outcome.end === "completed";
     } catch (error) {
       // The closing frames could not be made, or what completes the answer (storing a response)
       // failed: the stream ends with the format's error event instead, so the client never takes
@@ -318,6 +335,11 @@ async function pumpAndSettle(
     }
     if (!raw.headersSent) open();
     raw.end(closing);
+    const { store } = input;
+    // Only a whole answer that was charged is stored (an unsettled one has no cost to price a hit by).
+    if (complete && cost !== undefined && store !== null && recorder !== null) {
+      storeAnswer(store.services, store.lookup, { kind: "stream", frames: storableFrames(recorder.frames, scrubber), usage, costNano: String(cost), modelId: store.modelId });
+    }
   } else {
     request.meter.errorType = "client_aborted";
     delete request.meter.errorMessage;

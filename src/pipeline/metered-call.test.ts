@@ -99,6 +99,9 @@ function metered(options: { baseUrl?: string; signal?: Cancellation; stream?: bo
     headers: {},
     timeoutMs: 5_000,
     connectTimeoutMs: 1_000,
+    maxConnections: 16,
+    connectionWaitMs: 1000,
+    http2: false,
   };
   const model: ModelConfig = {
     id: "mock-model",

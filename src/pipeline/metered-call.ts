@@ -151,6 +151,17 @@ export async function openMeteredCall(services: MeteringServices, request: Meter
   return new MeteredCall(services.billing, { ...hold, attempts }, upstream, clampedOutputTokens, request.trace);
 }
 
+/**
+ * Admission alone, for an answer the gateway serves itself (a response-cache hit, ADR 0044): the same
+ * hold a forwarded request would place (a routing group's dearest deployment), never clamped. Throws
+ * the refusal; the caller settles or releases the hold.
+ */
+export async function admitWithoutForwarding(services: MeteringServices, request: MeteredRequest): Promise<Hold> {
+  const unclamped: MeteredRequest = { ...request, clamp: undefined };
+  const admitted = request.trace === undefined ? await admit(services, unclamped) : await tracedAdmit(services, unclamped, request.trace);
+  return admitted.hold;
+}
+
 /** admit() inside the request's "gateway.admission" span. */
 async function tracedAdmit(services: MeteringServices, request: MeteredRequest, trace: RequestTrace): ReturnType<typeof admit> {
   const span = trace.tracing.child(trace, "gateway.admission", {});

@@ -13,6 +13,7 @@ import type { SettlementRetries } from "./settlement-retries.js";
 import type { GatewayMetrics } from "../observability/metrics.js";
 import type { Tracing } from "../observability/tracing.js";
 import type { RequestLog } from "../requestlog/request-log.js";
+import type { ResponseCache } from "./response-cache/response-cache.js";
 
 export interface PipelineServices {
   config: GatewayConfig;
@@ -34,4 +35,6 @@ export interface PipelineServices {
   tracing: Tracing | null;
   /** The request log's buffer (ADR 0023); null when request_log.enabled is false. */
   requestLog: RequestLog | null;
+  /** The response cache (ADR 0044): used by the requests whose key or workspace opted in; null: none (tests). */
+  responseCache: ResponseCache | null;
 }

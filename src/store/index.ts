@@ -14,6 +14,7 @@ import { MIGRATION_NAMES } from "./migration-names.js";
 import { PasswordLinksStore } from "./password-links-store.js";
 import { RedemptionCodesStore } from "./redemption-codes-store.js";
 import { SessionsStore } from "./sessions-store.js";
+import { StripeEventsStore } from "./stripe-events-store.js";
 import { ShowAgainStore } from "./show-again-store.js";
 import { ResponsesStore } from "./responses-store.js";
 import { CatalogStore } from "./catalog-store.js";
@@ -26,7 +27,9 @@ import { VideoTasksStore } from "./video-tasks-store.js";
 import type { Database } from "./tables.js";
 import { WorkspacesStore } from "./workspaces-store.js";
 import { WorkspaceBudgetsStore } from "./workspace-budgets-store.js";
+import { TagBudgetsStore } from "./tag-budgets-store.js";
 import { transact } from "./transact.js";
+import { CacheSettingsStore } from "./cache-settings-store.js";
 
 /**
  * The stores bound to one transaction, for an audited change: every write made through them and the
@@ -46,6 +49,7 @@ export interface AuditedTransaction {
   fileKeys: FileKeyStatesStore;
   sessions: SessionsStore;
   passwordLinks: PasswordLinksStore;
+  cacheSettings: CacheSettingsStore;
   record(change: AuditChange): Promise<void>;
 }
 
@@ -59,6 +63,7 @@ export class Store {
   readonly showAgain: ShowAgainStore;
   readonly workspaces: WorkspacesStore;
   readonly workspaceBudgets: WorkspaceBudgetsStore;
+  readonly tagBudgets: TagBudgetsStore;
   readonly responses: ResponsesStore;
   readonly videoTasks: VideoTasksStore;
   readonly adminTokens: AdminTokensStore;
@@ -70,6 +75,8 @@ export class Store {
   readonly leases: LeasesStore;
   readonly healthProbes: HealthProbesStore;
   readonly passwordLinks: PasswordLinksStore;
+  readonly stripeEvents: StripeEventsStore;
+  readonly cacheSettings: CacheSettingsStore;
 
   constructor(
     readonly handle: DatabaseHandle,
@@ -85,6 +92,7 @@ export class Store {
     this.showAgain = new ShowAgainStore(handle.db, box);
     this.workspaces = new WorkspacesStore(handle.db);
     this.workspaceBudgets = new WorkspaceBudgetsStore(handle.db);
+    this.tagBudgets = new TagBudgetsStore(handle.db);
     this.responses = new ResponsesStore(handle.db);
     this.videoTasks = new VideoTasksStore(handle.db);
     this.adminTokens = new AdminTokensStore(handle.db);
@@ -95,6 +103,8 @@ export class Store {
     this.leases = new LeasesStore(handle.db);
     this.healthProbes = new HealthProbesStore(handle.db);
     this.passwordLinks = new PasswordLinksStore(handle.db);
+    this.stripeEvents = new StripeEventsStore(handle.db);
+    this.cacheSettings = new CacheSettingsStore(handle.db);
   }
 
   /**
@@ -119,6 +129,7 @@ export class Store {
         fileKeys: new FileKeyStatesStore(trx, this.box, this.handle.dialect),
         sessions: new SessionsStore(trx),
         passwordLinks: new PasswordLinksStore(trx),
+        cacheSettings: new CacheSettingsStore(trx),
         record: (change) => appendAudit(trx, actor, change),
       }),
     );

@@ -32,7 +32,11 @@ export const MIGRATION_NAMES = [
   "0027-key-states-and-probes",
   "0028-request-log-errors",
   "0029-budget-scopes",
+  "0030-request-tags",
+  "0031-mcp-allowlists",
+  "0032-stripe-events",
   "0034-request-log-guardrails",
+  "0035-response-cache",
   "0036-principal-guardrails",
 ] as const;
 

@@ -18,6 +18,7 @@ export interface WorkspacePolicyChange {
   allowedModels?: string[] | null;
   /** null or [] removes them. */
   guardrails?: string[] | null;
+  allowedMcp?: string[] | null;
 }
 
 /** One workspace of the administrators' list: its policy, member count and its own budget's use this month. */
@@ -49,6 +50,7 @@ export function toWorkspacePolicy(row: Selectable<WorkspacesTable>): WorkspacePo
     memberMonthlyBudget: big(row.member_monthly_budget_nano),
     allowedModels: row.allowed_models === null ? null : (JSON.parse(row.allowed_models) as string[]),
     guardrails: row.guardrails == null ? [] : (JSON.parse(row.guardrails) as string[]),
+    allowedMcp: row.allowed_mcp == null ? null : (JSON.parse(row.allowed_mcp) as string[]),
   };
 }
 
@@ -79,6 +81,7 @@ export class WorkspaceBudgetsStore {
           ...(change.memberMonthlyBudget !== undefined && { member_monthly_budget_nano: change.memberMonthlyBudget }),
           ...(change.allowedModels !== undefined && { allowed_models: change.allowedModels === null ? null : JSON.stringify(change.allowedModels) }),
           ...(change.guardrails !== undefined && { guardrails: change.guardrails === null || change.guardrails.length === 0 ? null : JSON.stringify(change.guardrails) }),
+          ...(change.allowedMcp !== undefined && { allowed_mcp: change.allowedMcp === null ? null : JSON.stringify(change.allowedMcp) }),
         })
         .where("id", "=", workspaceId)
         .returningAll()

@@ -47,8 +47,9 @@ export type PlanBuilder = (body: Record<string, unknown>, model: ModelConfig) =>
 export type GeminiPlanBuilder = (body: Record<string, unknown>, model: ModelConfig, call: { stream: boolean }) => UpstreamPlan;
 
 /**
- * A token counter the upstream answers itself (Anthropic's POST /v1/messages/count_tokens): the
- * path and body for a Messages client's count request. The answer passes back as the upstream gave it.
+ * A token counter the upstream answers itself (Anthropic's POST /v1/messages/count_tokens, Gemini's
+ * :countTokens): the path and body for a client's count request in that format. The answer passes
+ * back as the upstream gave it, scrubbed.
  */
 export type CountTokensPlan = (body: Record<string, unknown>, model: ModelConfig) => { path: string; body: Record<string, unknown> };
 
@@ -116,9 +117,17 @@ export interface UpstreamDescriptor {
    * Client formats this upstream speaks itself, served without the bridge over chatPlan. Chat
    * clients use nativePlans.chat when present, else chatPlan; Responses pass-through also needs
    * `responses` in the provider's apis. countTokens serves /v1/messages/count_tokens; without it
-   * the gateway answers its documented estimate. gemini serves Gemini API clients (/v1beta).
+   * the gateway answers its documented estimate. gemini serves Gemini API clients (/v1beta), and
+   * geminiCountTokens their `:countTokens` (without it, the estimate).
    */
-  nativePlans: { chat?: PlanBuilder; messages?: PlanBuilder; responses?: PlanBuilder; gemini?: GeminiPlanBuilder; countTokens?: CountTokensPlan };
+  nativePlans: {
+    chat?: PlanBuilder;
+    messages?: PlanBuilder;
+    responses?: PlanBuilder;
+    gemini?: GeminiPlanBuilder;
+    countTokens?: CountTokensPlan;
+    geminiCountTokens?: CountTokensPlan;
+  };
   /** The usage object of this upstream's own answers, as the gateway's Usage; null when absent or when the type reports none. */
   readUsage: (reported: unknown) => Usage | null;
   media: { images?: ImagesApi; videos?: VideoAdapter; embeddings?: EmbeddingsApi };

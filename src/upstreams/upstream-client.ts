@@ -1,10 +1,16 @@
-// Upstream HTTP: one undici Agent with keep-alive pools per origin, shared by every request.
-// Distinguishes "no HTTP response" (failover material) from an answer with a status.
+// Upstream HTTP: undici Agents with keep-alive pools per origin, one per provider (upstream-pools.ts:
+// HTTP/2 where offered, sized pools, a bounded and counted wait for a connection), and one for
+// requests that name no provider. Distinguishes "no HTTP response" (failover material) from an
+// answer with a status, and both from a request that found no free connection in time.
 import { createRequire } from "node:module";
 import type { Readable } from "node:stream";
 import type * as Undici from "undici";
 import type { ProviderConfig } from "../core/catalog.js";
 import type { Cancellation } from "../core/cancellation.js";
+import { closeProviderPools, poolFor } from "./upstream-pools.js";
+import { ConnectionWaitTimeoutError, NoResponseError } from "./upstream-errors.js";
+
+export { ConnectionWaitTimeoutError, NoResponseError };
 
 /** A request to one upstream, addressed and authenticated with one key. */
 export interface UpstreamRequest {
@@ -23,6 +29,8 @@ export interface UpstreamHttpRequest {
   signal: AbortSignal | Cancellation;
   headersTimeoutMs: number;
   bodyTimeoutMs: number;
+  /** The provider whose pool carries the request; absent: the shared agent. */
+  provider?: ProviderConfig;
 }
 
 export interface UpstreamHttpResponse {
@@ -31,19 +39,11 @@ export interface UpstreamHttpResponse {
   body: Readable & { text(): Promise<string>; dump(): Promise<void> };
 }
 
-/** The upstream gave no HTTP response: refused, DNS, reset, or a timeout before headers. */
-export class NoResponseError extends Error {
-  override name = "NoResponseError";
-  constructor(readonly reason: string) {
-    super(reason);
-  }
-}
-
 export class ClientAbortedError extends Error {
   override name = "ClientAbortedError";
 }
 
-let upstreamClient: { agent: Undici.Agent; errors: typeof Undici.errors } | undefined;
+let upstreamClient: { undici: typeof Undici; agent: Undici.Agent; errors: typeof Undici.errors } | undefined;
 
 /**
  * The Agent, made with the first upstream request: undici (110 modules, ~150 ms of CPU on a busy
@@ -51,11 +51,11 @@ let upstreamClient: { agent: Undici.Agent; errors: typeof Undici.errors } | unde
  * serves the demo upstream (docs/decisions/0031-load-what-a-command-needs.md). Synchronously (undici
  * is CommonJS, which is what `import` loaded too): the request path awaits nothing more for it.
  */
-function client(): { agent: Undici.Agent; errors: typeof Undici.errors } {
+function client(): { undici: typeof Undici; agent: Undici.Agent; errors: typeof Undici.errors } {
   if (!upstreamClient) {
     const undici = createRequire(import.meta.url)("undici") as typeof Undici;
-    const agent = new undici.Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 600_000, connections: 256, connect: { timeout: 10_000 } });
-    upstreamClient = { agent, errors: undici.errors };
+    const agent = new undici.Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 600_000, connections: 1_024, connect: { timeout: 10_000 } });
+    upstreamClient = { undici, agent, errors: undici.errors };
   }
   return upstreamClient;
 }
@@ -89,10 +89,11 @@ export function splitUpstreamUrl(url: string): { origin: string; path: string } 
 export async function sendUpstream(req: UpstreamHttpRequest): Promise<UpstreamHttpResponse> {
   const split = splitUpstreamUrl(req.url);
   if (!split) throw new NoResponseError("not an http(s) URL");
-  const { agent } = client();
+  const { undici, agent } = client();
+  const dispatcher = req.provider === undefined ? agent : poolFor(undici, req.provider);
   try {
     // An object literal, not a spread of shared options: the spread cost as much as the URL parse saved.
-    const response = await agent.request({
+    const response = await dispatcher.request({
       origin: split.origin,
       path: split.path,
       method: req.method,
@@ -101,10 +102,14 @@ export async function sendUpstream(req: UpstreamHttpRequest): Promise<UpstreamHt
       signal: req.signal,
       headersTimeout: req.headersTimeoutMs,
       bodyTimeout: req.bodyTimeoutMs,
+      // Safe to share an HTTP/2 connection with other requests: undici sends a non-idempotent request
+      // (any POST) on an HTTP/2 connection only when nothing else runs there. undici never retries it.
+      idempotent: true,
     });
     return { status: response.statusCode, headers: response.headers, body: response.body };
   } catch (error) {
     if (req.signal.aborted) throw new ClientAbortedError("the client went away");
+    if (error instanceof ConnectionWaitTimeoutError) throw error;
     throw new NoResponseError(describeNetworkError(error));
   }
 }
@@ -119,6 +124,7 @@ export function sendToProvider(provider: ProviderConfig, request: UpstreamReques
     signal,
     headersTimeoutMs: Math.min(provider.timeoutMs, 300_000),
     bodyTimeoutMs: provider.timeoutMs,
+    provider,
   });
 }
 
@@ -131,7 +137,7 @@ function describeNetworkError(error: unknown): string {
 }
 
 export async function closeUpstreamAgent(): Promise<void> {
-  await upstreamClient?.agent.close();
+  await Promise.all([upstreamClient?.agent.close(), closeProviderPools()]);
 }
 
 /** Reads a whole upstream body up to a limit; null when it is larger (the rest is discarded). */

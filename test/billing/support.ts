@@ -19,6 +19,9 @@ export const provider: ProviderConfig = {
   headers: {},
   timeoutMs: 1000,
   connectTimeoutMs: 1000,
+  maxConnections: 16,
+  connectionWaitMs: 1000,
+  http2: false,
 };
 
 /** $2.50 / $1.25 / $10.00 per million tokens: 2500, 1250 and 10000 nano-USD per token. */

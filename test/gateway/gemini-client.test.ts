@@ -188,6 +188,47 @@ for (const kind of DATABASE_KINDS) {
       expect(await usageRows()).toHaveLength(before);
     });
 
+    it("countTokens on a Gemini-native upstream is the upstream's count (model renamed, answer scrubbed), never billed", async () => {
+      gemini.answer = (_req, res) => {
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(JSON.stringify({ totalTokens: 123, cachedContentTokenCount: 0, promptTokensDetails: [{ modality: "TEXT", tokenCount: 123 }], note: CANARY_REQUEST_ID }));
+      };
+      const before = (await usageRows()).length;
+      const counted = await ai.models.countTokens({ model: "gemini-native", contents: "How many tokens is this sentence?" });
+      expect(counted.totalTokens).toBe(123);
+      const sent = gemini.requests[0]!;
+      expect([sent.model, sent.operation]).toEqual(["gemini-2.5-flash", "countTokens"]);
+      expect(sent.body).toEqual({ contents: [{ role: "user", parts: [{ text: "How many tokens is this sentence?" }] }] });
+
+      // A whole generateContentRequest: its model is the upstream's, whatever the client named.
+      const response = await fetch(`${gateway.url}/v1beta/models/models%2Fgemini-native:countTokens`, {
+        method: "POST",
+        headers: { "x-goog-api-key": raw, "content-type": "application/json" },
+        body: JSON.stringify({ generateContentRequest: { model: "models/gemini-native", contents: [{ role: "user", parts: [{ text: "Hi" }] }] } }),
+      });
+      const text = await response.text();
+      expect(response.status, text).toBe(200);
+      expect(JSON.parse(text)).toMatchObject({ totalTokens: 123 });
+      expect(text).not.toContain(CANARY_REQUEST_ID);
+      expect(gemini.requests[1]!.body).toEqual({ generateContentRequest: { model: "models/gemini-2.5-flash", contents: [{ role: "user", parts: [{ text: "Hi" }] }] } });
+
+      // The upstream's refusal comes back in Google's envelope, scrubbed.
+      gemini.answer = (_req, res) => {
+        res.writeHead(400, { "content-type": "application/json" });
+        res.end(JSON.stringify({ error: { code: 400, status: "INVALID_ARGUMENT", message: `bad request ${GEMINI_KEYS[0]} at ${gemini.url}` } }));
+      };
+      const refused = await fetch(`${gateway.url}/v1beta/models/gemini-native:countTokens`, {
+        method: "POST",
+        headers: { "x-goog-api-key": raw, "content-type": "application/json" },
+        body: JSON.stringify({ contents: [{ role: "user", parts: [{ text: "Hi" }] }] }),
+      });
+      const refusedText = await refused.text();
+      expect(refused.status).toBe(400);
+      expect(JSON.parse(refusedText).error).toMatchObject({ code: 400, status: "INVALID_ARGUMENT" });
+      for (const canary of [GEMINI_KEYS[0]!, gemini.host]) expect(refusedText).not.toContain(canary);
+      expect(await usageRows()).toHaveLength(before);
+    });
+
     it("a Gemini-native upstream is a pass-through: the body untouched, the model renamed, usageMetadata billed", async () => {
       gemini.answer = (_req, res) => {
         res.writeHead(200, { "content-type": "application/json" });

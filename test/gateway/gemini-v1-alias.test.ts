@@ -1,6 +1,7 @@
 // Google's methods under /v1/models (the @google/genai SDK with apiVersion "v1"): generateContent,
 // streamGenerateContent, countTokens and embedContent answer there as on /v1beta, with Google's
-// error envelope, on both databases; GET /v1/models and /v1/models/{id} stay OpenAI's.
+// error envelope, on both databases; GET /v1/models and /v1/models/{id} answer Google's list to a
+// caller with x-goog-api-key or ?key= (the SDK's models.list and models.get), OpenAI's to a Bearer key.
 import { ApiError, GoogleGenAI } from "@google/genai";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { DATABASE_KINDS } from "../support/databases.js";
@@ -87,7 +88,28 @@ for (const kind of DATABASE_KINDS) {
       );
     });
 
-    it("refusals come in Google's envelope; GET /v1/models stays OpenAI's list", async () => {
+    it("GET /v1/models with a Google key signal: Google's list and model through the SDK, Google's envelope for refusals", async () => {
+      const names: string[] = [];
+      for await (const model of await ai.models.list()) names.push(model.name ?? "");
+      expect(names.sort()).toEqual(["models/embed-mock", "models/gpt-mock"]);
+      const one = await ai.models.get({ model: "gpt-mock" });
+      expect(one).toMatchObject({ name: "models/gpt-mock", displayName: "gpt-mock" });
+      expect((one as { supportedGenerationMethods?: string[] }).supportedGenerationMethods ?? one.supportedActions).toContain("generateContent");
+      const prefixed = await fetch(`${gateway.url}/v1/models/models/embed-mock?key=${raw}`);
+      expect(await prefixed.json()).toMatchObject({ name: "models/embed-mock", supportedGenerationMethods: ["embedContent", "batchEmbedContents"] });
+      const paged = await fetch(`${gateway.url}/v1/models?pageSize=1`, { headers: { "x-goog-api-key": raw } });
+      expect(await paged.json()).toMatchObject({ models: [{ name: "models/gpt-mock" }], nextPageToken: "1" });
+
+      const missing = await fetch(`${gateway.url}/v1/models/nope`, { headers: { "x-goog-api-key": raw } });
+      expect(missing.status).toBe(404);
+      expect(((await missing.json()) as { error: object }).error).toMatchObject({ code: 404, status: "NOT_FOUND" });
+      const badKey = await fetch(`${gateway.url}/v1/models`, { headers: { "x-goog-api-key": "mgw_not-a-key" } });
+      expect(badKey.status).toBe(401);
+      expect(((await badKey.json()) as { error: object }).error).toMatchObject({ code: 401, status: "UNAUTHENTICATED" });
+      expect(badKey.headers.get("x-request-id")).toBeTruthy();
+    });
+
+    it("refusals come in Google's envelope; GET /v1/models with a Bearer key stays OpenAI's list", async () => {
       const refused = await ai.models.generateContent({ model: "gpt-mock", contents: "x", config: { candidateCount: 2 } }).catch((error: unknown) => error);
       expect(refused).toBeInstanceOf(ApiError);
       expect(JSON.parse((refused as ApiError).message).error).toMatchObject({ code: 400, status: "INVALID_ARGUMENT" });

@@ -4,7 +4,13 @@ import { describe, expect, it } from "vitest";
 import { GatewayMetrics, type FinishedRequest } from "../../src/observability/metrics.js";
 import { histogramOf, parseExposition, seriesOf, valueOf } from "../support/prometheus.js";
 
-const sources = { breakerStates: () => ({ closed: 3, open: 1, half_open: 0 }), keysCoolingDown: () => 2, settlementRetriesPending: () => 1, holdsOutstanding: async () => 7 };
+const sources = {
+  breakerStates: () => ({ closed: 3, open: 1, half_open: 0 }),
+  keysCoolingDown: () => 2,
+  settlementRetriesPending: () => 1,
+  holdsOutstanding: async () => 7,
+  upstreamRequestsWaiting: () => new Map([["mockai", 2]]),
+};
 const base: FinishedRequest = {
   route: "/v1/messages",
   status: 200,
@@ -61,6 +67,7 @@ describe("GatewayMetrics", () => {
     expect(valueOf(m, "gateway_upstream_keys_cooling_down")).toBe(2);
     expect(valueOf(m, "gateway_settlement_retries_pending")).toBe(1);
     expect(valueOf(m, "gateway_holds_outstanding")).toBe(7);
+    expect(valueOf(m, "gateway_upstream_requests_waiting", { provider: "mockai" })).toBe(2);
     expect(m.types.has("gateway_account_requests_total")).toBe(false);
   });
 

@@ -106,6 +106,7 @@ describe.each(DATABASE_KINDS)("request log writer on %s", (kind) => {
         breakerStates: () => ({ closed: 0, open: 0, half_open: 0 }),
         keysCoolingDown: () => 0,
         settlementRetriesPending: () => 0,
+        upstreamRequestsWaiting: () => new Map(),
         holdsOutstanding: async () => 0,
         requestLogDropped: () => log.droppedTotal,
       },

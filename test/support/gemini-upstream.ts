@@ -1,6 +1,6 @@
 // A mock of Google's Gemini API (generativelanguage.googleapis.com v1beta) on 127.0.0.1, random port.
 // It checks what the real API checks before answering: the x-goog-api-key header, the path and query
-// (models/{model}:generateContent, or :streamGenerateContent?alt=sse, or :batchEmbedContents), and the
+// (models/{model}:generateContent, or :streamGenerateContent?alt=sse, :countTokens or :batchEmbedContents), and the
 // body's shape (known top-level fields only, user/model roles, one data field per part, the Schema
 // subset in function declarations; for embeddings, at most 100 text requests for the path's model). A violation is answered the way Gemini answers it: 400 INVALID_ARGUMENT, or 400
 // API_KEY_INVALID for a wrong key. Scenarios set `answer` to respond in the documented format.
@@ -9,7 +9,7 @@ import type { AddressInfo } from "node:net";
 
 export interface GeminiRecorded {
   path: string;
-  operation: "generateContent" | "streamGenerateContent" | "batchEmbedContents";
+  operation: "generateContent" | "streamGenerateContent" | "batchEmbedContents" | "countTokens";
   stream: boolean;
   model: string;
   key: string;
@@ -67,7 +67,7 @@ const SCHEMA_FIELDS = new Set([
   "minimum",
   "maximum",
 ]);
-const PATH = /^\/v1beta\/models\/([A-Za-z0-9._-]+):(generateContent|streamGenerateContent|batchEmbedContents)(\?alt=sse)?$/;
+const PATH = /^\/v1beta\/models\/([A-Za-z0-9._-]+):(generateContent|streamGenerateContent|batchEmbedContents|countTokens)(\?alt=sse)?$/;
 const EMBED_FIELDS = new Set(["model", "content", "taskType", "title", "outputDimensionality"]);
 const TASK_TYPES = new Set([
   "TASK_TYPE_UNSPECIFIED",
@@ -137,6 +137,19 @@ export function bodyProblem(body: unknown): string | null {
   return null;
 }
 
+/** What the real API would refuse in a countTokens body: `contents`, or a generateContentRequest naming the path's model. */
+export function countBodyProblem(body: unknown, model: string): string | null {
+  if (!isObject(body)) return "Invalid JSON payload received.";
+  for (const key of Object.keys(body))
+    if (key !== "contents" && key !== "generateContentRequest") return `Invalid JSON payload received. Unknown name "${key}": Cannot find field.`;
+  if (body.generateContentRequest === undefined) return bodyProblem(body);
+  if (body.contents !== undefined) return "* CountTokensRequest: contents and generateContentRequest are mutually exclusive";
+  const inner = body.generateContentRequest;
+  if (!isObject(inner)) return "generateContentRequest: bad shape";
+  if (inner.model !== `models/${model}`) return `* CountTokensRequest.generate_content_request.model: must be models/${model}`;
+  return bodyProblem(Object.fromEntries(Object.entries(inner).filter(([key]) => key !== "model")));
+}
+
 /** What the real API would refuse in a batchEmbedContents body for the path's model, or null. */
 export function embedBodyProblem(body: unknown, model: string): string | null {
   if (!isObject(body)) return "Invalid JSON payload received.";
@@ -196,7 +209,7 @@ export async function startGeminiMock(keys: readonly string[]): Promise<GeminiMo
       } catch {
         return geminiError(res, 400, "INVALID_ARGUMENT", "Invalid JSON payload received.");
       }
-      const problem = operation === "batchEmbedContents" ? embedBodyProblem(body, match[1]!) : bodyProblem(body);
+      const problem = operation === "batchEmbedContents" ? embedBodyProblem(body, match[1]!) : operation === "countTokens" ? countBodyProblem(body, match[1]!) : bodyProblem(body);
       if (problem) return geminiError(res, 400, "INVALID_ARGUMENT", problem);
       const recorded: GeminiRecorded = { path, operation, stream, model: match[1]!, key, headers: req.headers, body: body as Record<string, unknown> };
       mock.requests.push(recorded);
@@ -223,7 +236,7 @@ export interface GeminiUsage {
   totalTokenCount: number;
 }
 
-export type GeminiPart = { text: string; thought?: boolean } | { functionCall: { name: string; args: object } };
+export type GeminiPart = { text: string; thought?: boolean } | { functionCall: { name: string; args: object }; thoughtSignature?: string };
 
 /** A buffered generateContent answer. */
 export function geminiResponse(parts: GeminiPart[], usage: GeminiUsage, finishReason = "STOP", extra: object = {}): object {

@@ -1,26 +1,25 @@
 // Google's Gemini API (v1beta), for the @google/genai SDK and Gemini CLI: generateContent,
 // streamGenerateContent (alt=sse: SSE; without it, the JSON array Google's REST API streams),
-// countTokens (never billed) and the model list. The key comes in x-goog-api-key or ?key= (Bearer
+// countTokens (never billed: the upstream's count on a Gemini-native model, else the estimate) and the model list. The key comes in x-goog-api-key or ?key= (Bearer
 // works too); errors come in Google's envelope (renderError's "google" shape). Every model the key
 // may use answers here, whatever its upstream type: a Gemini-native upstream passes the request
 // through, any other is bridged over its Chat plan (src/formats/gemini).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { ModelConfig } from "../../core/catalog.js";
 import { GatewayError, invalidRequest } from "../../errors/catalogue.js";
-import { checkRequestBody } from "../../formats/fields.js";
 import { geminiFormat } from "../../formats/gemini/gemini-format.js";
-import { estimateGeminiPromptTokens } from "../../formats/gemini/gemini-over-chat.js";
-import { geminiCountTokensRequestSchema } from "../../formats/gemini/request-schema.js";
-import { requestedModel, unknownModel, usableModels } from "../../pipeline/admission.js";
+import { unknownModel, usableModels } from "../../pipeline/admission.js";
 import { authenticate, GOOGLE_API_KEY } from "../../pipeline/authenticate.js";
 import { handleModelRequest } from "../../pipeline/handle-model-request.js";
+import { countGeminiTokens } from "../../pipeline/count-tokens.js";
 import type { GeminiModel } from "../../wire/gemini/types.js";
 import type { RouteContext } from "../route-context.js";
 
 export const GEMINI_PREFIX = "/v1beta/models";
 /**
  * The same methods under Google's stable version (the genai SDK with apiVersion "v1" posts here).
- * Only the POST methods: GET /v1/models and /v1/models/{id} stay the OpenAI-shaped list (models.ts).
+ * GET /v1/models and /v1/models/{id} are models.ts's: Google's list to a caller with a Google key
+ * signal (isGoogleStyle), OpenAI's or Anthropic's to the others.
  */
 export const GEMINI_V1_PREFIX = "/v1/models";
 const ACTIONS = ["generateContent", "streamGenerateContent", "countTokens", "embedContent", "batchEmbedContents"] as const;
@@ -54,7 +53,7 @@ export function parseModelAction(rest: string): { model: string; action: Action 
   return { model: geminiModelId(rest.slice(0, colon)), action: action as Action };
 }
 
-function googleModel(model: ModelConfig): GeminiModel {
+export function googleModel(model: ModelConfig): GeminiModel {
   const entry: GeminiModel = {
     name: `models/${model.id}`,
     baseModelId: model.id,
@@ -68,7 +67,7 @@ function googleModel(model: ModelConfig): GeminiModel {
 }
 
 /** Google's page: pageSize (1 to 1,000, default 50) and the opaque pageToken of the previous answer (here: the next index). */
-function modelPage(models: readonly ModelConfig[], query: Record<string, unknown>): { models: GeminiModel[]; nextPageToken?: string } {
+export function googleModelPage(models: readonly ModelConfig[], query: Record<string, unknown>): { models: GeminiModel[]; nextPageToken?: string } {
   const size = query.pageSize === undefined ? DEFAULT_PAGE : Number(query.pageSize);
   if (!Number.isInteger(size) || size < 1 || size > MAX_PAGE) throw invalidRequest("pageSize", `pageSize must be an integer from 1 to ${MAX_PAGE}.`);
   let start = 0;
@@ -79,6 +78,19 @@ function modelPage(models: readonly ModelConfig[], query: Record<string, unknown
   }
   const end = Math.min(models.length, start + size);
   return { models: models.slice(start, end).map(googleModel), ...(end < models.length && { nextPageToken: String(end) }) };
+}
+
+/** The models a key may use that Google's API serves: chat and embedding models. */
+export function googleVisible(models: Iterable<ModelConfig>): ModelConfig[] {
+  return [...models].filter((m) => m.kind === "chat" || m.kind === "embedding");
+}
+
+/**
+ * A caller of Google's API on a path shared with OpenAI's (GET /v1/models): the key in
+ * x-goog-api-key or ?key=, which only Google's clients use (the genai SDK with apiVersion "v1").
+ */
+export function isGoogleStyle(request: FastifyRequest): boolean {
+  return request.headers["x-goog-api-key"] !== undefined || (request.query as Record<string, unknown> | undefined)?.key !== undefined;
 }
 
 export function registerGeminiRoutes(app: FastifyInstance, ctx: RouteContext, embed: GeminiEmbedHandler): void {
@@ -95,22 +107,15 @@ export function registerGeminiRoutes(app: FastifyInstance, ctx: RouteContext, em
     await authenticate(request, authCache, "exact", GOOGLE_API_KEY);
   };
   // Chat and embedding models: the methods this API serves here.
-  const visible = (request: FastifyRequest) => usableModels(request.snapshot.config.models.values(), request).filter((m) => m.kind === "chat" || m.kind === "embedding");
+  const visible = (request: FastifyRequest) => googleVisible(usableModels(request.snapshot.config.models.values(), request));
 
   const serveModelMethod = async (request: FastifyRequest, reply: FastifyReply) => {
     const { model, action } = parseModelAction(rest(request));
     const body = request.body;
     if (!body || typeof body !== "object" || Array.isArray(body)) throw invalidRequest("body", "The request body must be a JSON object.");
     if (action === "embedContent" || action === "batchEmbedContents") return embed(action, model, request, reply);
-    if (action === "countTokens") {
-      // Never billed, like /v1/messages/count_tokens: the gateway's documented estimate.
-      const checked = checkRequestBody(geminiCountTokensRequestSchema, body);
-      requestedModel(request.snapshot.pipeline, request, model, "chat");
-      const counted = (checked.generateContentRequest ?? checked) as Record<string, unknown>;
-      const totalTokens = estimateGeminiPromptTokens(counted);
-      request.meter.inputTokens = totalTokens;
-      return { totalTokens };
-    }
+    // Never billed, like /v1/messages/count_tokens: the upstream's own count on a Gemini-native model, else the estimate.
+    if (action === "countTokens") return countGeminiTokens(request.snapshot.pipeline, model, body as Record<string, unknown>, request, reply);
     const stream = action === "streamGenerateContent";
     const alt = (request.query as Record<string, unknown>).alt;
     if (stream && alt !== undefined && alt !== "sse") throw invalidRequest("alt", "alt must be sse, or absent for the JSON array stream.");
@@ -119,7 +124,7 @@ export function registerGeminiRoutes(app: FastifyInstance, ctx: RouteContext, em
   };
   for (const prefix of [GEMINI_PREFIX, GEMINI_V1_PREFIX]) app.post(`${prefix}/*`, { onRequest: onModelRequestUnder(prefix) }, serveModelMethod);
 
-  app.get(GEMINI_PREFIX, { onRequest: onUnbilledRequest }, async (request) => modelPage(visible(request), request.query as Record<string, unknown>));
+  app.get(GEMINI_PREFIX, { onRequest: onUnbilledRequest }, async (request) => googleModelPage(visible(request), request.query as Record<string, unknown>));
   app.get(`${GEMINI_PREFIX}/*`, { onRequest: onUnbilledRequest }, async (request) => {
     const id = geminiModelId(rest(request));
     const usable = visible(request);

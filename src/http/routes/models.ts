@@ -1,6 +1,7 @@
 // GET /v1/models (the key's tier and allowed models only) and GET /v1/catalog (public, cacheable). The model list
-// answers in Anthropic's shape to Anthropic-style callers (Claude Code's model discovery, the
-// Anthropic SDK), in OpenAI's to everyone else; docs/clients.md says how the two are told apart.
+// answers in Google's shape to Google-style callers (the genai SDK with apiVersion "v1"), in
+// Anthropic's to Anthropic-style callers (Claude Code's model discovery, the Anthropic SDK), in
+// OpenAI's to everyone else; docs/clients.md says how they are told apart.
 import { DIMENSIONS, TOKEN_DIMENSIONS } from "../../core/dimensions.js";
 import { createHash } from "node:crypto";
 import type { FastifyInstance, FastifyRequest } from "fastify";
@@ -11,7 +12,8 @@ import type { GatewayConfig, ModelConfig } from "../../config/load.js";
 import { formatUsd, type Nano } from "../../core/money.js";
 import { invalidRequest } from "../../errors/catalogue.js";
 import { unknownModel, usableModels } from "../../pipeline/admission.js";
-import { authenticate } from "../../pipeline/authenticate.js";
+import { authenticate, GOOGLE_API_KEY } from "../../pipeline/authenticate.js";
+import { geminiModelId, googleModel, googleModelPage, googleVisible, isGoogleStyle } from "./gemini.js";
 import { upstreamOf } from "../../upstreams/registry.js";
 import { loadCompatibilitySummary, type CompatibilitySummary } from "../compatibility.js";
 
@@ -147,6 +149,10 @@ export function registerModelRoutes(app: FastifyInstance, ctx: RouteContext): vo
   const { authCache } = ctx.pipeline;
   const onRequest = async (request: FastifyRequest) => {
     // Refusals (a missing key included) in the envelope the caller's SDK reads.
+    if (isGoogleStyle(request)) {
+      request.errorShape = "google";
+      return authenticate(request, authCache, "exact", GOOGLE_API_KEY);
+    }
     if (isAnthropicStyle(request)) request.errorShape = "anthropic";
     await authenticate(request, authCache, "exact");
   };
@@ -154,14 +160,19 @@ export function registerModelRoutes(app: FastifyInstance, ctx: RouteContext): vo
   const visible = (request: FastifyRequest) => usableModels(request.snapshot.config.models.values(), request);
 
   app.get("/v1/models", { onRequest }, async (request) => {
+    if (isGoogleStyle(request)) return googleModelPage(googleVisible(visible(request)), request.query as Record<string, unknown>);
     if (isAnthropicStyle(request)) return anthropicModelPage(visible(request), request.query as Record<string, unknown>);
     return { object: "list", data: visible(request).map(modelObject) };
   });
   app.get<{ Params: { id: string } }>("/v1/models/*", { onRequest }, async (request) => {
-    const id = (request.params as Record<string, string>)["*"] ?? "";
-    const usable = visible(request);
+    const path = (request.params as Record<string, string>)["*"] ?? "";
+    const google = isGoogleStyle(request);
+    // Google's clients name a model `models/{id}` too.
+    const id = google ? geminiModelId(path) : path;
+    const usable = google ? googleVisible(visible(request)) : visible(request);
     const model = usable.find((m) => m.id === id);
     if (!model) throw unknownModel(id, usable);
+    if (google) return googleModel(model);
     return isAnthropicStyle(request) ? anthropicModelObject(model) : modelObject(model);
   });
   app.get("/v1/catalog", async (request, reply) => {

@@ -22,6 +22,9 @@ import type { EmbeddingRequest } from "../../upstreams/embedding-request.js";
 import { parseEmbeddingRequest } from "./embedding-request.js";
 import { recordClientGone } from "../../pipeline/request-context.js";
 import { guardRequest } from "../../pipeline/guardrails/stage.js";
+import type { MeteredRequest } from "../../pipeline/metered-call.js";
+import { lookUpAnswer, storeAnswer } from "../../pipeline/response-cache/cache-stage.js";
+import { embeddingsEntry, serveEmbeddingsHit } from "./cached-embeddings.js";
 
 /** 2,048 vectors of 3,072 floats as JSON text is about 140 MB. */
 export const MAX_EMBEDDINGS_RESPONSE_BYTES = 256 * 1024 * 1024;
@@ -60,15 +63,26 @@ export async function serveEmbeddings(
   const path = api.path(model);
   const body = JSON.stringify(api.requestBody(input, model));
   const cancellation = cancelOnClientClose(reply);
-  const call = await openMeteredCall(services, {
+  const metered: MeteredRequest = {
     ...admissionFor(services, request, reply, { model, route: "embeddings", projectedInputTokens: input.projectedTokens, projectedOutputTokens: 0 }),
     build: (key) => signedRequest(upstream.authenticate, provider, "POST", path, key, body, request.headers),
     awaitFirstChunk: false,
     signal: cancellation,
-  });
+  };
+  // The response cache (ADR 0044) on /v1/embeddings only: the Gemini routes shape the list otherwise.
+  const cached =
+    shape === openAiList && isObject(request.body)
+      ? await lookUpAnswer(services, request, reply, { route: "embeddings", modelId: model.id, body: request.body, delivery: "buffered" })
+      : null;
+  if (cached?.entry) return serveEmbeddingsHit(services, request, reply, metered, cached.entry);
+  const call = await openMeteredCall(services, metered);
+  let answered: { scrubbed: ScrubbedBody; usage: Usage } | undefined;
+  const read = async () => (answered = await readAnswer(call!.upstream, api, input, model.id, shape));
   // The client went away (before an answer, or while it was read): nothing held or charged, nobody to answer.
-  if (call === null || (await settleAndSend(call, request, reply, cancellation, () => readAnswer(call.upstream, api, input, model.id, shape), "embeddings")) === undefined)
-    recordClientGone(request, services);
+  if (call === null || (await settleAndSend(call, request, reply, cancellation, read, "embeddings")) === undefined) recordClientGone(request, services);
+  // Stored once settled (the cost is on the meter then), whether or not the client stayed to read it.
+  const cost = request.meter.costNano;
+  if (cached !== null && answered !== undefined && cost !== undefined) storeAnswer(services, cached, embeddingsEntry(answered.scrubbed, answered.usage, cost, model.id));
 }
 
 /** Reads, converts when the upstream is not OpenAI-shaped, and scrubs a 2xx answer; the usage to settle. */

@@ -59,6 +59,13 @@ function requestGuardrails(services: PipelineServices, request: FastifyRequest, 
   return guardrailsFor(selectGuardrails(list, switchedOn), side);
 }
 
+/** The answer-side guardrails this request's key or workspace switched on (the response cache's key). */
+export function selectedAnswerGuardrails(services: PipelineServices, request: FastifyRequest): string[] {
+  return requestGuardrails(services, request, "response")
+    .filter((g) => g.applies === "selected")
+    .map((g) => g.name);
+}
+
 async function guardValue(services: PipelineServices, request: FastifyRequest, side: GuardrailSide, value: unknown): Promise<{ value: unknown; blocked: GuardrailBlock | null }> {
   const guardrails = requestGuardrails(services, request, side);
   if (guardrails.length === 0) return { value, blocked: null };

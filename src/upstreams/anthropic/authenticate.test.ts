@@ -4,7 +4,19 @@ import { authenticatedRequest } from "../request.js";
 import { authenticateAnthropic } from "./authenticate.js";
 
 function provider(headers: Record<string, string>): ProviderConfig {
-  return { name: "anthropic", type: "anthropic", baseUrl: "https://api.anthropic.com", sharedKeys: [], apis: new Set(), headers, timeoutMs: 1000, connectTimeoutMs: 1000 };
+  return {
+    name: "anthropic",
+    type: "anthropic",
+    baseUrl: "https://api.anthropic.com",
+    sharedKeys: [],
+    apis: new Set(),
+    headers,
+    timeoutMs: 1000,
+    connectTimeoutMs: 1000,
+    maxConnections: 16,
+    connectionWaitMs: 1000,
+    http2: false,
+  };
 }
 
 const send = (configured: Record<string, string>, client: Record<string, string | string[] | undefined>) =>

@@ -19,6 +19,9 @@ function provider(baseUrl: string, apiVersion?: string): ProviderConfig {
     headers: {},
     timeoutMs: 1000,
     connectTimeoutMs: 1000,
+    maxConnections: 16,
+    connectionWaitMs: 1000,
+    http2: false,
     ...(apiVersion === undefined ? {} : { apiVersion }),
   };
 }

@@ -16,6 +16,9 @@ const provider: ProviderConfig = {
   region: "eu-central-1",
   timeoutMs: 1000,
   connectTimeoutMs: 1000,
+  maxConnections: 16,
+  connectionWaitMs: 1000,
+  http2: false,
 };
 
 describe("signBedrockRequest", () => {

@@ -19,6 +19,17 @@ function renamed(response: GeminiResponse, model: ModelConfig): GeminiResponse {
   return rest;
 }
 
+/**
+ * A Gemini API client's :countTokens on the upstream's own counter: `contents` as sent, or a whole
+ * `generateContentRequest` with its `model` renamed to the upstream's (the API requires the field).
+ */
+export function geminiCountTokensPassThrough(body: Json, model: ModelConfig): { path: string; body: Json } {
+  const upstreamModel = model.upstreamModel.replace(/^models\//, "");
+  const inner = body.generateContentRequest;
+  const request = typeof inner === "object" && inner !== null && !Array.isArray(inner) ? { ...body, generateContentRequest: { ...inner, model: `models/${upstreamModel}` } } : body;
+  return { path: `/v1beta/models/${encodeURIComponent(upstreamModel)}:countTokens`, body: request };
+}
+
 export function geminiPassThrough(body: Json, model: ModelConfig, call: { stream: boolean }): UpstreamPlan {
   return {
     path: geminiPath(model.upstreamModel, call.stream),

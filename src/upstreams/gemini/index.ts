@@ -3,7 +3,7 @@
 // models on batchEmbedContents.
 import { convertGeminiUsageToChat } from "./translators.js";
 import { chatToGemini } from "./chat-plan.js";
-import { geminiPassThrough } from "./gemini-plan.js";
+import { geminiCountTokensPassThrough, geminiPassThrough } from "./gemini-plan.js";
 import { usageFromChat } from "../usage-readers.js";
 import { type UpstreamDescriptor, ONE_TOKEN_CHAT } from "../descriptor.js";
 import { geminiCapabilities } from "./capabilities.js";
@@ -16,8 +16,8 @@ export const geminiUpstream: UpstreamDescriptor = {
   transport: null,
   streamDecoder: sseDecoder,
   chatPlan: chatToGemini,
-  // Gemini API clients (/v1beta) pass through: the model renamed, the answer scrubbed.
-  nativePlans: { gemini: geminiPassThrough },
+  // Gemini API clients (/v1beta) pass through: the model renamed, the answer scrubbed; so does their count.
+  nativePlans: { gemini: geminiPassThrough, geminiCountTokens: geminiCountTokensPassThrough },
   readUsage: (reported) => (reported && typeof reported === "object" ? usageFromChat(convertGeminiUsageToChat(reported)) : null),
   media: { embeddings: geminiEmbeddings },
   capabilities: geminiCapabilities,
