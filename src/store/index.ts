@@ -2,6 +2,7 @@
 import { SecretBox } from "../core/secret-box.js";
 import { DEFAULT_MIGRATION_TABLE, sql, type Transaction } from "kysely";
 import { AccountsStore } from "./accounts-store.js";
+import { AlertsStore } from "./alerts-store.js";
 import { AdminTokensStore } from "./admin-tokens-store.js";
 import { AttemptsStore } from "./attempts-store.js";
 import { appendAudit, AuditStore, type AuditActor, type AuditChange } from "./audit-store.js";
@@ -70,6 +71,7 @@ export class Store {
   readonly leases: LeasesStore;
   readonly healthProbes: HealthProbesStore;
   readonly passwordLinks: PasswordLinksStore;
+  readonly alerts: AlertsStore;
 
   constructor(
     readonly handle: DatabaseHandle,
@@ -95,6 +97,7 @@ export class Store {
     this.leases = new LeasesStore(handle.db);
     this.healthProbes = new HealthProbesStore(handle.db);
     this.passwordLinks = new PasswordLinksStore(handle.db);
+    this.alerts = new AlertsStore(handle.db, box, handle.dialect);
   }
 
   /**

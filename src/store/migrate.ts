@@ -35,6 +35,7 @@ import * as ledgerPriceFactor from "./migrations/0026-ledger-price-factor.js";
 import * as keyStatesAndProbes from "./migrations/0027-key-states-and-probes.js";
 import * as requestLogErrors from "./migrations/0028-request-log-errors.js";
 import * as budgetScopes from "./migrations/0029-budget-scopes.js";
+import * as alerts from "./migrations/0033-alerts.js";
 import { createBillingFunctions } from "./billing-functions.js";
 import type { MigrationName } from "./migration-names.js";
 
@@ -71,6 +72,7 @@ const MIGRATIONS: Record<MigrationName, MigrationModule> = {
   "0027-key-states-and-probes": keyStatesAndProbes,
   "0028-request-log-errors": requestLogErrors,
   "0029-budget-scopes": budgetScopes,
+  "0033-alerts": alerts,
 };
 
 /** What migrating needs of a database handle. */

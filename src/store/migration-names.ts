@@ -32,6 +32,7 @@ export const MIGRATION_NAMES = [
   "0027-key-states-and-probes",
   "0028-request-log-errors",
   "0029-budget-scopes",
+  "0033-alerts",
 ] as const;
 
 export type MigrationName = (typeof MIGRATION_NAMES)[number];

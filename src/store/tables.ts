@@ -19,6 +19,8 @@ import type {
 } from "./tables-operations.js";
 
 export * from "./tables-operations.js";
+export * from "./tables-alerts.js";
+import type { AlertDeliveriesTable, AlertEventsTable, AlertSubscriptionsTable, ScheduledRunsTable } from "./tables-alerts.js";
 
 export interface AccountsTable {
   id: string;
@@ -362,4 +364,8 @@ export interface Database {
   file_key_states: FileKeyStatesTable;
   gateway_leases: GatewayLeasesTable;
   health_probe_results: HealthProbeResultsTable;
+  alert_subscriptions: AlertSubscriptionsTable;
+  alert_events: AlertEventsTable;
+  alert_deliveries: AlertDeliveriesTable;
+  scheduled_runs: ScheduledRunsTable;
 }
