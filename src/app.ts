@@ -26,7 +26,7 @@ import { SettlementRetries } from "./pipeline/settlement-retries.js";
 import { UpstreamKeyResolver } from "./pipeline/upstream-key-resolver.js";
 import { RefusedKeys } from "./pipeline/refused-keys.js";
 import { HealthProbes } from "./pipeline/health-probes.js";
-import { lastLedgerVerify, startAlerting } from "./pipeline/alerts/alerting.js";
+import { lastLedgerVerify, startAlerting, type Alerting } from "./pipeline/alerts/alerting.js";
 import { openStore, type Store } from "./store/index.js";
 import { watchCatalog, type CatalogWatch } from "./store/catalog-watch.js";
 import { configFromDatabase, LiveCatalog } from "./config/live-catalog.js";
@@ -50,6 +50,8 @@ export interface App {
   metricsUrl: string | null;
   /** The active health probes: run by the one process of the gateway holding their lease. */
   probes: HealthProbes;
+  /** Alerts' dispatcher, threshold watcher and scheduled jobs (ADR 0040). */
+  alerting: Alerting;
   close(): Promise<void>;
 }
 
@@ -305,6 +307,7 @@ export async function createApp(config: GatewayConfig, options: AppOptions = {})
     server,
     metricsUrl: metricsListener?.url ?? null,
     probes,
+    alerting,
     async close() {
       if (closed) return;
       closed = true;

@@ -47,6 +47,7 @@ export interface AuditedTransaction {
   fileKeys: FileKeyStatesStore;
   sessions: SessionsStore;
   passwordLinks: PasswordLinksStore;
+  alerts: AlertsStore;
   record(change: AuditChange): Promise<void>;
 }
 
@@ -122,6 +123,7 @@ export class Store {
         fileKeys: new FileKeyStatesStore(trx, this.box, this.handle.dialect),
         sessions: new SessionsStore(trx),
         passwordLinks: new PasswordLinksStore(trx),
+        alerts: new AlertsStore(trx, this.box, this.handle.dialect),
         record: (change) => appendAudit(trx, actor, change),
       }),
     );
