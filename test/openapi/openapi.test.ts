@@ -516,6 +516,14 @@ describe.each(DATABASE_KINDS)("OpenAPI description on %s", (kind) => {
     expect((await adminCall("GET", "/codes?state=lost")).status).toBe(400);
     expect((await adminCall("POST", `/codes/${adminMinted.body.data[0].id}/revoke`)).status).toBe(200);
     expect((await adminCall("POST", "/codes/code_nope/revoke")).status).toBe(404);
+    const subscription = await adminCall("POST", "/alerts/subscriptions", { url: "https://alerts.example.com/hook", events: ["budget.threshold"], workspace_id: wsId });
+    expect(subscription.status).toBe(201);
+    const subscriptionId = subscription.body.subscription.id;
+    expect((await adminCall("GET", `/alerts/subscriptions?workspace_id=${wsId}`)).status).toBe(200);
+    expect((await adminCall("PATCH", `/alerts/subscriptions/${subscriptionId}`, { format: "slack" })).status).toBe(200);
+    expect((await adminCall("POST", `/alerts/subscriptions/${subscriptionId}/test`)).status).toBe(202);
+    expect((await adminCall("GET", `/alerts/subscriptions/${subscriptionId}/deliveries?limit=5`)).status).toBe(200);
+    expect((await adminCall("DELETE", `/alerts/subscriptions/${subscriptionId}`)).status).toBe(200);
     expect((await call("GET", "/admin/v1/accounts")).status).toBe(401);
 
     // ---- every answer against its operation ----

@@ -25,7 +25,7 @@ export async function startAlerting(deps: { store: Store; logger: Logger; config
   const dispatcher = new AlertDispatcher({ alerts: store.alerts, logger, settings: () => deps.config().alerts, clock });
   const watcher = new ThresholdWatcher(store, logger, clock);
   await watcher.refreshActive();
-  const jobs = new ScheduledJobs({ store, logger, config: deps.config, clock });
+  const jobs = new ScheduledJobs({ store, logger, config: () => deps.config(), clock });
   deps.health.onOpened = (scope, openedUntil) => {
     // One event per opening across processes: the window it opened in names it.
     const window = Math.floor(openedUntil / Math.max(1, deps.health.settings.openMs));
