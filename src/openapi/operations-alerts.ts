@@ -4,7 +4,8 @@
 import { z } from "zod";
 import { adminCreateBody, alertSchemas } from "../admin/alert-subscriptions.js";
 import { ALERT_EVENT_TYPES, type AlertEventType } from "../core/alert-events.js";
-import { admin, created, ok, type OperationSpec } from "./operation-spec.js";
+import { alertRouteSchemas } from "../dashboard/routes/alert-routes.js";
+import { admin, created, dash, ok, type OperationSpec } from "./operation-spec.js";
 
 const isoTime = z.string();
 const subscription = z.object({
@@ -53,6 +54,18 @@ export const ALERT_ADMIN_OPERATIONS: readonly OperationSpec[] = [
   admin({ method: "GET", path: "/alerts/subscriptions/:id/deliveries", summary: "A subscription's deliveries, newest first: status, attempts, last HTTP status or error", params: alertSchemas.params, query: alertSchemas.deliveriesQuery, responses: ok(subscriptionSchemas.deliveries) }),
   admin({ method: "POST", path: "/alerts/subscriptions/:id/test", summary: "Send a test event to the subscription", params: alertSchemas.params, responses: accepted(subscriptionSchemas.test) }),
 ];
+
+/** The same operations for a workspace's owner and for an administrator (the operator's subscriptions). */
+function dashboardFamily(base: string, who: string, params: z.ZodObject, itemParams: z.ZodObject): OperationSpec[] {
+  return [
+    dash({ method: "GET", path: base, summary: `Alert subscriptions (${who})`, ...(base.includes(":id") && { params }), responses: ok(subscriptionSchemas.list) }),
+    dash({ method: "POST", path: base, summary: `Subscribe an endpoint (${who}); the secret is shown once`, ...(base.includes(":id") && { params }), body: alertSchemas.createBody, responses: created(subscriptionSchemas.created) }),
+    dash({ method: "PATCH", path: `${base}/:subscriptionId`, summary: `Change a subscription (${who})`, params: itemParams, body: alertSchemas.updateBody, responses: ok(subscriptionSchemas.one) }),
+    dash({ method: "DELETE", path: `${base}/:subscriptionId`, summary: `Delete a subscription (${who})`, params: itemParams, responses: ok(subscriptionSchemas.deleted) }),
+    dash({ method: "GET", path: `${base}/:subscriptionId/deliveries`, summary: `A subscription's deliveries (${who})`, params: itemParams, query: alertSchemas.deliveriesQuery, responses: ok(subscriptionSchemas.deliveries) }),
+    dash({ method: "POST", path: `${base}/:subscriptionId/test`, summary: `Send a test event (${who})`, params: itemParams, responses: accepted(subscriptionSchemas.test) }),
+  ];
+}
 
 const money = z.string().describe("USD, exact decimal text");
 const budgetData = z.object({
@@ -120,3 +133,15 @@ export function alertWebhooks(jsonSchemaOf: (schema: z.ZodType, io: "input" | "o
     ]),
   );
 }
+
+export const ALERT_DASHBOARD_OPERATIONS: readonly OperationSpec[] = [
+  ...dashboardFamily("/workspaces/:id/alerts", "the workspace's owner", alertRouteSchemas.wsParams, alertRouteSchemas.wsSubscriptionParams),
+  ...dashboardFamily("/admin/alerts", "administrators: every event", alertRouteSchemas.wsParams, alertRouteSchemas.adminSubscriptionParams),
+  dash({
+    method: "GET",
+    path: "/reports/spend",
+    summary: "The last whole day's or week's spend report of the signed-in account, or of a workspace (its owner or admins), as JSON or CSV",
+    query: alertRouteSchemas.reportQuery,
+    responses: { 200: { description: "The report", json: reportData, raw: [{ mediaType: "text/csv", description: "format=csv: section,name,spend_usd,requests" }] } },
+  }),
+];

@@ -13,7 +13,7 @@ import { DASHBOARD_OPERATIONS } from "./operations-dashboard.js";
 import { V1_OPERATIONS } from "./operations-v1.js";
 import { WORKSPACE_BUDGET_ADMIN_OPERATIONS, WORKSPACE_BUDGET_DASHBOARD_OPERATIONS } from "./operations-workspace-budgets.js";
 import { GEMINI_OPERATIONS } from "./operations-gemini.js";
-import { ALERT_ADMIN_OPERATIONS } from "./operations-alerts.js";
+import { ALERT_ADMIN_OPERATIONS, ALERT_DASHBOARD_OPERATIONS } from "./operations-alerts.js";
 import { ok, type OperationSpec } from "./operation-spec.js";
 import * as r from "./response-schemas.js";
 
@@ -67,4 +67,5 @@ export const OPERATIONS: readonly OperationSpec[] = [
   ...ALERT_ADMIN_OPERATIONS,
   ...DASHBOARD_OPERATIONS,
   ...WORKSPACE_BUDGET_DASHBOARD_OPERATIONS,
+  ...ALERT_DASHBOARD_OPERATIONS,
 ];

@@ -368,6 +368,18 @@ describe.each(DATABASE_KINDS)("OpenAPI description on %s", (kind) => {
     expect((await dash.get(`/workspaces/${wsId}/usage`)).status).toBe(200);
     expect((await dash.patch(`/workspaces/${wsId}/budgets`, { monthly_budget_usd: "50", member_monthly_budget_usd: "10", allowed_models: ["gpt-mock"] })).status).toBe(200);
     expect((await dash.get(`/workspaces/${wsId}/budgets`)).status).toBe(200);
+    for (const base of [`/workspaces/${wsId}/alerts`, "/admin/alerts"]) {
+      const sub = await dash.post(base, { url: "https://alerts.example.com/hook", format: "slack", events: ["budget.threshold", "report.daily"] });
+      expect(sub.status, base).toBe(201);
+      const item = `${base}/${sub.body.subscription.id}`;
+      expect((await dash.get(base)).status).toBe(200);
+      expect((await dash.patch(item, { enabled: false })).status).toBe(200);
+      expect((await dash.post(`${item}/test`, {})).status).toBe(202);
+      expect((await dash.get(`${item}/deliveries`)).status).toBe(200);
+      expect((await dash.delete(item)).status).toBe(200);
+    }
+    expect((await dash.get("/reports/spend?period=weekly")).status).toBe(200);
+    expect((await dash.get(`/reports/spend?format=csv&workspace_id=${wsId}`)).status).toBe(200);
     expect((await dash.delete(`/workspaces/${wsId}/keys/${shared.body.key.id}?confirm=true`)).status).toBe(200);
     expect((await dash.delete(`/workspaces/${wsId}/members/${other.id}`)).status).toBe(204);
     expect((await otherDash.get(`/workspaces/${wsId}`)).status).toBe(404);
