@@ -84,8 +84,21 @@ export async function createSubscription(
     throw new GatewayError("not_found", `No workspace ${workspaceId}.`);
   }
   const { subscription, secret } = await store.audited(actor, async (tx) => {
-    const created = await tx.alerts.create({ workspaceId, url, format: body.format, events: body.events, description: body.description ?? null, createdBy: actor.name ?? actor.id });
-    await tx.record({ action: "alert_subscription.create", targetType: "alert_subscription", targetId: created.subscription.id, before: null, after: audited(created.subscription) });
+    const created = await tx.alerts.create({
+      workspaceId,
+      url,
+      format: body.format,
+      events: body.events,
+      description: body.description ?? null,
+      createdBy: actor.name ?? actor.id,
+    });
+    await tx.record({
+      action: "alert_subscription.create",
+      targetType: "alert_subscription",
+      targetId: created.subscription.id,
+      before: null,
+      after: audited(created.subscription),
+    });
     return created;
   });
   return { subscription: subscriptionView(subscription), secret };
@@ -98,7 +111,13 @@ export async function subscriptionOr404(store: Store, id: string, workspaceId?: 
   return found;
 }
 
-export async function updateSubscription(store: Store, actor: AuditActor, allowedHttpHosts: readonly string[], before: AlertSubscription, body: z.infer<typeof alertSchemas.updateBody>) {
+export async function updateSubscription(
+  store: Store,
+  actor: AuditActor,
+  allowedHttpHosts: readonly string[],
+  before: AlertSubscription,
+  body: z.infer<typeof alertSchemas.updateBody>,
+) {
   const url = body.url === undefined ? undefined : checkEndpointUrl(body.url, allowedHttpHosts);
   const after = await store.audited(actor, async (tx) => {
     const updated = await tx.alerts.update(before.id, { ...body, ...(url !== undefined && { url }) });

@@ -47,22 +47,81 @@ export const subscriptionSchemas = {
 const accepted = (json: z.ZodType) => ({ 202: { description: "Accepted: delivered in the background", json } });
 
 export const ALERT_ADMIN_OPERATIONS: readonly OperationSpec[] = [
-  admin({ method: "GET", path: "/alerts/subscriptions", summary: "Alert subscriptions: the operator's and every workspace's (or one workspace's)", query: alertSchemas.listQuery, responses: ok(subscriptionSchemas.list) }),
-  admin({ method: "POST", path: "/alerts/subscriptions", summary: "Subscribe an endpoint to alert events (workspace_id: a workspace's events only); the secret is shown once", body: adminCreateBody, responses: created(subscriptionSchemas.created) }),
-  admin({ method: "PATCH", path: "/alerts/subscriptions/:id", summary: "Change a subscription's endpoint, format, events or enabled state (audited)", params: alertSchemas.params, body: alertSchemas.updateBody, responses: ok(subscriptionSchemas.one) }),
-  admin({ method: "DELETE", path: "/alerts/subscriptions/:id", summary: "Delete a subscription and its deliveries (audited)", params: alertSchemas.params, responses: ok(subscriptionSchemas.deleted) }),
-  admin({ method: "GET", path: "/alerts/subscriptions/:id/deliveries", summary: "A subscription's deliveries, newest first: status, attempts, last HTTP status or error", params: alertSchemas.params, query: alertSchemas.deliveriesQuery, responses: ok(subscriptionSchemas.deliveries) }),
-  admin({ method: "POST", path: "/alerts/subscriptions/:id/test", summary: "Send a test event to the subscription", params: alertSchemas.params, responses: accepted(subscriptionSchemas.test) }),
+  admin({
+    method: "GET",
+    path: "/alerts/subscriptions",
+    summary: "Alert subscriptions: the operator's and every workspace's (or one workspace's)",
+    query: alertSchemas.listQuery,
+    responses: ok(subscriptionSchemas.list),
+  }),
+  admin({
+    method: "POST",
+    path: "/alerts/subscriptions",
+    summary: "Subscribe an endpoint to alert events (workspace_id: a workspace's events only); the secret is shown once",
+    body: adminCreateBody,
+    responses: created(subscriptionSchemas.created),
+  }),
+  admin({
+    method: "PATCH",
+    path: "/alerts/subscriptions/:id",
+    summary: "Change a subscription's endpoint, format, events or enabled state (audited)",
+    params: alertSchemas.params,
+    body: alertSchemas.updateBody,
+    responses: ok(subscriptionSchemas.one),
+  }),
+  admin({
+    method: "DELETE",
+    path: "/alerts/subscriptions/:id",
+    summary: "Delete a subscription and its deliveries (audited)",
+    params: alertSchemas.params,
+    responses: ok(subscriptionSchemas.deleted),
+  }),
+  admin({
+    method: "GET",
+    path: "/alerts/subscriptions/:id/deliveries",
+    summary: "A subscription's deliveries, newest first: status, attempts, last HTTP status or error",
+    params: alertSchemas.params,
+    query: alertSchemas.deliveriesQuery,
+    responses: ok(subscriptionSchemas.deliveries),
+  }),
+  admin({
+    method: "POST",
+    path: "/alerts/subscriptions/:id/test",
+    summary: "Send a test event to the subscription",
+    params: alertSchemas.params,
+    responses: accepted(subscriptionSchemas.test),
+  }),
 ];
 
 /** The same operations for a workspace's owner and for an administrator (the operator's subscriptions). */
 function dashboardFamily(base: string, who: string, params: z.ZodObject, itemParams: z.ZodObject): OperationSpec[] {
   return [
     dash({ method: "GET", path: base, summary: `Alert subscriptions (${who})`, ...(base.includes(":id") && { params }), responses: ok(subscriptionSchemas.list) }),
-    dash({ method: "POST", path: base, summary: `Subscribe an endpoint (${who}); the secret is shown once`, ...(base.includes(":id") && { params }), body: alertSchemas.createBody, responses: created(subscriptionSchemas.created) }),
-    dash({ method: "PATCH", path: `${base}/:subscriptionId`, summary: `Change a subscription (${who})`, params: itemParams, body: alertSchemas.updateBody, responses: ok(subscriptionSchemas.one) }),
+    dash({
+      method: "POST",
+      path: base,
+      summary: `Subscribe an endpoint (${who}); the secret is shown once`,
+      ...(base.includes(":id") && { params }),
+      body: alertSchemas.createBody,
+      responses: created(subscriptionSchemas.created),
+    }),
+    dash({
+      method: "PATCH",
+      path: `${base}/:subscriptionId`,
+      summary: `Change a subscription (${who})`,
+      params: itemParams,
+      body: alertSchemas.updateBody,
+      responses: ok(subscriptionSchemas.one),
+    }),
     dash({ method: "DELETE", path: `${base}/:subscriptionId`, summary: `Delete a subscription (${who})`, params: itemParams, responses: ok(subscriptionSchemas.deleted) }),
-    dash({ method: "GET", path: `${base}/:subscriptionId/deliveries`, summary: `A subscription's deliveries (${who})`, params: itemParams, query: alertSchemas.deliveriesQuery, responses: ok(subscriptionSchemas.deliveries) }),
+    dash({
+      method: "GET",
+      path: `${base}/:subscriptionId/deliveries`,
+      summary: `A subscription's deliveries (${who})`,
+      params: itemParams,
+      query: alertSchemas.deliveriesQuery,
+      responses: ok(subscriptionSchemas.deliveries),
+    }),
     dash({ method: "POST", path: `${base}/:subscriptionId/test`, summary: `Send a test event (${who})`, params: itemParams, responses: accepted(subscriptionSchemas.test) }),
   ];
 }
@@ -94,7 +153,14 @@ const reportData = z.object({
 });
 const EVENT_DATA: Record<AlertEventType, z.ZodType> = {
   "budget.threshold": budgetData,
-  "key.exhausted": z.object({ key_id: z.string(), account_id: z.string(), workspace_id: z.string().nullable(), unit: z.enum(["USD", "tokens"]), limit: z.string(), used: z.string() }),
+  "key.exhausted": z.object({
+    key_id: z.string(),
+    account_id: z.string(),
+    workspace_id: z.string().nullable(),
+    unit: z.enum(["USD", "tokens"]),
+    limit: z.string(),
+    used: z.string(),
+  }),
   "balance.depleted": z.object({ account_id: z.string(), balance_usd: money }),
   "provider_key.disabled": z.object({ key: z.string(), provider: z.string().nullable(), reason: z.string(), actor: z.string() }),
   "upstream.breaker_open": z.object({ scope: z.string().describe("The breaker's scope (a key fingerprint, never the key)"), opened_until: isoTime }),
@@ -120,7 +186,7 @@ export function alertWebhooks(jsonSchemaOf: (schema: z.ZodType, io: "input" | "o
         post: {
           summary: `The ${type} alert event`,
           description:
-            "Sent to each subscribed endpoint. JSON format: this body, with X-Gateway-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of `t.body` with the subscription's secret>; Slack format: {\"text\": ...}. A 2xx answer is a delivery; anything else is retried with backoff.",
+            'Sent to each subscribed endpoint. JSON format: this body, with X-Gateway-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of `t.body` with the subscription\'s secret>; Slack format: {"text": ...}. A 2xx answer is a delivery; anything else is retried with backoff.',
           parameters: [
             { name: "X-Gateway-Signature", in: "header", required: true, schema: { type: "string" } },
             { name: "X-Gateway-Event", in: "header", required: true, schema: { type: "string" } },

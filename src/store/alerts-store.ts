@@ -193,7 +193,19 @@ export class AlertsStore {
     const rows = await this.db
       .selectFrom("alert_deliveries as d")
       .innerJoin("alert_events as e", "e.id", "d.event_id")
-      .select(["d.id", "d.event_id", "e.type", "d.subscription_id", "d.status", "d.attempts", "d.next_attempt_at", "d.last_status", "d.last_error", "d.created_at", "d.delivered_at"])
+      .select([
+        "d.id",
+        "d.event_id",
+        "e.type",
+        "d.subscription_id",
+        "d.status",
+        "d.attempts",
+        "d.next_attempt_at",
+        "d.last_status",
+        "d.last_error",
+        "d.created_at",
+        "d.delivered_at",
+      ])
       .where("d.subscription_id", "=", subscriptionId)
       .orderBy("d.created_at", "desc")
       .orderBy("d.id", "desc")
@@ -237,7 +249,19 @@ export class AlertsStore {
       .selectFrom("alert_deliveries as d")
       .innerJoin("alert_events as e", "e.id", "d.event_id")
       .innerJoin("alert_subscriptions as s", "s.id", "d.subscription_id")
-      .select(["d.id", "d.attempts", "d.lease_until", "e.id as event_id", "e.type", "e.payload", "e.created_at", "s.id as subscription_id", "s.url", "s.format", "s.secret_ciphertext"])
+      .select([
+        "d.id",
+        "d.attempts",
+        "d.lease_until",
+        "e.id as event_id",
+        "e.type",
+        "e.payload",
+        "e.created_at",
+        "s.id as subscription_id",
+        "s.url",
+        "s.format",
+        "s.secret_ciphertext",
+      ])
       .where("d.id", "in", ids)
       .execute();
     return rows.map((r) => ({

@@ -153,7 +153,14 @@ export function alertOfChange(actor: AuditActor, change: AuditChange): AlertEven
     return {
       type: "config.changed",
       dedupKey,
-      data: { action: change.action, target_type: change.targetType, target_id: change.targetId, version: after.version ?? null, previous_version: before.version ?? null, actor: by },
+      data: {
+        action: change.action,
+        target_type: change.targetType,
+        target_id: change.targetId,
+        version: after.version ?? null,
+        previous_version: before.version ?? null,
+        actor: by,
+      },
     };
   }
   return null;

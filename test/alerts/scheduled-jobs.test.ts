@@ -50,7 +50,11 @@ describe.each(DATABASE_KINDS)("scheduled verify and spend reports on %s", (kind)
     expect(receiver.received.filter((r) => r.body.includes("ledger.verify_failed"))).toHaveLength(0);
 
     // A balance edited with plain SQL: the ledger no longer explains it.
-    await store.db.updateTable("accounts").set((eb) => ({ balance_nano: eb("balance_nano", "+", 1n) })).where("id", "=", account.id).execute();
+    await store.db
+      .updateTable("accounts")
+      .set((eb) => ({ balance_nano: eb("balance_nano", "+", 1n) }))
+      .where("id", "=", account.id)
+      .execute();
     const alert = await waitFor("the verify alert", () => receiver.received.find((r) => JSON.parse(r.body).type === "ledger.verify_failed"));
     const envelope = JSON.parse(alert.body);
     expect(envelope.data.differences).toBeGreaterThanOrEqual(1);
@@ -58,7 +62,11 @@ describe.each(DATABASE_KINDS)("scheduled verify and spend reports on %s", (kind)
     expect(await metric("gateway_ledger_verify_last_ok")).toBe(0);
     expect(await metric("gateway_ledger_verify_differences")).toBeGreaterThanOrEqual(1);
     // Put right, the next run passes again.
-    await store.db.updateTable("accounts").set((eb) => ({ balance_nano: eb("balance_nano", "-", 1n) })).where("id", "=", account.id).execute();
+    await store.db
+      .updateTable("accounts")
+      .set((eb) => ({ balance_nano: eb("balance_nano", "-", 1n) }))
+      .where("id", "=", account.id)
+      .execute();
     await waitFor("a passing run again", async () => (await metric("gateway_ledger_verify_last_ok")) === 1);
   });
 

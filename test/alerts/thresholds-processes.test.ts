@@ -40,7 +40,14 @@ for (const kind of DATABASE_KINDS) {
         await store.workspaceBudgets.setPolicy(team.id, { monthlyBudget: 30_000_000n });
         const capped = await store.keys.create({ accountId: owner.id, workspaceId: team.id, budgetCap: 2_000_000n });
         const free = await store.keys.create({ accountId: owner.id, workspaceId: team.id });
-        const { secret } = await store.alerts.create({ workspaceId: null, url: receiver.url, format: "json", events: ["budget.threshold", "key.exhausted"], description: null, createdBy: "test" });
+        const { secret } = await store.alerts.create({
+          workspaceId: null,
+          url: receiver.url,
+          format: "json",
+          events: ["budget.threshold", "key.exhausted"],
+          description: null,
+          createdBy: "test",
+        });
 
         const gateways = await Promise.all([spawnGateway(dir, env), spawnGateway(dir, env)]);
         await Promise.all(gateways.map((g) => waitUntilHealthy(g)));

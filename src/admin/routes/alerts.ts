@@ -42,7 +42,9 @@ export const alertRoutes: AdminRoute[] = [
     async handler(request, _reply, ctx) {
       const { id } = parseWith(alertSchemas.params, request.params, "id");
       const before = await subscriptionOr404(ctx.store, id);
-      return { subscription: await updateSubscription(ctx.store, adminActor(request), ctx.config.alerts.allowedHttpHosts, before, parseWith(alertSchemas.updateBody, request.body)) };
+      return {
+        subscription: await updateSubscription(ctx.store, adminActor(request), ctx.config.alerts.allowedHttpHosts, before, parseWith(alertSchemas.updateBody, request.body)),
+      };
     },
   },
   {

@@ -4,15 +4,7 @@
 // their spend report (and a workspace owner or admin the workspace's) as JSON or CSV.
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { z } from "zod";
-import {
-  alertSchemas,
-  createSubscription,
-  deleteSubscription,
-  deliveryView,
-  subscriptionOr404,
-  subscriptionView,
-  updateSubscription,
-} from "../../admin/alert-subscriptions.js";
+import { alertSchemas, createSubscription, deleteSubscription, deliveryView, subscriptionOr404, subscriptionView, updateSubscription } from "../../admin/alert-subscriptions.js";
 import { idParam, parseWith } from "../../admin/validate.js";
 import { GatewayError } from "../../errors/catalogue.js";
 import type { RouteContext } from "../../http/route-context.js";

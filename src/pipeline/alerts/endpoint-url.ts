@@ -17,8 +17,7 @@ export function checkEndpointUrl(text: string, allowedHttpHosts: readonly string
     return refuse("not a URL");
   }
   if (url.protocol !== "https:" && url.protocol !== "http:") refuse("must start with https:// (or http:// to an allowed host)");
-  if (url.protocol === "http:" && !allowedHttpHosts.includes(url.hostname.toLowerCase()))
-    refuse(`http:// only to a host in alerts.allowed_http_hosts; use https://`);
+  if (url.protocol === "http:" && !allowedHttpHosts.includes(url.hostname.toLowerCase())) refuse(`http:// only to a host in alerts.allowed_http_hosts; use https://`);
   if (url.username || url.password || url.hash) refuse("no user, password or fragment");
   return url.toString();
 }

@@ -116,7 +116,11 @@ export class ScheduledJobs {
     if (outcome.ok) return;
     this.deps.logger.error({ differences: outcome.differences, summary: outcome.summary }, "scheduled ledger verify failed");
     await this.deps.store.alerts.record(
-      { type: "ledger.verify_failed", dedupKey: `ledger.verify_failed:${started}`, data: { started_at: new Date(started).toISOString(), differences: outcome.differences, summary: outcome.summary } },
+      {
+        type: "ledger.verify_failed",
+        dedupKey: `ledger.verify_failed:${started}`,
+        data: { started_at: new Date(started).toISOString(), differences: outcome.differences, summary: outcome.summary },
+      },
       this.#now(),
     );
   }

@@ -51,7 +51,9 @@ export async function spendReport(store: Store, subject: ReportSubject, period: 
       from ledger l left join keys k on k.id = l.key_id
       where l.kind = 'usage' and l.created_at >= ${BigInt(window.from)} and l.created_at < ${BigInt(window.to)} and ${where}
       group by ${column}`.execute(db);
-    return result.rows.map((r) => ({ name: r.name, cost: BigInt(r.cost), requests: BigInt(r.requests) })).sort((a, b) => (b.cost > a.cost ? 1 : b.cost < a.cost ? -1 : a.name.localeCompare(b.name)));
+    return result.rows
+      .map((r) => ({ name: r.name, cost: BigInt(r.cost), requests: BigInt(r.requests) }))
+      .sort((a, b) => (b.cost > a.cost ? 1 : b.cost < a.cost ? -1 : a.name.localeCompare(b.name)));
   };
   const models = await grouped("model");
   const keys = await grouped("key");

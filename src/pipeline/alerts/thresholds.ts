@@ -145,12 +145,21 @@ export class ThresholdWatcher {
   }
 
   async #accountEvents(accountId: string, now: number): Promise<AlertEventInput[]> {
-    const account = await this.store.db.selectFrom("accounts").select(["id", "balance_nano", "monthly_budget_nano", "monthly_token_budget"]).where("id", "=", accountId).executeTakeFirst();
+    const account = await this.store.db
+      .selectFrom("accounts")
+      .select(["id", "balance_nano", "monthly_budget_nano", "monthly_token_budget"])
+      .where("id", "=", accountId)
+      .executeTakeFirst();
     if (!account) return [];
     const month = monthOf(now);
     const events: AlertEventInput[] = [];
     if (account.monthly_budget_nano !== null || account.monthly_token_budget !== null) {
-      const usage = await this.store.db.selectFrom("monthly_usage").select(["cost_nano", "tokens"]).where("account_id", "=", accountId).where("month", "=", month).executeTakeFirst();
+      const usage = await this.store.db
+        .selectFrom("monthly_usage")
+        .select(["cost_nano", "tokens"])
+        .where("account_id", "=", accountId)
+        .where("month", "=", month)
+        .executeTakeFirst();
       const base = { accountId, workspaceId: null, scope: `account:${accountId}`, period: month };
       events.push(...crossings({ ...base, unit: "USD", used: usage?.cost_nano ?? 0n, limit: account.monthly_budget_nano }));
       events.push(...crossings({ ...base, unit: "tokens", used: usage?.tokens ?? 0n, limit: account.monthly_token_budget }));
@@ -163,7 +172,12 @@ export class ThresholdWatcher {
         .where("account_id", "=", accountId)
         .where("kind", "=", "credit")
         .executeTakeFirst();
-      events.push({ type: "balance.depleted", dedupKey: `balance.depleted:${accountId}:${String(credit?.id ?? 0)}`, accountId, data: { account_id: accountId, balance_usd: formatUsd(account.balance_nano) } });
+      events.push({
+        type: "balance.depleted",
+        dedupKey: `balance.depleted:${accountId}:${String(credit?.id ?? 0)}`,
+        accountId,
+        data: { account_id: accountId, balance_usd: formatUsd(account.balance_nano) },
+      });
     }
     return events;
   }
