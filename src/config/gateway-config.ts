@@ -2,6 +2,7 @@
 // cannot be used raises. load.ts builds it; the rest of the gateway reads it (and re-imports these
 // names from load.ts).
 import type { OidcSettings } from "./oidc-settings.js";
+import type { GuardrailSettings } from "../core/guardrails/guardrail.js";
 import type { ConfigFile } from "./schema.js";
 import type { ModelConfig, ProviderConfig } from "../core/catalog.js";
 import type { BreakerSettings } from "../upstreams/circuit-breaker.js";
@@ -72,6 +73,8 @@ export interface GatewayConfig {
   alerts: AlertSettings;
   /** ledger_verify.interval_s in ms; 0: the scheduled verify is off. */
   ledgerVerifyIntervalMs: number;
+  /** The `guardrails` list, compiled (and billing.charge_blocked_answers). */
+  guardrails: GuardrailSettings;
   /** The `request_log` section; null when request_log.enabled is false. */
   requestLog: RequestLogSettings | null;
   /** The `metrics` section (GET /metrics); null: no metrics are served or recorded. */

@@ -12,7 +12,9 @@ import { MIN_LEDGER_SECRET_LENGTH } from "../store/ledger-chain-key.js";
 import { metricsSettingsFrom, tracingSettingsFromEnv } from "../observability/settings.js";
 import { buildCatalog } from "./build-catalog.js";
 import { parseConfigText, readConfigText, withDemoCatalog } from "./config-file.js";
-import { ConfigError, type GatewayConfig } from "./gateway-config.js";
+import { ConfigError, type ConfigIssue, type GatewayConfig } from "./gateway-config.js";
+import { guardrailSettingsFrom } from "./guardrail-settings.js";
+import type { GuardrailSettings } from "../core/guardrails/guardrail.js";
 import { oidcSettingsFrom } from "./oidc-settings.js";
 import { configFileSchema, type ConfigFile } from "./schema.js";
 
@@ -58,9 +60,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     tracing: tracingSettingsFromEnv(env, (message) => {
       throw new ConfigError(message);
     }),
+    guardrails: guardrailsOf(file, sourcePath ?? "(defaults)"),
     ...buildCatalog(file, sourcePath ?? "(defaults)"),
   };
   return { ...config, restartOnlySettings: restartOnlySettingsOf(config, file) };
+}
+
+function guardrailsOf(file: ConfigFile, source: string): GuardrailSettings {
+  const issues: ConfigIssue[] = [];
+  const settings = guardrailSettingsFrom(file.guardrails, file.billing.charge_blocked_answers, issues);
+  if (issues.length > 0) throw ConfigError.of(source, issues);
+  return settings;
 }
 
 /** Names are the config file's keys (or the environment variable's); values are compared, never shown. */

@@ -1,6 +1,7 @@
 // The config file's shape. Prices are USD decimal strings (or plain numbers) and become exact
 // nano-USD integers in build-catalog.ts; nothing downstream sees a float.
 import { z } from "zod";
+import { guardrailsSectionSchema } from "./guardrail-schema.js";
 import { tierLimitsSchema } from "../core/traffic-limits.js";
 import { DIMENSIONS, TOKEN_DIMENSIONS, type Dimension } from "../core/dimensions.js";
 import { MAX_USAGE_COUNT } from "../core/usage.js";
@@ -185,8 +186,12 @@ export const configFileSchema = z.strictObject({
           min_output_tokens: z.number().int().min(1).max(1_000_000).default(256),
         })
         .prefault({}),
+      /** An answer a response-side guardrail blocked: charged what the upstream reported (true) or nothing. */
+      charge_blocked_answers: z.boolean().default(true),
     })
     .prefault({}),
+  /** Guardrails on every model request's text and answer (docs/configuration.md, "Guardrails"). */
+  guardrails: guardrailsSectionSchema,
   /**
    * The request log (docs/dashboard.md, "Requests"): every gateway request, answered or refused,
    * written behind the request path and kept retention_days, apart from the ledger.

@@ -5,6 +5,7 @@ export const ERROR_CATALOGUE = {
   auth_error: { status: 401, message: "Missing, malformed or unknown API key." },
   invalid_request: { status: 400, message: "The request is malformed or has an invalid parameter." },
   not_supported: { status: 400, message: "The model is not included in this key's tier." },
+  guardrail_blocked: { status: 400, message: "A guardrail blocked the request." },
   forbidden: { status: 403, message: "Your role in this workspace does not allow this action; ask an owner or admin." },
   unauthenticated: { status: 401, message: "Sign in first." },
   workspace_write_failed: { status: 500, message: "The workspace change could not be saved; nothing was changed. Safe to retry." },

@@ -14,6 +14,7 @@
 import { Gauge, Registry, collectDefaultMetrics } from "prom-client";
 import type { Usage } from "../core/usage.js";
 import { genAiOperation, genAiProvider } from "./gen-ai.js";
+import { GuardrailMetrics } from "./guardrail-metrics.js";
 
 export interface MetricsSettings {
   /** The bearer token GET /metrics on the main listener requires; null: not served there. */
@@ -150,6 +151,7 @@ export class GatewayMetrics {
   readonly #attempts = new Map<string, { provider: string; result: AttemptResult; count: number }>();
   readonly #batches = new Map<string, Buckets>();
   readonly #accounts = new Map<string, { statuses: Map<string, number>; costNano: bigint }>();
+  readonly guardrails = new GuardrailMetrics();
 
   /** Under `serve --workers N`: the whole server's exposition, through the cluster primary (cluster-metrics.ts). */
   readonly #exposeAll: (() => Promise<string>) | null;
@@ -161,6 +163,7 @@ export class GatewayMetrics {
     const registers = [registry];
     collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 10 });
     const series = () => this.#series.values();
+    this.guardrails.register(registry);
 
     family(registry, "gateway_requests_total", "Requests answered, by route pattern, model, provider and HTTP status (499: the client went away).", "counter", () =>
       [...series()].map((s) => ({ labels: { route: s.route, model: s.model, provider: s.provider, status: s.status }, value: s.requests })),

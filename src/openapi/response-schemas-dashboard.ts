@@ -160,6 +160,8 @@ export const requestLogViewSchema = z.object({
   error_type: z.string().nullable(),
   error_message: z.string().nullable(),
   requested_model: z.string().nullable(),
+  /** Guardrail decisions, "side:guardrail:action" comma-separated; never the text matched. */
+  guardrails: z.string().nullable(),
   latency_ms: z.number().nullable(),
   first_byte_ms: z.number().nullable(),
   attempts: z.number().int().nullable(),

@@ -2,6 +2,8 @@
 //   authenticate (onRequest hook, before the body is read) -> read body -> resolve model ->
 //   check tier -> plan -> admit (hold) and forward with failover (metered-call.ts) -> relay (scrub,
 //   meter) -> settle: a buffered answer before it is sent, a stream at its end.
+//   Guardrails (guardrails/stage.ts) run after the model is resolved, before planning, on the
+//   client's body, and again on the answer, buffered or streamed.
 // Each stage throws a GatewayError; the HTTP edge renders it in the route's native shape.
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { estimateTextTokens } from "../billing/estimate-tokens.js";
@@ -27,11 +29,14 @@ import { releaseUnlessHeadersSendable } from "./sendable-headers.js";
 import type { PipelineServices } from "./services.js";
 import { setRateLimitHeaders } from "./traffic.js";
 import { recordClientGone, recordRequest } from "./request-context.js";
+import { guardAnswer, guardRequest, guardrailError, guardStream, storedAnswerMask } from "./guardrails/stage.js";
 
 export async function handleModelRequest(services: PipelineServices, format: ClientFormat, request: FastifyRequest, reply: FastifyReply): Promise<void> {
-  const body = readBody(request.body);
-  const info = format.describe(body);
+  const sent = readBody(request.body);
+  const info = format.describe(sent);
   const model = requestedModel(services, request, info.model, "chat", (resolved) => checkOutputTokenLimits(info.outputTokenFields, resolved));
+  // Every plan (and clamping, and each deployment of a group) starts from the body the guardrails passed.
+  const body = await guardRequest(services, request, sent);
   const planContext = { accountId: request.principal.account.id, requestId: request.id };
   // Planned first for the body as sent (its validation errors come before admission); planned again
   // when clamping lowered the output limit (metered-call.ts), from the body with the lowered limit.
@@ -106,9 +111,11 @@ export async function handleModelRequest(services: PipelineServices, format: Cli
   reply.headers(passHeaders);
 
   await releaseUnlessHeadersSendable(call, request, reply);
+  const storedMask = storedAnswerMask(services);
+  if (storedMask !== null) servingPlan.beforeStore = storedMask;
 
   if (servingPlan.stream) return relayStream(services, request, reply, { plan: servingPlan, info, call, signal: cancellation, format });
-  return relayBuffered(request, reply, { plan: servingPlan, info, call });
+  return relayBuffered(services, request, reply, { plan: servingPlan, info, call });
 }
 
 function readBody(body: unknown): Record<string, unknown> {
@@ -122,10 +129,10 @@ interface RelayInput {
   call: MeteredCall;
 }
 
-async function relayBuffered(request: FastifyRequest, reply: FastifyReply, input: RelayInput): Promise<void> {
+async function relayBuffered(services: PipelineServices, request: FastifyRequest, reply: FastifyReply, input: RelayInput): Promise<void> {
   const { plan, info, call } = input;
   const { response, scrubber } = call.upstream;
-  let scrubbed: unknown;
+  let answer: unknown;
   let usage: Usage;
   try {
     const text = await response.body.text();
@@ -136,12 +143,26 @@ async function relayBuffered(request: FastifyRequest, reply: FastifyReply, input
       throw new GatewayError("provider_error", "The upstream answered with a body that is not JSON.");
     }
     const converted = plan.fromUpstream(json);
-    scrubbed = scrubValue(scrubber, converted.body);
+    answer = converted.body;
     // Usage with an implausible count (1e30, negative) is treated as missing: see plausibleUsage.
-    usage = plausibleUsage(converted.usage) ?? estimateUsage(info, JSON.stringify(scrubbed));
+    usage = plausibleUsage(converted.usage) ?? estimateUsage(info, JSON.stringify(answer));
   } catch (error) {
     await call.release();
     throw error instanceof GatewayError ? error : new GatewayError("provider_error", "The upstream answer could not be read.");
+  }
+  // Guardrails before the scrubber, as on a stream (whose frames are scrubbed as they are encoded):
+  // a provider key in the answer is masked with its guardrail's label, not the scrubber's.
+  let scrubbed: unknown;
+  try {
+    const guarded = await guardAnswer(services, request, answer);
+    if (guarded.blocked) {
+      await settleBlockedAnswer(services, request, call, usage);
+      throw guardrailError(guarded.blocked, "response");
+    }
+    scrubbed = scrubValue(scrubber, guarded.value);
+  } catch (error) {
+    if (!(error instanceof GatewayError && error.type === "guardrail_blocked")) await call.release();
+    throw error;
   }
   try {
     await plan.complete?.();
@@ -202,7 +223,8 @@ async function pumpAndSettle(
   // A clamped stream from an upstream that may overshoot its limit is cut at the limit by the gateway.
   const limited =
     call.clampedOutputTokens !== null && !upstreamOf(call.hold.model.provider).capabilities.honorsOutputLimit ? stopAtOutputLimit(planned, call.clampedOutputTokens) : null;
-  const translator = new CostInBandStream(limited ?? planned);
+  const guard = guardStream(services, request, limited ?? planned);
+  const translator = new CostInBandStream(guard ?? limited ?? planned);
   const raw = reply.raw;
   // The head goes out with the first scrubbed frame: until then a failure is still a proper error.
   const open = () => {
@@ -227,8 +249,24 @@ async function pumpAndSettle(
     signal,
     open,
     encoder,
-    ...(limited && { limitReached: () => limited.reached() }),
+    ...((limited || guard) && { limitReached: () => (limited?.reached() ?? false) || (guard?.blocked() ?? null) !== null }),
   });
+  if (guard !== null && (outcome.end === "completed" || outcome.end === "limit_reached")) guard.checkHeld();
+  const block = guard?.blocked() ?? null;
+  if (block !== null) {
+    // Cut by a guardrail: charged what the upstream produced (or not: charge_blocked_answers), and
+    // ended with the format's error event, or an ordinary 400 when nothing was sent yet.
+    await settleBlockedAnswer(services, request, call, plausibleUsage(translator.reportedUsage()) ?? estimateUsage(info, translator.deliveredText()));
+    const error = guardrailError(block, "response");
+    request.meter.errorType = error.type;
+    request.meter.errorMessage = error.message;
+    if (raw.destroyed) return;
+    if (!raw.headersSent) {
+      raw.writeHead(error.status, { ...(reply.getHeaders() as Record<string, string>), "content-type": "application/json; charset=utf-8" });
+      raw.end(JSON.stringify(renderError(error, request.errorShape, request.id)));
+    } else raw.end(encoder.own(format.streamError(error.type, error.message)) + encoder.close());
+    return;
+  }
   if (outcome.end === "upstream_failed" && !raw.headersSent) {
     // Nothing reached the client: no charge, and an ordinary error response in the route's shape.
     await call.release();
@@ -263,7 +301,11 @@ async function pumpAndSettle(
           ? translator.fail("internal_error", "Internal error.")
           : translator.fail("provider_error", "The upstream stream failed.");
       if (ended) await plan.complete?.();
-      closing = encoder.frames(frames, scrubber) + encoder.close();
+      const late = guard?.blocked() ?? null;
+      // The closing frames' whole texts (Responses' done events) can still meet a block.
+      closing = late
+        ? encoder.own(format.streamError("guardrail_blocked", guardrailError(late, "response").message)) + encoder.close()
+        : encoder.frames(frames, scrubber) + encoder.close();
     } catch (error) {
       // The closing frames could not be made, or what completes the answer (storing a response)
       // failed: the stream ends with the format's error event instead, so the client never takes
@@ -283,6 +325,15 @@ async function pumpAndSettle(
     // A destroyed response never finishes, so Fastify's onResponse does not run: recorded here.
     recordRequest(request, raw.statusCode, services);
   }
+}
+
+/**
+ * An answer a guardrail blocked: the provider was paid for it, so by default it is charged what the
+ * upstream reported (billing.charge_blocked_answers: false releases the hold instead, docs/billing.md).
+ */
+async function settleBlockedAnswer(services: PipelineServices, request: FastifyRequest, call: MeteredCall, usage: Usage): Promise<void> {
+  if (!services.config.guardrails.chargeBlockedAnswers) return call.release();
+  meter(request, usage, (await call.settle(usage)).cost);
 }
 
 function estimateUsage(info: ClientRequestInfo, deliveredText: string): Usage {

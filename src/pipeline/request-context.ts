@@ -10,6 +10,7 @@ import { ERROR_CATALOGUE, type ErrorShape, type ErrorType } from "../errors/cata
 import type { RequestLog } from "../requestlog/request-log.js";
 import type { RequestLogEntry } from "../store/request-log-store.js";
 import { clientAttribution } from "./client-attribution.js";
+import type { GuardrailAction } from "../core/guardrails/guardrail.js";
 
 export interface RequestMeter {
   startedAt: number;
@@ -41,6 +42,8 @@ export interface RequestMeter {
    * (Gemini's `/v1beta/models/{model}:generateContent`, `:streamGenerateContent`, `:countTokens`).
    */
   route?: string;
+  /** Guardrail decisions by "side:guardrail", the strongest action each took (guardrails/stage.ts). */
+  guardrails?: Map<string, GuardrailAction>;
 }
 
 declare module "fastify" {
@@ -78,6 +81,7 @@ export function requestLogLine(request: FastifyRequest, status: number): Record<
     output_tokens: m.outputTokens,
     cost_usd: m.costNano === undefined ? undefined : formatUsd(m.costNano),
     error: m.errorType,
+    guardrails: m.guardrails === undefined ? undefined : Object.fromEntries(m.guardrails),
     // Claude Code's session and agent ids (bounded, never prompt text): see client-attribution.ts.
     attribution: clientAttribution(request.headers),
   };
@@ -103,7 +107,13 @@ export function recordRequest(request: FastifyRequest, status: number, recorders
   request.meter.recorded = true;
   const { config, metrics, requestLog } = recorders;
   request.log.info(requestLogLine(request, status), "request");
-  if (metrics !== null) metrics.observeRequest(finishedRequest(request, status, config));
+  if (metrics !== null) {
+    metrics.observeRequest(finishedRequest(request, status, config));
+    for (const [where, action] of request.meter.guardrails ?? []) {
+      const [side, guardrail] = where.split(":") as [string, string];
+      metrics.guardrails.observe(guardrail, side, action);
+    }
+  }
   if (requestLog !== null && isGatewayRequest(request.url)) requestLog.append(requestLogEntry(request, status));
   if (request.trace !== undefined) endRequestTrace(request, request.trace, status, config);
 }
@@ -158,6 +168,7 @@ export function requestLogEntry(request: FastifyRequest, status: number): Reques
     reasoningTokens: usage === undefined ? null : usage.reasoningTokens,
     costNano: m.costNano ?? null,
     estimated: usage === undefined ? null : usage.estimated ? 1 : 0,
+    guardrails: m.guardrails === undefined ? null : [...m.guardrails].map(([where, action]) => `${where}:${action}`).join(","),
   };
 }
 

@@ -36,6 +36,7 @@ import * as keyStatesAndProbes from "./migrations/0027-key-states-and-probes.js"
 import * as requestLogErrors from "./migrations/0028-request-log-errors.js";
 import * as budgetScopes from "./migrations/0029-budget-scopes.js";
 import * as alerts from "./migrations/0033-alerts.js";
+import * as requestLogGuardrails from "./migrations/0034-request-log-guardrails.js";
 import { createBillingFunctions } from "./billing-functions.js";
 import type { MigrationName } from "./migration-names.js";
 
@@ -73,6 +74,7 @@ const MIGRATIONS: Record<MigrationName, MigrationModule> = {
   "0028-request-log-errors": requestLogErrors,
   "0029-budget-scopes": budgetScopes,
   "0033-alerts": alerts,
+  "0034-request-log-guardrails": requestLogGuardrails,
 };
 
 /** What migrating needs of a database handle. */

@@ -33,6 +33,7 @@ export const MIGRATION_NAMES = [
   "0028-request-log-errors",
   "0029-budget-scopes",
   "0033-alerts",
+  "0034-request-log-guardrails",
 ] as const;
 
 export type MigrationName = (typeof MIGRATION_NAMES)[number];

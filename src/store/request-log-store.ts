@@ -30,6 +30,8 @@ export interface RequestLogEntry {
   reasoningTokens: number | null;
   costNano: bigint | null;
   estimated: 0 | 1 | null;
+  /** Guardrail decisions, "side:guardrail:action" comma-separated (bounded to MAX_MESSAGE here); never text. */
+  guardrails?: string | null;
 }
 
 const COLUMNS = [
@@ -55,6 +57,7 @@ const COLUMNS = [
   "reasoning_tokens",
   "cost_nano",
   "estimated",
+  "guardrails",
 ] as const;
 
 /** Text fields are bounded here too, whatever the request path gave (names are catalog ids, but a log must never grow a row without limit). */
@@ -90,10 +93,11 @@ function valuesOf(e: RequestLogEntry): unknown[] {
     e.reasoningTokens,
     e.costNano,
     e.estimated,
+    bounded(e.guardrails ?? null, MAX_MESSAGE),
   ];
 }
 
-/** Rows per INSERT statement: 22 parameters each, far below either database's parameter limit. */
+/** Rows per INSERT statement: 23 parameters each, far below either database's parameter limit. */
 export const ROWS_PER_INSERT = 100;
 
 /** Multi-row INSERT statements by row count, prepared once per connection (sqlite-writer.ts). */

@@ -64,6 +64,8 @@ export interface RequestLogTable {
   error_message: string | null;
   /** The model id the client sent, also when no such model exists; null when it sent none (migration 0028). */
   requested_model: string | null;
+  /** Guardrail decisions: "side:guardrail:action", comma-separated (migration 0034). */
+  guardrails: string | null;
   latency_us: Int;
   first_byte_us: Int | null;
   attempts: Int | null;

@@ -63,6 +63,11 @@ export interface UpstreamPlan {
   outputLimit?: number;
   /** Runs once the whole answer is known, before its last bytes go out (e.g. storing a response). */
   complete?(): Promise<void>;
+  /**
+   * Set by the request path: what a stored answer goes through before complete() stores it (the
+   * answer-side guardrails' masks), so a stored response holds what the client was sent.
+   */
+  beforeStore?: (value: unknown) => unknown;
 }
 
 export interface ClientRequestInfo {

@@ -107,6 +107,7 @@ export function requestLogView(row: RequestLogRow) {
     reasoning_tokens: count(row.reasoning_tokens),
     cost_usd: row.cost_nano === null ? null : formatUsd(row.cost_nano),
     estimated: row.estimated === null ? null : row.estimated === 1n,
+    guardrails: row.guardrails,
   };
 }
 

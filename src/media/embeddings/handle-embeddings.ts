@@ -21,6 +21,7 @@ import { embeddingList } from "./embedding-list.js";
 import type { EmbeddingRequest } from "../../upstreams/embedding-request.js";
 import { parseEmbeddingRequest } from "./embedding-request.js";
 import { recordClientGone } from "../../pipeline/request-context.js";
+import { guardRequest } from "../../pipeline/guardrails/stage.js";
 
 /** 2,048 vectors of 3,072 floats as JSON text is about 140 MB. */
 export const MAX_EMBEDDINGS_RESPONSE_BYTES = 256 * 1024 * 1024;
@@ -44,10 +45,13 @@ export async function serveEmbeddings(
   services: PipelineServices,
   request: FastifyRequest,
   reply: FastifyReply,
-  input: EmbeddingRequest,
+  parsed: EmbeddingRequest,
   shape: EmbeddingAnswerShape,
 ): Promise<void> {
-  const model = requestedModel(services, request, input.model, "embedding");
+  const model = requestedModel(services, request, parsed.model, "embedding");
+  // The request-side guardrails on the texts to embed (token-id inputs carry no text).
+  const guarded = await guardRequest(services, request, { input: parsed.input });
+  const input: EmbeddingRequest = { ...parsed, input: guarded.input as EmbeddingRequest["input"] };
   const upstream = upstreamOf(model.provider);
   const api = upstream.media.embeddings;
   if (!api) throw new GatewayError("provider_error", `The provider of ${model.id} has no embeddings API.`);
