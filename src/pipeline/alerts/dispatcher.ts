@@ -26,6 +26,8 @@ export class AlertDispatcher {
   #timer: NodeJS.Timeout | undefined;
   #ticking: Promise<void> | null = null;
   #again = false;
+  /** Aborted by stop(): a pass ends at once, attempts in flight are recorded as not sent. */
+  readonly #stopping = new AbortController();
 
   constructor(private readonly deps: AlertDispatcherDeps) {}
 
@@ -37,6 +39,7 @@ export class AlertDispatcher {
   async stop(): Promise<void> {
     clearInterval(this.#timer);
     this.#timer = undefined;
+    this.#stopping.abort();
     await this.#ticking;
   }
 
@@ -61,7 +64,7 @@ export class AlertDispatcher {
   async #pass(): Promise<void> {
     const clock = this.deps.clock ?? Date.now;
     const settings = this.deps.settings();
-    for (;;) {
+    while (!this.#stopping.signal.aborted) {
       const now = clock();
       const claimed = await this.deps.alerts.claimDue(now, now + settings.attemptTimeoutMs + 10_000, BATCH);
       if (claimed.length === 0) return;
@@ -80,7 +83,7 @@ export class AlertDispatcher {
       const response = await fetch(delivery.subscription.url, {
         method: "POST",
         redirect: "manual",
-        signal: AbortSignal.timeout(settings.attemptTimeoutMs),
+        signal: AbortSignal.any([AbortSignal.timeout(settings.attemptTimeoutMs), this.#stopping.signal]),
         headers: {
           "content-type": "application/json",
           "user-agent": "model-gateway-alerts/1",
