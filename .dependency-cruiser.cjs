@@ -19,6 +19,7 @@ const SRC_LAYERS = [
   ["pipeline"],
   ["http"],
   ["media"],
+  ["mcp"],
   ["admin"],
   ["dashboard"],
   ["openapi"],

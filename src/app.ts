@@ -15,8 +15,10 @@ import { registerAccountRoutes } from "./http/routes/account.js";
 import { registerGatewayRoutes } from "./http/routes/gateway.js";
 import { registerHealthRoutes } from "./http/routes/health.js";
 import { registerModelRoutes } from "./http/routes/models.js";
+import { registerStripeWebhookRoutes } from "./http/routes/stripe-webhook.js";
 import { buildServer, type RouteRegistrar } from "./http/server.js";
 import { registerMediaRoutes } from "./media/register-media-routes.js";
+import { registerMcpRoutes } from "./mcp/routes.js";
 import { mediaSettingsFromConfig } from "./config/media-settings.js";
 import { AuthCache } from "./pipeline/auth-cache.js";
 import { KeyRotation } from "./pipeline/failover.js";
@@ -62,6 +64,8 @@ export const ROUTES: readonly RouteRegistrar[] = [
   registerAccountRoutes,
   registerGatewayRoutes,
   registerMediaRoutes,
+  registerStripeWebhookRoutes,
+  registerMcpRoutes,
   registerDashboardRoutes,
   registerAdminApiRoutes,
   registerMetricsRoutes,

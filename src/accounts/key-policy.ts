@@ -7,6 +7,8 @@ import { currentPeriodUse, nextPeriodStart, periodStart } from "../billing/key-p
 import { formatUsd, MAX_BALANCE, type Nano } from "../core/money.js";
 import { GatewayError } from "../errors/catalogue.js";
 import { parseProxyRange } from "../core/trusted-proxies.js";
+import { isMcpAllowlistEntry, MAX_MCP_ALLOWLIST } from "../core/mcp-names.js";
+import { checkedDefaultTags, type Tags } from "../core/request-tags.js";
 import type { KeyPolicy, KeyPolicyChange } from "../store/keys-store.js";
 import type { KeyPeriod } from "../store/tables.js";
 
@@ -41,6 +43,7 @@ export function validateKeyPolicy(change: KeyPolicyChange, context: { config: Ga
     }
     out.allowedModels = models;
   }
+  if (change.allowedMcp != null) out.allowedMcp = validMcpAllowlist(change.allowedMcp, "allowed_mcp");
   if (change.allowedNetworks != null) {
     const networks = [...new Set(change.allowedNetworks.map((n) => (typeof n === "string" ? n.trim() : n)))];
     if (networks.length === 0) throw invalid("allowed_networks", "give at least one CIDR range, or null to allow every network");
@@ -62,12 +65,31 @@ export function validateKeyPolicy(change: KeyPolicyChange, context: { config: Ga
   if (change.periodTokenCap != null && (!Number.isSafeInteger(change.periodTokenCap) || change.periodTokenCap < 0)) {
     throw invalid("period_token_cap", "must be a non-negative whole number");
   }
+  if (change.defaultTags != null) {
+    const tags = checkedDefaultTags(change.defaultTags, "default_tags");
+    out.defaultTags = Object.keys(tags).length === 0 ? null : tags;
+  }
   const pick = <K extends keyof KeyPolicy>(name: K): KeyPolicy[K] | null => (out[name] === undefined ? (context.current?.[name] ?? null) : (out[name] as KeyPolicy[K]));
   const period = pick("period");
   const hasBudget = pick("periodBudget") !== null || pick("periodTokenCap") !== null;
   if (period === null && hasBudget) throw invalid("period", "a periodic budget needs its period: day, week or month");
   if (period !== null && !hasBudget) throw invalid("period", "a period needs period_budget_usd and/or period_token_cap");
   return out;
+}
+
+/**
+ * An MCP allowlist (a key's or a workspace's) de-duplicated: at least one and at most
+ * MAX_MCP_ALLOWLIST entries, each a server name or a prefixed tool name (core/mcp-names.ts). Servers
+ * are not looked up in the config: a reload may add or remove them, and an entry naming none allows nothing.
+ */
+export function validMcpAllowlist(list: readonly string[], param: string): string[] {
+  const entries = [...new Set(list)];
+  if (entries.length === 0) throw invalid(param, "give at least one MCP server or tool, or null to allow every one");
+  if (entries.length > MAX_MCP_ALLOWLIST) throw invalid(param, `at most ${MAX_MCP_ALLOWLIST} entries`);
+  for (const entry of entries) {
+    if (typeof entry !== "string" || !isMcpAllowlistEntry(entry)) throw invalid(param, `"${String(entry).slice(0, 80)}" is neither an MCP server name nor server__tool`);
+  }
+  return entries;
 }
 
 /** True when the key may call `modelId` (a model or routing group id) under its policy. */
@@ -107,6 +129,7 @@ interface PolicyView {
   status: string;
   expiresAt: number | null;
   allowedModels: string[] | null;
+  allowedMcp: string[] | null;
   allowedNetworks: string[] | null;
   period: KeyPeriod | null;
   periodBudget: Nano | null;
@@ -114,6 +137,7 @@ interface PolicyView {
   periodStartedAt: number;
   periodSpent: Nano;
   periodTokensUsed: number;
+  defaultTags?: Tags | null;
 }
 
 /** The policy as the dashboard API, the CLI (--json) and GET /v1/me show it: money as USD text, times as ISO. */
@@ -134,8 +158,10 @@ export function keyPolicyJson(key: PolicyView, now: number) {
   return {
     allowed_models: key.allowedModels,
     allowed_networks: key.allowedNetworks,
+    allowed_mcp: key.allowedMcp,
     expires_at: key.expiresAt === null ? null : new Date(key.expiresAt).toISOString(),
     expired: keyExpired(key.expiresAt, now),
     periodic_budget: periodic,
+    default_tags: key.defaultTags ?? null,
   };
 }

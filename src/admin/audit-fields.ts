@@ -37,11 +37,13 @@ export function keyAuditFields(k: ApiKey) {
     clamp_output: k.clampOutput,
     allowed_models: k.allowedModels,
     allowed_networks: k.allowedNetworks,
+    allowed_mcp: k.allowedMcp,
     expires_at: k.expiresAt === null ? null : new Date(k.expiresAt).toISOString(),
     period: k.period,
     period_budget_usd: usdOrNull(k.periodBudget),
     period_token_cap: k.periodTokenCap,
     limits: subjectLimitsJson(k.limits),
+    default_tags: k.defaultTags,
   };
 }
 

@@ -14,8 +14,10 @@ import { codeRoutes } from "./routes/codes.js";
 import { keyRoutes } from "./routes/keys.js";
 import { providerKeyRoutes } from "./routes/provider-keys.js";
 import type { AdminRoute } from "./routes/route.js";
+import { stripeEventRoutes } from "./routes/stripe-events.js";
 import { usageAuditRoutes } from "./routes/usage-audit.js";
 import { workspaceRoutes } from "./routes/workspaces.js";
+import { tagBudgetRoutes } from "./routes/tag-budgets.js";
 import { fileTextFieldsOf, refuseUnstorableText } from "../core/stored-text.js";
 
 export const ADMIN_API_PREFIX = "/admin/v1";
@@ -24,6 +26,7 @@ export const ADMIN_API_PREFIX = "/admin/v1";
 export const ADMIN_API_ROUTES: readonly AdminRoute[] = [
   ...accountRoutes,
   ...codeRoutes,
+  ...stripeEventRoutes,
   ...keyRoutes,
   ...providerKeyRoutes,
   ...usageAuditRoutes,
@@ -33,6 +36,7 @@ export const ADMIN_API_ROUTES: readonly AdminRoute[] = [
   catalogEntryOptionsRoute,
   ...catalogPriceRoutes,
   ...workspaceRoutes,
+  ...tagBudgetRoutes,
   ...alertRoutes,
 ];
 

@@ -13,10 +13,18 @@ import { tokenCount, usdAmount } from "./validate.js";
 export const policyFields = {
   allowed_models: z.array(z.string().min(1).max(256)).max(100).nullable().optional(),
   allowed_networks: z.array(z.string().min(1).max(64)).max(100).nullable().optional(),
+  /** MCP servers and tools the key may use at /mcp (core/mcp-names.ts); checked by validateKeyPolicy. */
+  allowed_mcp: z.array(z.string().min(1).max(200)).max(100).nullable().optional(),
   expires_at: z.iso.datetime({ offset: true }).nullable().optional(),
   period: z.enum(["day", "week", "month"]).nullable().optional(),
   period_budget_usd: usdAmount.nullable().optional(),
   period_token_cap: tokenCount.nullable().optional(),
+  // Default tags (core/request-tags.ts checks each key and value): {key: value}, at most 10.
+  default_tags: z
+    .record(z.string().min(1).max(64), z.string().min(1).max(128))
+    .refine((tags) => Object.keys(tags).length <= 10, "at most 10 tags")
+    .nullable()
+    .optional(),
 };
 export type PolicyBody = { [K in keyof typeof policyFields]?: z.infer<(typeof policyFields)[K]> };
 
@@ -24,10 +32,12 @@ export function policyChange(body: PolicyBody): KeyPolicyChange {
   return {
     ...(body.allowed_models !== undefined && { allowedModels: body.allowed_models }),
     ...(body.allowed_networks !== undefined && { allowedNetworks: body.allowed_networks }),
+    ...(body.allowed_mcp !== undefined && { allowedMcp: body.allowed_mcp }),
     ...(body.expires_at !== undefined && { expiresAt: body.expires_at === null ? null : Date.parse(body.expires_at) }),
     ...(body.period !== undefined && { period: body.period }),
     ...(body.period_budget_usd !== undefined && { periodBudget: body.period_budget_usd }),
     ...(body.period_token_cap !== undefined && { periodTokenCap: body.period_token_cap }),
+    ...(body.default_tags !== undefined && { defaultTags: body.default_tags }),
   };
 }
 

@@ -18,6 +18,9 @@ export const ADMIN_SCOPES = [
   /** A workspace's budgets and allowed models (ADR 0037). */
   "workspaces:read",
   "workspaces:write",
+  /** Budgets on request tags (docs/billing.md, "Tags and tag budgets"). */
+  "tags:read",
+  "tags:write",
   /** Alert subscriptions, their deliveries and test events (ADR 0040). */
   "alerts:read",
   "alerts:write",

@@ -10,6 +10,7 @@ import { BASE_COUNT_COLUMNS, CACHE_SAVING_COLUMN, DIMENSIONS, LEDGER_DIMENSION_C
 import { addSums, emptyTotals, usageTotalsJson, type UsageSumsRow, type UsageTotals } from "../billing/usage-report.js";
 import { HOUR_MS, HOURS_PER_DAY, rollupSumsSql } from "../billing/usage-rollup.js";
 import { formatUsd } from "../core/money.js";
+import { tagUsage } from "../billing/tag-usage.js";
 import type { Dialect } from "../store/dialect.js";
 import type { Database } from "../store/tables.js";
 
@@ -100,6 +101,7 @@ export async function usageSummary(db: Kysely<Database>, scope: UsageScope, days
       return { key_id: id || null, name: info?.name ?? null, prefix: info?.prefix ?? null, status: info?.status ?? "deleted", owner_email: info?.email ?? null, ...view(t) };
     }),
     by_model: [...byModel].sort(byCost).map(([model, t]) => ({ model, ...view(t) })),
+    by_tag: await tagUsage(db, scope, Number(start), Number(end)),
   };
 }
 
@@ -237,6 +239,26 @@ export function ledgerRowView(row: LedgerPageRow) {
   };
 }
 
+/** A page's rows as ledgerRowView shows them, each with its tags ("key=value" joined by commas; null: none), read by ledger_tags' primary key. */
+export async function ledgerRowsView(db: Kysely<Database>, rows: readonly LedgerPageRow[]) {
+  const tags = new Map<string, string[]>();
+  if (rows.length > 0) {
+    const found = await db
+      .selectFrom("ledger_tags")
+      .select(["ledger_id", "tag"])
+      .where(
+        "ledger_id",
+        "in",
+        rows.map((r) => r.id),
+      )
+      .orderBy("ledger_id")
+      .orderBy("tag")
+      .execute();
+    for (const t of found) tags.set(String(t.ledger_id), [...(tags.get(String(t.ledger_id)) ?? []), t.tag]);
+  }
+  return rows.map((row) => ({ ...ledgerRowView(row), tags: tags.get(row.id.toString())?.join(",") ?? null }));
+}
+
 /** The row's count per dimension added since 0001 (cache writes, web searches, images, seconds), its cost per dimension and the cache saving. */
 function dimensionFields(row: LedgerPageRow): Record<string, number | string> {
   const fields: Record<string, number | string> = {};
@@ -267,4 +289,5 @@ export const LEDGER_CSV_COLUMNS: readonly string[] = [
   ...DIMENSIONS.flatMap((d) => (d.countColumn !== null && !BASE_COUNT_COLUMNS.has(d.countColumn) ? [d.countColumn] : [])),
   ...DIMENSIONS.map((d) => `${d.name}_cost_usd`),
   "cache_saving_usd",
+  "tags",
 ];

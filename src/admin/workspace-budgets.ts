@@ -12,7 +12,8 @@ import type { AuditActor, AuditFields } from "../store/audit-store.js";
 import type { Store } from "../store/index.js";
 import type { WorkspacePolicyChange } from "../store/workspace-budgets-store.js";
 import { tokenCount, usd } from "./routes/route.js";
-import { MAX_ALLOWED_MODELS } from "../accounts/key-policy.js";
+import { MAX_ALLOWED_MODELS, validMcpAllowlist } from "../accounts/key-policy.js";
+import { MAX_MCP_ALLOWLIST } from "../core/mcp-names.js";
 import { decodeCursor, encodeCursor } from "./views.js";
 
 /** A budget at most the largest total spend an account may reach (999,999,999.99 USD). */
@@ -25,6 +26,8 @@ export const workspaceBudgetsBody = z
     monthly_token_budget: tokenCount.nullable().optional(),
     member_monthly_budget_usd: usd(MAX_BUDGET).nullable().optional(),
     allowed_models: z.array(z.string().min(1).max(256)).min(1).max(MAX_ALLOWED_MODELS).nullable().optional(),
+    /** MCP servers and tools the workspace's keys may use (null: every one; a key's own list narrows it further). */
+    allowed_mcp: z.array(z.string().min(1).max(200)).min(1).max(MAX_MCP_ALLOWLIST).nullable().optional(),
   })
   .strict();
 
@@ -44,6 +47,7 @@ export function policyChange(body: WorkspaceBudgetsBody, config: Pick<GatewayCon
     }
     change.allowedModels = body.allowed_models === null ? null : [...new Set(body.allowed_models)];
   }
+  if (body.allowed_mcp !== undefined) change.allowedMcp = body.allowed_mcp === null ? null : validMcpAllowlist(body.allowed_mcp, "allowed_mcp");
   return change;
 }
 
@@ -53,6 +57,7 @@ function auditFields(p: WorkspacePolicy): AuditFields {
     monthly_token_budget: p.monthlyTokenBudget === null ? null : Number(p.monthlyTokenBudget),
     member_monthly_budget_usd: p.memberMonthlyBudget === null ? null : formatUsd(p.memberMonthlyBudget),
     allowed_models: p.allowedModels,
+    allowed_mcp: p.allowedMcp ?? null,
   };
 }
 
@@ -82,6 +87,7 @@ export async function workspaceBudgetsView(store: Store, workspaceId: string, no
     month,
     resets_at: nextMonthStart(month),
     allowed_models: policy.allowedModels,
+    allowed_mcp: policy.allowedMcp ?? null,
     member_monthly_budget_usd: policy.memberMonthlyBudget === null ? null : formatUsd(policy.memberMonthlyBudget),
     budget: budgetUseJson(use.workspace),
     members: members.map((m) => ({ account_id: m.accountId, email: m.email, role: m.role, budget: budgetUseJson(use.members.get(m.accountId)!) })),
@@ -113,6 +119,7 @@ export async function workspaceListView(store: Store, query: z.infer<typeof work
       created_at: new Date(w.createdAt).toISOString(),
       members: w.members,
       allowed_models: w.policy.allowedModels,
+      allowed_mcp: w.policy.allowedMcp ?? null,
       member_monthly_budget_usd: w.policy.memberMonthlyBudget === null ? null : formatUsd(w.policy.memberMonthlyBudget),
       budget: budgetUseJson(w.use),
     })),

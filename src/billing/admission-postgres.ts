@@ -58,6 +58,7 @@ export async function reservePostgres(batcher: PostgresBatcher, r: Reservation):
       periods: pgPeriods(r.periods),
       ...(limits !== null && { limits: limitsField(limits) }),
       ...(budgets !== null && { scopes: budgetScopesOf(budgets), scope_limits: scopeLimitsField(budgets) }),
+      ...(request.tags !== undefined && request.tags.length > 0 && { tags: request.tags }),
     },
     request.accountId,
     request.keyId,
@@ -123,6 +124,7 @@ function figuresOf(value: unknown): BudgetFigures | null {
   const f = value as Record<string, unknown>;
   const big = (name: string): bigint | null => (typeof f[name] === "string" && /^-?\d+$/.test(f[name]) ? BigInt(f[name]) : null);
   return {
+    ...(typeof f.scope === "string" && { scope: f.scope }),
     costLimit: big("cost_limit"),
     tokenLimit: big("token_limit"),
     cost: big("cost") ?? 0n,

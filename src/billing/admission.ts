@@ -19,6 +19,7 @@
 //      budget (USD and tokens), then its member budget (USD), each for the current UTC month:
 //      month's settled cost + held + projected > budget, or nothing left (settled + held >= budget)
 //                                                                   -> workspace_budget_exceeded / member_budget_exceeded
+//      and the budgets on the request's tags (core/request-tags.ts)   -> tag_budget_exceeded
 //      Their rows (budget_usage) are read and written in the same transaction, under SQLite's
 //      single writer or, on PostgreSQL, under row locks gw_batch takes in scope order before any
 //      account row (a workspace's keys belong to several accounts, so the account lock does not cover it).
@@ -56,7 +57,7 @@ import { accountSuspended, GatewayError } from "../errors/catalogue.js";
 import type { KeyPeriod } from "../store/tables.js";
 import { KEY_PERIODS, nextPeriodStart, type PeriodStarts } from "./key-period.js";
 import type { TrafficStatus } from "../core/rate-limit-headers.js";
-import type { BudgetFigures, BudgetLimit } from "../core/budget-scopes.js";
+import type { BudgetCode, BudgetFigures, BudgetLimit } from "../core/budget-scopes.js";
 import type { AdmissionRequest, Hold } from "./types.js";
 
 export interface Reservation {
@@ -85,7 +86,8 @@ export type RefusalCode =
   | "key_period_budget_exceeded"
   | "key_period_token_cap_exceeded"
   | "workspace_budget_exceeded"
-  | "member_budget_exceeded";
+  | "member_budget_exceeded"
+  | "tag_budget_exceeded";
 
 export interface Refusal {
   code: RefusalCode;
@@ -132,6 +134,7 @@ export const CLAMPABLE_REFUSALS: ReadonlySet<RefusalCode> = new Set<RefusalCode>
   "key_period_token_cap_exceeded",
   "workspace_budget_exceeded",
   "member_budget_exceeded",
+  "tag_budget_exceeded",
 ]);
 
 /** A refusal by a money or token limit, with the headroom of every limit when clamping is allowed. */
@@ -156,6 +159,7 @@ const REFUSAL_CODES: ReadonlySet<string> = new Set<RefusalCode>([
   "key_period_token_cap_exceeded",
   "workspace_budget_exceeded",
   "member_budget_exceeded",
+  "tag_budget_exceeded",
 ]);
 
 export function isRefusalCode(value: string): value is RefusalCode {
@@ -202,13 +206,19 @@ function baseRefusalError(refusal: Refusal, month: string, amount: Nano, now: nu
     }
     case "workspace_budget_exceeded":
     case "member_budget_exceeded":
+    case "tag_budget_exceeded":
       return budgetError(refusal.code, refusal.figures ?? null, month, amount);
   }
 }
 
 /** A budget scope's refusal, with the figures that refused it (ADR 0037). */
-function budgetError(code: "workspace_budget_exceeded" | "member_budget_exceeded", figures: BudgetFigures | null, month: string, amount: Nano): GatewayError {
-  const whose = code === "workspace_budget_exceeded" ? "the workspace's monthly budget" : "your monthly budget as a member of this workspace";
+function budgetError(code: BudgetCode, figures: BudgetFigures | null, month: string, amount: Nano): GatewayError {
+  const whose =
+    code === "workspace_budget_exceeded"
+      ? "the workspace's monthly budget"
+      : code === "member_budget_exceeded"
+        ? "your monthly budget as a member of this workspace"
+        : `the monthly budget on the tag ${tagOfScope(figures?.scope)}`;
   const parts: string[] = [];
   if (figures?.costLimit != null) {
     parts.push(
@@ -239,6 +249,7 @@ export function holdOf(r: Reservation, traffic: TrafficStatus | null = null): Ho
     ...(request.imageVariant !== undefined && { imageVariant: request.imageVariant }),
     ...(traffic !== null && { traffic }),
     ...(request.budgets !== undefined && request.budgets.length > 0 && { budgets: budgetScopesOf(request.budgets) }),
+    ...(request.tags !== undefined && request.tags.length > 0 && { tags: request.tags }),
   };
 }
 
@@ -249,6 +260,12 @@ export function budgetScopesOf(budgets: readonly BudgetLimit[]): readonly string
   let names = scopeNames.get(budgets);
   if (names === undefined) scopeNames.set(budgets, (names = budgets.map((b) => b.scope)));
   return names;
+}
+
+/** The "key=value" of a tag budget's scope ("tag:k=v" or "tag@<account>:k=v"). */
+function tagOfScope(scope: string | undefined): string {
+  if (scope === undefined) return "of this request";
+  return scope.startsWith("tag@") ? scope.slice(scope.indexOf(":") + 1) : scope.slice("tag:".length);
 }
 
 /** The first day of the month after `month` ("YYYY-MM"), as an ISO timestamp in UTC. */

@@ -1,6 +1,6 @@
 // Every budget that applies to a key's requests, in the order admission judges them (docs/billing.md,
 // "Workspace and member budgets"): the account's monthly budget, the key's lifetime caps, its periodic
-// budget, its workspace's budget and the owner's member budget. Only those with a limit: a budget
+// budget, its workspace's budget, the owner's member budget and the budgets on the key's default tags. Only those with a limit: a budget
 // without one refuses nothing. GET /v1/me shows them, each with what is left, so that a client reads
 // in one list why its next request may be refused and when that budget starts over.
 import type { ApiKey } from "../store/keys-store.js";
@@ -9,7 +9,7 @@ import { budgetUseJson, type BudgetUseJson } from "./budget-view.js";
 import { currentPeriodUse, nextPeriodStart } from "./key-period.js";
 import type { AccountProfile } from "./usage-queries.js";
 
-export type BudgetLevel = "account" | "key" | "key_period" | "workspace" | "member";
+export type BudgetLevel = "account" | "key" | "key_period" | "workspace" | "member" | "tag";
 
 export interface AppliedBudgetJson extends BudgetUseJson {
   level: BudgetLevel;
@@ -17,6 +17,15 @@ export interface AppliedBudgetJson extends BudgetUseJson {
   code: string;
   /** When the budget starts over (ISO, UTC); null for the key's lifetime caps. */
   resets_at: string | null;
+  /** A tag budget's tag ("key=value"); only on level "tag". */
+  tag?: string;
+}
+
+/** A budget on one of the key's default tags (docs/billing.md, "Tags and tag budgets"). */
+export interface TagBudgetUse {
+  tag: string;
+  use: BudgetUse;
+  resetsAt: string;
 }
 
 export interface WorkspaceUse {
@@ -27,8 +36,8 @@ export interface WorkspaceUse {
 
 const limited = (use: BudgetUse): boolean => use.limit !== null || use.tokenLimit !== null;
 
-export function appliedBudgets(profile: AccountProfile, key: ApiKey, workspace: WorkspaceUse | null, now: number): AppliedBudgetJson[] {
-  const entries: Array<{ level: BudgetLevel; code: string; resetsAt: string | null; use: BudgetUse }> = [];
+export function appliedBudgets(profile: AccountProfile, key: ApiKey, workspace: WorkspaceUse | null, now: number, tags: readonly TagBudgetUse[] = []): AppliedBudgetJson[] {
+  const entries: Array<{ level: BudgetLevel; code: string; resetsAt: string | null; use: BudgetUse; tag?: string }> = [];
   const big = (n: number | null): bigint | null => (n === null ? null : BigInt(n));
   entries.push({
     level: "account",
@@ -64,5 +73,8 @@ export function appliedBudgets(profile: AccountProfile, key: ApiKey, workspace: 
     entries.push({ level: "workspace", code: "workspace_budget_exceeded", resetsAt: workspace.resetsAt, use: workspace.budget });
     entries.push({ level: "member", code: "member_budget_exceeded", resetsAt: workspace.resetsAt, use: workspace.member });
   }
-  return entries.filter((e) => limited(e.use)).map((e) => ({ level: e.level, code: e.code, resets_at: e.resetsAt, ...budgetUseJson(e.use) }));
+  for (const t of tags) entries.push({ level: "tag", code: "tag_budget_exceeded", resetsAt: t.resetsAt, use: t.use, tag: t.tag });
+  return entries
+    .filter((e) => limited(e.use))
+    .map((e) => ({ level: e.level, code: e.code, resets_at: e.resetsAt, ...(e.tag !== undefined && { tag: e.tag }), ...budgetUseJson(e.use) }));
 }

@@ -46,6 +46,7 @@ export async function applySettlementPostgres(batcher: PostgresBatcher, input: S
         periods: pgPeriods(v.periods),
         row,
         ...(hold.budgets !== undefined && hold.budgets.length > 0 && { scopes: hold.budgets }),
+        ...(hold.tags !== undefined && hold.tags.length > 0 && { tags: hold.tags }),
       },
       hold.accountId,
       hold.keyId,

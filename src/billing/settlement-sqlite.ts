@@ -116,6 +116,9 @@ const EXHAUST_KEY = new Statement<never>(`
     (budget_cap_nano is not null and spent_nano >= budget_cap_nano) or
     (token_cap is not null and tokens_used >= token_cap))`);
 
+// Parameters: ledger id, tag, account id, created at, cost, tokens: one row per tag of the request (migration 0030).
+const INSERT_LEDGER_TAG = new Statement<never>(`insert into ledger_tags (ledger_id, tag, account_id, created_at, cost_nano, tokens) values (?, ?, ?, ?, ?, ?)`);
+
 const ADD_MONTHLY_USAGE = new Statement<never>(`
   insert into monthly_usage (account_id, month, cost_nano, tokens, requests) values (?, ?, ?, ?, 1)
   on conflict (account_id, month) do update set
@@ -176,6 +179,7 @@ export function applySettlementSqlite(exec: SqlExec, input: SettlementInput): Al
     return replay;
   }
 
+  if (hold.tags !== undefined) for (const tag of hold.tags) INSERT_LEDGER_TAG.changes(exec, [inserted.id, tag, hold.accountId, v.now, cost, v.tokens]);
   const heldAmount = released?.amount_nano ?? 0n;
   const heldTokens = released?.tokens ?? 0n;
   CHARGE_ACCOUNT.changes(exec, [cost, cost, heldAmount, heldTokens, hash, hold.accountId]);

@@ -8,7 +8,7 @@ import type { TrafficLimit } from "../core/traffic-limits.js";
 import type { DimensionProjectedField } from "../core/dimensions.js";
 import type { BudgetLimit } from "../core/budget-scopes.js";
 
-export type Route = "chat" | "responses" | "messages" | "generate_content" | "images" | "videos" | "embeddings";
+export type Route = "chat" | "responses" | "messages" | "generate_content" | "images" | "videos" | "embeddings" | "mcp";
 
 /** A projected count per unit dimension that has one (core/dimensions.ts projectedField: images, video seconds), when the route has them. */
 export type DimensionProjections = { [F in DimensionProjectedField]?: number };
@@ -28,6 +28,8 @@ export interface AdmissionRequest extends DimensionProjections {
   limits?: readonly TrafficLimit[];
   /** The budget scopes that apply (core/budget-scopes.ts: a workspace key's workspace and member budgets); absent or empty: none. */
   budgets?: readonly BudgetLimit[];
+  /** The request's tags as "key=value" texts (core/request-tags.ts tagTexts), kept on the hold for its ledger row; absent or empty: none. */
+  tags?: readonly string[];
 }
 
 export interface Hold {
@@ -51,6 +53,8 @@ export interface Hold {
   traffic?: TrafficStatus;
   /** The budget scopes the hold reserved in (budget_usage); settlement charges them and a release gives them back. Unset: none. */
   budgets?: readonly string[];
+  /** The request's tags ("key=value"), written to ledger_tags with the ledger row (migration 0030). Unset: none. */
+  tags?: readonly string[];
 }
 
 export interface Charge {

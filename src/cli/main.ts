@@ -46,6 +46,8 @@ const USAGE = `usage: gateway <command>
   admin codes mint --value USD [--count N] [--expires-in-days N] [--batch B] [--note TEXT]   redemption codes (shown once)
   admin codes list [--batch B] [--state unused|used|revoked|expired]
   admin codes revoke ID
+  admin stripe events [--status S]        Stripe events acted on (card top-ups); --status pending: waiting for you
+  admin stripe confirm|dismiss EVENT_ID   a pending refund or dispute debit: take what the balance holds, or nothing
   admin token create --name N --scope S [--scope S ...]   an admin API token (shown once); scopes in docs/operations.md
   admin token list
   admin token revoke ID
@@ -156,11 +158,17 @@ async function admin(args: string[], io: CliIo, store: Store, config: GatewayCon
     case "codes":
       await (await import("./commands/codes.js")).codesCommand(sub, rest, io, store);
       break;
+    case "stripe":
+      await (await import("./commands/stripe.js")).stripeCommand(sub, rest, io, store);
+      break;
     case "catalog":
       await (await import("./commands/catalog.js")).catalogCommand(sub === undefined ? [] : [sub, ...rest], io, store, config);
       break;
+    case "tag-budgets":
+      await (await import("./commands/tag-budgets.js")).tagBudgetsCommand(sub, rest, io, store);
+      break;
     default:
-      throw new UsageError("usage: gateway admin accounts|users|keys|provider-keys|ledger|upstreams|token|codes|catalog|config ...");
+      throw new UsageError("usage: gateway admin accounts|users|keys|provider-keys|ledger|upstreams|token|codes|stripe|catalog|tag-budgets|config ...");
   }
   return 0;
 }

@@ -1,8 +1,10 @@
 // The typed result of loading the config (GatewayConfig and its parts) and the error a config that
 // cannot be used raises. load.ts builds it; the rest of the gateway reads it (and re-imports these
 // names from load.ts).
+import type { McpSettings } from "./mcp-settings.js";
 import type { OidcSettings } from "./oidc-settings.js";
 import type { GuardrailSettings } from "../core/guardrails/guardrail.js";
+import type { StripeSettings } from "./stripe-settings.js";
 import type { ConfigFile } from "./schema.js";
 import type { ModelConfig, ProviderConfig } from "../core/catalog.js";
 import type { BreakerSettings } from "../upstreams/circuit-breaker.js";
@@ -49,6 +51,10 @@ export interface GatewayConfig {
   signup: SignupMode;
   /** The `oidc` section: company sign-in to the dashboard; null: none. */
   oidc: OidcSettings | null;
+  /** The `stripe` section: card top-ups; null: off. */
+  stripe: StripeSettings | null;
+  /** The `mcp` section: the MCP servers behind /mcp (an empty list: none). */
+  mcp: McpSettings;
   /** server.password_link_ttl_hours in ms: how long a set-password link works. */
   passwordLinkTtlMs: number;
   defaultTier: string;

@@ -6,7 +6,7 @@
 // build-catalog.ts turns it into the runtime catalogue, gateway-config.ts holds the result's type.
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
-import { isAbsolute, resolve } from "node:path";
+import { dirname, isAbsolute, resolve } from "node:path";
 import { parseProxyRange, TrustedProxies } from "../core/trusted-proxies.js";
 import { MIN_LEDGER_SECRET_LENGTH } from "../store/ledger-chain-key.js";
 import { metricsSettingsFrom, tracingSettingsFromEnv } from "../observability/settings.js";
@@ -15,7 +15,9 @@ import { parseConfigText, readConfigText, withDemoCatalog } from "./config-file.
 import { ConfigError, type ConfigIssue, type GatewayConfig } from "./gateway-config.js";
 import { guardrailSettingsFrom } from "./guardrail-settings.js";
 import type { GuardrailSettings } from "../core/guardrails/guardrail.js";
+import { mcpSettingsFrom } from "./mcp-settings.js";
 import { oidcSettingsFrom } from "./oidc-settings.js";
+import { stripeSettingsFrom } from "./stripe-settings.js";
 import { configFileSchema, type ConfigFile } from "./schema.js";
 
 export type { ModelConfig, ModelKind, ModelPricing, ProviderConfig, ProviderType, UpstreamApi } from "../core/catalog.js";
@@ -55,6 +57,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
       throw new ConfigError(`${sourcePath ?? "(defaults)"}: ${field}: ${message}`);
     }),
     oidc: oidcSettingsFrom(file.oidc, (field, message) => {
+      throw new ConfigError(`${sourcePath ?? "(defaults)"}: ${field}: ${message}`);
+    }),
+    stripe: stripeSettingsFrom(file.stripe, sourcePath ? dirname(sourcePath) : cwd, (field, message) => {
+      throw new ConfigError(`${sourcePath ?? "(defaults)"}: ${field}: ${message}`);
+    }),
+    mcp: mcpSettingsFrom(file.mcp, (field, message) => {
       throw new ConfigError(`${sourcePath ?? "(defaults)"}: ${field}: ${message}`);
     }),
     tracing: tracingSettingsFromEnv(env, (message) => {

@@ -129,6 +129,33 @@ export const tierSchema = z.strictObject({
   price_factor: z.string().max(20).optional(),
 });
 
+/** At most this many MCP servers: every session lists all of them. */
+export const MAX_MCP_SERVERS = 50;
+
+/** One MCP server: `url` (remote, streamable HTTP) or `command` (stdio), never both (mcp-settings.ts). */
+export const mcpServerSchema = z.strictObject({
+  /** The prefix of its tools' and prompts' names (`<name>__<tool>`): lower-case letters and digits, single - or _ between. */
+  name: z
+    .string()
+    .max(64)
+    .regex(/^[a-z0-9]+(?:[-_][a-z0-9]+)*$/, "lower-case letters and digits, with single - or _ between them"),
+  url: z.url().max(2048).optional(),
+  /** Sent to a remote server with every request (its credentials: write them as ${AN_ENVIRONMENT_VARIABLE}). */
+  headers: z.record(z.string().min(1).max(256), z.string().max(8192)).optional(),
+  command: z.string().min(1).max(1024).optional(),
+  args: z.array(z.string().max(4096)).max(100).optional(),
+  /** Added to the few variables a stdio server inherits (PATH, HOME…: never the gateway's secrets). */
+  env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "an environment variable name"), z.string().max(8192)).optional(),
+  /** Charged per tools/call that succeeds (a USD decimal string); absent: calls are free. */
+  price_per_call_usd: z.string().max(20).optional(),
+  /** Connecting (and the first listing) may take this long before the server counts as down. */
+  connect_timeout_ms: z.number().int().min(100).max(300_000).default(15_000),
+  /** One call (tools/call, prompts/get, resources/read, a listing) may take this long. */
+  call_timeout_ms: z.number().int().min(100).max(3_600_000).default(60_000),
+  /** false: defined and checked, but not started or listed. */
+  disabled: z.boolean().optional(),
+});
+
 export const configFileSchema = z.strictObject({
   server: z
     .strictObject({
@@ -297,6 +324,41 @@ export const configFileSchema = z.strictObject({
       password_sign_in: z.boolean().default(true),
     })
     .optional(),
+  /**
+   * Card top-ups with Stripe Checkout (docs/configuration.md, "Card top-ups"); off without this
+   * section. Each secret inline (as ${AN_ENVIRONMENT_VARIABLE}) or in a file; checked in stripe-settings.ts.
+   */
+  stripe: z
+    .strictObject({
+      secret_key: z.string().min(1).max(512).optional(),
+      secret_key_file: z.string().min(1).max(4096).optional(),
+      webhook_secret: z.string().min(1).max(512).optional(),
+      webhook_secret_file: z.string().min(1).max(4096).optional(),
+      currency: z.literal("usd").default("usd"),
+      min_topup_usd: z.string().max(20).default("5.00"),
+      max_topup_usd: z.string().max(20).default("1000.00"),
+      success_url: z.url().max(2048).optional(),
+      cancel_url: z.url().max(2048).optional(),
+      /** Seconds a signed webhook stays acceptable after its timestamp. */
+      tolerance_s: z.number().int().min(1).max(3600).default(300),
+      /** The Stripe API's scheme, host and port; for tests against a local mock. */
+      api_base: z.url().max(2048).optional(),
+      timeout_ms: z.number().int().min(1_000).max(120_000).default(20_000),
+    })
+    .optional(),
+  /**
+   * The MCP gateway at /mcp (docs/configuration.md, "MCP servers"): the operator's MCP servers, remote
+   * (streamable HTTP) or local (stdio commands the gateway starts and supervises). Checked in mcp-settings.ts.
+   */
+  mcp: z
+    .strictObject({
+      /** Sessions one gateway key may hold at once; opening one more closes its least recently used. */
+      max_sessions_per_key: z.number().int().min(1).max(1_000).default(16),
+      /** A session unused this long is closed. */
+      session_idle_s: z.number().int().min(10).max(86_400).default(1_800),
+      servers: z.array(mcpServerSchema).max(MAX_MCP_SERVERS).default([]),
+    })
+    .prefault({}),
   catalog: z.strictObject({ source: z.enum(["file", "database"]).optional() }).prefault({}),
   providers: z.record(identifier, providerSchema).default({}),
   models: z.array(modelSchema).default([]),

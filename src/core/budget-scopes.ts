@@ -4,12 +4,12 @@
 // "member:<workspace>:<account>" (the per-member USD budget, for the key owner's spend through the
 // workspace's keys). The limits are resolved when the key is authenticated (the workspace's row
 // travels with the cached key, like the traffic limits) and carried on the admission; the counters
-// live in budget_usage (migration 0029), one row per scope. A later kind of budget (a tag's, issue 41
-// item 3) is another scope name with its own refusal code and reuses everything below.
+// live in budget_usage (migration 0029), one row per scope. A tag's budget (core/request-tags.ts,
+// "tag:<key=value>" or "tag@<account>:<key=value>") is another scope name with its own refusal code.
 import type { Nano } from "./money.js";
 
 /** The refusal code of each kind of scope (402; the error catalogue's budget_exceeded types). */
-export type BudgetCode = "workspace_budget_exceeded" | "member_budget_exceeded";
+export type BudgetCode = "workspace_budget_exceeded" | "member_budget_exceeded" | "tag_budget_exceeded";
 
 /** A budget that applies to an admission: its scope and its monthly limits (null: that figure is not limited). */
 export interface BudgetLimit {
@@ -30,6 +30,8 @@ export interface WorkspacePolicy {
   memberMonthlyBudget: Nano | null;
   /** The model ids the workspace's keys may use (intersected with the tier's and the key's own); null: all. */
   allowedModels: string[] | null;
+  /** The MCP servers and tools the workspace's keys may use at /mcp (core/mcp-names.ts; intersected with the key's); null: all. */
+  allowedMcp?: string[] | null;
 }
 
 export function workspaceScope(workspaceId: string): string {
@@ -110,7 +112,7 @@ export function judgeBudgets(
     const held = c?.held ?? 0n;
     const heldTokens = c?.heldTokens ?? 0n;
     if (overLimit(limit.costLimit, used.cost, held, amount) || overLimit(limit.tokenLimit, used.tokens, heldTokens, tokens)) {
-      return { index: i, figures: { costLimit: limit.costLimit, tokenLimit: limit.tokenLimit, cost: used.cost, tokens: used.tokens, held, heldTokens } };
+      return { index: i, figures: { scope: limit.scope, costLimit: limit.costLimit, tokenLimit: limit.tokenLimit, cost: used.cost, tokens: used.tokens, held, heldTokens } };
     }
   }
   return null;
@@ -118,6 +120,8 @@ export function judgeBudgets(
 
 /** A refusing budget's figures as they stood (the message's numbers). */
 export interface BudgetFigures {
+  /** The refusing budget's scope (names the tag of a tag budget's refusal). */
+  scope?: string;
   costLimit: bigint | null;
   tokenLimit: bigint | null;
   cost: bigint;

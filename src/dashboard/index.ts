@@ -11,11 +11,13 @@ import { registerCatalogPriceRoutes } from "./routes/catalog-price-routes.js";
 import { registerAuthRoutes } from "./routes/auth-routes.js";
 import { registerOidcRoutes } from "./routes/oidc-routes.js";
 import { registerCodeRoutes } from "./routes/code-routes.js";
+import { registerTopupRoutes } from "./routes/topup-routes.js";
 import { registerKeyRoutes } from "./routes/key-routes.js";
 import { registerModelRoutes } from "./routes/model-routes.js";
 import { registerRequestLogRoutes } from "./routes/request-log-routes.js";
 import { registerUsageRoutes } from "./routes/usage-routes.js";
 import { registerWorkspaceRoutes } from "./routes/workspace-routes.js";
+import { registerTagBudgetRoutes } from "./routes/tag-budget-routes.js";
 import { isSafeMethod, requireActive, requireSession } from "./session-auth.js";
 import { registerStaticRoutes } from "./static-files.js";
 import { fileTextFieldsOf, refuseUnstorableText } from "../core/stored-text.js";
@@ -50,11 +52,13 @@ export function registerDashboardRoutes(app: FastifyInstance, ctx: RouteContext)
         registerUsageRoutes(signedIn, ctx);
         registerRequestLogRoutes(signedIn, ctx);
         registerWorkspaceRoutes(signedIn, ctx);
+        registerTagBudgetRoutes(signedIn, ctx);
         registerAdminRoutes(signedIn, ctx);
         registerCatalogRoutes(signedIn, ctx);
         registerCatalogEntityRoutes(signedIn, ctx);
         registerCatalogPriceRoutes(signedIn, ctx);
         registerCodeRoutes(signedIn, ctx);
+        registerTopupRoutes(signedIn, ctx);
         registerAlertRoutes(signedIn, ctx);
       });
     },

@@ -1,7 +1,7 @@
 // The account's ledger as CSV lines, newest first, a page of CSV_PAGE_ROWS at a time (keyset by id on
 // ledger_account_chain), so that a large ledger never sits in memory and the first bytes leave after
 // one page: GET /dashboard/api/ledger.csv streams it, and bench/ledger-growth.ts times it.
-import { LEDGER_CSV_COLUMNS, ledgerPage, ledgerRowView, type LedgerDatabase } from "../admin/usage-queries.js";
+import { LEDGER_CSV_COLUMNS, ledgerPage, ledgerRowsView, type LedgerDatabase } from "../admin/usage-queries.js";
 
 export const CSV_PAGE_ROWS = 1000;
 
@@ -20,9 +20,9 @@ export async function* ledgerCsvLines(database: LedgerDatabase, accountId: strin
   for (;;) {
     const rows = await ledgerPage(database, accountId, { limit: CSV_PAGE_ROWS, ...(before !== undefined && { before }), ...(since !== undefined && { since }) });
     if (rows.length === 0) return;
-    yield rows
-      .map((row) => {
-        const v: Record<string, unknown> = ledgerRowView(row);
+    yield (await ledgerRowsView(database.db, rows))
+      .map((view) => {
+        const v: Record<string, unknown> = view;
         return `${LEDGER_CSV_COLUMNS.map((c) => csvCell(v[c])).join(",")}\r\n`;
       })
       .join("");

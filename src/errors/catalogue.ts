@@ -25,6 +25,7 @@ export const ERROR_CATALOGUE = {
   key_token_cap_exceeded: { status: 402, message: "This request would exceed the key's token cap." },
   workspace_budget_exceeded: { status: 402, message: "This request would exceed the workspace's monthly budget." },
   member_budget_exceeded: { status: 402, message: "This request would exceed your monthly budget in this workspace." },
+  tag_budget_exceeded: { status: 402, message: "This request would exceed the monthly budget on one of its tags." },
   ledger_write_failed: { status: 502, message: "The usage could not be recorded; nothing was charged." },
   ledger_retention_violation: { status: 409, message: "Ledger rows are kept for 365 days after they are written." },
   key_show_expired: { status: 410, message: "The show-again window has passed or the token is not valid for this key. Revoke the key and create a new one." },

@@ -13,6 +13,9 @@ import { DASHBOARD_OPERATIONS } from "./operations-dashboard.js";
 import { V1_OPERATIONS } from "./operations-v1.js";
 import { WORKSPACE_BUDGET_ADMIN_OPERATIONS, WORKSPACE_BUDGET_DASHBOARD_OPERATIONS } from "./operations-workspace-budgets.js";
 import { GEMINI_OPERATIONS } from "./operations-gemini.js";
+import { STRIPE_ADMIN_OPERATIONS, STRIPE_DASHBOARD_OPERATIONS, STRIPE_WEBHOOK_OPERATIONS } from "./operations-stripe.js";
+import { MCP_OPERATIONS } from "./operations-mcp.js";
+import { TAG_BUDGET_ADMIN_OPERATIONS, TAG_BUDGET_DASHBOARD_OPERATIONS } from "./operations-tag-budgets.js";
 import { ALERT_ADMIN_OPERATIONS, ALERT_DASHBOARD_OPERATIONS } from "./operations-alerts.js";
 import { ok, type OperationSpec } from "./operation-spec.js";
 import * as r from "./response-schemas.js";
@@ -59,13 +62,19 @@ const SERVICE_OPERATIONS: readonly OperationSpec[] = [
 
 export const OPERATIONS: readonly OperationSpec[] = [
   ...SERVICE_OPERATIONS,
+  ...STRIPE_WEBHOOK_OPERATIONS,
   ...V1_OPERATIONS,
   ...GEMINI_OPERATIONS,
+  ...MCP_OPERATIONS,
   ...ADMIN_OPERATIONS,
   ...ADMIN_CATALOG_ENTITY_OPERATIONS,
   ...WORKSPACE_BUDGET_ADMIN_OPERATIONS,
+  ...STRIPE_ADMIN_OPERATIONS,
+  ...TAG_BUDGET_ADMIN_OPERATIONS,
   ...ALERT_ADMIN_OPERATIONS,
   ...DASHBOARD_OPERATIONS,
   ...WORKSPACE_BUDGET_DASHBOARD_OPERATIONS,
+  ...STRIPE_DASHBOARD_OPERATIONS,
+  ...TAG_BUDGET_DASHBOARD_OPERATIONS,
   ...ALERT_DASHBOARD_OPERATIONS,
 ];

@@ -60,3 +60,6 @@ export const budgetUseView = z.object({
   remaining_usd: usdText.nullable(),
   remaining_tokens: count.nullable(),
 });
+
+/** tagUsage (billing/tag-usage.ts): spend per tag, dearest first; a row with several tags counts in each. */
+export const tagUsageView = z.array(z.object({ tag: z.string(), requests: count, cost_usd: usdText, tokens: count }));

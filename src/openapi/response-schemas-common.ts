@@ -49,9 +49,11 @@ const periodicBudgetView = z.object({
 export const keyPolicyView = z.object({
   allowed_models: z.array(z.string()).nullable(),
   allowed_networks: z.array(z.string()).nullable(),
+  allowed_mcp: z.array(z.string()).nullable(),
   expires_at: nullableIso,
   expired: z.boolean(),
   periodic_budget: periodicBudgetView.nullable(),
+  default_tags: z.record(z.string(), z.string()).nullable(),
 });
 
 /** accountView (admin/account-views.ts). */

@@ -2,7 +2,7 @@
 // breakers, the models page and the request log.
 import { z } from "zod";
 import { BASE_COUNT_COLUMNS, DIMENSIONS } from "../core/dimensions.js";
-import { usdText, isoTime, nullableIso, count, summaryShape, requestCountsShape } from "./response-schema-parts.js";
+import { usdText, isoTime, nullableIso, count, summaryShape, requestCountsShape, tagUsageView } from "./response-schema-parts.js";
 
 export const inviteViewSchema = z.object({
   id: z.string(),
@@ -34,6 +34,7 @@ export const usageSummarySchema = z.object({
     }),
   ),
   by_model: z.array(z.object({ model: z.string(), ...summaryShape })),
+  by_tag: tagUsageView,
 });
 
 /** usageAcrossAccounts (admin/usage-queries.ts): every account's usage, by account, model and provider. */
@@ -66,6 +67,7 @@ export const ledgerRowViewSchema = z.object({
   deployment: z.string().nullable(),
   /** The price factor of the account's tier the row was charged at ("1.5"); null: list prices or not a usage row. */
   price_factor: z.string().nullable(),
+  tags: z.string().nullable().describe("The request's tags, key=value joined by commas; null: none"),
   // Named at run time, as dimensionFields names them: the view types them only as a record, so
   // test/openapi's real answers (strict) are what checks them.
   ...Object.fromEntries([

@@ -1,7 +1,7 @@
 // The /v1 response schemas: the gateway's own JSON (request record, /v1/me, usage, models,
 // catalogue) and, for the model routes, the upstream wire formats' fields the gateway promises.
 import { z } from "zod";
-import { usdText, isoTime, count, accountStatus, usageTotalsShape, requestCountsShape, budgetUseView } from "./response-schema-parts.js";
+import { usdText, isoTime, count, accountStatus, usageTotalsShape, requestCountsShape, budgetUseView, tagUsageView } from "./response-schema-parts.js";
 import { subjectLimitsView, keyPolicyView, usageTotalsSchema, trafficUseSchema } from "./response-schemas-common.js";
 
 // ---- /v1 (the gateway's own JSON) ----
@@ -58,9 +58,10 @@ export const meSchema = z.object({
   budgets: z
     .array(
       budgetUseView.extend({
-        level: z.enum(["account", "key", "key_period", "workspace", "member"]),
+        level: z.enum(["account", "key", "key_period", "workspace", "member", "tag"]),
         code: z.string(),
         resets_at: isoTime.nullable(),
+        tag: z.string().optional().describe("level tag: the budget's tag (key=value), one of the key's default tags"),
       }),
     )
     .describe(
@@ -78,6 +79,7 @@ export const keyUsageSchema = z.object({
   totals: usageTotalsSchema,
   by_model: z.array(z.object({ model: z.string(), ...usageTotalsShape })),
   by_day: z.array(z.object({ day: z.string(), ...usageTotalsShape })),
+  by_tag: tagUsageView.describe("Spend per tag of the key's requests in the window, dearest first; a request with several tags counts in each"),
 });
 
 const openAiModel = z.object({ id: z.string(), object: z.literal("model"), created: count, owned_by: z.string(), demo: z.literal(true).optional() });

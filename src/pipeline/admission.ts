@@ -11,6 +11,7 @@ import type { ModelConfig } from "../core/catalog.js";
 import { nearestName } from "../core/nearest-name.js";
 import { modelAtPriceFactor } from "../core/price-factor.js";
 import { checkStorableId } from "../core/stored-text.js";
+import { mergeTags, parseTagsHeader, TAGS_HEADER, tagTexts } from "../core/request-tags.js";
 import { GatewayError, invalidRequest } from "../errors/catalogue.js";
 import { countAttempts, type MeteredRequest } from "./metered-call.js";
 import type { PipelineServices } from "./services.js";
@@ -42,7 +43,7 @@ export function requestedModel(
 }
 
 /** What a route asks to be admitted for: the model, the route's name and what it projects to use. */
-export type AdmissionProjection = Omit<AdmissionRequest, "requestId" | "accountId" | "keyId" | "limits" | "budgets">;
+export type AdmissionProjection = Omit<AdmissionRequest, "requestId" | "accountId" | "keyId" | "limits" | "budgets" | "tags">;
 
 /** A metered call's admission for the request's key, its attempts counted on the reply, and its trace. */
 export function admissionFor(
@@ -52,19 +53,35 @@ export function admissionFor(
   projection: AdmissionProjection,
 ): Pick<MeteredRequest, "admission" | "onAttempt" | "trace"> {
   const { principal } = request;
+  // A key tagged with a workspace is also held against its workspace's and its owner's member budget (ADR 0037),
+  // and a tagged request against the budgets on its tags (core/request-tags.ts).
+  const tags = requestTags(request);
+  const workspaceBudgets = principal.workspace != null ? budgetLimitsOf(principal.workspace, principal.account.id) : [];
+  const tagBudgets = services.authCache.tagBudgets.budgetsFor(principal.account.id, tags);
+  const budgets = tagBudgets.length === 0 ? workspaceBudgets : [...workspaceBudgets, ...tagBudgets];
   return {
     admission: {
       requestId: request.id,
       accountId: principal.account.id,
       keyId: principal.key.id,
       limits: trafficLimitsFor(services.config, principal, projection.model.id),
-      // A key tagged with a workspace is also held against its workspace's and its owner's member budget (ADR 0037).
-      ...(principal.workspace != null && { budgets: budgetLimitsOf(principal.workspace, principal.account.id) }),
+      ...(budgets.length > 0 && { budgets }),
+      ...(tags.length > 0 && { tags }),
       ...projection,
     },
     onAttempt: countAttempts(request, reply),
     trace: request.trace,
   };
+}
+
+/**
+ * The request's tags ("key=value", sorted): its x-gateway-tags header merged with its key's default
+ * tags (a default wins), recorded on the meter for the request log. Throws 400 naming the header.
+ */
+export function requestTags(request: FastifyRequest): string[] {
+  const tags = tagTexts(mergeTags(request.principal.key.defaultTags, parseTagsHeader(request.headers[TAGS_HEADER])));
+  if (tags.length > 0) request.meter.tags = tags;
+  return tags;
 }
 
 const ROUTE_OF_KIND: Record<ModelConfig["kind"], string> = {

@@ -10,6 +10,7 @@ import type { WorkspacePolicy } from "../core/budget-scopes.js";
 import type { ApiKey } from "../store/keys-store.js";
 import type { Store } from "../store/index.js";
 import type { Database } from "../store/tables.js";
+import { TagBudgetCache } from "./tag-budget-cache.js";
 
 export interface Principal {
   key: ApiKey;
@@ -37,12 +38,15 @@ export class AuthCache {
 
   /** The gateway's clock (epoch ms); tests inject one. Judges key expiry, not the cache's own TTLs. */
   readonly now: () => number;
+  /** The budgets on tags, read again on every poll (tag-budget-cache.ts). */
+  readonly tagBudgets: TagBudgetCache;
 
   constructor(
     private readonly store: Store,
     now: () => number = Date.now,
   ) {
     this.now = now;
+    this.tagBudgets = new TagBudgetCache(store);
   }
 
   async lookup(hash: string, now = Date.now()): Promise<Principal | null> {
@@ -90,6 +94,7 @@ export class AuthCache {
   /** Starts following auth_events written by any process sharing the database. */
   async start(): Promise<void> {
     this.#lastEventSeq = await latestSeq(this.store.db);
+    await this.tagBudgets.reload();
     this.#timer = setInterval(() => void this.poll().catch(() => undefined), AUTH_EVENT_POLL_MS);
     this.#timer.unref();
   }
@@ -99,6 +104,8 @@ export class AuthCache {
   }
 
   async poll(): Promise<void> {
+    // A failed read keeps the budgets last read; the key events below still apply.
+    await this.tagBudgets.reload().catch(() => undefined);
     const events = await this.store.db
       .selectFrom("auth_events")
       .select(["seq", "key_hash", "account_id"])

@@ -44,6 +44,8 @@ export interface RequestMeter {
   route?: string;
   /** Guardrail decisions by "side:guardrail", the strongest action each took (guardrails/stage.ts). */
   guardrails?: Map<string, GuardrailAction>;
+  /** The request's tags, "key=value" sorted (admission.ts requestTags): for the request log. */
+  tags?: string[];
 }
 
 declare module "fastify" {
@@ -169,6 +171,7 @@ export function requestLogEntry(request: FastifyRequest, status: number): Reques
     costNano: m.costNano ?? null,
     estimated: usage === undefined ? null : usage.estimated ? 1 : 0,
     guardrails: m.guardrails === undefined ? null : [...m.guardrails].map(([where, action]) => `${where}:${action}`).join(","),
+    tags: m.tags === undefined ? null : m.tags.join(","),
   };
 }
 

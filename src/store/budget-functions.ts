@@ -82,7 +82,7 @@ export const BUDGET_JUDGE = `
               (b_limit is not null and (b_used + b_held[b_k] + v_amount > b_limit or b_used + b_held[b_k] >= b_limit))
               or (b_limit_tokens is not null and (b_used_tokens + b_held_tokens[b_k] + v_tokens > b_limit_tokens or b_used_tokens + b_held_tokens[b_k] >= b_limit_tokens))) then
             b_refused := b_i;
-            b_figures := jsonb_build_object('cost_limit', b_limit::text, 'token_limit', b_limit_tokens::text, 'cost', b_used::text,
+            b_figures := jsonb_build_object('scope', b_scope, 'cost_limit', b_limit::text, 'token_limit', b_limit_tokens::text, 'cost', b_used::text,
               'tokens', b_used_tokens::text, 'held', b_held[b_k]::text, 'held_tokens', b_held_tokens[b_k]::text);
           end if;
         end loop;

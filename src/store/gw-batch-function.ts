@@ -9,12 +9,13 @@
 // positional arguments). Amounts, token counts and times are decimal text, so that no bigint passes
 // through a float; null where a field has no value. The batcher's callers build them
 // (admission-postgres.ts, settlement-postgres.ts, holds.ts):
-//   admit:   k, account, key, request, hold, amount, tokens, month, now, expires, periods, limits, scopes, scope_limits
-//   settle:  k, hold, account, key, request, cost, tokens, now, month, periods, row, scopes
+//   admit:   k, account, key, request, hold, amount, tokens, month, now, expires, periods, limits, scopes, scope_limits, tags
+//   settle:  k, hold, account, key, request, cost, tokens, now, month, periods, row, scopes, tags
 //   release: k, hold, expired_before (null: release it whatever its expiry), scopes
 // scopes: the budget scopes the operation reserves in, charges or gives back (absent: none; ADR 0037,
 // budget-functions.ts), locked before any account row; scope_limits: per scope, [cost limit, token
-// limit, refusal code]. A refusal by a budget answers its code and "figures".
+// limit, refusal code]. A refusal by a budget answers its code and "figures". tags: the request's tags
+// ("key=value" texts; absent: none), kept on the hold and written to ledger_tags with the ledger row (migration 0030).
 // periods: the start of the current day, ISO week and month ({day, week, month}: the key's periodic
 // budget, migration 0013). row: the ledger row's own values by column name (model, provider, route,
 // the four token counts, estimated, deployment (null: not a routing group), attempts (null: not
@@ -280,8 +281,8 @@ ${trafficAdmit("op->>'limits'", "(op->>'now')::bigint", "v_tokens")}
         end if;
         v_traffic := v_verdict->>'record';
       end if;
-      insert into holds (id, account_id, key_id, request_id, amount_nano, tokens, created_at, expires_at, traffic, budgets)
-        values (op->>'hold', acc, kid, op->>'request', v_amount, v_tokens, (op->>'now')::bigint, (op->>'expires')::bigint, v_traffic, (op->'scopes')::text);${BUDGET_HOLD}
+      insert into holds (id, account_id, key_id, request_id, amount_nano, tokens, created_at, expires_at, traffic, budgets, tags)
+        values (op->>'hold', acc, kid, op->>'request', v_amount, v_tokens, (op->>'now')::bigint, (op->>'expires')::bigint, v_traffic, (op->'scopes')::text, (op->'tags')::text);${BUDGET_HOLD}
       a_held := a_held + v_amount;
       a_held_tokens := a_held_tokens + v_tokens;
       k_held := k_held + v_amount;
@@ -311,6 +312,10 @@ ${trafficAdmit("op->>'limits'", "(op->>'now')::bigint", "v_tokens")}
         answers := answers || jsonb_build_object('recorded', false,
           'cost', (select l.cost_nano::text from ledger l where l.request_id = op->>'request'));
         continue;
+      end if;
+      if op ? 'tags' then
+        insert into ledger_tags (ledger_id, tag, account_id, created_at, cost_nano, tokens)
+          select ledger_id, t, acc, (op->>'now')::bigint, v_cost, v_tokens from jsonb_array_elements_text(op->'tags') t;
       end if;
       a_balance := a_balance - v_collected;
       a_spent := a_spent + v_cost;

@@ -15,6 +15,7 @@ import { MIGRATION_NAMES } from "./migration-names.js";
 import { PasswordLinksStore } from "./password-links-store.js";
 import { RedemptionCodesStore } from "./redemption-codes-store.js";
 import { SessionsStore } from "./sessions-store.js";
+import { StripeEventsStore } from "./stripe-events-store.js";
 import { ShowAgainStore } from "./show-again-store.js";
 import { ResponsesStore } from "./responses-store.js";
 import { CatalogStore } from "./catalog-store.js";
@@ -27,6 +28,7 @@ import { VideoTasksStore } from "./video-tasks-store.js";
 import type { Database } from "./tables.js";
 import { WorkspacesStore } from "./workspaces-store.js";
 import { WorkspaceBudgetsStore } from "./workspace-budgets-store.js";
+import { TagBudgetsStore } from "./tag-budgets-store.js";
 import { transact } from "./transact.js";
 
 /**
@@ -61,6 +63,7 @@ export class Store {
   readonly showAgain: ShowAgainStore;
   readonly workspaces: WorkspacesStore;
   readonly workspaceBudgets: WorkspaceBudgetsStore;
+  readonly tagBudgets: TagBudgetsStore;
   readonly responses: ResponsesStore;
   readonly videoTasks: VideoTasksStore;
   readonly adminTokens: AdminTokensStore;
@@ -72,6 +75,7 @@ export class Store {
   readonly leases: LeasesStore;
   readonly healthProbes: HealthProbesStore;
   readonly passwordLinks: PasswordLinksStore;
+  readonly stripeEvents: StripeEventsStore;
   readonly alerts: AlertsStore;
 
   constructor(
@@ -88,6 +92,7 @@ export class Store {
     this.showAgain = new ShowAgainStore(handle.db, box);
     this.workspaces = new WorkspacesStore(handle.db);
     this.workspaceBudgets = new WorkspaceBudgetsStore(handle.db);
+    this.tagBudgets = new TagBudgetsStore(handle.db);
     this.responses = new ResponsesStore(handle.db);
     this.videoTasks = new VideoTasksStore(handle.db);
     this.adminTokens = new AdminTokensStore(handle.db);
@@ -98,6 +103,7 @@ export class Store {
     this.leases = new LeasesStore(handle.db);
     this.healthProbes = new HealthProbesStore(handle.db);
     this.passwordLinks = new PasswordLinksStore(handle.db);
+    this.stripeEvents = new StripeEventsStore(handle.db);
     this.alerts = new AlertsStore(handle.db, box, handle.dialect);
   }
 

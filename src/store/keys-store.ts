@@ -12,24 +12,31 @@ import type { Database, KeyStatus, KeysTable } from "./tables.js";
 import { transact } from "./transact.js";
 import { toWorkspacePolicy } from "./workspace-budgets-store.js";
 import type { WorkspacePolicy } from "../core/budget-scopes.js";
+import type { Tags } from "../core/request-tags.js";
 
 /** A change of a key's policy: undefined leaves a field as it is, null removes the restriction. */
 export interface KeyPolicyChange {
   allowedModels?: string[] | null;
+  /** MCP servers and tools (core/mcp-names.ts); null: every one. */
+  allowedMcp?: string[] | null;
   allowedNetworks?: string[] | null;
   expiresAt?: number | null;
   period?: KeyPeriod | null;
   periodBudget?: Nano | null;
   periodTokenCap?: number | null;
+  defaultTags?: Tags | null;
 }
 
 export interface KeyPolicy {
   allowedModels: string[] | null;
+  allowedMcp: string[] | null;
   allowedNetworks: string[] | null;
   expiresAt: number | null;
   period: KeyPeriod | null;
   periodBudget: Nano | null;
   periodTokenCap: number | null;
+  /** Tags every request of the key carries (core/request-tags.ts; a default wins over the request's); null: none. */
+  defaultTags: Tags | null;
 }
 
 export const MAX_ENABLED_KEYS_PER_ACCOUNT = 50;
@@ -84,6 +91,7 @@ export function toApiKey(row: Selectable<KeysTable>): ApiKey {
     clampOutput: row.clamp_output !== 0n,
     allowedModels: jsonList(row.allowed_models),
     allowedNetworks: jsonList(row.allowed_networks),
+    allowedMcp: jsonList(row.allowed_mcp),
     expiresAt: row.expires_at == null ? null : Number(row.expires_at),
     period: row.period ?? null,
     periodBudget: row.period_budget_nano == null ? null : BigInt(row.period_budget_nano),
@@ -92,10 +100,18 @@ export function toApiKey(row: Selectable<KeysTable>): ApiKey {
     periodSpent: BigInt(row.period_spent_nano ?? 0),
     periodTokensUsed: Number(row.period_tokens_used ?? 0),
     limits: subjectLimitsOf(row.limits),
+    defaultTags: tagsColumn(row.default_tags),
     createdAt: Number(row.created_at),
     revokedAt: row.revoked_at === null ? null : Number(row.revoked_at),
     lastUsedAt: row.last_used_at === null ? null : Number(row.last_used_at),
   };
+}
+
+function tagsColumn(text: string | null | undefined): Tags | null {
+  if (text == null) return null;
+  const value: unknown = JSON.parse(text);
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return null;
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, String(v)]));
 }
 
 function jsonList(text: string | null | undefined): string[] | null {
@@ -108,11 +124,13 @@ function jsonList(text: string | null | undefined): string[] | null {
 export function policyColumns(change: KeyPolicyChange, current: Pick<ApiKey, "period"> | null) {
   return {
     ...(change.allowedModels !== undefined && { allowed_models: change.allowedModels === null ? null : JSON.stringify(change.allowedModels) }),
+    ...(change.allowedMcp !== undefined && { allowed_mcp: change.allowedMcp === null ? null : JSON.stringify(change.allowedMcp) }),
     ...(change.allowedNetworks !== undefined && { allowed_networks: change.allowedNetworks === null ? null : JSON.stringify(change.allowedNetworks) }),
     ...(change.expiresAt !== undefined && { expires_at: change.expiresAt === null ? null : BigInt(change.expiresAt) }),
     ...(change.period !== undefined && { period: change.period }),
     ...(change.periodBudget !== undefined && { period_budget_nano: change.periodBudget }),
     ...(change.periodTokenCap !== undefined && { period_token_cap: change.periodTokenCap === null ? null : BigInt(change.periodTokenCap) }),
+    ...(change.defaultTags !== undefined && { default_tags: change.defaultTags === null ? null : JSON.stringify(change.defaultTags) }),
     ...(change.period !== undefined && change.period !== (current?.period ?? null) && { period_started_at: 0n, period_spent_nano: 0n, period_tokens_used: 0n }),
   };
 }

@@ -129,6 +129,8 @@ async function pruneChains(trx: Transaction<Database>, dialect: Dialect, cutoff:
     await carryPrunedFigures(trx, dialect, accountId, last.id);
     const result = await trx.deleteFrom("ledger").where("account_id", "=", accountId).where("id", "<=", last.id).executeTakeFirst();
     deleted += Number(result.numDeletedRows);
+    // Their tags (migration 0030) go with them: a breakdown by tag covers the rows the ledger keeps.
+    await trx.deleteFrom("ledger_tags").where("account_id", "=", accountId).where("ledger_id", "<=", last.id).execute();
     await trx.updateTable("accounts").set({ ledger_anchor: last.hash }).where("id", "=", accountId).execute();
   }
   return deleted;

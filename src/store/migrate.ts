@@ -35,6 +35,9 @@ import * as ledgerPriceFactor from "./migrations/0026-ledger-price-factor.js";
 import * as keyStatesAndProbes from "./migrations/0027-key-states-and-probes.js";
 import * as requestLogErrors from "./migrations/0028-request-log-errors.js";
 import * as budgetScopes from "./migrations/0029-budget-scopes.js";
+import * as requestTags from "./migrations/0030-request-tags.js";
+import * as mcpAllowlists from "./migrations/0031-mcp-allowlists.js";
+import * as stripeEvents from "./migrations/0032-stripe-events.js";
 import * as alerts from "./migrations/0033-alerts.js";
 import * as requestLogGuardrails from "./migrations/0034-request-log-guardrails.js";
 import { createBillingFunctions } from "./billing-functions.js";
@@ -73,6 +76,9 @@ const MIGRATIONS: Record<MigrationName, MigrationModule> = {
   "0027-key-states-and-probes": keyStatesAndProbes,
   "0028-request-log-errors": requestLogErrors,
   "0029-budget-scopes": budgetScopes,
+  "0030-request-tags": requestTags,
+  "0031-mcp-allowlists": mcpAllowlists,
+  "0032-stripe-events": stripeEvents,
   "0033-alerts": alerts,
   "0034-request-log-guardrails": requestLogGuardrails,
 };

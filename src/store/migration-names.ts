@@ -32,6 +32,9 @@ export const MIGRATION_NAMES = [
   "0027-key-states-and-probes",
   "0028-request-log-errors",
   "0029-budget-scopes",
+  "0030-request-tags",
+  "0031-mcp-allowlists",
+  "0032-stripe-events",
   "0033-alerts",
   "0034-request-log-guardrails",
 ] as const;

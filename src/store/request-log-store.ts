@@ -32,6 +32,8 @@ export interface RequestLogEntry {
   estimated: 0 | 1 | null;
   /** Guardrail decisions, "side:guardrail:action" comma-separated (bounded to MAX_MESSAGE here); never text. */
   guardrails?: string | null;
+  /** The request's tags, "key=value" joined by commas (core/request-tags.ts bounds them); null: none. */
+  tags?: string | null;
 }
 
 const COLUMNS = [
@@ -58,12 +60,16 @@ const COLUMNS = [
   "cost_nano",
   "estimated",
   "guardrails",
+  "tags",
 ] as const;
 
 /** Text fields are bounded here too, whatever the request path gave (names are catalog ids, but a log must never grow a row without limit). */
 const MAX_TEXT = 200;
 /** An error message: long enough for the gateway's own sentences (a model id and a hint in them). */
 export const MAX_MESSAGE = 500;
+
+/** The request's tags: at most 10 of at most 64 + 1 + 128 characters, with their commas. */
+const MAX_TAGS_TEXT = 2000;
 
 function bounded(text: string | null, max = MAX_TEXT): string | null {
   return text === null || text.length <= max ? text : text.slice(0, max);
@@ -94,6 +100,7 @@ function valuesOf(e: RequestLogEntry): unknown[] {
     e.costNano,
     e.estimated,
     bounded(e.guardrails ?? null, MAX_MESSAGE),
+    bounded(e.tags ?? null, MAX_TAGS_TEXT),
   ];
 }
 

@@ -1,7 +1,7 @@
 // Row types of the operators' tables: admin tokens, the audit log, admin idempotency, the request
 // log, redemption codes and the live catalog (tables.ts has the accounts, keys and billing ones and
 // the Database they form together). Integers and timestamps as in tables.ts.
-import type { Generated } from "kysely";
+import type { ColumnType, Generated } from "kysely";
 import type { Int, Stamp } from "./column-types.js";
 
 export interface AdminTokensTable {
@@ -76,6 +76,8 @@ export interface RequestLogTable {
   cost_nano: Int | null;
   /** 1 when the tokens were estimated by the gateway, 0 when the upstream reported them, null without usage. */
   estimated: Int | null;
+  /** The request's tags, "key=value" texts joined by commas (migration 0030); null: none. */
+  tags: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** Single-use top-up codes (migration 0016): only the hash of the code is stored. */
@@ -154,4 +156,31 @@ export interface HealthProbeResultsTable {
   error: string | null;
   checked_at: Stamp | number;
   failures_in_row: Int | number;
+}
+
+export type StripeEventStatus = "credited" | "debited" | "pending" | "confirmed" | "dismissed" | "ignored";
+
+/** One Stripe event the gateway acted on (migration 0032), written with the ledger row it caused. */
+export interface StripeEventsTable {
+  /** Stripe's event id (evt_…). */
+  id: string;
+  type: string;
+  /** The Checkout Session, charge or dispute the event is about. */
+  object_id: string;
+  account_id: string | null;
+  payment_intent: string | null;
+  /** On a credit row only (UNIQUE): one credit per Checkout Session. */
+  checkout_session: string | null;
+  /** What the event asks for, in nano-USD (a credit's or a debit's amount). */
+  amount_nano: Int;
+  /** What reached the ledger. */
+  applied_nano: Int;
+  /** On a credit row: the cents of its charge's refunds debited so far. */
+  refunded_cents: Int;
+  status: StripeEventStatus;
+  reason: string | null;
+  stripe_created_at: Stamp | null;
+  received_at: Stamp;
+  resolved_at: Stamp | null;
+  resolved_by: string | null;
 }

@@ -16,6 +16,7 @@ import type {
   ProviderKeysTable,
   RedemptionCodesTable,
   RequestLogTable,
+  StripeEventsTable,
 } from "./tables-operations.js";
 
 export * from "./tables-operations.js";
@@ -76,6 +77,8 @@ export interface KeysTable {
   /** Key policies (migration 0013): JSON arrays of model ids and CIDR ranges; null: no restriction. */
   allowed_models: ColumnType<string | null, string | null | undefined, string | null>;
   allowed_networks: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The MCP servers and tools the key may use at /mcp (migration 0031): JSON array; null: every one. */
+  allowed_mcp: ColumnType<string | null, string | null | undefined, string | null>;
   /** Epoch ms after which the key is refused (401 key_expired); null: never. */
   expires_at: ColumnType<Stamp | null, Stamp | null | undefined, Stamp | null>;
   /** The periodic budget's window (UTC); null: none. */
@@ -88,6 +91,8 @@ export interface KeysTable {
   period_tokens_used: ColumnType<Int, Int | undefined, Int>;
   /** The key's rate and concurrency limits as JSON (src/core/traffic-limits.ts); null: the tier's (migration 0012). */
   limits: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The key's default tags as a JSON object {key: value} (core/request-tags.ts); null: none (migration 0030). */
+  default_tags: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Stamp;
   updated_at: Stamp;
   revoked_at: Stamp | null;
@@ -174,6 +179,31 @@ export interface HoldsTable {
   traffic: ColumnType<string | null, string | null | undefined, string | null>;
   /** The budget scopes the hold reserved in, as a JSON array (billing/budget-scopes.ts); null: none (migration 0029). */
   budgets: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The request's tags as a JSON array of "key=value" texts (core/request-tags.ts); null: none (migration 0030). */
+  tags: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+/** One tag of a charged ledger row (migration 0030): its cost and tokens kept for breakdowns by tag. */
+export interface LedgerTagsTable {
+  ledger_id: Int;
+  /** "key=value". */
+  tag: string;
+  account_id: string;
+  created_at: Stamp;
+  cost_nano: Int;
+  tokens: Int;
+}
+
+/** A monthly budget on a tag (migration 0030), gateway-wide (account_id null) or for one account. */
+export interface TagBudgetsTable {
+  /** The budget scope: "tag:<key=value>" or "tag@<account>:<key=value>" (core/request-tags.ts tagScope). */
+  scope: string;
+  tag: string;
+  account_id: string | null;
+  monthly_budget_nano: Int | null;
+  monthly_token_budget: Int | null;
+  created_at: Stamp;
+  updated_at: Stamp;
 }
 
 export interface BudgetUsageTable {
@@ -218,6 +248,8 @@ export interface WorkspacesTable {
   member_monthly_budget_nano: ColumnType<Int | null, Int | null | undefined, Int | null>;
   /** JSON array of the model ids the workspace's keys may use; null: no restriction. */
   allowed_models: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The MCP servers and tools the workspace's keys may use (migration 0031): JSON array; null: every one. */
+  allowed_mcp: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export type Role = "owner" | "admin" | "member";
@@ -341,6 +373,8 @@ export interface Database {
   holds: HoldsTable;
   traffic_windows: TrafficWindowsTable;
   budget_usage: BudgetUsageTable;
+  ledger_tags: LedgerTagsTable;
+  tag_budgets: TagBudgetsTable;
   upstream_keys: UpstreamKeysTable;
   workspaces: WorkspacesTable;
   memberships: MembershipsTable;
@@ -364,6 +398,7 @@ export interface Database {
   file_key_states: FileKeyStatesTable;
   gateway_leases: GatewayLeasesTable;
   health_probe_results: HealthProbeResultsTable;
+  stripe_events: StripeEventsTable;
   alert_subscriptions: AlertSubscriptionsTable;
   alert_events: AlertEventsTable;
   alert_deliveries: AlertDeliveriesTable;

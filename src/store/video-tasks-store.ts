@@ -32,6 +32,8 @@ export interface HeldReservation {
   tokens: bigint;
   /** The budget scopes it holds in (holds.budgets, migration 0029). */
   budgets: string[];
+  /** The request's tags (holds.tags, migration 0030). */
+  tags: string[];
 }
 
 export class VideoTasksStore {
@@ -130,10 +132,13 @@ export class VideoTasksStore {
 
   /** The reservation of the hold placed for a task's request; holds.request_id is unique. */
   async heldFor(requestId: string): Promise<HeldReservation | null> {
-    const row = await this.db.selectFrom("holds").select(["id", "amount_nano", "tokens", "budgets"]).where("request_id", "=", requestId).executeTakeFirst();
+    const row = await this.db.selectFrom("holds").select(["id", "amount_nano", "tokens", "budgets", "tags"]).where("request_id", "=", requestId).executeTakeFirst();
     if (!row) return null;
-    const budgets: unknown = row.budgets === null ? [] : JSON.parse(row.budgets);
-    return { id: row.id, amount: row.amount_nano, tokens: row.tokens, budgets: Array.isArray(budgets) ? budgets.map(String) : [] };
+    const list = (text: string | null): string[] => {
+      const value: unknown = text === null ? [] : JSON.parse(text);
+      return Array.isArray(value) ? value.map(String) : [];
+    };
+    return { id: row.id, amount: row.amount_nano, tokens: row.tokens, budgets: list(row.budgets), tags: list(row.tags) };
   }
 }
 

@@ -16,6 +16,7 @@ export interface WorkspacePolicyChange {
   monthlyTokenBudget?: bigint | null;
   memberMonthlyBudget?: Nano | null;
   allowedModels?: string[] | null;
+  allowedMcp?: string[] | null;
 }
 
 /** One workspace of the administrators' list: its policy, member count and its own budget's use this month. */
@@ -46,6 +47,7 @@ export function toWorkspacePolicy(row: Selectable<WorkspacesTable>): WorkspacePo
     monthlyTokenBudget: big(row.monthly_token_budget),
     memberMonthlyBudget: big(row.member_monthly_budget_nano),
     allowedModels: row.allowed_models === null ? null : (JSON.parse(row.allowed_models) as string[]),
+    allowedMcp: row.allowed_mcp == null ? null : (JSON.parse(row.allowed_mcp) as string[]),
   };
 }
 
@@ -75,6 +77,7 @@ export class WorkspaceBudgetsStore {
           ...(change.monthlyTokenBudget !== undefined && { monthly_token_budget: change.monthlyTokenBudget }),
           ...(change.memberMonthlyBudget !== undefined && { member_monthly_budget_nano: change.memberMonthlyBudget }),
           ...(change.allowedModels !== undefined && { allowed_models: change.allowedModels === null ? null : JSON.stringify(change.allowedModels) }),
+          ...(change.allowedMcp !== undefined && { allowed_mcp: change.allowedMcp === null ? null : JSON.stringify(change.allowedMcp) }),
         })
         .where("id", "=", workspaceId)
         .returningAll()

@@ -39,6 +39,7 @@ describe.each(DATABASE_KINDS)("dashboard key policies on %s", (kind) => {
       name: "ci",
       allowed_models: ["gpt-mock", "gpt-mock"],
       allowed_networks: ["10.0.0.0/8", " 127.0.0.1 "],
+      allowed_mcp: ["files", "tickets__create", "files"],
       expires_at: "2026-04-01T00:00:00Z",
       period: "week",
       period_budget_usd: "5.00",
@@ -51,6 +52,7 @@ describe.each(DATABASE_KINDS)("dashboard key policies on %s", (kind) => {
       policy: {
         allowed_models: ["gpt-mock"],
         allowed_networks: ["10.0.0.0/8", "127.0.0.1/32"],
+        allowed_mcp: ["files", "tickets__create"],
         expires_at: "2026-04-01T00:00:00.000Z",
         expired: false,
         periodic_budget: {
@@ -78,6 +80,8 @@ describe.each(DATABASE_KINDS)("dashboard key policies on %s", (kind) => {
       [{ allowed_models: Array.from({ length: 101 }, (_, i) => `m${i}`) }, "allowed_models"],
       [{ allowed_networks: ["10.0.0.0/33"] }, "allowed_networks"],
       [{ allowed_networks: ["example.com"] }, "allowed_networks"],
+      [{ allowed_mcp: ["Files"] }, "allowed_mcp"],
+      [{ allowed_mcp: [] }, "allowed_mcp"],
       [{ expires_at: "tomorrow" }, "expires_at"],
       [{ period: "fortnight", period_budget_usd: "1" }, "period"],
       [{ period: "day" }, "period"],

@@ -20,6 +20,8 @@ import { runCli } from "../../src/cli/main.js";
 import { CATALOG_ENTITY_ROUTES } from "../../src/admin/routes/catalog-entities.js";
 import { DATABASE_KINDS } from "../support/databases.js";
 import { startGateway, type TestGateway } from "../support/gateway.js";
+import { checkoutCompleted, disputeCreated, startMockStripe, stripeConfigSection, type MockStripe } from "../support/mock-stripe.js";
+import Stripe from "stripe";
 import { anthropicMessage, chatCompletion, chatStream, json, startMockUpstream, type MockUpstream } from "../support/mock-upstream.js";
 import { DashboardClient, signedInAccount } from "../dashboard/support.js";
 import { openaiVideos, pollUntilDone } from "../media/support.js";
@@ -114,6 +116,8 @@ function routesWithoutOperation(routes: Array<{ method: string; url: string }>, 
 
 describe.each(DATABASE_KINDS)("OpenAPI description on %s", (kind) => {
   let mock: MockUpstream;
+  let mockStripe: MockStripe;
+  const STRIPE_SECRET = "whsec_openapi_0001";
   let gateway: TestGateway;
   let configDir: string;
   let document: OpenApiDocument;
@@ -173,7 +177,8 @@ describe.each(DATABASE_KINDS)("OpenAPI description on %s", (kind) => {
 
   beforeAll(async () => {
     mock = await startMockUpstream();
-    const yaml = config(mock.url);
+    mockStripe = await startMockStripe();
+    const yaml = config(mock.url) + stripeConfigSection(mockStripe.url, STRIPE_SECRET);
     gateway = await startGateway(yaml, { kind, env: { GW_TEST_OPENAPI_METRICS_TOKEN: METRICS_TOKEN } });
     // The first GET builds the document; every test below reads this copy.
     document = (await (await recordingFetch(`${gateway.url}/openapi.json`)).json()) as OpenApiDocument;
@@ -200,6 +205,7 @@ describe.each(DATABASE_KINDS)("OpenAPI description on %s", (kind) => {
   afterAll(async () => {
     await gateway?.close();
     await mock?.close();
+    await mockStripe?.close();
     if (configDir) rmSync(configDir, { recursive: true, force: true });
   });
 
@@ -283,6 +289,21 @@ describe.each(DATABASE_KINDS)("OpenAPI description on %s", (kind) => {
     expect((await anthropic.messages.countTokens({ model: "claude-mock", messages: [{ role: "user", content: "hi" }] })).input_tokens).toBe(42);
     expect((await anthropic.models.list()).data.length).toBeGreaterThan(0);
     await expect(anthropic.messages.create({ model: "claude-mock", max_tokens: -1, messages: [] })).rejects.toMatchObject({ status: 400 });
+
+    // ---- /mcp (no MCP servers configured: an empty server) ----
+    const mcpHeaders = { authorization: `Bearer ${raw}`, accept: "application/json, text/event-stream" };
+    const initialize = {
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "openapi-test", version: "1" } },
+    };
+    const opened = await recordingFetch(`${gateway.url}/mcp`, { method: "POST", headers: { ...mcpHeaders, "content-type": "application/json" }, body: JSON.stringify(initialize) });
+    expect(opened.status).toBe(200);
+    await opened.text();
+    const mcpSession = opened.headers.get("mcp-session-id")!;
+    expect((await call("GET", "/mcp", { headers: mcpHeaders })).status).toBe(400);
+    expect((await call("DELETE", "/mcp", { headers: { ...mcpHeaders, "mcp-session-id": mcpSession } })).status).toBe(200);
 
     // ---- /v1beta with Google's Gen AI SDK ----
     const genai = new GoogleGenAI({ apiKey: raw, httpOptions: { baseUrl: gateway.url, fetch: recordingFetch } });
@@ -386,6 +407,10 @@ describe.each(DATABASE_KINDS)("OpenAPI description on %s", (kind) => {
     expect((await otherDash.get("/admin/accounts")).status).toBe(403);
     expect((await dash.get("/admin/accounts?limit=10")).status).toBe(200);
     expect((await dash.get("/admin/workspaces?limit=10")).status).toBe(200);
+    expect((await dash.post("/admin/tag-budgets", { tag: "team=dash", monthly_token_budget: 100 })).status).toBe(200);
+    expect((await otherDash.get("/admin/tag-budgets")).status).toBe(403);
+    expect((await dash.get("/admin/tag-budgets")).status).toBe(200);
+    expect((await dash.delete("/admin/tag-budgets?tag=team%3Ddash")).status).toBe(200);
     expect((await dash.get("/admin/upstreams")).status).toBe(200);
     expect((await dash.get("/admin/audit?limit=10")).status).toBe(200);
     expect((await dash.get("/admin/requests?limit=5")).status).toBe(200);
@@ -448,6 +473,23 @@ describe.each(DATABASE_KINDS)("OpenAPI description on %s", (kind) => {
     expect(unknownCode.status).toBe(400);
     expect(unknownCode.body.error.type).toBe("code_not_redeemable");
     expect((await otherDash.get("/admin/codes")).status).toBe(403);
+    // Card top-ups: the bounds, a Checkout (the mock Stripe API), then Stripe's signed events.
+    expect((await dash.get("/topup")).body.enabled).toBe(true);
+    const checkout = await dash.post("/topup/checkout", { amount_usd: "10.00" });
+    expect(checkout.status, checkout.text).toBe(201);
+    expect((await dash.post("/topup/checkout", { amount_usd: "1.00" })).status).toBe(400);
+    const stripeEvent = async (event: { id: string }) =>
+      call("POST", "/webhooks/stripe", {
+        body: event,
+        headers: { "stripe-signature": Stripe.webhooks.generateTestHeaderString({ payload: JSON.stringify(event), secret: STRIPE_SECRET }) },
+      });
+    const paymentIntent = `pi_openapi_${kind}`;
+    expect((await stripeEvent(checkoutCompleted({ eventId: `evt_oa_1_${kind}`, sessionId: checkout.body.id, accountId: me.id, cents: 1000, paymentIntent }))).status).toBe(200);
+    for (const n of [2, 3]) {
+      const held = await stripeEvent(disputeCreated({ eventId: `evt_oa_${n}_${kind}`, disputeId: `dp_oa_${n}`, paymentIntent, amount: 10_000_000 }));
+      expect(held.body.status).toBe("pending");
+    }
+    expect((await call("POST", "/webhooks/stripe", { body: { id: "evt_x" }, headers: { "stripe-signature": "t=1,v1=00" } })).status).toBe(400);
     expect((await otherDash.post("/signout")).status).toBe(204);
     expect((await otherDash.get("/session")).status).toBe(401);
     const visitor = recordDashboard(new DashboardClient(gateway.url));
@@ -482,6 +524,11 @@ describe.each(DATABASE_KINDS)("OpenAPI description on %s", (kind) => {
     expect((await adminCall("POST", `/accounts/${accountId}/password-link`)).status).toBe(201);
     expect((await adminCall("POST", `/accounts/${me.id}/password-link`)).status).toBe(403);
     expect((await adminCall("GET", "/accounts?limit=1")).status).toBe(200);
+    expect((await adminCall("POST", "/tag-budgets", { tag: "project=openapi", monthly_budget_usd: "3" })).status).toBe(200);
+    expect((await adminCall("POST", "/tag-budgets", { tag: "project=openapi" })).status).toBe(400);
+    expect((await adminCall("GET", "/tag-budgets")).status).toBe(200);
+    expect((await adminCall("DELETE", "/tag-budgets?tag=project%3Dopenapi")).status).toBe(200);
+    expect((await adminCall("DELETE", "/tag-budgets?tag=project%3Dopenapi")).status).toBe(404);
     expect((await adminCall("GET", `/accounts/${accountId}`)).status).toBe(200);
     expect((await adminCall("GET", "/accounts/nope")).status).toBe(404);
     expect((await adminCall("PATCH", `/accounts/${accountId}`, { monthly_budget_usd: "20" })).status).toBe(200);
@@ -528,6 +575,10 @@ describe.each(DATABASE_KINDS)("OpenAPI description on %s", (kind) => {
     expect((await adminCall("GET", "/codes?state=lost")).status).toBe(400);
     expect((await adminCall("POST", `/codes/${adminMinted.body.data[0].id}/revoke`)).status).toBe(200);
     expect((await adminCall("POST", "/codes/code_nope/revoke")).status).toBe(404);
+    expect((await adminCall("GET", "/stripe/events?status=pending&limit=5")).body.data).toHaveLength(2);
+    expect((await adminCall("POST", `/stripe/events/evt_oa_2_${kind}/confirm`)).status).toBe(200);
+    expect((await adminCall("POST", `/stripe/events/evt_oa_3_${kind}/dismiss`)).status).toBe(200);
+    expect((await adminCall("POST", `/stripe/events/evt_oa_3_${kind}/confirm`)).status).toBe(409);
     const subscription = await adminCall("POST", "/alerts/subscriptions", { url: "https://alerts.example.com/hook", events: ["budget.threshold"], workspace_id: wsId });
     expect(subscription.status).toBe(201);
     const subscriptionId = subscription.body.subscription.id;

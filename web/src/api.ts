@@ -136,6 +136,10 @@ export interface SessionInfo {
 export interface KeyPolicy {
   allowed_models: string[] | null;
   allowed_networks: string[] | null;
+  /** MCP servers and tools the key may use at /mcp; null: every one. Absent from older gateways. */
+  allowed_mcp?: string[] | null;
+  /** Tags every request of the key carries; null: none. */
+  default_tags: Record<string, string> | null;
   expires_at: string | null;
   expired: boolean;
   periodic_budget: null | {
@@ -229,6 +233,15 @@ export interface UsageSummary {
   by_day: Array<Totals & { day: string }>;
   by_key: Array<Totals & { key_id: string | null; name: string | null; prefix: string | null; status: string; owner_email: string | null }>;
   by_model: Array<Totals & { model: string }>;
+  /** Spend per tag (x-gateway-tags and the keys' default tags). */
+  by_tag: TagUsage[];
+}
+
+export interface TagUsage {
+  tag: string;
+  requests: number;
+  cost_usd: string;
+  tokens: number;
 }
 
 export interface Workspace {

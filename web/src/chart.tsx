@@ -1,5 +1,5 @@
 // Spend (bars) and tokens (line) per UTC day as plain SVG, with a text summary for screen readers.
-import type { Totals } from "./api";
+import type { TagUsage, Totals } from "./api";
 import { Money } from "./components";
 import { formatCount, formatMoney, sumMoney } from "./format";
 
@@ -87,6 +87,40 @@ export function TotalsTable(props: { caption: string; first: string; rows: Array
             <td>{r.requests}</td>
             <td>{r.input_tokens}</td>
             <td>{r.output_tokens}</td>
+            <td className="num">
+              <Money usd={r.cost_usd} />
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+/** Spend per tag (by_tag): a request with two tags counts in both, so the rows may add up to more than the total. */
+export function TagTable(props: { caption: string; rows: TagUsage[] }) {
+  return (
+    <table>
+      <caption>{props.caption}</caption>
+      <thead>
+        <tr>
+          <th scope="col">Tag</th>
+          <th scope="col">Requests</th>
+          <th scope="col">Tokens</th>
+          <th scope="col">Spend</th>
+        </tr>
+      </thead>
+      <tbody>
+        {props.rows.length === 0 && (
+          <tr>
+            <td colSpan={4}>No tagged requests in this period.</td>
+          </tr>
+        )}
+        {props.rows.map((r) => (
+          <tr key={r.tag}>
+            <th scope="row">{r.tag}</th>
+            <td>{r.requests}</td>
+            <td>{r.tokens}</td>
             <td className="num">
               <Money usd={r.cost_usd} />
             </td>

@@ -18,7 +18,7 @@ import { invalidateOwnKeys, providerKeySchemas } from "../../admin/routes/provid
 import { addProviderKey, adjustBalance, removeProviderKey, updateAccount, type AccountChanges } from "../../admin/operations.js";
 import { adminAccountView, auditView, providerKeyView } from "../../admin/views.js";
 import { searchAccounts } from "../../store/account-search.js";
-import { ledgerPage, ledgerRowView, usageAcrossAccounts } from "../../admin/usage-queries.js";
+import { ledgerPage, ledgerRowsView, usageAcrossAccounts } from "../../admin/usage-queries.js";
 import type { AuditActor } from "../../store/audit-store.js";
 import { upstreamStatuses } from "../../pipeline/upstream-status.js";
 import { requireActive } from "../session-auth.js";
@@ -149,7 +149,7 @@ export function registerAdminRoutes(app: FastifyInstance, ctx: RouteContext): vo
     await accountOr404(ctx, id);
     const rows = await ledgerPage(ctx.store, id, { limit: query.limit + 1, ...(query.before !== undefined && { before: BigInt(query.before) }) });
     const page = rows.slice(0, query.limit);
-    return { data: page.map(ledgerRowView), next_before: rows.length > query.limit ? page[page.length - 1]!.id.toString() : null };
+    return { data: await ledgerRowsView(ctx.store.db, page), next_before: rows.length > query.limit ? page[page.length - 1]!.id.toString() : null };
   });
 
   // The account's own provider keys: the key is write-only (only its last four characters come back).

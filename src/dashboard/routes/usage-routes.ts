@@ -6,7 +6,7 @@ import { z } from "zod";
 import type { RouteContext } from "../../http/route-context.js";
 import { formatUsd } from "../../core/money.js";
 import { csvCell, ledgerCsvLines } from "../ledger-csv.js";
-import { DAY_MS, ledgerPage, ledgerRowView, usageSummary } from "../../admin/usage-queries.js";
+import { DAY_MS, ledgerPage, ledgerRowsView, usageSummary } from "../../admin/usage-queries.js";
 import { parseWith } from "../../admin/validate.js";
 import { ledgerPageQueryParams, usageDaysQuery } from "../../admin/routes/route.js";
 
@@ -46,7 +46,7 @@ export function registerUsageRoutes(app: FastifyInstance, ctx: RouteContext): vo
       ...(query.before !== undefined && { before: BigInt(query.before) }),
     });
     const page = rows.slice(0, query.limit);
-    return { data: page.map(ledgerRowView), next_before: rows.length > query.limit ? page[page.length - 1]!.id.toString() : null };
+    return { data: await ledgerRowsView(ctx.store.db, page), next_before: rows.length > query.limit ? page[page.length - 1]!.id.toString() : null };
   });
 
   app.get("/ledger.csv", async (request, reply) => {

@@ -14,7 +14,10 @@ import { authenticate } from "../../pipeline/authenticate.js";
 import { limitSubjectsOf, NO_TIER_LIMITS, subjectLimitsJson } from "../../core/traffic-limits.js";
 import { trafficUse } from "../../billing/traffic-usage.js";
 import { budgetUseJson } from "../../billing/budget-view.js";
-import { appliedBudgets } from "../../billing/applied-budgets.js";
+import { appliedBudgets, type TagBudgetUse } from "../../billing/applied-budgets.js";
+import { tagTexts } from "../../core/request-tags.js";
+import { tagUsage } from "../../billing/tag-usage.js";
+import type { ApiKey } from "../../store/keys-store.js";
 import { nextMonthStart } from "../../billing/admission.js";
 import { readRequestIdParam, requestNotFound, requestRecordJson } from "./request-record.js";
 
@@ -55,6 +58,15 @@ async function workspaceOf(ctx: RouteContext, workspaceId: string | null, accoun
       member_budget: budgetUseJson(member),
     },
   };
+}
+
+/** The budgets on the key's default tags (gateway-wide and the account's), with this month's use; read afresh. */
+async function tagBudgetsOf(ctx: RouteContext, key: ApiKey, month: string): Promise<TagBudgetUse[]> {
+  const tags = key.defaultTags === null ? [] : tagTexts(key.defaultTags);
+  if (tags.length === 0) return [];
+  const budgets = (await ctx.store.tagBudgets.list()).filter((b) => tags.includes(b.tag) && (b.accountId === null || b.accountId === key.accountId));
+  const uses = await ctx.store.tagBudgets.usage(budgets, month);
+  return budgets.map((b, i) => ({ tag: b.tag, use: uses[i]!, resetsAt: nextMonthStart(month) }));
 }
 
 export function registerAccountRoutes(app: FastifyInstance, ctx: RouteContext): void {
@@ -110,7 +122,7 @@ export function registerAccountRoutes(app: FastifyInstance, ctx: RouteContext): 
       // The workspace the key is tagged with: its models, its budget and the caller's member budget, with what is left (ADR 0037).
       workspace: workspace?.json ?? null,
       // Every budget with a limit that applies to this key, in admission's order, with what is left of each.
-      budgets: appliedBudgets(p, key, workspace?.use ?? null, now),
+      budgets: appliedBudgets(p, key, workspace?.use ?? null, now, await tagBudgetsOf(ctx, key, p.month)),
       // Whether a request this key sends may be clamped: the account's and the key's setting both on.
       clamp_output: request.principal.account.clampOutput && key.clampOutput,
       key_usage: {
@@ -135,6 +147,8 @@ export function registerAccountRoutes(app: FastifyInstance, ctx: RouteContext): 
       totals: totalsJson(usage.totals),
       by_model: usage.byModel.map((m) => ({ model: m.model, ...totalsJson(m) })),
       by_day: usage.byDay.map((d) => ({ day: d.day, ...totalsJson(d) })),
+      // Spend per tag of the key's requests (its default tags and the x-gateway-tags header's).
+      by_tag: await tagUsage(ctx.store.db, { keyId: usage.keyId }, usage.start, usage.end),
     };
   });
 

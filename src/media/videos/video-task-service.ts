@@ -176,6 +176,7 @@ export class VideoTaskService {
       route: "videos",
       // A hold the sweeper released takes its scopes with it: the task then charges the account and key only (docs/billing.md).
       ...(held !== null && held.budgets.length > 0 && { budgets: held.budgets }),
+      ...(held !== null && held.tags.length > 0 && { tags: held.tags }),
     };
   }
 

@@ -4,6 +4,7 @@
 import { useState } from "react";
 import { api, type BudgetUse } from "../api";
 import { ErrorText, formatDate, Link, Money, TableScroll, useLoad } from "../components";
+import { TagBudgets } from "./admin-tag-budgets";
 
 /** GET /admin/workspaces: a page of every workspace with its budget's use this month. */
 interface WorkspaceListPage {
@@ -103,6 +104,7 @@ export function AdminTeamsPage() {
           Show more teams
         </button>
       )}
+      <TagBudgets />
     </section>
   );
 }

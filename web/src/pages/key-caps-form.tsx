@@ -17,6 +17,10 @@ export interface CapsDraft {
   /** null: every model of the tier; else the ids the key may use. */
   models: string[] | null;
   networks: string;
+  /** MCP servers and tools (server or server__tool), comma-separated; "" for every one. */
+  mcp: string;
+  /** Default tags as typed, "project=atlas, env=prod" (docs/billing.md, "Tags and tag budgets"). */
+  tags: string;
   /** The date picker's value (local time, "2026-05-01T09:30"); "" for never. */
   expires: string;
   /** The stored expiry, sent back unchanged while the picker still shows it (the picker has no seconds). */
@@ -45,6 +49,10 @@ export function capsDraftOf(key: Key): CapsDraft {
     clamp: key.clamp_output,
     models: policy.allowed_models,
     networks: (policy.allowed_networks ?? []).join(", "),
+    mcp: (policy.allowed_mcp ?? []).join(", "),
+    tags: Object.entries(policy.default_tags ?? {})
+      .map(([k, v]) => `${k}=${v}`)
+      .join(", "),
     expires: policy.expires_at ? localPickerValue(policy.expires_at) : "",
     expiresStored: policy.expires_at,
     period: policy.periodic_budget?.period ?? "",
@@ -59,7 +67,7 @@ export function capsDraftOf(key: Key): CapsDraft {
 
 /** The PATCH /keys/:id body of a draft; throws on per-model limits it cannot read (parseModelLimits). */
 export function capsRequestBody(draft: CapsDraft) {
-  const { budget, tokens, clamp, models, networks, expires, expiresStored, period, periodBudget, periodTokens, rpm, tpm, concurrent, modelLimits } = draft;
+  const { budget, tokens, clamp, models, networks, mcp, tags, expires, expiresStored, period, periodBudget, periodTokens, rpm, tpm, concurrent, modelLimits } = draft;
   const list = (text: string) => (text.trim() === "" ? null : text.split(",").map((entry) => entry.trim()));
   const perModel = parseModelLimits(modelLimits);
   const limits: KeyLimits = {
@@ -83,6 +91,8 @@ export function capsRequestBody(draft: CapsDraft) {
     clamp_output: clamp,
     allowed_models: models,
     allowed_networks: list(networks),
+    allowed_mcp: list(mcp),
+    default_tags: defaultTagsOf(tags),
     expires_at: expiresAt,
     period: period === "" ? null : period,
     period_budget_usd: period === "" || periodBudget.trim() === "" ? null : periodBudget.trim(),
@@ -90,6 +100,21 @@ export function capsRequestBody(draft: CapsDraft) {
     limits: Object.keys(limits).length === 0 ? null : limits,
   };
 }
+
+/** "project=atlas, env=prod" as the default_tags object (null: none); the gateway checks each tag's bounds. */
+function defaultTagsOf(text: string): Record<string, string> | null {
+  const pairs = list(text);
+  if (pairs === null) return null;
+  return Object.fromEntries(
+    pairs.map((pair) => {
+      const eq = pair.indexOf("=");
+      if (eq <= 0) throw new Error(`Default tags: "${pair}" is not key=value.`);
+      return [pair.slice(0, eq).trim(), pair.slice(eq + 1).trim()];
+    }),
+  );
+}
+
+const list = (text: string) => (text.trim() === "" ? null : text.split(",").map((entry) => entry.trim()));
 
 /** The dialog; `save` sends the body and resolves true when the gateway took it (the dialog then closes). */
 export function KeyEditorDialog(props: {
@@ -185,6 +210,12 @@ export function KeyEditorDialog(props: {
           <label>
             Allowed networks (addresses or CIDR ranges, comma-separated)
             <input value={draft.networks} onChange={(e) => onChange({ networks: e.target.value })} placeholder="anywhere" spellCheck={false} />
+          </label>
+          <label>
+            MCP servers and tools at /mcp (a server, or server__tool; comma-separated)
+            <input value={draft.mcp} onChange={(e) => onChange({ mcp: e.target.value })} placeholder="every one" spellCheck={false} />
+            Default tags (key=value, comma-separated; they win over a request&apos;s x-gateway-tags)
+            <input value={draft.tags} onChange={(e) => onChange({ tags: e.target.value })} placeholder="none" spellCheck={false} />
           </label>
         </fieldset>
         <fieldset>

@@ -294,6 +294,13 @@ function PolicySummary(props: { policy: Key["policy"] }) {
   const parts: string[] = [];
   if (policy.allowed_models) parts.push(`models: ${policy.allowed_models.join(", ")}`);
   if (policy.allowed_networks) parts.push(`networks: ${policy.allowed_networks.join(", ")}`);
+  if (policy.allowed_mcp) parts.push(`MCP: ${policy.allowed_mcp.join(", ")}`);
+  if (policy.default_tags)
+    parts.push(
+      `tags: ${Object.entries(policy.default_tags)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(", ")}`,
+    );
   if (policy.expires_at) parts.push(`${policy.expired ? "expired" : "expires"} ${formatDate(policy.expires_at)}`);
   const periodic = policy.periodic_budget;
   if (periodic) {

@@ -1,9 +1,10 @@
 // Usage: balance and this month's budget, spend and tokens by day, by key, by model; the ledger; and
-// redeeming a top-up code (docs/dashboard.md, "Redeeming a code").
+// redeeming a top-up code (docs/dashboard.md, "Redeeming a code") and card top-ups when configured.
 import { useState, type FormEvent } from "react";
 import { api, type LedgerRow, type Totals, type UsageSummary } from "../api";
-import { TotalsTable, UsageChart } from "../chart";
+import { TagTable, TotalsTable, UsageChart } from "../chart";
 import { ErrorText, formatDate, formatMoney, Money, Notice, TableScroll, useLoad } from "../components";
+import { TopupForm } from "./topup-form";
 
 interface Balance {
   balance_usd: string;
@@ -24,6 +25,7 @@ export function UsagePage() {
   return (
     <section aria-labelledby="usage-title">
       <h1 id="usage-title">Usage</h1>
+      <TopupForm />
       <RedeemForm onRedeemed={() => setRound((r) => r + 1)} />
       <ErrorText error={usage.error} />
       {u && (
@@ -81,6 +83,9 @@ export function UsagePage() {
           </TableScroll>
           <TableScroll label="By model table">
             <TotalsTable caption="By model" first="Model" rows={u.by_model.map((m) => ({ ...m, label: m.model }))} />
+          </TableScroll>
+          <TableScroll label="By tag table">
+            <TagTable caption="By tag" rows={u.by_tag} />
           </TableScroll>
           <TableScroll label="Prompt caching per key table">
             <CacheTable

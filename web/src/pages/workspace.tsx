@@ -1,7 +1,7 @@
 // One workspace: members and their roles, invites (owner/admin), the shared keys and their usage.
 import { useState, type FormEvent } from "react";
 import { api, type Account, type Invite, type Key, type UsageSummary, type Workspace } from "../api";
-import { TotalsTable, UsageChart } from "../chart";
+import { TagTable, TotalsTable, UsageChart } from "../chart";
 import { ErrorText, formatDate, Money, Notice, TableScroll, useAction, useLoad } from "../components";
 import { WorkspaceBudgetsSection } from "./workspace-budgets";
 
@@ -157,6 +157,9 @@ export function WorkspacePage(props: { id: string; me: Account }) {
               first="Key"
               rows={usage.data.by_key.map((k) => ({ ...k, label: `${k.name || k.prefix || "(deleted key)"}${k.owner_email ? ` (${k.owner_email})` : ""}` }))}
             />
+          </TableScroll>
+          <TableScroll label="Workspace usage by tag table">
+            <TagTable caption="Workspace usage by tag" rows={usage.data.by_tag} />
           </TableScroll>
         </>
       )}
