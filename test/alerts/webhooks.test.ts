@@ -115,6 +115,27 @@ describe.each(DATABASE_KINDS)("alert webhooks on %s", (kind) => {
     await admin("DELETE", `/alerts/subscriptions/${id}`);
   });
 
+  it("reports a tag budget's crossing like any budget scope", async () => {
+    const store = gateway.app.ctx.store;
+    const { account, key } = await gateway.createAccount({ balance: "1" });
+    const scope = "tag:project=atlas";
+    const month = new Date().toISOString().slice(0, 7);
+    const now = BigInt(Date.now());
+    await store.db
+      .insertInto("tag_budgets")
+      .values({ scope, tag: "project=atlas", account_id: null, monthly_budget_nano: 1_000n, monthly_token_budget: null, created_at: now, updated_at: now })
+      .execute();
+    await store.db.insertInto("budget_usage").values({ scope, month, cost_nano: 850n, tokens: 10n, held_nano: 0n, held_tokens: 0n }).execute();
+    await subscribe({ format: "json", events: ["budget.threshold"] });
+    const watcher = gateway.app.alerting.watcher;
+    await watcher.refreshActive();
+    watcher.notice({ accountId: account.id, keyId: key.id, budgets: [scope] });
+    watcher.notice({ accountId: account.id, keyId: key.id, budgets: [scope] });
+    await watcher.flush();
+    const events = await store.db.selectFrom("alert_events").select(["dedup_key"]).where("dedup_key", "like", `budget:${scope}:%`).execute();
+    expect(events.map((e) => e.dedup_key).sort()).toEqual([`budget:${scope}:USD:${month}:1000:50`, `budget:${scope}:USD:${month}:1000:80`]);
+  });
+
   it("refuses an endpoint that is not https or an allowed http host, and unknown events", async () => {
     for (const url of ["http://10.0.0.1/hook", "ftp://127.0.0.1/x", "https://user:pw@example.com/", "not a url", `https://example.com/${"a".repeat(2100)}`]) {
       const refused = await admin("POST", "/alerts/subscriptions", { url, events: ["test"] });

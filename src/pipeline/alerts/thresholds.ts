@@ -27,10 +27,15 @@ interface Noticed {
 export type ScopeLimits = { cost: bigint | null; tokens: bigint | null; workspaceId: string | null } | null;
 
 /**
- * The limits of a budget scope by its name. Workspace and member scopes read the workspace's row; a
- * later kind of scope (a tag's) adds its branch here and is covered by everything else.
+ * The limits of a budget scope by its name: a tag's from tag_budgets, workspace and member scopes
+ * from the workspace's row. A later kind of scope adds its branch here; everything else covers it.
  */
 export async function limitsOfScope(store: Store, scope: string): Promise<ScopeLimits> {
+  if (scope.startsWith("tag:") || scope.startsWith("tag@")) {
+    // A tag's budget (core/request-tags.ts tagScope): gateway-wide or one account's, in tag_budgets.
+    const tag = await store.db.selectFrom("tag_budgets").select(["monthly_budget_nano", "monthly_token_budget"]).where("scope", "=", scope).executeTakeFirst();
+    return tag ? { cost: tag.monthly_budget_nano, tokens: tag.monthly_token_budget, workspaceId: null } : null;
+  }
   const parsed = parseScope(scope);
   if (parsed === null) return null;
   const row = await store.db
