@@ -28,6 +28,7 @@ import { SettlementRetries } from "./pipeline/settlement-retries.js";
 import { UpstreamKeyResolver } from "./pipeline/upstream-key-resolver.js";
 import { RefusedKeys } from "./pipeline/refused-keys.js";
 import { HealthProbes } from "./pipeline/health-probes.js";
+import { lastLedgerVerify, startAlerting, type Alerting } from "./pipeline/alerts/alerting.js";
 import { openStore, type Store } from "./store/index.js";
 import { watchCatalog, type CatalogWatch } from "./store/catalog-watch.js";
 import { configFromDatabase, LiveCatalog } from "./config/live-catalog.js";
@@ -53,6 +54,8 @@ export interface App {
   metricsUrl: string | null;
   /** The active health probes: run by the one process of the gateway holding their lease. */
   probes: HealthProbes;
+  /** Alerts' dispatcher, threshold watcher and scheduled jobs (ADR 0040). */
+  alerting: Alerting;
   close(): Promise<void>;
 }
 
@@ -135,6 +138,7 @@ export async function createApp(config: GatewayConfig, options: AppOptions = {})
       )
     : null;
   if (options.clusterMetrics && metrics) options.clusterMetrics.registry = metrics.registry;
+  if (metrics) (await import("./observability/ledger-verify-metrics.js")).registerLedgerVerifyMetrics(metrics.registry, () => lastLedgerVerify(store));
   const dialect = store.handle.dialect;
   // Written behind the request path (ADR 0023): the request path only appends to its buffer.
   const requestLog: RequestLog | null = config.requestLog ? new RequestLog(store.handle, config.requestLog, logger, now) : null;
@@ -155,6 +159,9 @@ export async function createApp(config: GatewayConfig, options: AppOptions = {})
   const rotation = new KeyRotation();
   const settlementRetries: SettlementRetries = new SettlementRetries(billing, logger);
   const responseCache = await openResponseCache(config, store, logger);
+  // Alerts (ADR 0040): settlements are followed by a threshold check off the request path.
+  let servedConfig = (): GatewayConfig => config;
+  const alerting = await startAlerting({ store, logger, config: () => servedConfig(), health, clock: now });
   // The services every snapshot shares: breakers, key cooldowns, caches and billing outlive a reload.
   const shared = { store, logger, authCache, billing, rotation, health, settlementRetries, metrics, tracing, requestLog, responseCache };
   // `disabledKeys`: the config file's keys disabled now (catalog.source: file; config/file-keys.ts).
@@ -164,6 +171,7 @@ export async function createApp(config: GatewayConfig, options: AppOptions = {})
     const hosts = providers.map((p) => p.baseUrl);
     const pipeline: PipelineServices = {
       ...shared,
+      billing: alerting.watched(billing),
       config: loaded,
       scrubber: createScrubber({ secrets: sharedSecrets, hosts }),
       upstreamKeys: new UpstreamKeyResolver(store, (own) => createScrubber({ secrets: [...sharedSecrets, ...own], hosts })),
@@ -181,6 +189,7 @@ export async function createApp(config: GatewayConfig, options: AppOptions = {})
     loaded.catalogSource === "database" ? configFromDatabase(store, loaded, gatewayActor) : loaded;
   const snapshotFor = async (loaded: GatewayConfig): Promise<ConfigSnapshot> => snapshotOf(loaded, await disabledFileKeys(store, loaded));
   const live = { current: await snapshotFor(await withCatalog(config)) };
+  servedConfig = () => live.current.config;
   let reloading: Promise<unknown> = Promise.resolve();
   const reloadConfig = (actor: AuditActor, reloadOptions: ReloadOptions = {}): Promise<ReloadOutcome> => {
     // One reload at a time: two at once could swap in the older file last.
@@ -307,11 +316,13 @@ export async function createApp(config: GatewayConfig, options: AppOptions = {})
     server,
     metricsUrl: metricsListener?.url ?? null,
     probes,
+    alerting,
     async close() {
       if (closed) return;
       closed = true;
       await server.close();
       await probes.stop();
+      await alerting.stop();
       await catalogWatch.stop();
       // After the server: every request it answered has been appended; before the store closes.
       await requestLog?.close();

@@ -5,6 +5,7 @@ import type { FastifyInstance } from "fastify";
 import type { RouteContext } from "../http/route-context.js";
 import { authenticateAdmin, requireScope } from "./auth.js";
 import { accountRoutes } from "./routes/accounts.js";
+import { alertRoutes } from "./routes/alerts.js";
 import { catalogRoutes } from "./routes/catalog.js";
 import { catalogEntityRoutes, catalogEntryOptionsRoute } from "./routes/catalog-entities.js";
 import { catalogPriceRoutes } from "./routes/catalog-prices.js";
@@ -38,6 +39,7 @@ export const ADMIN_API_ROUTES: readonly AdminRoute[] = [
   ...workspaceRoutes,
   ...tagBudgetRoutes,
   ...cacheSettingRoutes,
+  ...alertRoutes,
 ];
 
 export function registerAdminApiRoutes(app: FastifyInstance, ctx: RouteContext): void {

@@ -21,6 +21,9 @@ export const ADMIN_SCOPES = [
   /** Budgets on request tags (docs/billing.md, "Tags and tag budgets"). */
   "tags:read",
   "tags:write",
+  /** Alert subscriptions, their deliveries and test events (ADR 0040). */
+  "alerts:read",
+  "alerts:write",
 ] as const;
 
 export type AdminScope = (typeof ADMIN_SCOPES)[number];

@@ -170,6 +170,15 @@ export function buildCatalog(file: ConfigFile, source: string) {
     media: file.media,
     upstreamHealth,
     billing: { clampMinOutputTokens: file.billing.clamp.min_output_tokens },
+    alerts: {
+      allowedHttpHosts: file.alerts.allowed_http_hosts.map((host) => host.toLowerCase()),
+      attemptTimeoutMs: file.alerts.attempt_timeout_ms,
+      maxAttempts: file.alerts.max_attempts,
+      backoffMs: file.alerts.backoff_ms,
+      pollMs: file.alerts.poll_ms,
+      reports: file.alerts.reports,
+    },
+    ledgerVerifyIntervalMs: file.ledger_verify.interval_s * 1000,
     requestLog: file.request_log.enabled
       ? { retentionDays: file.request_log.retention_days, maxBuffered: file.request_log.max_buffered, flushIntervalMs: file.request_log.flush_interval_ms }
       : null,

@@ -76,6 +76,10 @@ export interface GatewayConfig {
   upstreamHealth: BreakerSettings;
   /** The `billing` section. */
   billing: BillingSettings;
+  /** The `alerts` section. */
+  alerts: AlertSettings;
+  /** ledger_verify.interval_s in ms; 0: the scheduled verify is off. */
+  ledgerVerifyIntervalMs: number;
   /** The `guardrails` list, compiled (and billing.charge_blocked_answers). */
   guardrails: GuardrailSettings;
   /** The `request_log` section; null when request_log.enabled is false. */
@@ -86,6 +90,15 @@ export interface GatewayConfig {
   metrics: MetricsSettings | null;
   /** Traces from the OTEL_* environment variables; null (the default): no tracing at all. */
   tracing: TracingSettings | null;
+}
+
+export interface AlertSettings {
+  allowedHttpHosts: readonly string[];
+  attemptTimeoutMs: number;
+  maxAttempts: number;
+  backoffMs: number;
+  pollMs: number;
+  reports: boolean;
 }
 
 export type SignupMode = "open" | "invite" | "closed";

@@ -292,6 +292,22 @@ export const configFileSchema = z.strictObject({
       redis_timeout_ms: z.number().int().min(10).max(10_000).default(250),
     })
     .prefault({}),
+  /** Alerts by webhook and spend reports (docs/operations.md, "Alerts"; ADR 0040). */
+  alerts: z
+    .strictObject({
+      /** Hosts an http:// endpoint may name (https:// may name any host); e.g. a receiver on the same network. */
+      allowed_http_hosts: z.array(z.string().min(1).max(253)).max(100).default([]),
+      attempt_timeout_ms: z.number().int().min(50).max(60_000).default(5_000),
+      max_attempts: z.number().int().min(1).max(20).default(8),
+      /** The wait before the first retry; each next one doubles, at most 6 hours. */
+      backoff_ms: z.number().int().min(10).max(3_600_000).default(30_000),
+      poll_ms: z.number().int().min(20).max(60_000).default(1_000),
+      /** Daily and weekly spend reports as report.daily / report.weekly events. */
+      reports: z.boolean().default(true),
+    })
+    .prefault({}),
+  /** `ledger verify` on a schedule, in one process at a time (docs/operations.md, "Scheduled ledger verify"); 0: off. */
+  ledger_verify: z.strictObject({ interval_s: z.number().int().min(0).max(31_536_000).default(86_400) }).prefault({}),
   /** Circuit breakers per upstream key (docs/configuration.md); the defaults suit most providers. */
   upstream_health: z
     .strictObject({

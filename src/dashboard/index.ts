@@ -4,6 +4,7 @@ import type { FastifyInstance } from "fastify";
 import type { RouteContext } from "../http/route-context.js";
 import { registerAccountRoutes } from "./routes/account-routes.js";
 import { registerAdminRoutes } from "./routes/admin-routes.js";
+import { registerAlertRoutes } from "./routes/alert-routes.js";
 import { registerCatalogRoutes } from "./routes/catalog-routes.js";
 import { registerCatalogEntityRoutes } from "./routes/catalog-entity-routes.js";
 import { registerCatalogPriceRoutes } from "./routes/catalog-price-routes.js";
@@ -58,6 +59,7 @@ export function registerDashboardRoutes(app: FastifyInstance, ctx: RouteContext)
         registerCatalogPriceRoutes(signedIn, ctx);
         registerCodeRoutes(signedIn, ctx);
         registerTopupRoutes(signedIn, ctx);
+        registerAlertRoutes(signedIn, ctx);
       });
     },
     { prefix: DASHBOARD_API_PREFIX },

@@ -6,6 +6,7 @@ import { SESSION_COOKIE } from "../dashboard/session-auth.js";
 import { anthropicErrorSchema, googleErrorSchema, openAiErrorSchema } from "./response-schemas.js";
 import type { OperationSpec, ResponseSpec } from "./operation-spec.js";
 import { OPERATIONS } from "./operations.js";
+import { alertWebhooks } from "./operations-alerts.js";
 
 type JsonSchema = Record<string, unknown>;
 
@@ -125,6 +126,8 @@ export function buildOpenApiDocument(version: string, operations: readonly Opera
       { name: "service", description: "Health, metrics and this document" },
     ],
     paths,
+    // Alert events a subscribed endpoint receives (ADR 0040).
+    webhooks: alertWebhooks(jsonSchemaOf),
     components: {
       schemas: {
         Error: jsonSchemaOf(openAiErrorSchema, "output"),

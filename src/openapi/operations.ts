@@ -17,6 +17,7 @@ import { GEMINI_OPERATIONS } from "./operations-gemini.js";
 import { STRIPE_ADMIN_OPERATIONS, STRIPE_DASHBOARD_OPERATIONS, STRIPE_WEBHOOK_OPERATIONS } from "./operations-stripe.js";
 import { MCP_OPERATIONS } from "./operations-mcp.js";
 import { TAG_BUDGET_ADMIN_OPERATIONS, TAG_BUDGET_DASHBOARD_OPERATIONS } from "./operations-tag-budgets.js";
+import { ALERT_ADMIN_OPERATIONS, ALERT_DASHBOARD_OPERATIONS } from "./operations-alerts.js";
 import { ok, type OperationSpec } from "./operation-spec.js";
 import * as r from "./response-schemas.js";
 
@@ -72,8 +73,10 @@ export const OPERATIONS: readonly OperationSpec[] = [
   ...STRIPE_ADMIN_OPERATIONS,
   ...TAG_BUDGET_ADMIN_OPERATIONS,
   ...CACHE_SETTING_ADMIN_OPERATIONS,
+  ...ALERT_ADMIN_OPERATIONS,
   ...DASHBOARD_OPERATIONS,
   ...WORKSPACE_BUDGET_DASHBOARD_OPERATIONS,
   ...STRIPE_DASHBOARD_OPERATIONS,
   ...TAG_BUDGET_DASHBOARD_OPERATIONS,
+  ...ALERT_DASHBOARD_OPERATIONS,
 ];

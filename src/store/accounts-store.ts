@@ -7,6 +7,7 @@ import { MAX_BALANCE, type Nano } from "../core/money.js";
 import { OPERATOR_ACCOUNT_ID } from "./operator-usage.js";
 import { recordAuthChange } from "./auth-events.js";
 import { dbErrorKind } from "./db-errors.js";
+import { recordCreditAlert } from "./alerts-store.js";
 import type { AccountsTable, Database } from "./tables.js";
 import { transact } from "./transact.js";
 
@@ -217,8 +218,12 @@ export class AccountsStore {
         if (!exists) throw new GatewayError("account_not_found", `no account ${id}`);
         throw new GatewayError("balance_invariant", "the balance must stay within 0.00 and 1000000.00");
       }
-      await appendBalanceChange(trx, id, delta, note, nowMs());
-      return toAccount(row);
+      const now = nowMs();
+      await appendBalanceChange(trx, id, delta, note, now);
+      const account = toAccount(row);
+      // The hook of every credit (redemption codes, administrators, card top-ups): its alert commits with it.
+      if (delta > 0n) await recordCreditAlert(trx, { accountId: id, amount: delta, balance: account.balance, note }, Number(now));
+      return account;
     });
   }
 }

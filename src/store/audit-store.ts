@@ -2,8 +2,10 @@
 // administrator actions and the CLI, with who made it, what changed (the changed fields before and
 // after, as JSON), when and from where. Rows are appended by Store.audited in the transaction of the
 // change itself; the database refuses updates and deletes.
+import type { AlertEventInput } from "../core/alert-events.js";
+import { recordAlertEvent } from "./alerts-store.js";
 import type { Kysely, Selectable, Transaction } from "kysely";
-import { nowMs } from "../core/ids.js";
+import { newId, nowMs } from "../core/ids.js";
 import type { AuditActorType, AuditLogTable, Database } from "./tables.js";
 
 /** Who makes a change: an admin token, a signed-in dashboard account, or the CLI. */
@@ -80,6 +82,9 @@ function decode(text: string | null): AuditFields | null {
 
 /** Appends one audit row inside the caller's transaction. */
 export async function appendAudit(trx: Transaction<Database>, actor: AuditActor, change: AuditChange): Promise<void> {
+  // A change an alert reports (a provider key disabled, the config or catalog changed) commits with its event.
+  const alert = alertOfChange(actor, change);
+  if (alert) await recordAlertEvent(trx, alert, Date.now());
   await trx
     .insertInto("audit_log")
     .values({
@@ -128,4 +133,35 @@ export class AuditStore {
     const rows = await query.orderBy("id", "desc").limit(filters.limit).execute();
     return rows.map(toAuditEntry);
   }
+}
+
+/** Audit actions that change what is served but are not reported as config.changed. */
+const NOT_CONFIG_CHANGES = new Set(["catalog.provider_key.test", "catalog.provider_key.auto_disable", "catalog.provider_key.disable"]);
+
+/** The alert an audited change raises, if any (ADR 0040): names and ids only, as in the audit row. */
+export function alertOfChange(actor: AuditActor, change: AuditChange): AlertEventInput | null {
+  const dedupKey = `audit:${newId("a")}`;
+  const by = actor.name ?? actor.id ?? actor.type;
+  if (change.action === "catalog.provider_key.auto_disable" || change.action === "catalog.provider_key.disable") {
+    const after = (change.after ?? {}) as Record<string, unknown>;
+    const reason = typeof after.reason === "string" ? after.reason : `disabled by ${by}`;
+    return { type: "provider_key.disabled", dedupKey, data: { key: change.targetId, provider: after.provider ?? null, reason, actor: by } };
+  }
+  if (change.action === "config.reload" || (change.action.startsWith("catalog.") && !NOT_CONFIG_CHANGES.has(change.action))) {
+    const after = (change.after ?? {}) as Record<string, unknown>;
+    const before = (change.before ?? {}) as Record<string, unknown>;
+    return {
+      type: "config.changed",
+      dedupKey,
+      data: {
+        action: change.action,
+        target_type: change.targetType,
+        target_id: change.targetId,
+        version: after.version ?? null,
+        previous_version: before.version ?? null,
+        actor: by,
+      },
+    };
+  }
+  return null;
 }

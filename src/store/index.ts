@@ -2,6 +2,7 @@
 import { SecretBox } from "../core/secret-box.js";
 import { DEFAULT_MIGRATION_TABLE, sql, type Transaction } from "kysely";
 import { AccountsStore } from "./accounts-store.js";
+import { AlertsStore } from "./alerts-store.js";
 import { AdminTokensStore } from "./admin-tokens-store.js";
 import { AttemptsStore } from "./attempts-store.js";
 import { appendAudit, AuditStore, type AuditActor, type AuditChange } from "./audit-store.js";
@@ -50,6 +51,7 @@ export interface AuditedTransaction {
   sessions: SessionsStore;
   passwordLinks: PasswordLinksStore;
   cacheSettings: CacheSettingsStore;
+  alerts: AlertsStore;
   record(change: AuditChange): Promise<void>;
 }
 
@@ -77,6 +79,7 @@ export class Store {
   readonly passwordLinks: PasswordLinksStore;
   readonly stripeEvents: StripeEventsStore;
   readonly cacheSettings: CacheSettingsStore;
+  readonly alerts: AlertsStore;
 
   constructor(
     readonly handle: DatabaseHandle,
@@ -105,6 +108,7 @@ export class Store {
     this.passwordLinks = new PasswordLinksStore(handle.db);
     this.stripeEvents = new StripeEventsStore(handle.db);
     this.cacheSettings = new CacheSettingsStore(handle.db);
+    this.alerts = new AlertsStore(handle.db, box, handle.dialect);
   }
 
   /**
@@ -130,6 +134,7 @@ export class Store {
         sessions: new SessionsStore(trx),
         passwordLinks: new PasswordLinksStore(trx),
         cacheSettings: new CacheSettingsStore(trx),
+        alerts: new AlertsStore(trx, this.box, this.handle.dialect),
         record: (change) => appendAudit(trx, actor, change),
       }),
     );

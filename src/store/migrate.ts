@@ -38,6 +38,7 @@ import * as budgetScopes from "./migrations/0029-budget-scopes.js";
 import * as requestTags from "./migrations/0030-request-tags.js";
 import * as mcpAllowlists from "./migrations/0031-mcp-allowlists.js";
 import * as stripeEvents from "./migrations/0032-stripe-events.js";
+import * as alerts from "./migrations/0033-alerts.js";
 import * as requestLogGuardrails from "./migrations/0034-request-log-guardrails.js";
 import * as responseCache from "./migrations/0035-response-cache.js";
 import * as principalGuardrails from "./migrations/0036-principal-guardrails.js";
@@ -80,6 +81,7 @@ const MIGRATIONS: Record<MigrationName, MigrationModule> = {
   "0030-request-tags": requestTags,
   "0031-mcp-allowlists": mcpAllowlists,
   "0032-stripe-events": stripeEvents,
+  "0033-alerts": alerts,
   "0034-request-log-guardrails": requestLogGuardrails,
   "0035-response-cache": responseCache,
   "0036-principal-guardrails": principalGuardrails,

@@ -35,6 +35,7 @@ export const MIGRATION_NAMES = [
   "0030-request-tags",
   "0031-mcp-allowlists",
   "0032-stripe-events",
+  "0033-alerts",
   "0034-request-log-guardrails",
   "0035-response-cache",
   "0036-principal-guardrails",

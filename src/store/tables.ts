@@ -21,6 +21,8 @@ import type {
 } from "./tables-operations.js";
 
 export * from "./tables-operations.js";
+export * from "./tables-alerts.js";
+import type { AlertDeliveriesTable, AlertEventsTable, AlertSubscriptionsTable, ScheduledRunsTable } from "./tables-alerts.js";
 
 export interface AccountsTable {
   id: string;
@@ -403,4 +405,8 @@ export interface Database {
   health_probe_results: HealthProbeResultsTable;
   stripe_events: StripeEventsTable;
   cache_settings: CacheSettingsTable;
+  alert_subscriptions: AlertSubscriptionsTable;
+  alert_events: AlertEventsTable;
+  alert_deliveries: AlertDeliveriesTable;
+  scheduled_runs: ScheduledRunsTable;
 }

@@ -43,6 +43,8 @@ export class UpstreamHealth {
   /** Each scope's latest error since its window was last written (and the key's 429 cooldown end). */
   readonly #errors = new Map<string, UpstreamErrorRow>();
   #newestChange = 0;
+  /** Told when this process opens a breaker (the upstream.breaker_open alert); never awaited. */
+  onOpened: ((scope: string, openedUntil: number) => void) | null = null;
   #pollTimer: NodeJS.Timeout | undefined;
   #windowTimer: NodeJS.Timeout | undefined;
 
@@ -159,6 +161,7 @@ export class UpstreamHealth {
   #publish(scope: string, state: SharedBreakerState, now: number): void {
     const openedUntil = state.state === "open" ? state.openedUntil : 0;
     this.logger.warn({ scope, state: state.state, opened_until: openedUntil || undefined }, state.state === "open" ? "circuit breaker opened" : "circuit breaker closed");
+    if (state.state === "open") this.onOpened?.(scope, openedUntil);
     this.store
       .writeState({ scope, state: state.state, openedUntil, changedAt: now })
       .catch((err: unknown) => this.logger.warn({ err, scope }, "writing circuit breaker state failed"));

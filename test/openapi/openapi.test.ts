@@ -390,6 +390,18 @@ describe.each(DATABASE_KINDS)("OpenAPI description on %s", (kind) => {
     expect((await dash.get(`/workspaces/${wsId}/usage`)).status).toBe(200);
     expect((await dash.patch(`/workspaces/${wsId}/budgets`, { monthly_budget_usd: "50", member_monthly_budget_usd: "10", allowed_models: ["gpt-mock"] })).status).toBe(200);
     expect((await dash.get(`/workspaces/${wsId}/budgets`)).status).toBe(200);
+    for (const base of [`/workspaces/${wsId}/alerts`, "/admin/alerts"]) {
+      const sub = await dash.post(base, { url: "https://alerts.example.com/hook", format: "slack", events: ["budget.threshold", "report.daily"] });
+      expect(sub.status, base).toBe(201);
+      const item = `${base}/${sub.body.subscription.id}`;
+      expect((await dash.get(base)).status).toBe(200);
+      expect((await dash.patch(item, { enabled: false })).status).toBe(200);
+      expect((await dash.post(`${item}/test`, {})).status).toBe(202);
+      expect((await dash.get(`${item}/deliveries`)).status).toBe(200);
+      expect((await dash.delete(item)).status).toBe(200);
+    }
+    expect((await dash.get("/reports/spend?period=weekly")).status).toBe(200);
+    expect((await dash.get(`/reports/spend?format=csv&workspace_id=${wsId}`)).status).toBe(200);
     expect((await dash.delete(`/workspaces/${wsId}/keys/${shared.body.key.id}?confirm=true`)).status).toBe(200);
     expect((await dash.delete(`/workspaces/${wsId}/members/${other.id}`)).status).toBe(204);
     expect((await otherDash.get(`/workspaces/${wsId}`)).status).toBe(404);
@@ -574,6 +586,14 @@ describe.each(DATABASE_KINDS)("OpenAPI description on %s", (kind) => {
     expect((await adminCall("POST", `/stripe/events/evt_oa_2_${kind}/confirm`)).status).toBe(200);
     expect((await adminCall("POST", `/stripe/events/evt_oa_3_${kind}/dismiss`)).status).toBe(200);
     expect((await adminCall("POST", `/stripe/events/evt_oa_3_${kind}/confirm`)).status).toBe(409);
+    const subscription = await adminCall("POST", "/alerts/subscriptions", { url: "https://alerts.example.com/hook", events: ["budget.threshold"], workspace_id: wsId });
+    expect(subscription.status).toBe(201);
+    const subscriptionId = subscription.body.subscription.id;
+    expect((await adminCall("GET", `/alerts/subscriptions?workspace_id=${wsId}`)).status).toBe(200);
+    expect((await adminCall("PATCH", `/alerts/subscriptions/${subscriptionId}`, { format: "slack" })).status).toBe(200);
+    expect((await adminCall("POST", `/alerts/subscriptions/${subscriptionId}/test`)).status).toBe(202);
+    expect((await adminCall("GET", `/alerts/subscriptions/${subscriptionId}/deliveries?limit=5`)).status).toBe(200);
+    expect((await adminCall("DELETE", `/alerts/subscriptions/${subscriptionId}`)).status).toBe(200);
     expect((await call("GET", "/admin/v1/accounts")).status).toBe(401);
 
     // ---- every answer against its operation ----
