@@ -6,6 +6,7 @@
 import { writeFileSync } from "node:fs";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { ADMIN_SCOPES } from "../../src/admin/scopes.js";
+import { cacheSubject } from "../../src/store/cache-settings-store.js";
 import { DATABASE_KINDS } from "../support/databases.js";
 import { mockConfig, startGateway, type TestGateway } from "../support/gateway.js";
 import { chatCompletion, json, startMockUpstream, type MockUpstream } from "../support/mock-upstream.js";
@@ -30,6 +31,12 @@ ${
     kind: builtin
     patterns: [credit_card]
     mode: block
+  - name: answer-email
+    kind: builtin
+    patterns: [email]
+    applies_to: [response]
+    applies: selected
+    mode: mask
 `;
 
 interface Answer {
@@ -148,6 +155,33 @@ describe.each(DATABASE_KINDS)("guardrails per key and workspace on %s", (kind) =
     } finally {
       await other.close();
     }
+  });
+
+  it("the response cache never serves a key an answer its own answer-side guardrails did not check", async () => {
+    const store = gateway.app.ctx.store;
+    const { account } = await gateway.createAccount({ balance: "10" });
+    const plain = await store.keys.create({ accountId: account.id });
+    const guarded = await store.keys.create({ accountId: account.id, policy: { guardrails: ["answer-email"] } });
+    for (const k of [plain, guarded]) await store.cacheSettings.write(cacheSubject("key", k.key.id), { ttlSeconds: 600, scope: "account", updatedAt: Date.now() });
+    mock.handler = (_req, res) => json(res, 200, chatCompletion(`Mail ${EMAIL} now.`));
+    const ask = async (raw: string) => {
+      const response = await fetch(new URL("/v1/chat/completions", gateway.url), {
+        method: "POST",
+        headers: { authorization: `Bearer ${raw}`, "content-type": "application/json" },
+        body: JSON.stringify(chat("who do I mail?")),
+      });
+      return { cache: response.headers.get("x-gateway-cache"), text: await response.text() };
+    };
+    expect(await ask(plain.raw)).toMatchObject({ cache: "miss" });
+    const hit = await ask(plain.raw);
+    expect(hit.cache).toBe("hit");
+    expect(hit.text).toContain(EMAIL);
+    // The same request through the account's other key, which switches on an answer guardrail: no hit.
+    const checked = await ask(guarded.raw);
+    expect(checked.cache).toBe("miss");
+    expect(checked.text).toContain("[REDACTED:email]");
+    expect(checked.text).not.toContain(EMAIL);
+    expect(await ask(guarded.raw)).toMatchObject({ cache: "hit" });
   });
 
   it("refuses unknown names and over-long lists with 400, on keys and workspaces", async () => {
