@@ -15,6 +15,7 @@ import { Gauge, Registry, collectDefaultMetrics } from "prom-client";
 import type { Usage } from "../core/usage.js";
 import { genAiOperation, genAiProvider } from "./gen-ai.js";
 import { GuardrailMetrics } from "./guardrail-metrics.js";
+import { Buckets, family, groupBy, histogramValues, type Labels } from "./metric-families.js";
 
 export interface MetricsSettings {
   /** The bearer token GET /metrics on the main listener requires; null: not served there. */
@@ -67,29 +68,6 @@ const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 1
 const TTFT_BUCKETS = [0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];
 const BATCH_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
 
-/** Counts per bucket (not cumulative; the last is +Inf), their sum and count. */
-class Buckets {
-  readonly counts: Float64Array;
-  sum = 0;
-  count = 0;
-  constructor(readonly bounds: readonly number[]) {
-    this.counts = new Float64Array(bounds.length + 1);
-  }
-  observe(value: number): void {
-    const bounds = this.bounds;
-    let i = 0;
-    while (i < bounds.length && value > bounds[i]!) i++;
-    this.counts[i]! += 1;
-    this.sum += value;
-    this.count += 1;
-  }
-  add(other: Buckets): void {
-    for (let i = 0; i < this.counts.length; i++) this.counts[i]! += other.counts[i]!;
-    this.sum += other.sum;
-    this.count += other.count;
-  }
-}
-
 /** Everything recorded for one (route, model, provider, status). */
 interface RequestSeries {
   route: string;
@@ -105,45 +83,6 @@ interface RequestSeries {
   outputUsage: Buckets | null;
   costNano: bigint;
   failovers: number;
-}
-
-type Labels = Record<string, string>;
-interface Value {
-  labels: Labels;
-  value: number;
-  metricName?: string;
-}
-
-/** A metric family computed when scraped (prom-client's registry takes every object of this shape). */
-function family(registry: Registry, name: string, help: string, type: "counter" | "histogram" | "gauge", values: () => Value[]): void {
-  const metric = { name, help, type, aggregator: "sum", get: () => ({ name, help, type, aggregator: "sum", values: values() }) };
-  registry.registerMetric(metric as unknown as Parameters<Registry["registerMetric"]>[0]);
-}
-
-/** Groups the series by a key, summing what `into` adds. */
-function groupBy<T, A>(items: Iterable<T>, key: (item: T) => string | null, start: (item: T) => A, into: (acc: A, item: T) => void): A[] {
-  const groups = new Map<string, A>();
-  for (const item of items) {
-    const k = key(item);
-    if (k === null) continue;
-    let acc = groups.get(k);
-    if (acc === undefined) groups.set(k, (acc = start(item)));
-    into(acc, item);
-  }
-  return [...groups.values()];
-}
-
-function histogramValues(name: string, labels: Labels, b: Buckets): Value[] {
-  const values: Value[] = [];
-  let cumulative = 0;
-  b.bounds.forEach((bound, i) => {
-    cumulative += b.counts[i]!;
-    values.push({ metricName: `${name}_bucket`, labels: { ...labels, le: String(bound) }, value: cumulative });
-  });
-  values.push({ metricName: `${name}_bucket`, labels: { ...labels, le: "+Inf" }, value: b.count });
-  values.push({ metricName: `${name}_sum`, labels, value: b.sum });
-  values.push({ metricName: `${name}_count`, labels, value: b.count });
-  return values;
 }
 
 const TOKEN_TYPES = ["input", "cached_input", "cache_write", "output", "reasoning"] as const;

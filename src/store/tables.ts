@@ -18,6 +18,8 @@ import type {
   RequestLogTable,
   StripeEventsTable,
   CacheSettingsTable,
+  StoredResponsesTable,
+  VideoTasksTable,
 } from "./tables-operations.js";
 
 export * from "./tables-operations.js";
@@ -304,36 +306,6 @@ export interface ShowAgainTokensTable {
   account_id: string;
   key_id: string;
   ciphertext: string;
-  created_at: Stamp;
-  expires_at: Stamp;
-}
-
-export type VideoTaskStatus = "queued" | "in_progress" | "completed" | "failed" | "expired";
-
-export interface VideoTasksTable {
-  id: string;
-  account_id: string;
-  key_id: string;
-  request_id: string;
-  model: string;
-  provider: string;
-  upstream_key_ciphertext: string;
-  upstream_task_id: string;
-  status: VideoTaskStatus;
-  progress: Int;
-  seconds: Int | null;
-  size: string | null;
-  error_message: string | null;
-  created_at: Stamp;
-  updated_at: Stamp;
-  last_polled_at: Stamp | null;
-  completed_at: Stamp | null;
-}
-
-export interface StoredResponsesTable {
-  id: string;
-  account_id: string;
-  body: string;
   created_at: Stamp;
   expires_at: Stamp;
 }
