@@ -167,8 +167,11 @@ async function admin(args: string[], io: CliIo, store: Store, config: GatewayCon
     case "tag-budgets":
       await (await import("./commands/tag-budgets.js")).tagBudgetsCommand(sub, rest, io, store);
       break;
+    case "alerts":
+      await (await import("./commands/alerts.js")).alertsCommand(sub, rest, io, store, config);
+      break;
     default:
-      throw new UsageError("usage: gateway admin accounts|users|keys|provider-keys|ledger|upstreams|token|codes|stripe|catalog|tag-budgets|config ...");
+      throw new UsageError("usage: gateway admin accounts|users|keys|provider-keys|ledger|upstreams|token|codes|stripe|catalog|tag-budgets|alerts|config ...");
   }
   return 0;
 }
