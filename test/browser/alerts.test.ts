@@ -109,7 +109,11 @@ describe.skipIf(SKIP_BROWSER)("alerts, in Chromium", () => {
     await expect
       .poll(async () => {
         await deliveries.getByRole("button", { name: "Refresh deliveries" }).click();
-        return deliveries.getByTestId("delivery-test").getByTestId("delivery-status").innerText({ timeout: 1000 }).catch(() => "");
+        return deliveries
+          .getByTestId("delivery-test")
+          .getByTestId("delivery-status")
+          .innerText({ timeout: 1000 })
+          .catch(() => "");
       })
       .toBe("delivered");
     expect(await deliveries.getByTestId("delivery-test").locator("td").allInnerTexts()).toEqual(["delivered", "1", "HTTP 200", "—", expect.any(String)]);

@@ -242,10 +242,10 @@ function SubscriptionForm(props: { onCreate: (body: Record<string, unknown>) => 
         Description
         <input name="description" maxLength={200} value={description} onChange={(e) => setDescription(e.target.value)} />
       </label>
-      <fieldset>
+      <fieldset className="alert-events">
         <legend>Events</legend>
         {EVENT_TYPES.map((type) => (
-          <label key={type}>
+          <label key={type} className="check">
             <input type="checkbox" name="events" value={type} checked={events.includes(type)} onChange={(e) => toggle(type, e.target.checked)} /> {type}
           </label>
         ))}
