@@ -49,6 +49,8 @@ const USAGE = `usage: gateway <command>
   admin codes revoke ID
   admin stripe events [--status S]        Stripe events acted on (card top-ups); --status pending: waiting for you
   admin stripe confirm|dismiss EVENT_ID   a pending refund or dispute debit: take what the balance holds, or nothing
+  admin alerts list [--workspace ID] | remove ID | test ID | deliveries ID [--limit N]   alert subscriptions
+  admin alerts add URL --events TYPE,... [--format json|slack] [--workspace ID] [--description T]   (secret shown once)
   admin token create --name N --scope S [--scope S ...]   an admin API token (shown once); scopes in docs/operations.md
   admin token list
   admin token revoke ID
@@ -168,8 +170,11 @@ async function admin(args: string[], io: CliIo, store: Store, config: GatewayCon
     case "tag-budgets":
       await (await import("./commands/tag-budgets.js")).tagBudgetsCommand(sub, rest, io, store);
       break;
+    case "alerts":
+      await (await import("./commands/alerts.js")).alertsCommand(sub, rest, io, store, config);
+      break;
     default:
-      throw new UsageError("usage: gateway admin accounts|users|keys|provider-keys|ledger|upstreams|token|codes|stripe|catalog|tag-budgets|config ...");
+      throw new UsageError("usage: gateway admin accounts|users|keys|provider-keys|ledger|upstreams|token|codes|stripe|catalog|tag-budgets|alerts|config ...");
   }
   return 0;
 }

@@ -7,6 +7,7 @@ import { CatalogPage } from "./pages/catalog";
 import { CatalogModelsPage } from "./pages/catalog-models";
 import { AdminPage } from "./pages/admin";
 import { AdminAccountPage } from "./pages/admin-account";
+import { AdminAlertsPage } from "./pages/alerts";
 import { AdminCodesPage } from "./pages/admin-codes";
 import { AdminTeamsPage } from "./pages/admin-teams";
 import { AdminUsagePage } from "./pages/admin-usage";
@@ -103,6 +104,7 @@ export function App() {
           ["/admin/teams", "Teams"],
           ["/admin/codes", "Codes"],
           ["/admin/usage", "Reports"],
+          ["/admin/alerts", "Alerts"],
           ["/admin/upstreams", "Upstreams"],
           ["/admin/catalog", "Catalog"],
         ] as Array<[string, string]>)
@@ -132,6 +134,7 @@ export function App() {
   else if (path === "/admin/codes" && session.account.is_admin) page = <AdminCodesPage />;
   else if (path === "/admin/teams" && session.account.is_admin) page = <AdminTeamsPage />;
   else if (path === "/admin/usage" && session.account.is_admin) page = <AdminUsagePage />;
+  else if (path === "/admin/alerts" && session.account.is_admin) page = <AdminAlertsPage />;
   else if (adminAccountMatch && session.account.is_admin) page = <AdminAccountPage id={decodeURIComponent(adminAccountMatch[1]!)} me={session.account} />;
   else
     page = (

@@ -3,6 +3,7 @@ import { useState, type FormEvent } from "react";
 import { api, type Account, type Invite, type Key, type UsageSummary, type Workspace } from "../api";
 import { TagTable, TotalsTable, UsageChart } from "../chart";
 import { ErrorText, formatDate, Money, Notice, TableScroll, useAction, useLoad } from "../components";
+import { WorkspaceAlertsSection } from "./alerts";
 import { WorkspaceBudgetsSection } from "./workspace-budgets";
 
 interface Detail {
@@ -146,6 +147,7 @@ export function WorkspacePage(props: { id: string; me: Account }) {
         </table>
       </TableScroll>
       <WorkspaceBudgetsSection base={base} manager={manager} />
+      {d.role === "owner" && <WorkspaceAlertsSection workspaceId={props.id} />}
       <h2>Shared usage (30 days)</h2>
       <ErrorText error={usage.error} />
       {usage.data && (
