@@ -4,6 +4,7 @@ import { api, type Account, type Invite, type Key, type UsageSummary, type Works
 import { TagTable, TotalsTable, UsageChart } from "../chart";
 import { ErrorText, formatDate, Money, Notice, TableScroll, useAction, useLoad } from "../components";
 import { WorkspaceBudgetsSection } from "./workspace-budgets";
+import { CacheSettingSection } from "./cache-setting";
 
 interface Detail {
   workspace: Workspace;
@@ -146,6 +147,7 @@ export function WorkspacePage(props: { id: string; me: Account }) {
         </table>
       </TableScroll>
       <WorkspaceBudgetsSection base={base} manager={manager} />
+      {d.role && <CacheSettingSection base={base} label={d.workspace.name} canChange={manager} />}
       <h2>Shared usage (30 days)</h2>
       <ErrorText error={usage.error} />
       {usage.data && (
