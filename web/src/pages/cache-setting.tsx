@@ -70,9 +70,9 @@ function CacheSettingForm(props: { view: CacheSettingView; label: string; onSave
   };
   return (
     <form onSubmit={submit} aria-label={`Response cache setting of ${props.label}`}>
-      <label>
-        <input type="checkbox" checked={on} onChange={(e) => setOn(e.target.checked)} /> Cache answers{subject_type === "key" ? " for this key" : " for this workspace's keys"}
-        {subject_type === "key" && " (off: the key follows its workspace, if any)"}
+      <label className="check">
+        <input type="checkbox" checked={on} onChange={(e) => setOn(e.target.checked)} />
+        Cache answers {subject_type === "key" ? "for this key (off: it follows its workspace, if any)" : "for this workspace's keys"}
       </label>
       {on && (
         <>
