@@ -79,7 +79,8 @@ describe.skipIf(SKIP_BROWSER)("response cache control, in Chromium", () => {
     const second = await ask();
     expect(second.status).toBe(200);
     expect(second.headers.get("x-gateway-cache")).toBe("hit");
-    expect((await second.json()).choices[0].message.content).toBe("cached answer");
+    const answer = (await second.json()) as { choices: Array<{ message: { content: string } }> };
+    expect(answer.choices[0]!.message.content).toBe("cached answer");
     expect(upstreamCalls).toBe(1);
   });
 });
