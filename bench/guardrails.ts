@@ -19,6 +19,8 @@ const guardrail: Guardrail = {
   request: true,
   response: true,
   mode: "mask",
+  applies: "all",
+  description: "",
   onFailure: "closed",
   patterns: compileBuiltins(["secrets", "personal_data"]),
   webhook: null,

@@ -6,6 +6,7 @@ import type { GatewayConfig } from "../config/load.js";
 import { currentPeriodUse, nextPeriodStart, periodStart } from "../billing/key-period.js";
 import { formatUsd, MAX_BALANCE, type Nano } from "../core/money.js";
 import { GatewayError } from "../errors/catalogue.js";
+import { MAX_SELECTED_GUARDRAILS } from "../core/guardrails/guardrail.js";
 import { parseProxyRange } from "../core/trusted-proxies.js";
 import { isMcpAllowlistEntry, MAX_MCP_ALLOWLIST } from "../core/mcp-names.js";
 import { checkedDefaultTags, type Tags } from "../core/request-tags.js";
@@ -65,6 +66,7 @@ export function validateKeyPolicy(change: KeyPolicyChange, context: { config: Ga
   if (change.periodTokenCap != null && (!Number.isSafeInteger(change.periodTokenCap) || change.periodTokenCap < 0)) {
     throw invalid("period_token_cap", "must be a non-negative whole number");
   }
+  if (change.guardrails !== undefined) out.guardrails = checkedGuardrailNames(change.guardrails, context.config);
   if (change.defaultTags != null) {
     const tags = checkedDefaultTags(change.defaultTags, "default_tags");
     out.defaultTags = Object.keys(tags).length === 0 ? null : tags;
@@ -75,6 +77,20 @@ export function validateKeyPolicy(change: KeyPolicyChange, context: { config: Ga
   if (period === null && hasBudget) throw invalid("period", "a periodic budget needs its period: day, week or month");
   if (period !== null && !hasBudget) throw invalid("period", "a period needs period_budget_usd and/or period_token_cap");
   return out;
+}
+
+/**
+ * A key's or workspace's guardrail list checked against the config file: each name must be one of its
+ * guardrails, at most MAX_SELECTED_GUARDRAILS of them; de-duplicated, null for none.
+ */
+export function checkedGuardrailNames(names: readonly string[] | null, config: Pick<GatewayConfig, "guardrails">): string[] | null {
+  if (names === null) return null;
+  const unique = [...new Set(names)];
+  if (unique.length > MAX_SELECTED_GUARDRAILS) throw invalid("guardrails", `at most ${MAX_SELECTED_GUARDRAILS} guardrails`);
+  for (const name of unique) {
+    if (!config.guardrails.list.some((g) => g.name === name)) throw invalid("guardrails", `the guardrail ${name} does not exist`);
+  }
+  return unique.length === 0 ? null : unique;
 }
 
 /**
@@ -137,6 +153,7 @@ interface PolicyView {
   periodStartedAt: number;
   periodSpent: Nano;
   periodTokensUsed: number;
+  guardrails: string[];
   defaultTags?: Tags | null;
 }
 
@@ -162,6 +179,7 @@ export function keyPolicyJson(key: PolicyView, now: number) {
     expires_at: key.expiresAt === null ? null : new Date(key.expiresAt).toISOString(),
     expired: keyExpired(key.expiresAt, now),
     periodic_budget: periodic,
+    guardrails: key.guardrails,
     default_tags: key.defaultTags ?? null,
   };
 }

@@ -43,6 +43,7 @@ export function keyAuditFields(k: ApiKey) {
     period_budget_usd: usdOrNull(k.periodBudget),
     period_token_cap: k.periodTokenCap,
     limits: subjectLimitsJson(k.limits),
+    guardrails: k.guardrails,
     default_tags: k.defaultTags,
   };
 }

@@ -3,6 +3,7 @@
 import { z } from "zod";
 import { validateKeyPolicy } from "../accounts/key-policy.js";
 import type { GatewayConfig } from "../config/load.js";
+import { MAX_SELECTED_GUARDRAILS } from "../core/guardrails/guardrail.js";
 import { GatewayError } from "../errors/catalogue.js";
 import type { RouteContext } from "../http/route-context.js";
 import type { ApiKey, KeyPolicyChange } from "../store/keys-store.js";
@@ -19,6 +20,8 @@ export const policyFields = {
   period: z.enum(["day", "week", "month"]).nullable().optional(),
   period_budget_usd: usdAmount.nullable().optional(),
   period_token_cap: tokenCount.nullable().optional(),
+  /** Guardrail names from the config file (applies: selected) the key switches on; null or [] removes them. */
+  guardrails: z.array(z.string().min(1).max(64)).max(MAX_SELECTED_GUARDRAILS).nullable().optional(),
   // Default tags (core/request-tags.ts checks each key and value): {key: value}, at most 10.
   default_tags: z
     .record(z.string().min(1).max(64), z.string().min(1).max(128))
@@ -37,6 +40,7 @@ export function policyChange(body: PolicyBody): KeyPolicyChange {
     ...(body.period !== undefined && { period: body.period }),
     ...(body.period_budget_usd !== undefined && { periodBudget: body.period_budget_usd }),
     ...(body.period_token_cap !== undefined && { periodTokenCap: body.period_token_cap }),
+    ...(body.guardrails !== undefined && { guardrails: body.guardrails }),
     ...(body.default_tags !== undefined && { defaultTags: body.default_tags }),
   };
 }

@@ -12,7 +12,8 @@ import type { AuditActor, AuditFields } from "../store/audit-store.js";
 import type { Store } from "../store/index.js";
 import type { WorkspacePolicyChange } from "../store/workspace-budgets-store.js";
 import { tokenCount, usd } from "./routes/route.js";
-import { MAX_ALLOWED_MODELS, validMcpAllowlist } from "../accounts/key-policy.js";
+import { checkedGuardrailNames, MAX_ALLOWED_MODELS, validMcpAllowlist } from "../accounts/key-policy.js";
+import { MAX_SELECTED_GUARDRAILS } from "../core/guardrails/guardrail.js";
 import { MAX_MCP_ALLOWLIST } from "../core/mcp-names.js";
 import { decodeCursor, encodeCursor } from "./views.js";
 
@@ -26,6 +27,8 @@ export const workspaceBudgetsBody = z
     monthly_token_budget: tokenCount.nullable().optional(),
     member_monthly_budget_usd: usd(MAX_BUDGET).nullable().optional(),
     allowed_models: z.array(z.string().min(1).max(256)).min(1).max(MAX_ALLOWED_MODELS).nullable().optional(),
+    /** Guardrail names from the config file (applies: selected) the workspace's keys get; null or [] removes them. */
+    guardrails: z.array(z.string().min(1).max(64)).max(MAX_SELECTED_GUARDRAILS).nullable().optional(),
     /** MCP servers and tools the workspace's keys may use (null: every one; a key's own list narrows it further). */
     allowed_mcp: z.array(z.string().min(1).max(200)).min(1).max(MAX_MCP_ALLOWLIST).nullable().optional(),
   })
@@ -34,7 +37,7 @@ export const workspaceBudgetsBody = z
 export type WorkspaceBudgetsBody = z.infer<typeof workspaceBudgetsBody>;
 
 /** The change a body asks for, with the models checked against the catalogue and de-duplicated. */
-export function policyChange(body: WorkspaceBudgetsBody, config: Pick<GatewayConfig, "models">): WorkspacePolicyChange {
+export function policyChange(body: WorkspaceBudgetsBody, config: Pick<GatewayConfig, "models" | "guardrails">): WorkspacePolicyChange {
   const change: WorkspacePolicyChange = {};
   if (body.monthly_budget_usd !== undefined) change.monthlyBudget = body.monthly_budget_usd;
   if (body.monthly_token_budget !== undefined) change.monthlyTokenBudget = body.monthly_token_budget === null ? null : BigInt(body.monthly_token_budget);
@@ -47,6 +50,7 @@ export function policyChange(body: WorkspaceBudgetsBody, config: Pick<GatewayCon
     }
     change.allowedModels = body.allowed_models === null ? null : [...new Set(body.allowed_models)];
   }
+  if (body.guardrails !== undefined) change.guardrails = checkedGuardrailNames(body.guardrails, config);
   if (body.allowed_mcp !== undefined) change.allowedMcp = body.allowed_mcp === null ? null : validMcpAllowlist(body.allowed_mcp, "allowed_mcp");
   return change;
 }
@@ -57,6 +61,7 @@ function auditFields(p: WorkspacePolicy): AuditFields {
     monthly_token_budget: p.monthlyTokenBudget === null ? null : Number(p.monthlyTokenBudget),
     member_monthly_budget_usd: p.memberMonthlyBudget === null ? null : formatUsd(p.memberMonthlyBudget),
     allowed_models: p.allowedModels,
+    guardrails: p.guardrails,
     allowed_mcp: p.allowedMcp ?? null,
   };
 }
@@ -87,6 +92,7 @@ export async function workspaceBudgetsView(store: Store, workspaceId: string, no
     month,
     resets_at: nextMonthStart(month),
     allowed_models: policy.allowedModels,
+    guardrails: policy.guardrails,
     allowed_mcp: policy.allowedMcp ?? null,
     member_monthly_budget_usd: policy.memberMonthlyBudget === null ? null : formatUsd(policy.memberMonthlyBudget),
     budget: budgetUseJson(use.workspace),
@@ -119,6 +125,7 @@ export async function workspaceListView(store: Store, query: z.infer<typeof work
       created_at: new Date(w.createdAt).toISOString(),
       members: w.members,
       allowed_models: w.policy.allowedModels,
+      guardrails: w.policy.guardrails,
       allowed_mcp: w.policy.allowedMcp ?? null,
       member_monthly_budget_usd: w.policy.memberMonthlyBudget === null ? null : formatUsd(w.policy.memberMonthlyBudget),
       budget: budgetUseJson(w.use),

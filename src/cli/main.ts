@@ -30,6 +30,7 @@ const USAGE = `usage: gateway <command>
   admin keys set-clamping KEY_ID on|off
   admin keys set-policy KEY_ID POLICY     POLICY: [--models M,M|none] [--networks CIDR,CIDR|none] [--expires ISO|none]
                                           [--period day|week|month|none] [--period-budget USD|none] [--period-token-cap N|none]
+                                          [--guardrails NAME,NAME|none]
   admin keys create --account ID [--name N] [--budget-cap USD] [--token-cap N] [--clamping on|off] [--limits JSON]
   admin keys set-clamping KEY_ID on|off
   admin keys set-limits KEY_ID JSON|none

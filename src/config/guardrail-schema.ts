@@ -43,6 +43,10 @@ export const guardrailSchema = z.strictObject({
     .max(2)
     .default(["request"]),
   mode: z.enum(["block", "mask", "log"]).default("block"),
+  /** all: every request; selected: only the requests of a key or workspace that lists it. */
+  applies: z.enum(["all", "selected"]).default("all"),
+  /** Shown where keys and workspaces pick guardrails (the dashboard). */
+  description: z.string().max(200).default(""),
   on_failure: z.enum(["closed", "open"]).default("closed"),
 });
 

@@ -48,6 +48,8 @@ export function guardrailSettingsFrom(entries: readonly GuardrailFileEntry[], ch
       request: entry.applies_to.includes("request"),
       response: entry.applies_to.includes("response"),
       mode: entry.mode,
+      applies: entry.applies,
+      description: entry.description,
       onFailure: entry.on_failure,
       patterns: dedupe(patterns),
       webhook: entry.webhook ? { url: entry.webhook.url, timeoutMs: entry.webhook.timeout_ms, headers: entry.webhook.headers } : null,

@@ -30,6 +30,8 @@ export interface WorkspacePolicy {
   memberMonthlyBudget: Nano | null;
   /** The model ids the workspace's keys may use (intersected with the tier's and the key's own); null: all. */
   allowedModels: string[] | null;
+  /** The `selected` guardrails (config file) the workspace's keys get; []: none. */
+  guardrails: string[];
   /** The MCP servers and tools the workspace's keys may use at /mcp (core/mcp-names.ts; intersected with the key's); null: all. */
   allowedMcp?: string[] | null;
 }

@@ -84,6 +84,24 @@ export const DASHBOARD_OPERATIONS: readonly OperationSpec[] = [
     query: modelRouteSchemas.query,
     responses: ok(r.dashboardModelsSchema),
   }),
+  dash({
+    method: "GET",
+    path: "/guardrails",
+    summary: "The configured guardrails (name, description, applies, mode, sides; no patterns), for the key and workspace forms",
+    responses: ok(
+      z.object({
+        data: z.array(
+          z.object({
+            name: z.string(),
+            description: z.string(),
+            applies: z.enum(["all", "selected"]),
+            mode: z.enum(["block", "mask", "log"]),
+            sides: z.array(z.enum(["request", "response"])),
+          }),
+        ),
+      }),
+    ),
+  }),
 
   // ---- /dashboard/api: the request log ----
   dash({

@@ -53,6 +53,7 @@ export const keyPolicyView = z.object({
   expires_at: nullableIso,
   expired: z.boolean(),
   periodic_budget: periodicBudgetView.nullable(),
+  guardrails: z.array(z.string()),
   default_tags: z.record(z.string(), z.string()).nullable(),
 });
 

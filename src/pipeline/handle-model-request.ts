@@ -118,7 +118,7 @@ export async function handleModelRequest(services: PipelineServices, format: Cli
   reply.headers(passHeaders);
 
   await releaseUnlessHeadersSendable(call, request, reply);
-  const storedMask = storedAnswerMask(services);
+  const storedMask = storedAnswerMask(services, request);
   if (storedMask !== null) servingPlan.beforeStore = storedMask;
 
   // A clamped answer is shorter than the request asked for: not stored for the next one.

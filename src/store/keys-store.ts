@@ -24,6 +24,8 @@ export interface KeyPolicyChange {
   period?: KeyPeriod | null;
   periodBudget?: Nano | null;
   periodTokenCap?: number | null;
+  /** The `selected` guardrails the key switches on; null or [] removes them. */
+  guardrails?: string[] | null;
   defaultTags?: Tags | null;
 }
 
@@ -35,6 +37,8 @@ export interface KeyPolicy {
   period: KeyPeriod | null;
   periodBudget: Nano | null;
   periodTokenCap: number | null;
+  /** The `selected` guardrails (config file) the key switches on; []: none. */
+  guardrails: string[];
   /** Tags every request of the key carries (core/request-tags.ts; a default wins over the request's); null: none. */
   defaultTags: Tags | null;
 }
@@ -100,6 +104,7 @@ export function toApiKey(row: Selectable<KeysTable>): ApiKey {
     periodSpent: BigInt(row.period_spent_nano ?? 0),
     periodTokensUsed: Number(row.period_tokens_used ?? 0),
     limits: subjectLimitsOf(row.limits),
+    guardrails: jsonList(row.guardrails) ?? [],
     defaultTags: tagsColumn(row.default_tags),
     createdAt: Number(row.created_at),
     revokedAt: row.revoked_at === null ? null : Number(row.revoked_at),
@@ -120,6 +125,11 @@ function jsonList(text: string | null | undefined): string[] | null {
   return Array.isArray(value) ? value.map(String) : null;
 }
 
+/** A list of guardrail names as stored (keys and workspaces): null when empty. */
+export function guardrailsColumn(names: readonly string[] | null): string | null {
+  return names === null || names.length === 0 ? null : JSON.stringify(names);
+}
+
 /** The columns a policy change writes; a change of period starts its counters afresh. */
 export function policyColumns(change: KeyPolicyChange, current: Pick<ApiKey, "period"> | null) {
   return {
@@ -130,6 +140,7 @@ export function policyColumns(change: KeyPolicyChange, current: Pick<ApiKey, "pe
     ...(change.period !== undefined && { period: change.period }),
     ...(change.periodBudget !== undefined && { period_budget_nano: change.periodBudget }),
     ...(change.periodTokenCap !== undefined && { period_token_cap: change.periodTokenCap === null ? null : BigInt(change.periodTokenCap) }),
+    ...(change.guardrails !== undefined && { guardrails: guardrailsColumn(change.guardrails) }),
     ...(change.defaultTags !== undefined && { default_tags: change.defaultTags === null ? null : JSON.stringify(change.defaultTags) }),
     ...(change.period !== undefined && change.period !== (current?.period ?? null) && { period_started_at: 0n, period_spent_nano: 0n, period_tokens_used: 0n }),
   };

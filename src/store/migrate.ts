@@ -41,6 +41,7 @@ import * as stripeEvents from "./migrations/0032-stripe-events.js";
 import * as alerts from "./migrations/0033-alerts.js";
 import * as requestLogGuardrails from "./migrations/0034-request-log-guardrails.js";
 import * as responseCache from "./migrations/0035-response-cache.js";
+import * as principalGuardrails from "./migrations/0036-principal-guardrails.js";
 import { createBillingFunctions } from "./billing-functions.js";
 import type { MigrationName } from "./migration-names.js";
 
@@ -83,6 +84,7 @@ const MIGRATIONS: Record<MigrationName, MigrationModule> = {
   "0033-alerts": alerts,
   "0034-request-log-guardrails": requestLogGuardrails,
   "0035-response-cache": responseCache,
+  "0036-principal-guardrails": principalGuardrails,
 };
 
 /** What migrating needs of a database handle. */

@@ -38,6 +38,7 @@ export const MIGRATION_NAMES = [
   "0033-alerts",
   "0034-request-log-guardrails",
   "0035-response-cache",
+  "0036-principal-guardrails",
 ] as const;
 
 export type MigrationName = (typeof MIGRATION_NAMES)[number];

@@ -92,6 +92,8 @@ export interface KeysTable {
   period_tokens_used: ColumnType<Int, Int | undefined, Int>;
   /** The key's rate and concurrency limits as JSON (src/core/traffic-limits.ts); null: the tier's (migration 0012). */
   limits: ColumnType<string | null, string | null | undefined, string | null>;
+  /** JSON array of the `selected` guardrails the key switches on (migration 0036); null: none. */
+  guardrails: ColumnType<string | null, string | null | undefined, string | null>;
   /** The key's default tags as a JSON object {key: value} (core/request-tags.ts); null: none (migration 0030). */
   default_tags: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Stamp;
@@ -249,6 +251,8 @@ export interface WorkspacesTable {
   member_monthly_budget_nano: ColumnType<Int | null, Int | null | undefined, Int | null>;
   /** JSON array of the model ids the workspace's keys may use; null: no restriction. */
   allowed_models: ColumnType<string | null, string | null | undefined, string | null>;
+  /** JSON array of the `selected` guardrails the workspace's keys get (migration 0036); null: none. */
+  guardrails: ColumnType<string | null, string | null | undefined, string | null>;
   /** The MCP servers and tools the workspace's keys may use (migration 0031): JSON array; null: every one. */
   allowed_mcp: ColumnType<string | null, string | null | undefined, string | null>;
 }

@@ -16,6 +16,8 @@ export interface WorkspacePolicyChange {
   monthlyTokenBudget?: bigint | null;
   memberMonthlyBudget?: Nano | null;
   allowedModels?: string[] | null;
+  /** null or [] removes them. */
+  guardrails?: string[] | null;
   allowedMcp?: string[] | null;
 }
 
@@ -47,6 +49,7 @@ export function toWorkspacePolicy(row: Selectable<WorkspacesTable>): WorkspacePo
     monthlyTokenBudget: big(row.monthly_token_budget),
     memberMonthlyBudget: big(row.member_monthly_budget_nano),
     allowedModels: row.allowed_models === null ? null : (JSON.parse(row.allowed_models) as string[]),
+    guardrails: row.guardrails == null ? [] : (JSON.parse(row.guardrails) as string[]),
     allowedMcp: row.allowed_mcp == null ? null : (JSON.parse(row.allowed_mcp) as string[]),
   };
 }
@@ -77,6 +80,7 @@ export class WorkspaceBudgetsStore {
           ...(change.monthlyTokenBudget !== undefined && { monthly_token_budget: change.monthlyTokenBudget }),
           ...(change.memberMonthlyBudget !== undefined && { member_monthly_budget_nano: change.memberMonthlyBudget }),
           ...(change.allowedModels !== undefined && { allowed_models: change.allowedModels === null ? null : JSON.stringify(change.allowedModels) }),
+          ...(change.guardrails !== undefined && { guardrails: change.guardrails === null || change.guardrails.length === 0 ? null : JSON.stringify(change.guardrails) }),
           ...(change.allowedMcp !== undefined && { allowed_mcp: change.allowedMcp === null ? null : JSON.stringify(change.allowedMcp) }),
         })
         .where("id", "=", workspaceId)

@@ -17,7 +17,7 @@ const USD = 1_000_000_000n;
 const P = DEFAULT_PROJECTION;
 
 function policy(id: string, figures: Partial<WorkspacePolicy> = {}): WorkspacePolicy {
-  return { id, name: id, monthlyBudget: null, monthlyTokenBudget: null, memberMonthlyBudget: null, allowedModels: null, ...figures };
+  return { id, name: id, monthlyBudget: null, monthlyTokenBudget: null, memberMonthlyBudget: null, allowedModels: null, guardrails: [], ...figures };
 }
 
 async function scopeRow(store: Store, scope: string) {

@@ -354,6 +354,7 @@ describe.each(DATABASE_KINDS)("OpenAPI description on %s", (kind) => {
     expect(models.status).toBe(200);
     expect(models.body.data.length).toBeGreaterThan(0);
     expect((await dash.get("/models")).status).toBe(200);
+    expect((await dash.get("/guardrails")).status).toBe(200);
     // The request log is written behind the request path: flushed before it is read.
     await gateway.app.ctx.pipeline.requestLog!.flush();
     const requests = await dash.get("/requests?limit=5");

@@ -135,6 +135,8 @@ export interface SessionInfo {
 
 export interface KeyPolicy {
   allowed_models: string[] | null;
+  /** The `selected` guardrails the key switches on (absent from an older gateway). */
+  guardrails?: string[];
   allowed_networks: string[] | null;
   /** MCP servers and tools the key may use at /mcp; null: every one. Absent from older gateways. */
   allowed_mcp?: string[] | null;
@@ -271,6 +273,7 @@ export interface WorkspaceBudgets {
   month: string;
   resets_at: string;
   allowed_models: string[] | null;
+  guardrails?: string[];
   member_monthly_budget_usd: string | null;
   budget: BudgetUse;
   members: Array<{ account_id: string; email: string; role: "owner" | "admin" | "member"; budget: BudgetUse }>;

@@ -20,6 +20,7 @@ const POLICY_OPTIONS = {
   period: { type: "string" },
   "period-budget": { type: "string" },
   "period-token-cap": { type: "string" },
+  guardrails: { type: "string" },
 } as const;
 
 type Values = Record<string, string | boolean | undefined>;
@@ -38,6 +39,8 @@ function policyOptions(values: Values): KeyPolicyChange {
   if (models !== undefined) change.allowedModels = models;
   const networks = listOption(values, "networks");
   if (networks !== undefined) change.allowedNetworks = networks;
+  const guardrails = listOption(values, "guardrails");
+  if (guardrails !== undefined) change.guardrails = guardrails;
   const expires = values.expires;
   if (expires !== undefined) {
     const ms = typeof expires === "string" && /^\d{4}-\d{2}-\d{2}/.test(expires) ? Date.parse(expires) : NaN;

@@ -79,4 +79,15 @@ export function registerModelRoutes(app: FastifyInstance, ctx: RouteContext): vo
       data: models.map((m) => dashboardModelView(modelAtPriceFactor(m, factor))),
     };
   });
+
+  // What the key and workspace forms offer: each configured guardrail's name and what it does, no patterns.
+  app.get("/guardrails", async (request) => ({
+    data: request.snapshot.config.guardrails.list.map((g) => ({
+      name: g.name,
+      description: g.description,
+      applies: g.applies,
+      mode: g.mode,
+      sides: [...(g.request ? ["request"] : []), ...(g.response ? ["response"] : [])],
+    })),
+  }));
 }

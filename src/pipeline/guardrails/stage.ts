@@ -4,8 +4,8 @@
 // a block is guardrail_blocked (400) before anything is held or sent. On the answer: a buffered
 // body in the client's format, or a stream through GuardedStream (stream-guard.ts).
 import type { FastifyRequest } from "fastify";
-import type { GuardrailAction, GuardrailSide } from "../../core/guardrails/guardrail.js";
-import { holdbackChars } from "../../core/guardrails/guardrail.js";
+import type { Guardrail, GuardrailAction, GuardrailSide } from "../../core/guardrails/guardrail.js";
+import { holdbackChars, selectGuardrails, unknownGuardrails } from "../../core/guardrails/guardrail.js";
 import { GatewayError } from "../../errors/catalogue.js";
 import type { StreamTranslator } from "../../upstreams/plan.js";
 import type { PipelineServices } from "../services.js";
@@ -33,8 +33,41 @@ export function guardrailError(block: GuardrailBlock, side: GuardrailSide): Gate
     : new GatewayError("guardrail_blocked", `${what} was blocked by guardrail "${block.guardrail}".`, { code: "guardrail_blocked" });
 }
 
+const warned = new WeakMap<readonly Guardrail[], Set<string>>();
+
+/**
+ * The guardrails of this request's side: every `all` one and the `selected` ones its key and its
+ * workspace list. A listed name the config no longer has is skipped, with one warning per name and
+ * config.
+ */
+function requestGuardrails(services: PipelineServices, request: FastifyRequest, side: GuardrailSide): Guardrail[] {
+  const list = services.config.guardrails.list;
+  const principal = request.principal;
+  const switchedOn = [...principal.key.guardrails, ...(principal.workspace?.guardrails ?? [])];
+  if (switchedOn.length > 0) {
+    let seen = warned.get(list);
+    if (seen === undefined) warned.set(list, (seen = new Set<string>()));
+    for (const name of unknownGuardrails(list, switchedOn)) {
+      if (seen.has(name) || seen.size >= 1000) continue;
+      seen.add(name);
+      request.log.warn(
+        { guardrail: name, keyId: principal.key.id, workspaceId: principal.workspace?.id ?? null },
+        "a key or workspace lists a guardrail the config no longer has; ignored",
+      );
+    }
+  }
+  return guardrailsFor(selectGuardrails(list, switchedOn), side);
+}
+
+/** The answer-side guardrails this request's key or workspace switched on (the response cache's key). */
+export function selectedAnswerGuardrails(services: PipelineServices, request: FastifyRequest): string[] {
+  return requestGuardrails(services, request, "response")
+    .filter((g) => g.applies === "selected")
+    .map((g) => g.name);
+}
+
 async function guardValue(services: PipelineServices, request: FastifyRequest, side: GuardrailSide, value: unknown): Promise<{ value: unknown; blocked: GuardrailBlock | null }> {
-  const guardrails = guardrailsFor(services.config.guardrails.list, side);
+  const guardrails = requestGuardrails(services, request, side);
   if (guardrails.length === 0) return { value, blocked: null };
   const texts = listTexts(value);
   const checked = await checkTexts(guardrails, side, texts, request.id);
@@ -56,8 +89,8 @@ export function guardAnswer(services: PipelineServices, request: FastifyRequest,
 }
 
 /** What a stored answer (a Responses turn) goes through: the answer side's pattern masks; null: nothing. */
-export function storedAnswerMask(services: PipelineServices): ((value: unknown) => unknown) | null {
-  const masks = guardrailsFor(services.config.guardrails.list, "response").filter((g) => g.webhook === null && g.mode === "mask");
+export function storedAnswerMask(services: PipelineServices, request: FastifyRequest): ((value: unknown) => unknown) | null {
+  const masks = requestGuardrails(services, request, "response").filter((g) => g.webhook === null && g.mode === "mask");
   if (masks.length === 0) return null;
   return (value) => mapTexts(value, (text) => masks.reduce((out, guardrail) => patternAction(guardrail, [out]).texts[0]!, text));
 }
@@ -67,7 +100,7 @@ export function storedAnswerMask(services: PipelineServices): ((value: unknown) 
  * A webhook on the answer side checks buffered answers only (a stream is not held whole).
  */
 export function guardStream(services: PipelineServices, request: FastifyRequest, inner: StreamTranslator): GuardedStream | null {
-  const guardrails = guardrailsFor(services.config.guardrails.list, "response").filter((g) => g.webhook === null);
+  const guardrails = requestGuardrails(services, request, "response").filter((g) => g.webhook === null);
   if (guardrails.length === 0) return null;
   return new GuardedStream(inner, guardrails, holdbackChars(guardrails), (decision) => noteDecision(request, decision));
 }

@@ -6,7 +6,18 @@ import type { GuardrailDecision } from "./check-texts.js";
 import { GuardedStream } from "./stream-guard.js";
 
 function guardrail(mode: Guardrail["mode"]): Guardrail {
-  return { name: "secrets", kind: "builtin", request: false, response: true, mode, onFailure: "closed", patterns: compileBuiltins(["secrets", "email"]), webhook: null };
+  return {
+    name: "secrets",
+    kind: "builtin",
+    request: false,
+    response: true,
+    mode,
+    applies: "all",
+    description: "",
+    onFailure: "closed",
+    patterns: compileBuiltins(["secrets", "email"]),
+    webhook: null,
+  };
 }
 
 /** A translator that turns each event's data (a text piece) into one Chat delta frame. */

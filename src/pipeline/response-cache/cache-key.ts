@@ -31,6 +31,11 @@ export interface CacheKeyParts {
   delivery: CacheDelivery;
   /** The account id for `account` scope; null for `gateway` scope. */
   accountId: string | null;
+  /**
+   * The answer-side guardrails this request's key or workspace switched on (`applies: selected`):
+   * an answer checked by other guardrails is not served to it. Absent or empty: none.
+   */
+  selectedGuardrails?: readonly string[];
 }
 
 /** JSON with object keys sorted at every depth: one text per value, whatever the field order. */
@@ -49,8 +54,9 @@ export function cacheKey(prefix: string, parts: CacheKeyParts): string {
   const kept: Record<string, unknown> = {};
   for (const [field, value] of Object.entries(parts.body)) if (!SKIPPED.has(field)) kept[field] = value;
   const scope = parts.accountId === null ? "gateway" : `account:${parts.accountId}`;
+  const guardrails = parts.selectedGuardrails !== undefined && parts.selectedGuardrails.length > 0 ? { guardrails: parts.selectedGuardrails } : {};
   const hash = createHash("sha256")
-    .update(canonicalJson({ v: 1, route: parts.route, model: parts.modelId, delivery: parts.delivery, scope, body: kept }))
+    .update(canonicalJson({ v: 1, route: parts.route, model: parts.modelId, delivery: parts.delivery, scope, body: kept, ...guardrails }))
     .digest("hex");
   return `${prefix}${hash}`;
 }

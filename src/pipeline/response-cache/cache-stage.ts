@@ -14,6 +14,7 @@ import type { ClientFrame } from "../../upstreams/plan.js";
 import { admitWithoutForwarding, type MeteredRequest } from "../metered-call.js";
 import type { PipelineServices } from "../services.js";
 import { setRateLimitHeaders } from "../traffic.js";
+import { selectedAnswerGuardrails } from "../guardrails/stage.js";
 import { withCost } from "../in-band-cost.js";
 import { scrubJsonText, scrubValue } from "../relay.js";
 import type { Scrubber } from "../scrub.js";
@@ -39,7 +40,11 @@ export async function lookUpAnswer(services: PipelineServices, request: FastifyR
   const { principal } = request;
   const policy = await cache.policyFor({ keyId: principal.key.id, workspaceId: principal.key.workspaceId }, services.config.cache);
   if (policy === null) return null;
-  const key = cacheKey(services.config.cache.keyPrefix, { ...parts, accountId: policy.scope === "gateway" ? null : principal.account.id });
+  const key = cacheKey(services.config.cache.keyPrefix, {
+    ...parts,
+    accountId: policy.scope === "gateway" ? null : principal.account.id,
+    selectedGuardrails: selectedAnswerGuardrails(services, request),
+  });
   const entry = await cache.lookup(key);
   reply.header(CACHE_HEADER, entry === null ? "miss" : "hit");
   return { key, ttlSeconds: policy.ttlSeconds, entry };

@@ -7,6 +7,7 @@ import { useState, type FormEvent } from "react";
 import { api, type Key, type KeyLimits } from "../api";
 import { ErrorText, useLoad } from "../components";
 import { Dialog } from "../dialog";
+import { GuardrailChooser } from "./guardrail-chooser";
 import { modelLimitsText, parseModelLimits } from "./key-traffic";
 
 /** The form's fields as typed, kept by the key's row so an edit survives closing the dialog. */
@@ -32,6 +33,8 @@ export interface CapsDraft {
   tpm: string;
   concurrent: string;
   modelLimits: string;
+  /** The `selected` guardrails the key switches on. */
+  guardrails: string[];
 }
 
 /** An ISO instant as a datetime-local value in the browser's time zone, to the minute. */
@@ -62,12 +65,13 @@ export function capsDraftOf(key: Key): CapsDraft {
     tpm: limitText(key.limits?.tokens_per_minute),
     concurrent: limitText(key.limits?.concurrent_requests),
     modelLimits: modelLimitsText(key.limits?.models),
+    guardrails: policy.guardrails ?? [],
   };
 }
 
 /** The PATCH /keys/:id body of a draft; throws on per-model limits it cannot read (parseModelLimits). */
 export function capsRequestBody(draft: CapsDraft) {
-  const { budget, tokens, clamp, models, networks, mcp, tags, expires, expiresStored, period, periodBudget, periodTokens, rpm, tpm, concurrent, modelLimits } = draft;
+  const { budget, tokens, clamp, models, networks, mcp, tags, expires, expiresStored, period, periodBudget, periodTokens, rpm, tpm, concurrent, modelLimits, guardrails } = draft;
   const list = (text: string) => (text.trim() === "" ? null : text.split(",").map((entry) => entry.trim()));
   const perModel = parseModelLimits(modelLimits);
   const limits: KeyLimits = {
@@ -98,6 +102,7 @@ export function capsRequestBody(draft: CapsDraft) {
     period_budget_usd: period === "" || periodBudget.trim() === "" ? null : periodBudget.trim(),
     period_token_cap: period === "" || periodTokens.trim() === "" ? null : Number(periodTokens),
     limits: Object.keys(limits).length === 0 ? null : limits,
+    guardrails,
   };
 }
 
@@ -193,6 +198,7 @@ export function KeyEditorDialog(props: {
           </label>
         </fieldset>
         <ModelChooser models={draft.models} onChange={(models) => onChange({ models })} />
+        <GuardrailChooser chosen={draft.guardrails} onChange={(guardrails) => onChange({ guardrails })} label="Key guardrails" />
         <fieldset>
           <legend>Where and until when</legend>
           <div className="field-row">

@@ -3,6 +3,7 @@
 // change them (an empty field removes that limit).
 import { useState, type FormEvent } from "react";
 import { api, type BudgetUse, type WorkspaceBudgets } from "../api";
+import { GuardrailChooser } from "./guardrail-chooser";
 import { ErrorText, formatDate, formatMoney, Money, Notice, TableScroll, useAction, useLoad } from "../components";
 
 function limitText(use: BudgetUse): string {
@@ -26,7 +27,8 @@ export function WorkspaceBudgetsSection(props: { base: string; manager: boolean 
           <p data-testid="workspace-budget">
             {b.month} (resets {formatDate(b.resets_at)}): workspace budget {limitText(b.budget)}; spent {formatMoney(b.budget.spent_usd)}, {formatMoney(b.budget.held_usd)} held in
             flight. Member budget: {b.member_monthly_budget_usd === null ? "no limit" : `${formatMoney(b.member_monthly_budget_usd)} each`}. Models:{" "}
-            {b.allowed_models === null ? "every model of the tier" : b.allowed_models.join(", ")}.
+            {b.allowed_models === null ? "every model of the tier" : b.allowed_models.join(", ")}. Guardrails switched on:{" "}
+            {(b.guardrails ?? []).length === 0 ? "none beyond the operator's" : (b.guardrails ?? []).join(", ")}.
           </p>
           <h3 id="models-title">Models</h3>
           {b.allowed_models === null ? (
@@ -82,6 +84,7 @@ function BudgetsForm(props: { current: WorkspaceBudgets; onSave: (body: Record<s
   const [tokens, setTokens] = useState(c.budget.tokens === null ? "" : String(c.budget.tokens));
   const [member, setMember] = useState(c.member_monthly_budget_usd ?? "");
   const [models, setModels] = useState((c.allowed_models ?? []).join(", "));
+  const [guardrails, setGuardrails] = useState(c.guardrails ?? []);
 
   async function save(event: FormEvent) {
     event.preventDefault();
@@ -94,6 +97,7 @@ function BudgetsForm(props: { current: WorkspaceBudgets; onSave: (body: Record<s
       monthly_token_budget: tokens.trim() === "" ? null : Number(tokens.trim()),
       member_monthly_budget_usd: member.trim() === "" ? null : member.trim(),
       allowed_models: list.length === 0 ? null : list,
+      guardrails,
     });
   }
 
@@ -115,6 +119,7 @@ function BudgetsForm(props: { current: WorkspaceBudgets; onSave: (body: Record<s
         Allowed models (comma-separated; empty: all)
         <input name="allowed_models" value={models} onChange={(e) => setModels(e.target.value)} />
       </label>
+      <GuardrailChooser chosen={guardrails} onChange={setGuardrails} label="Workspace guardrails" />
       <button type="submit" className="primary">
         Save budgets
       </button>
