@@ -18,6 +18,7 @@ import { registerRequestLogRoutes } from "./routes/request-log-routes.js";
 import { registerUsageRoutes } from "./routes/usage-routes.js";
 import { registerWorkspaceRoutes } from "./routes/workspace-routes.js";
 import { registerTagBudgetRoutes } from "./routes/tag-budget-routes.js";
+import { registerCacheSettingRoutes } from "./routes/cache-setting-routes.js";
 import { isSafeMethod, requireActive, requireSession } from "./session-auth.js";
 import { registerStaticRoutes } from "./static-files.js";
 import { fileTextFieldsOf, refuseUnstorableText } from "../core/stored-text.js";
@@ -53,6 +54,7 @@ export function registerDashboardRoutes(app: FastifyInstance, ctx: RouteContext)
         registerRequestLogRoutes(signedIn, ctx);
         registerWorkspaceRoutes(signedIn, ctx);
         registerTagBudgetRoutes(signedIn, ctx);
+        registerCacheSettingRoutes(signedIn, ctx);
         registerAdminRoutes(signedIn, ctx);
         registerCatalogRoutes(signedIn, ctx);
         registerCatalogEntityRoutes(signedIn, ctx);

@@ -12,7 +12,7 @@ import { ADMIN_CATALOG_ENTITY_OPERATIONS } from "./operations-catalog-entities.j
 import { DASHBOARD_OPERATIONS } from "./operations-dashboard.js";
 import { V1_OPERATIONS } from "./operations-v1.js";
 import { WORKSPACE_BUDGET_ADMIN_OPERATIONS, WORKSPACE_BUDGET_DASHBOARD_OPERATIONS } from "./operations-workspace-budgets.js";
-import { CACHE_SETTING_ADMIN_OPERATIONS } from "./operations-cache-settings.js";
+import { CACHE_SETTING_ADMIN_OPERATIONS, CACHE_SETTING_DASHBOARD_OPERATIONS } from "./operations-cache-settings.js";
 import { GEMINI_OPERATIONS } from "./operations-gemini.js";
 import { STRIPE_ADMIN_OPERATIONS, STRIPE_DASHBOARD_OPERATIONS, STRIPE_WEBHOOK_OPERATIONS } from "./operations-stripe.js";
 import { MCP_OPERATIONS } from "./operations-mcp.js";
@@ -79,4 +79,5 @@ export const OPERATIONS: readonly OperationSpec[] = [
   ...STRIPE_DASHBOARD_OPERATIONS,
   ...TAG_BUDGET_DASHBOARD_OPERATIONS,
   ...ALERT_DASHBOARD_OPERATIONS,
+  ...CACHE_SETTING_DASHBOARD_OPERATIONS,
 ];

@@ -373,6 +373,12 @@ describe.each(DATABASE_KINDS)("OpenAPI description on %s", (kind) => {
     expect(ws.status).toBe(201);
     const wsId: string = ws.body.workspace.id;
     expect((await dash.get("/workspaces")).status).toBe(200);
+    // The response cache's opt-in from the dashboard, per own key and per workspace.
+    for (const target of [`/keys/${keyId}`, `/workspaces/${wsId}`]) {
+      expect((await dash.patch(`${target}/cache`, { ttl_seconds: 60 })).status).toBe(200);
+      expect((await dash.get(`${target}/cache`)).status).toBe(200);
+      expect((await dash.delete(`${target}/cache`)).status).toBe(200);
+    }
     const invite = await dash.post(`/workspaces/${wsId}/invites`, { role: "admin" });
     expect(invite.status).toBe(201);
     const { account: other, client: otherDash } = await signedInAccount(gateway);

@@ -52,7 +52,7 @@ function workspaceView(ws: Workspace) {
   return { id: ws.id, name: ws.name, created_by: ws.createdBy, created_at: iso(ws.createdAt) };
 }
 
-async function membershipOf(ctx: RouteContext, workspaceId: string, me: Account): Promise<{ workspace: Workspace; role: Role }> {
+export async function membershipOf(ctx: RouteContext, workspaceId: string, me: Account): Promise<{ workspace: Workspace; role: Role }> {
   const role = await ctx.store.workspaces.roleOf(workspaceId, me.id);
   const workspace = role ? await ctx.store.workspaces.get(workspaceId) : null;
   if (!role || !workspace) {
@@ -78,7 +78,7 @@ async function readerOf(ctx: RouteContext, workspaceId: string, me: Account): Pr
   return { workspace, role: null };
 }
 
-function requireRole(role: Role, needed: Role, action: string): void {
+export function requireRole(role: Role, needed: Role, action: string): void {
   if (RANK[role] < RANK[needed]) {
     throw new GatewayError("forbidden", `Only a workspace ${needed === "owner" ? "owner" : "owner or admin"} may ${action}; your role is ${role}.`);
   }

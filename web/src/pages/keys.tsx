@@ -4,6 +4,7 @@
 import { useState, type FormEvent } from "react";
 import { api, type Key, type KeyLimits, type Workspace } from "../api";
 import { KeyTraffic } from "./key-traffic";
+import { CacheSettingSection } from "./cache-setting";
 import { capsDraftOf, KeyEditorDialog } from "./key-caps-form";
 import { ErrorText, formatDate, formatMoney, Link, Money, Notice, useAction, useLoad } from "../components";
 import { BalanceBanner } from "./balance-banner";
@@ -195,6 +196,7 @@ function KeyRow(props: { item: Key; run: (action: () => Promise<unknown>, done: 
   const [caps, setCaps] = useState(() => capsDraftOf(key));
   const policy = key.policy;
   const [showingTraffic, setShowingTraffic] = useState(false);
+  const [showingCache, setShowingCache] = useState(false);
 
   return (
     <tr data-key-id={key.id}>
@@ -267,6 +269,10 @@ function KeyRow(props: { item: Key; run: (action: () => Promise<unknown>, done: 
               Limits
             </button>
             {showingTraffic && <KeyTraffic keyId={key.id} label={label} />}
+            <button type="button" onClick={() => setShowingCache(!showingCache)} aria-expanded={showingCache} aria-label={`Response cache of ${label}`}>
+              Cache
+            </button>
+            {showingCache && <CacheSettingSection base={path} label={label} canChange={key.status !== "revoked"} />}
             {key.status === "exhausted" && (
               <button type="button" onClick={() => props.run(() => api("POST", `${path}/enable`, {}), `Key ${label} enabled.`)} aria-label={`Enable ${label}`}>
                 Enable

@@ -5,6 +5,7 @@ import { TagTable, TotalsTable, UsageChart } from "../chart";
 import { ErrorText, formatDate, Money, Notice, TableScroll, useAction, useLoad } from "../components";
 import { WorkspaceAlertsSection } from "./alerts";
 import { WorkspaceBudgetsSection } from "./workspace-budgets";
+import { CacheSettingSection } from "./cache-setting";
 
 interface Detail {
   workspace: Workspace;
@@ -148,6 +149,7 @@ export function WorkspacePage(props: { id: string; me: Account }) {
       </TableScroll>
       <WorkspaceBudgetsSection base={base} manager={manager} />
       {d.role === "owner" && <WorkspaceAlertsSection workspaceId={props.id} />}
+      {d.role && <CacheSettingSection base={base} label={d.workspace.name} canChange={manager} />}
       <h2>Shared usage (30 days)</h2>
       <ErrorText error={usage.error} />
       {usage.data && (
