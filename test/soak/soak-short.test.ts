@@ -2,8 +2,9 @@
 // `gateway serve --workers 2` on SQLite (bench/lib/soak/run.ts). Asserted: no unexpected outcome,
 // every kind of traffic seen, no hold left after the drain, the ledger exact against the client's
 // records, open fds flat within a small bound. The memory slope is reported, and asserted only
-// loosely: over three minutes it is dominated by noise (heap growth to its working size, GC timing),
-// so only a gross leak fails here; the 1 MiB per 10 minutes target is for the 30-minute run.
+// loosely (under 50 MiB per 10 minutes): over three minutes it is dominated by noise (heaps growing
+// to their working size, GC timing), so only a gross leak fails here; the 1 MiB per 10 minutes
+// target is for the 30-minute run (bench/soak.ts --minutes 30).
 // SOAK_SECONDS shortens or lengthens it (at least 30).
 import { describe, expect, it } from "vitest";
 import { renderSoakMarkdown } from "../../bench/lib/soak/report.js";
@@ -12,10 +13,18 @@ import { SOAK_KINDS } from "../../bench/lib/soak/traffic.js";
 
 const SECONDS = Math.max(30, Number(process.env.SOAK_SECONDS ?? "180"));
 const RATE = 10;
-/** Far above the short run's noise (a few MiB either way), far below a per-request leak (~1 KiB × 1,800 requests a run is ~2 MiB; a leak of a stream's buffers, tens of MiB). */
-const LOOSE_RSS_SLOPE_MIB_PER_10_MIN = 20;
-/** Open fds after warm-up, gateway and workers together: a few keep-alive sockets come and go. */
-const FD_SPREAD_BOUND = 24;
+/**
+ * Over two minutes after warm-up a heap still settling reads as a slope of tens of MiB per 10 minutes
+ * (26 in the first run: +6 MiB over 3 processes); a leak of 10 KiB a request at 10 req/s is 60.
+ */
+const LOOSE_RSS_SLOPE_MIB_PER_10_MIN = 50;
+/**
+ * Open fds after warm-up, gateway and workers together: each request in flight holds up to two (its
+ * client socket, its upstream socket), so the spread follows the concurrency at the sample instants,
+ * which spikes on a loaded host (93–130 seen). A leak of one fd for each request of a single kind
+ * (150 a run each of cancelled, failed upstream and failover) goes past it.
+ */
+const FD_SPREAD_BOUND = 64;
 
 describe("soak, short form", () => {
   it(

@@ -27,7 +27,7 @@ Samples every ${options.sampleEverySeconds} s; the trend is fitted after a ${opt
 |---|---|
 | RSS slope (gateway and workers), MiB per 10 min | ${trend.rssSlopeMiBPer10Min.toFixed(2)} (target < ${RSS_SLOPE_TARGET_MIB_PER_10_MIN}: ${verdict}${options.seconds < 1200 ? "; a short run: noise-dominated" : ""}) |
 | RSS min–max after warm-up, MiB | ${trend.rssMinMiB.toFixed(1)}–${trend.rssMaxMiB.toFixed(1)} |
-| open fds slope per 10 min; min–max | ${trend.fdSlopePer10Min.toFixed(2)}; ${trend.fdMin}–${trend.fdMax} |
+| open fds slope per 10 min; min–max (most requests in flight at a sample) | ${trend.fdSlopePer10Min.toFixed(2)}; ${trend.fdMin}–${trend.fdMax} (${trend.inFlightMax}) |
 | unexpected outcomes | ${result.unexpected.length} |
 | holds left after the drain | ${books.holdsLeft} (cleared ${books.holdsClearedAfterMs} ms after the drain) |
 | ledger exact for successful requests | ${books.exact ? "yes" : "NO"}: ${books.okRequests} requests, client ${formatUsd(books.clientTotalNano)} = ledger ${formatUsd(books.ledgerTotalForOkNano)} USD |

@@ -135,7 +135,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     const t0 = Date.now();
     const sample = () => {
       const s = sampleProcessTree(gatewayPid, (Date.now() - t0) / 1000);
-      if (s) samples.push(s);
+      if (s) samples.push({ ...s, inFlight: inFlight.size });
     };
     sample();
     const sampler = setInterval(sample, options.sampleEverySeconds * 1000);

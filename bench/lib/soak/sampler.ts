@@ -9,6 +9,8 @@ export interface ProcessSample {
   rssMiB: number;
   fds: number;
   processes: number;
+  /** Requests the client had in flight at the sample (each holds up to two of the gateway's fds). */
+  inFlight?: number;
 }
 
 function childPids(pid: number): number[] {
@@ -77,6 +79,7 @@ export interface TrendSummary {
   fdSlopePer10Min: number;
   fdMin: number;
   fdMax: number;
+  inFlightMax: number;
 }
 
 export function summarizeTrend(samples: ProcessSample[], warmUpSeconds: number): TrendSummary {
@@ -91,5 +94,6 @@ export function summarizeTrend(samples: ProcessSample[], warmUpSeconds: number):
     fdSlopePer10Min: slope(kept.map((s) => ({ x: s.t, y: s.fds }))) * 600,
     fdMin: fds.length ? Math.min(...fds) : 0,
     fdMax: fds.length ? Math.max(...fds) : 0,
+    inFlightMax: Math.max(0, ...kept.map((s) => s.inFlight ?? 0)),
   };
 }
