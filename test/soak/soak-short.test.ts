@@ -2,9 +2,9 @@
 // `gateway serve --workers 2` on SQLite (bench/lib/soak/run.ts). Asserted: no unexpected outcome,
 // every kind of traffic seen, no hold left after the drain, the ledger exact against the client's
 // records, open fds flat within a small bound. The memory slope is reported, and asserted only
-// loosely (under 50 MiB per 10 minutes): over three minutes it is dominated by noise (heaps growing
-// to their working size, GC timing), so only a gross leak fails here; the 1 MiB per 10 minutes
-// target is for the 30-minute run (bench/soak.ts --minutes 30).
+// loosely (under 100 MiB per 10 minutes): over three minutes it is dominated by noise (heaps
+// growing to their working size, GC timing), so only a gross leak fails here; the 1 MiB per 10
+// minutes target is for the 30-minute run (bench/soak.ts --minutes 30).
 // SOAK_SECONDS shortens or lengthens it (at least 30).
 import { describe, expect, it } from "vitest";
 import { renderSoakMarkdown } from "../../bench/lib/soak/report.js";
@@ -15,9 +15,10 @@ const SECONDS = Math.max(30, Number(process.env.SOAK_SECONDS ?? "180"));
 const RATE = 10;
 /**
  * Over two minutes after warm-up a heap still settling reads as a slope of tens of MiB per 10 minutes
- * (26 in the first run: +6 MiB over 3 processes); a leak of 10 KiB a request at 10 req/s is 60.
+ * either way (four runs: +26, −23, +7, +46); only a gross leak (over ~17 KiB a request at 10 req/s)
+ * passes 100. Whether the slope is really flat is for the 30-minute run.
  */
-const LOOSE_RSS_SLOPE_MIB_PER_10_MIN = 50;
+const LOOSE_RSS_SLOPE_MIB_PER_10_MIN = 100;
 /**
  * Open fds after warm-up, gateway and workers together: each request in flight holds up to two (its
  * client socket, its upstream socket), so the spread follows the concurrency at the sample instants,
