@@ -2,6 +2,8 @@
 // parent over IPC). POST .../chat/completions answers a small fixed completion, or, when the body
 // asks for a stream, about 10 SSE chunks (role, 8 content pieces, finish, usage when asked, [DONE]),
 // each written in its own event-loop turn. BENCH_MOCK_LATENCY_MS adds a fixed delay before the answer.
+// For the soak (bench/soak.ts): a key containing "fail" gets 429 (failover to the next key), the
+// upstream model "upstream-error" a 500, and "upstream-slow" a stream paced 40 ms a frame.
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 
@@ -41,11 +43,22 @@ const server = createServer((req, res) => {
       res.end('{"error":{"message":"not found","type":"invalid_request_error"}}');
       return;
     }
+    if (req.headers.authorization?.includes("fail")) {
+      res.writeHead(429, { "content-type": "application/json", "retry-after": "1" });
+      res.end('{"error":{"message":"rate limited","type":"rate_limit_error"}}');
+      return;
+    }
     const body = Buffer.concat(parts).toString("utf8");
+    if (body.includes('"upstream-error"')) {
+      res.writeHead(500, { "content-type": "application/json" });
+      res.end('{"error":{"message":"upstream failure","type":"server_error"}}');
+      return;
+    }
     // Cheap checks instead of JSON.parse: the mock must cost as little CPU as possible.
     const stream = /"stream"\s*:\s*true/.test(body);
     const usage = /"include_usage"\s*:\s*true/.test(body);
-    const answer = () => (stream ? sendStream(res, usage) : sendJson(res));
+    const paceMs = body.includes('"upstream-slow"') ? SLOW_FRAME_MS : 0;
+    const answer = () => (stream ? sendStream(res, usage, paceMs) : sendJson(res));
     if (latencyMs > 0) setTimeout(answer, latencyMs);
     else answer();
   });
@@ -58,7 +71,9 @@ function sendJson(res: import("node:http").ServerResponse): void {
 
 // One frame per event-loop turn, so the frames leave as separate writes (separate TCP segments),
 // as a real model's tokens do, instead of one coalesced buffer.
-function sendStream(res: import("node:http").ServerResponse, usage: boolean): void {
+const SLOW_FRAME_MS = 40;
+
+function sendStream(res: import("node:http").ServerResponse, usage: boolean, paceMs: number): void {
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
   const frames = usage ? [...STREAM_FRAMES, USAGE_FRAME] : STREAM_FRAMES;
   let i = 0;
@@ -66,7 +81,8 @@ function sendStream(res: import("node:http").ServerResponse, usage: boolean): vo
     if (res.destroyed) return;
     if (i < frames.length) {
       res.write(frames[i++]!);
-      setImmediate(next);
+      if (paceMs > 0) setTimeout(next, paceMs);
+      else setImmediate(next);
     } else res.end(DONE);
   };
   next();
