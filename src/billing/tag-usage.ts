@@ -1,13 +1,14 @@
 // Spend by tag (docs/billing.md, "Tags and tag budgets"): the charged ledger rows' tags (ledger_tags,
 // migration 0030) summed per tag over a window. Each query reads an index: an account's tags by
 // ledger_tags_account_time; a key's (and a workspace's keys') by the ledger's ledger_key_time, each
-// row's tags then by ledger_tags' primary key (ledger_id, tag). A row with several tags counts in
+// row's tags then by ledger_tags' primary key (ledger_id, tag); every account's (the operator's report)
+// by the ledger's ledger_time, then the same primary key. A row with several tags counts in
 // each, so the tags' sums may add up to more than the total: each answers "what did this tag cost".
 import { sql, type Kysely } from "kysely";
 import { formatUsd } from "../core/money.js";
 import type { Database } from "../store/tables.js";
 
-export type TagUsageScope = { accountId: string } | { keyId: string } | { workspaceId: string };
+export type TagUsageScope = { accountId: string } | { keyId: string } | { workspaceId: string } | { allAccounts: true };
 
 export interface TagUsageJson {
   tag: string;
@@ -31,6 +32,10 @@ export function tagUsageQuery(scope: TagUsageScope, start: number, end: number) 
   if ("accountId" in scope) {
     return sql<TagRow>`select ${sums} from ledger_tags t
       where t.account_id = ${scope.accountId} and t.created_at >= ${from} and t.created_at < ${to} group by t.tag`;
+  }
+  if ("allAccounts" in scope) {
+    return sql<TagRow>`select ${sums} from ledger l join ledger_tags t on t.ledger_id = l.id
+      where l.created_at >= ${from} and l.created_at < ${to} group by t.tag`;
   }
   const keys = "keyId" in scope ? sql`l.key_id = ${scope.keyId}` : sql`l.key_id in (select id from keys where workspace_id = ${scope.workspaceId})`;
   return sql<TagRow>`select ${sums} from ledger l join ledger_tags t on t.ledger_id = l.id
