@@ -118,7 +118,7 @@ type AllAccountsRow = UsageSumsRow & { account_id: string; model: string | null;
  * Usage of every account over the last `days` UTC days (today included), for administrators: totals
  * by account (with its email), by model and by provider. One grouped scan of the window's rollup rows.
  */
-export async function usageAcrossAccounts(db: Kysely<Database>, days: number, now = Date.now()) {
+export async function usageAcrossAccounts({ db, dialect }: LedgerDatabase, days: number, now = Date.now()) {
   const today = Math.floor(now / DAY_MS);
   const start = BigInt((today - days + 1) * DAY_MS);
   const end = BigInt((today + 1) * DAY_MS);
@@ -139,7 +139,7 @@ export async function usageAcrossAccounts(db: Kysely<Database>, days: number, no
     by_model: [...byModel].sort(byCost).map(([model, t]) => ({ model, ...view(t) })),
     by_provider: [...byProvider].sort(byCost).map(([provider, t]) => ({ provider, ...view(t) })),
     by_workspace: await workspaceRows(db, byWorkspace),
-    by_tag: await tagUsage(db, { allAccounts: true }, Number(start), Number(end)),
+    by_tag: await tagUsage(db, { allAccounts: dialect }, Number(start), Number(end)),
   };
 }
 
