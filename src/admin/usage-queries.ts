@@ -149,6 +149,7 @@ interface LedgerPageBase {
   kind: string;
   key_id: string | null;
   key_name: string | null;
+  workspace_id: string | null;
   request_id: string;
   model: string | null;
   provider: string | null;
@@ -195,6 +196,8 @@ export function ledgerPageQuery({ db, dialect }: LedgerDatabase, accountId: stri
       "ledger.kind",
       "ledger.key_id",
       "keys.name as key_name",
+      // The key's workspace now (a key's workspace is set when it is made); null: none, or the key is deleted.
+      "keys.workspace_id",
       "ledger.request_id",
       "ledger.model",
       "ledger.provider",
@@ -231,6 +234,7 @@ export function ledgerRowView(row: LedgerPageRow) {
     kind: row.kind,
     key_id: row.key_id,
     key_name: row.key_name,
+    workspace_id: row.workspace_id,
     request_id: row.request_id,
     model: row.model,
     provider: row.provider,
@@ -288,6 +292,7 @@ export const LEDGER_CSV_COLUMNS: readonly string[] = [
   "kind",
   "key_id",
   "key_name",
+  "workspace_id",
   "request_id",
   "model",
   "provider",

@@ -67,6 +67,7 @@ export const ledgerRowViewSchema = z.object({
   kind: z.string(),
   key_id: z.string().nullable(),
   key_name: z.string().nullable(),
+  workspace_id: z.string().nullable().describe("The key's workspace; null: none, or the key is deleted"),
   request_id: z.string(),
   model: z.string().nullable(),
   provider: z.string().nullable(),

@@ -93,6 +93,13 @@ describe.each(DATABASE_KINDS)("usage by workspace and member on %s", (kind) => {
     expect(viaApi.status).toBe(200);
     expect(pick(((await viaApi.json()) as { by_workspace: Row[] }).by_workspace, "workspace_id")).toEqual(byWorkspace);
 
+    // The ledger CSV names each row's workspace (the key's).
+    const csv = (await owner.client.get("/ledger.csv")).text.trim().split("\r\n");
+    const column = csv[0]!.split(",").indexOf("workspace_id");
+    expect(column).toBe(5);
+    const cells = csv.slice(1).map((line) => line.split(",")[column]);
+    expect([cells.filter((c) => c === alpha).length, cells.filter((c) => c === beta).length]).toEqual([2, 1]);
+
     // A workspace's usage by member: the keys' owners, read by any member.
     const alphaUsage = await member.client.get(`/workspaces/${alpha}/usage?days=7`);
     expect(alphaUsage.status).toBe(200);
