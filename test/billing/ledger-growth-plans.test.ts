@@ -123,7 +123,7 @@ for (const kind of DATABASE_KINDS) {
       expect(across, across).not.toMatch(/ledger/);
     });
 
-    it("the report across accounts by workspace and by tag: the window's rollup or ledger rows, keys and tags by primary key", async () => {
+    it("the report across accounts by workspace and by tag: the window's rollup rows (keys by primary key), each account's range of ledger_tags_account_time", async () => {
       const today = Math.floor(NOW / DAY);
       const workspaces = await planOf(store, usageByWorkspaceQuery((today - 6) * 24, (today + 1) * 24));
       expect(workspaces, workspaces).toMatch(/usage_hourly_hour|usage_hourly_account|USING PRIMARY KEY \(ANY\(key_id\)/);
