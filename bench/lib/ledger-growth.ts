@@ -187,7 +187,7 @@ async function measureOne(kind: "sqlite" | "postgres", options: LedgerGrowthOpti
     const now = fill.now;
     const usage = await timed(40, () => keyUsage(db, fill.busyKeyId, {}, now));
     const dashboardUsage = await timed(20, () => usageSummary(db, { accountId: fill.busyAccountId }, 30, now));
-    const adminUsage = await timed(10, () => usageAcrossAccounts(db, 7, now));
+    const adminUsage = await timed(10, () => usageAcrossAccounts(filled, 7, now));
     const ledgerFirstPage = await timed(40, () => ledgerPage(filled, fill.busyAccountId, { limit: 51 }));
     const top = (await ledgerPage(filled, fill.busyAccountId, { limit: 1 }))[0]!.id;
     let cursor = top;

@@ -7,7 +7,8 @@
 import { formatPriceFactor } from "../core/price-factor.js";
 import { sql, type Kysely } from "kysely";
 import { BASE_COUNT_COLUMNS, CACHE_SAVING_COLUMN, DIMENSIONS, LEDGER_DIMENSION_COLUMNS } from "../core/dimensions.js";
-import { addSums, emptyTotals, usageTotalsJson, type UsageSumsRow, type UsageTotals } from "../billing/usage-report.js";
+import { addSums, emptyTotals, type UsageSumsRow, type UsageTotals } from "../billing/usage-report.js";
+import { byCost, memberRows, usageByWorkspaceQuery, view, workspaceRows } from "./usage-breakdowns.js";
 import { HOUR_MS, HOURS_PER_DAY, rollupSumsSql } from "../billing/usage-rollup.js";
 import { formatUsd } from "../core/money.js";
 import { tagUsage } from "../billing/tag-usage.js";
@@ -16,19 +17,9 @@ import type { Database } from "../store/tables.js";
 
 export const DAY_MS = 86_400_000;
 
-type GroupRow = UsageSumsRow & { key_id: string | null; model: string | null; day: bigint };
+type GroupRow = UsageSumsRow & { key_id: string | null; account_id: string; model: string | null; day: bigint };
 
 export type UsageScope = { accountId: string } | { workspaceId: string };
-
-/** Totals as the views show them: the counts, tokens (input + output), spend per dimension and caching. */
-function view(t: UsageTotals) {
-  return { ...usageTotalsJson(t), tokens: t.inputTokens + t.outputTokens };
-}
-
-/** Dearest first; equal costs by name. */
-function byCost(a: [string, UsageTotals], b: [string, UsageTotals]): number {
-  return b[1].cost > a[1].cost ? 1 : b[1].cost < a[1].cost ? -1 : a[0] < b[0] ? -1 : 1;
-}
 
 /** A view's window, [start, end) in ms, its length in days, and the totals over it. */
 function windowView(start: bigint, end: bigint, days: number, totals: UsageTotals) {
@@ -48,10 +39,11 @@ function bucket<K>(map: Map<K, UsageTotals>, key: K): UsageTotals {
  */
 export function usageSummaryQuery(scope: UsageScope, firstHour: number, endHour: number) {
   const filter = "accountId" in scope ? sql`account_id = ${scope.accountId}` : sql`key_id in (select id from keys where workspace_id = ${scope.workspaceId})`;
-  return sql<GroupRow>`select nullif(key_id, '') as key_id, nullif(model, '') as model, hour / ${sql.lit(HOURS_PER_DAY)} as day, ${rollupSumsSql()}
+  // account_id follows from key_id (a key has one owner): grouping by it adds no groups.
+  return sql<GroupRow>`select nullif(key_id, '') as key_id, account_id, nullif(model, '') as model, hour / ${sql.lit(HOURS_PER_DAY)} as day, ${rollupSumsSql()}
     from usage_hourly
     where ${filter} and hour >= ${BigInt(firstHour)} and hour < ${BigInt(endHour)}
-    group by key_id, model, hour / ${sql.lit(HOURS_PER_DAY)}`;
+    group by key_id, account_id, model, hour / ${sql.lit(HOURS_PER_DAY)}`;
 }
 
 /** Every account's groups (account, model, provider) over whole hours, from the rollup (usage_hourly_hour). */
@@ -70,23 +62,36 @@ export async function usageSummary(db: Kysely<Database>, scope: UsageScope, days
   const end = BigInt((today + 1) * DAY_MS);
   const { rows } = await usageSummaryQuery(scope, firstDay * HOURS_PER_DAY, (today + 1) * HOURS_PER_DAY).execute(db);
 
-  const totals = emptyTotals();
-  const byDay = new Map<number, UsageTotals>();
-  const byKey = new Map<string, UsageTotals>();
-  const byModel = new Map<string, UsageTotals>();
-  for (const row of rows) {
-    for (const target of [totals, bucket(byDay, Number(row.day)), bucket(byKey, row.key_id ?? ""), bucket(byModel, row.model ?? "unknown")]) addSums(target, row);
-  }
-  const keyIds = [...byKey.keys()].filter(Boolean);
+  const keyIds = [...new Set(rows.map((r) => r.key_id ?? ""))].filter(Boolean);
   const keys = keyIds.length
     ? await db
         .selectFrom("keys")
         .leftJoin("accounts", "accounts.id", "keys.account_id")
-        .select(["keys.id", "keys.name", "keys.prefix", "keys.status", "accounts.email"])
+        .select(["keys.id", "keys.name", "keys.prefix", "keys.status", "keys.workspace_id", "accounts.email"])
         .where("keys.id", "in", keyIds)
         .execute()
     : [];
   const keyInfo = new Map(keys.map((k) => [k.id, k]));
+
+  const totals = emptyTotals();
+  const byDay = new Map<number, UsageTotals>();
+  const byKey = new Map<string, UsageTotals>();
+  const byModel = new Map<string, UsageTotals>();
+  // "" for keys in no workspace (and deleted keys, whose workspace is gone with them).
+  const byWorkspace = new Map<string, UsageTotals>();
+  const byMember = new Map<string, UsageTotals>();
+  for (const row of rows) {
+    const workspace = keyInfo.get(row.key_id ?? "")?.workspace_id ?? "";
+    const targets = [
+      totals,
+      bucket(byDay, Number(row.day)),
+      bucket(byKey, row.key_id ?? ""),
+      bucket(byModel, row.model ?? "unknown"),
+      bucket(byWorkspace, workspace),
+      bucket(byMember, row.account_id),
+    ];
+    for (const target of targets) addSums(target, row);
+  }
 
   const series = [];
   for (let day = firstDay; day <= today; day++) {
@@ -102,6 +107,8 @@ export async function usageSummary(db: Kysely<Database>, scope: UsageScope, days
     }),
     by_model: [...byModel].sort(byCost).map(([model, t]) => ({ model, ...view(t) })),
     by_tag: await tagUsage(db, scope, Number(start), Number(end)),
+    by_workspace: await workspaceRows(db, byWorkspace),
+    by_member: await memberRows(db, byMember),
   };
 }
 
@@ -111,7 +118,7 @@ type AllAccountsRow = UsageSumsRow & { account_id: string; model: string | null;
  * Usage of every account over the last `days` UTC days (today included), for administrators: totals
  * by account (with its email), by model and by provider. One grouped scan of the window's rollup rows.
  */
-export async function usageAcrossAccounts(db: Kysely<Database>, days: number, now = Date.now()) {
+export async function usageAcrossAccounts({ db, dialect }: LedgerDatabase, days: number, now = Date.now()) {
   const today = Math.floor(now / DAY_MS);
   const start = BigInt((today - days + 1) * DAY_MS);
   const end = BigInt((today + 1) * DAY_MS);
@@ -123,13 +130,16 @@ export async function usageAcrossAccounts(db: Kysely<Database>, days: number, no
   for (const row of rows) {
     for (const target of [totals, bucket(byAccount, row.account_id), bucket(byModel, row.model ?? "unknown"), bucket(byProvider, row.provider ?? "unknown")]) addSums(target, row);
   }
-  const ids = [...byAccount.keys()];
-  const emails = new Map(ids.length ? (await db.selectFrom("accounts").select(["id", "email"]).where("id", "in", ids).execute()).map((a) => [a.id, a.email] as const) : []);
+  const workspaces = await usageByWorkspaceQuery(Number(start / BigInt(HOUR_MS)), Number(end / BigInt(HOUR_MS))).execute(db);
+  const byWorkspace = new Map<string, UsageTotals>();
+  for (const row of workspaces.rows) addSums(bucket(byWorkspace, row.workspace_id ?? ""), row);
   return {
     ...windowView(start, end, days, totals),
-    by_account: [...byAccount].sort(byCost).map(([accountId, t]) => ({ account_id: accountId, email: emails.get(accountId) ?? null, ...view(t) })),
+    by_account: await memberRows(db, byAccount),
     by_model: [...byModel].sort(byCost).map(([model, t]) => ({ model, ...view(t) })),
     by_provider: [...byProvider].sort(byCost).map(([provider, t]) => ({ provider, ...view(t) })),
+    by_workspace: await workspaceRows(db, byWorkspace),
+    by_tag: await tagUsage(db, { allAccounts: dialect }, Number(start), Number(end)),
   };
 }
 
@@ -139,6 +149,7 @@ interface LedgerPageBase {
   kind: string;
   key_id: string | null;
   key_name: string | null;
+  workspace_id: string | null;
   request_id: string;
   model: string | null;
   provider: string | null;
@@ -185,6 +196,8 @@ export function ledgerPageQuery({ db, dialect }: LedgerDatabase, accountId: stri
       "ledger.kind",
       "ledger.key_id",
       "keys.name as key_name",
+      // The key's workspace now (a key's workspace is set when it is made); null: none, or the key is deleted.
+      "keys.workspace_id",
       "ledger.request_id",
       "ledger.model",
       "ledger.provider",
@@ -221,6 +234,7 @@ export function ledgerRowView(row: LedgerPageRow) {
     kind: row.kind,
     key_id: row.key_id,
     key_name: row.key_name,
+    workspace_id: row.workspace_id,
     request_id: row.request_id,
     model: row.model,
     provider: row.provider,
@@ -278,6 +292,7 @@ export const LEDGER_CSV_COLUMNS: readonly string[] = [
   "kind",
   "key_id",
   "key_name",
+  "workspace_id",
   "request_id",
   "model",
   "provider",

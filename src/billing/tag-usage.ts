@@ -1,13 +1,16 @@
 // Spend by tag (docs/billing.md, "Tags and tag budgets"): the charged ledger rows' tags (ledger_tags,
 // migration 0030) summed per tag over a window. Each query reads an index: an account's tags by
 // ledger_tags_account_time; a key's (and a workspace's keys') by the ledger's ledger_key_time, each
-// row's tags then by ledger_tags' primary key (ledger_id, tag). A row with several tags counts in
+// row's tags then by ledger_tags' primary key (ledger_id, tag); every account's (the operator's report)
+// by ledger_tags_account_time, one range per account. A row with several tags counts in
 // each, so the tags' sums may add up to more than the total: each answers "what did this tag cost".
 import { sql, type Kysely } from "kysely";
 import { formatUsd } from "../core/money.js";
 import type { Database } from "../store/tables.js";
+import type { Dialect } from "../store/dialect.js";
 
-export type TagUsageScope = { accountId: string } | { keyId: string } | { workspaceId: string };
+/** allAccounts: every account's tags (the operator's report), on the database named. */
+export type TagUsageScope = { accountId: string } | { keyId: string } | { workspaceId: string } | { allAccounts: Dialect };
 
 export interface TagUsageJson {
   tag: string;
@@ -31,6 +34,18 @@ export function tagUsageQuery(scope: TagUsageScope, start: number, end: number) 
   if ("accountId" in scope) {
     return sql<TagRow>`select ${sums} from ledger_tags t
       where t.account_id = ${scope.accountId} and t.created_at >= ${from} and t.created_at < ${to} group by t.tag`;
+  }
+  if ("allAccounts" in scope) {
+    // Each account's range of ledger_tags_account_time (the ledger has no time index since 0018).
+    // PostgreSQL hashes the join and reads the whole table unless told: a lateral subquery per account.
+    if (scope.allAccounts === "postgres") {
+      return sql<TagRow>`select x.tag, sum(x.requests) as requests, sum(x.cost) as cost, sum(x.tokens) as tokens
+        from accounts a cross join lateral (select ${sums} from ledger_tags t
+          where t.account_id = a.id and t.created_at >= ${from} and t.created_at < ${to} group by t.tag) x
+        group by x.tag`;
+    }
+    return sql<TagRow>`select ${sums} from accounts a join ledger_tags t on t.account_id = a.id
+      where t.created_at >= ${from} and t.created_at < ${to} group by t.tag`;
   }
   const keys = "keyId" in scope ? sql`l.key_id = ${scope.keyId}` : sql`l.key_id in (select id from keys where workspace_id = ${scope.workspaceId})`;
   return sql<TagRow>`select ${sums} from ledger l join ledger_tags t on t.ledger_id = l.id

@@ -4,6 +4,11 @@ import { z } from "zod";
 import { BASE_COUNT_COLUMNS, DIMENSIONS } from "../core/dimensions.js";
 import { usdText, isoTime, nullableIso, count, summaryShape, requestCountsShape, tagUsageView } from "./response-schema-parts.js";
 
+/** workspaceRows (admin/usage-breakdowns.ts). */
+const workspaceUsageView = z.array(z.object({ workspace_id: z.string().nullable(), name: z.string().nullable(), ...summaryShape }));
+/** memberRows (admin/usage-breakdowns.ts). */
+const memberUsageView = z.array(z.object({ account_id: z.string(), email: z.string().nullable(), ...summaryShape }));
+
 export const inviteViewSchema = z.object({
   id: z.string(),
   workspace_id: z.string(),
@@ -35,9 +40,11 @@ export const usageSummarySchema = z.object({
   ),
   by_model: z.array(z.object({ model: z.string(), ...summaryShape })),
   by_tag: tagUsageView,
+  by_workspace: workspaceUsageView.describe("Spend per workspace of the keys (workspace_id null: keys in no workspace, or deleted), dearest first"),
+  by_member: memberUsageView.describe("Spend per member: the account owning the keys, dearest first"),
 });
 
-/** usageAcrossAccounts (admin/usage-queries.ts): every account's usage, by account, model and provider. */
+/** usageAcrossAccounts (admin/usage-queries.ts): every account's usage, by account, model, provider, workspace and tag. */
 export const usageAcrossAccountsSchema = z.object({
   start: isoTime,
   end: isoTime,
@@ -46,6 +53,8 @@ export const usageAcrossAccountsSchema = z.object({
   by_account: z.array(z.object({ account_id: z.string(), email: z.string().nullable(), ...summaryShape })),
   by_model: z.array(z.object({ model: z.string(), ...summaryShape })),
   by_provider: z.array(z.object({ provider: z.string(), ...summaryShape })),
+  by_workspace: workspaceUsageView.describe("Spend per workspace across every account (workspace_id null: keys in no workspace, deleted keys, the operator's own tests)"),
+  by_tag: tagUsageView.describe("Spend per tag across every account; a request with several tags counts in each"),
 });
 
 /**
@@ -58,6 +67,7 @@ export const ledgerRowViewSchema = z.object({
   kind: z.string(),
   key_id: z.string().nullable(),
   key_name: z.string().nullable(),
+  workspace_id: z.string().nullable().describe("The key's workspace; null: none, or the key is deleted"),
   request_id: z.string(),
   model: z.string().nullable(),
   provider: z.string().nullable(),

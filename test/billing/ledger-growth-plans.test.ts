@@ -10,6 +10,8 @@ import { keyUsageQuery } from "../../src/billing/usage-queries.js";
 import { HOUR_MS, keyRollupQuery, splitWindow } from "../../src/billing/usage-rollup.js";
 import { CSV_PAGE_ROWS } from "../../src/dashboard/ledger-csv.js";
 import { ledgerPageQuery, usageAcrossAccountsQuery, usageSummaryQuery } from "../../src/admin/usage-queries.js";
+import { usageByWorkspaceQuery } from "../../src/admin/usage-breakdowns.js";
+import { tagUsageQuery } from "../../src/billing/tag-usage.js";
 import type { Store } from "../../src/store/index.js";
 import { pruneQueries } from "../../src/store/ledger-store.js";
 import { SUMMED_COLUMNS } from "../../src/billing/usage-report.js";
@@ -119,6 +121,20 @@ for (const kind of DATABASE_KINDS) {
       );
       expect(across, across).not.toMatch(/SCAN usage_hourly(?! USING)|Seq Scan on usage_hourly/);
       expect(across, across).not.toMatch(/ledger/);
+    });
+
+    it("the report across accounts by workspace and by tag: the window's rollup rows (keys by primary key), each account's range of ledger_tags_account_time", async () => {
+      const today = Math.floor(NOW / DAY);
+      const workspaces = await planOf(store, usageByWorkspaceQuery((today - 6) * 24, (today + 1) * 24));
+      expect(workspaces, workspaces).toMatch(/usage_hourly_hour|usage_hourly_account|USING PRIMARY KEY \(ANY\(key_id\)/);
+      expect(workspaces, workspaces).not.toMatch(/SCAN u(?! USING)|Seq Scan on usage_hourly/);
+      // The generator writes no tags: one on every other usage row, so that the plan reads a tagged ledger.
+      await sql`insert into ledger_tags (ledger_id, tag, account_id, created_at, cost_nano, tokens)
+        select id, 'team=plan', account_id, created_at, cost_nano, input_tokens + output_tokens from ledger where kind = 'usage' and id % 2 = 0`.execute(store.db);
+      await sql`analyze`.execute(store.db);
+      const tags = await planOf(store, tagUsageQuery({ allAccounts: store.dialect }, (today - 6) * DAY, (today + 1) * DAY));
+      expect(tags, tags).toMatch(/ledger_tags_account_time/);
+      expect(tags, tags).not.toMatch(/SCAN [lt](?! USING)|Seq Scan on ledger/);
     });
 
     it("the ledger page and the CSV's pages: a backward range of ledger_account_chain, no sort", async () => {

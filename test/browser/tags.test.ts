@@ -1,5 +1,5 @@
 // Tags in a real browser (docs/billing.md, "Tags and tag budgets"): an administrator's usage page shows
-// the By tag table for the requests of a key with a default tag and a header's tag; on Teams, the
+// the By tag table (and its CSV link) and the By workspace table for the requests of a key with a default tag and a header's tag; on Teams, the
 // administrator sets a budget on a tag with the form, sees it with this month's spend, and removes it.
 // Shot at 1280 px into test-output/screenshots/ (tags-*.png).
 import { join } from "node:path";
@@ -59,6 +59,14 @@ describe.skipIf(SKIP_BROWSER)("tags and tag budgets, in Chromium", () => {
       ["env=prod", "1", "1100", formatMoney(spent)],
       ["project=atlas", "1", "1100", formatMoney(spent)],
     ]);
+    // The table as CSV, from its caption's link: every digit, as the API gives it.
+    const href = await table.getByRole("link", { name: "CSV" }).getAttribute("href");
+    expect(decodeURIComponent(href!.replace(/^data:text\/csv;charset=utf-8,/, ""))).toBe(
+      `tag,requests,tokens,cost_usd\r\nenv=prod,1,1100,${spent}\r\nproject=atlas,1,1100,${spent}\r\n`,
+    );
+    // The key is in no workspace.
+    const workspaces = await page.getByRole("table", { name: "By workspace" }).locator("tbody tr").allInnerTexts();
+    expect(workspaces.map((r) => r.split("\t").map((c) => c.trim()))).toEqual([["(no workspace)", "1", "1000", "100", formatMoney(spent)]]);
     await page.screenshot({ path: join(SHOTS, "tags-usage-1280.png"), fullPage: true });
   });
 

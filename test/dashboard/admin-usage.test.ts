@@ -128,7 +128,7 @@ describe.each(DATABASE_KINDS)("dashboard admin and usage on %s", (kind) => {
     expect(csv.headers.get("content-disposition")).toMatch(/^attachment; filename="ledger-\d{4}-\d{2}-\d{2}\.csv"$/);
     const lines = csv.text.trim().split("\r\n");
     expect(lines[0]).toBe(
-      "id,created_at,kind,key_id,key_name,request_id,model,provider,route,deployment,input_tokens,cached_tokens,output_tokens,reasoning_tokens,cost_usd,estimated,note,price_factor," +
+      "id,created_at,kind,key_id,key_name,workspace_id,request_id,model,provider,route,deployment,input_tokens,cached_tokens,output_tokens,reasoning_tokens,cost_usd,estimated,note,price_factor," +
         "cache_write_5m_tokens,cache_write_1h_tokens,web_search_calls,images,video_seconds," +
         "input_cost_usd,cached_input_cost_usd,cache_write_5m_cost_usd,cache_write_1h_cost_usd,output_cost_usd,web_search_cost_usd,request_cost_usd,image_cost_usd,video_second_cost_usd,cache_saving_usd,tags",
     );

@@ -131,15 +131,15 @@ for (const kind of DATABASE_KINDS) {
         const fromLedger = foldKeyUsage(keyId, start, end, (await keyUsageQuery(keyId, start, end).execute(store.db)).rows);
         expect(await billing.keyUsage(keyId, { start, end })).toEqual(fromLedger);
       }
-      // The dashboard's grouping (key, model, day) over whole days, against the same grouping of the ledger.
+      // The dashboard's grouping (key, its account, model, day) over whole days, against the same grouping of the ledger.
       const firstDay = Math.floor(first / DAY);
       const days = Math.ceil((last - firstDay * DAY) / DAY);
       const fromRollup = (await usageSummaryQuery({ accountId }, firstDay * 24, (firstDay + days) * 24).execute(store.db)).rows;
       const fromLedger = (
-        await sql`select key_id, model, created_at / ${sql.lit(DAY)} as day, count(*) as requests,
+        await sql`select key_id, account_id, model, created_at / ${sql.lit(DAY)} as day, count(*) as requests,
           ${sql.join(SUMMED_COLUMNS.map((c) => sql`cast(sum(${sql.ref(c)}) as bigint) as ${sql.ref(c)}`))}
           from ledger where account_id = ${accountId} and kind = 'usage' and created_at >= ${BigInt(firstDay * DAY)} and created_at < ${BigInt((firstDay + days) * DAY)}
-          group by key_id, model, created_at / ${sql.lit(DAY)}`.execute(store.db)
+          group by key_id, account_id, model, created_at / ${sql.lit(DAY)}`.execute(store.db)
       ).rows;
       const sorted = (rows: unknown[]) => plain(rows).sort((a, b) => (JSON.stringify(a) < JSON.stringify(b) ? -1 : 1));
       expect(fromRollup.length).toBeGreaterThan(2);

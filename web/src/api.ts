@@ -237,6 +237,10 @@ export interface UsageSummary {
   by_model: Array<Totals & { model: string }>;
   /** Spend per tag (x-gateway-tags and the keys' default tags). */
   by_tag: TagUsage[];
+  /** Spend per workspace of the keys; workspace_id null: keys in none (or deleted). */
+  by_workspace: Array<Totals & { workspace_id: string | null; name: string | null }>;
+  /** Spend per member: the account owning the keys. */
+  by_member: Array<Totals & { account_id: string; email: string | null }>;
 }
 
 export interface TagUsage {

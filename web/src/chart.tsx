@@ -62,10 +62,40 @@ export function UsageChart(props: { days: Array<Totals & { day: string }>; title
   );
 }
 
-export function TotalsTable(props: { caption: string; first: string; rows: Array<Totals & { label: string }> }) {
+/** RFC 4180 quoting, and a leading quote on text a spreadsheet would run as a formula (as the server's CSVs). */
+function csvCell(value: string | number): string {
+  let text = String(value);
+  if (typeof value === "string" && /^[=+\-@\t\r]/.test(text)) text = `'${text}`;
+  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+}
+
+/** A breakdown table as a CSV file the browser saves: the figures as the API gives them, every digit. */
+export function CsvLink(props: { file: string; header: string[]; rows: Array<Array<string | number>> }) {
+  const text = [props.header, ...props.rows].map((cells) => `${cells.map(csvCell).join(",")}\r\n`).join("");
+  return (
+    <a className="csv-link" href={`data:text/csv;charset=utf-8,${encodeURIComponent(text)}`} download={props.file}>
+      CSV
+    </a>
+  );
+}
+
+/** csv: the file name of the table's CSV link; none: no link. */
+export function TotalsTable(props: { caption: string; first: string; rows: Array<Totals & { label: string }>; csv?: string }) {
   return (
     <table>
-      <caption>{props.caption}</caption>
+      <caption>
+        {props.caption}
+        {props.csv && (
+          <>
+            {" "}
+            <CsvLink
+              file={props.csv}
+              header={[props.first.toLowerCase(), "requests", "input_tokens", "output_tokens", "tokens", "cost_usd"]}
+              rows={props.rows.map((r) => [r.label, r.requests, r.input_tokens, r.output_tokens, r.tokens, r.cost_usd])}
+            />
+          </>
+        )}
+      </caption>
       <thead>
         <tr>
           <th scope="col">{props.first}</th>
@@ -98,10 +128,18 @@ export function TotalsTable(props: { caption: string; first: string; rows: Array
 }
 
 /** Spend per tag (by_tag): a request with two tags counts in both, so the rows may add up to more than the total. */
-export function TagTable(props: { caption: string; rows: TagUsage[] }) {
+export function TagTable(props: { caption: string; rows: TagUsage[]; csv?: string }) {
   return (
     <table>
-      <caption>{props.caption}</caption>
+      <caption>
+        {props.caption}
+        {props.csv && (
+          <>
+            {" "}
+            <CsvLink file={props.csv} header={["tag", "requests", "tokens", "cost_usd"]} rows={props.rows.map((r) => [r.tag, r.requests, r.tokens, r.cost_usd])} />
+          </>
+        )}
+      </caption>
       <thead>
         <tr>
           <th scope="col">Tag</th>

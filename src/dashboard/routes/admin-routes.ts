@@ -184,7 +184,7 @@ export function registerAdminRoutes(app: FastifyInstance, ctx: RouteContext): vo
   app.get("/admin/usage", async (request) => {
     requireAdmin(request);
     const { days } = parseWith(usageDaysQuery, request.query, "query");
-    return usageAcrossAccounts(ctx.store.db, days);
+    return usageAcrossAccounts(ctx.store, days);
   });
 
   // The same statuses as `gateway admin upstreams status --json`: fingerprints, never keys.

@@ -1,6 +1,7 @@
-// Administrators: usage across all accounts over a period, by account, by model and by provider.
+// Administrators: usage across all accounts over a period, by account, model, provider, workspace and tag.
 import { useState, type ReactNode } from "react";
-import { api, type Totals } from "../api";
+import { api, type TagUsage, type Totals } from "../api";
+import { TagTable } from "../chart";
 import { ErrorText, formatCount, formatMoney, Link, TableScroll, useLoad } from "../components";
 
 interface AllUsage {
@@ -9,6 +10,8 @@ interface AllUsage {
   by_account: Array<Totals & { account_id: string; email: string | null }>;
   by_model: Array<Totals & { model: string }>;
   by_provider: Array<Totals & { provider: string }>;
+  by_workspace: Array<Totals & { workspace_id: string | null; name: string | null }>;
+  by_tag: TagUsage[];
 }
 
 export function AdminUsagePage() {
@@ -55,6 +58,18 @@ export function AdminUsagePage() {
           />
           <UsageTable caption="By model" first="Model" rows={u.by_model.map((r) => ({ ...r, key: r.model, label: r.model }))} />
           <UsageTable caption="By provider" first="Provider" rows={u.by_provider.map((r) => ({ ...r, key: r.provider, label: r.provider }))} />
+          <UsageTable
+            caption="By workspace"
+            first="Workspace"
+            rows={u.by_workspace.map((r) => ({
+              ...r,
+              key: r.workspace_id ?? "",
+              label: r.workspace_id === null ? "(no workspace)" : <Link to={`/workspaces/${encodeURIComponent(r.workspace_id)}`}>{r.name ?? r.workspace_id}</Link>,
+            }))}
+          />
+          <TableScroll label="By tag table">
+            <TagTable caption="By tag" rows={u.by_tag} />
+          </TableScroll>
         </>
       )}
     </section>

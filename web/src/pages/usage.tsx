@@ -78,14 +78,23 @@ export function UsagePage() {
             <TotalsTable
               caption="By key"
               first="Key"
+              csv={`usage-by-key-${days}d.csv`}
               rows={u.by_key.map((k) => ({ ...k, label: k.name || k.prefix || (k.status === "deleted" ? "(deleted key)" : (k.key_id ?? "—")) }))}
             />
           </TableScroll>
           <TableScroll label="By model table">
-            <TotalsTable caption="By model" first="Model" rows={u.by_model.map((m) => ({ ...m, label: m.model }))} />
+            <TotalsTable caption="By model" first="Model" csv={`usage-by-model-${days}d.csv`} rows={u.by_model.map((m) => ({ ...m, label: m.model }))} />
+          </TableScroll>
+          <TableScroll label="By workspace table">
+            <TotalsTable
+              caption="By workspace"
+              first="Workspace"
+              csv={`usage-by-workspace-${days}d.csv`}
+              rows={u.by_workspace.map((w) => ({ ...w, label: w.workspace_id === null ? "(no workspace)" : (w.name ?? w.workspace_id) }))}
+            />
           </TableScroll>
           <TableScroll label="By tag table">
-            <TagTable caption="By tag" rows={u.by_tag} />
+            <TagTable caption="By tag" csv={`usage-by-tag-${days}d.csv`} rows={u.by_tag} />
           </TableScroll>
           <TableScroll label="Prompt caching per key table">
             <CacheTable

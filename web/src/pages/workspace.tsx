@@ -162,6 +162,14 @@ export function WorkspacePage(props: { id: string; me: Account }) {
               rows={usage.data.by_key.map((k) => ({ ...k, label: `${k.name || k.prefix || "(deleted key)"}${k.owner_email ? ` (${k.owner_email})` : ""}` }))}
             />
           </TableScroll>
+          <TableScroll label="Workspace usage by member table">
+            <TotalsTable
+              caption="Workspace usage by member"
+              first="Member"
+              csv="workspace-usage-by-member-30d.csv"
+              rows={usage.data.by_member.map((m) => ({ ...m, label: m.email ?? m.account_id }))}
+            />
+          </TableScroll>
           <TableScroll label="Workspace usage by tag table">
             <TagTable caption="Workspace usage by tag" rows={usage.data.by_tag} />
           </TableScroll>
