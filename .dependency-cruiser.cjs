@@ -28,7 +28,7 @@ const SRC_LAYERS = [
 ];
 
 /** Layers of web/src/, lowest first; modules of one entry may import each other. */
-const WEB_LAYERS = [["api.ts", "format.ts", "router.ts", "snippets.ts"], ["chart.tsx", "components.tsx", "dialog.tsx"], ["pages"], ["app.tsx"], ["main.tsx"]];
+const WEB_LAYERS = [["api.ts", "api-catalog.ts", "format.ts", "router.ts", "snippets.ts"], ["chart.tsx", "components.tsx", "dialog.tsx"], ["pages"], ["app.tsx"], ["main.tsx"]];
 
 const escape = (name) => name.replace(/[.]/g, "\\.");
 /** A path pattern for the modules of some layer entries of a root folder. */
