@@ -228,7 +228,7 @@ export class LiveCatalog {
           targetType: "provider_key",
           targetId: info.id,
           before: { status: "active" },
-          after: { status: "disabled", reason: `the upstream answered HTTP ${status}` },
+          after: { status: "disabled", reason: `the upstream answered HTTP ${status}`, provider },
         });
       return info !== null;
     });
