@@ -200,7 +200,7 @@ export class LiveCatalog {
           targetType: "provider_key",
           targetId: id,
           before: { status: before.status },
-          after: { status },
+          after: { status, provider: before.provider },
         });
       return databaseKey({ ...before, status });
     });

@@ -2,7 +2,7 @@
 // key the upstream refuses with 401 is disabled (provider_key.disabled), a key answering 500 opens its
 // breaker (upstream.breaker_open), and a gateway key's USD cap is used up (key.exhausted). Each has its
 // own subscription; the receiver gets exactly one signed delivery of each, and no upstream key, gateway
-// key or webhook secret appears in any payload.
+// key or webhook secret appears in any payload. An operator's disable names the provider too.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ADMIN_SCOPES } from "../../src/admin/scopes.js";
 import { keyFingerprint } from "../../src/upstreams/upstream-health.js";
@@ -130,6 +130,16 @@ describe.each(DATABASE_KINDS)("alert events from real requests on %s", (kind) =>
     expect(statuses).toEqual([200, 200, 402]);
     const exhausted = await theOneDelivery("key.exhausted");
     expect(exhausted).toEqual({ key_id: key.id, account_id: account.id, workspace_id: null, unit: "USD", limit: "0.0055", used: "0.006" });
+  });
+
+  it("reports an operator's disabling of a provider key, naming its provider", async () => {
+    const before = receivedOf("provider_key.disabled").length;
+    const catalog = (await admin("GET", "/catalog")).body.provider_keys as Array<{ id: string; provider: string; last4: string }>;
+    const failing = catalog.find((k) => k.provider === "mockai" && k.last4 === "0002")!;
+    expect((await admin("PATCH", `/catalog/provider-keys/${failing.id}`, { status: "disabled" })).status).toBe(200);
+    const got = await waitFor("the operator's disable", () => receivedOf("provider_key.disabled").slice(before)[0]);
+    expect(signatureValid(subscriptions.get("provider_key.disabled")!.secret, got.headers["x-gateway-signature"] as string, got.body)).toBe(true);
+    expect(JSON.parse(got.body).data).toEqual({ key: failing.id, provider: "mockai", reason: "disabled by alerts", actor: "alerts" });
   });
 
   it("puts no upstream key, gateway key or webhook secret in any payload", () => {
