@@ -200,7 +200,7 @@ export class LiveCatalog {
           targetType: "provider_key",
           targetId: id,
           before: { status: before.status },
-          after: { status },
+          after: { status, provider: before.provider },
         });
       return databaseKey({ ...before, status });
     });
@@ -228,7 +228,7 @@ export class LiveCatalog {
           targetType: "provider_key",
           targetId: info.id,
           before: { status: "active" },
-          after: { status: "disabled", reason: `the upstream answered HTTP ${status}` },
+          after: { status: "disabled", reason: `the upstream answered HTTP ${status}`, provider },
         });
       return info !== null;
     });
