@@ -71,7 +71,7 @@ export async function responsesOverChat(body: Json, model: ModelConfig, accountI
   };
   const plan = bridgeOverChat(upstream.chatPlan(request, model), bridge, converted.warnings);
   plan.complete = async () => {
-    if (store && finished) await responses.save(accountId, finished.response.id, plan.beforeStore ? (plan.beforeStore(finished)) : finished);
+    if (store && finished) await responses.save(accountId, finished.response.id, plan.beforeStore ? plan.beforeStore(finished) : finished);
   };
   return plan;
 }
