@@ -142,6 +142,14 @@ for (const kind of DATABASE_KINDS) {
         );
         // A client that disconnects frees its slot: cancel one reader, then a new stream is admitted.
         await heads[1]!.body!.cancel();
+        // The gateway aborts the upstream request before it frees the slot, but on a loaded host the
+        // mock can read a new request before the aborted connection's close: wait for that close, so
+        // that the count at the mock is the gateway's admissions and not the network's ordering.
+        await waitFor(
+          () => inFlight === 4,
+          10_000,
+          () => `in flight at the mock after a client disconnected: ${inFlight}, expected 4`,
+        );
         await waitFor(
           async () => {
             const response = await chat(gateways[1], slotKey.raw, { stream: true });
