@@ -266,13 +266,21 @@ export function trafficRecordOf(limits: readonly TrafficLimit[], next: readonly 
   return JSON.stringify(record);
 }
 
+/**
+ * Milliseconds until a window resets, never more than one window: a request stamped `now` in one
+ * process can be judged after another process's later request opened the window.
+ */
+function windowResetMs(windowStart: number, now: number): number {
+  return Math.min(WINDOW_MS, Math.max(0, windowStart + WINDOW_MS - now));
+}
+
 /** The figures of the scope with the fewest requests left and of the one with the fewest tokens left, after this admission. */
 export function trafficStatus(limits: readonly TrafficLimit[], next: readonly WindowCounts[], now: number): TrafficStatus {
   let requests: WindowFigures | null = null;
   let tokens: WindowFigures | null = null;
   limits.forEach((limit, i) => {
     const w = next[i]!;
-    const resetMs = Math.max(0, w.windowStart + WINDOW_MS - now);
+    const resetMs = windowResetMs(w.windowStart, now);
     if (limit.requestsPerMinute !== null) {
       const figures = { limit: limit.requestsPerMinute, remaining: Math.max(0, limit.requestsPerMinute - w.requests), resetMs };
       if (tighter(figures, requests)) requests = figures;
@@ -304,7 +312,7 @@ const SUBJECT_WORDS: Record<LimitSubject, string> = {
  * a client reading only those headers learns as much as from an admitted request's.
  */
 export function trafficRefusalError(limit: TrafficLimit, refusal: TrafficRefusal, now: number, anthropic: boolean): GatewayError {
-  const retryAfter = refusal.kind === "concurrency" ? CONCURRENCY_RETRY_AFTER_SECONDS : Math.max(1, Math.ceil((refusal.window.windowStart + WINDOW_MS - now) / 1000));
+  const retryAfter = refusal.kind === "concurrency" ? CONCURRENCY_RETRY_AFTER_SECONDS : Math.max(1, Math.ceil(windowResetMs(refusal.window.windowStart, now) / 1000));
   const what =
     refusal.kind === "rpm"
       ? `${limit.requestsPerMinute} requests per minute`
