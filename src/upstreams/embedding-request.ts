@@ -12,4 +12,14 @@ export interface EmbeddingRequest {
   /** OpenAI's default is float. */
   encodingFormat: "float" | "base64";
   user: string | null;
+  /**
+   * Google's per-input taskType and title (embedContent, batchEmbedContents), one per input; null
+   * when the client sent none. Only a Gemini upstream has these fields: the others embed without them.
+   */
+  inputHints: ReadonlyArray<EmbeddingHint> | null;
+}
+
+export interface EmbeddingHint {
+  taskType: string | null;
+  title: string | null;
 }

@@ -138,8 +138,17 @@ for (const kind of DATABASE_KINDS) {
         res.writeHead(200, { "content-type": "application/json" });
         res.end(JSON.stringify(geminiEmbeddings([vector(4, 4), vector(4, 5)])));
       };
-      const sdk = await ai.models.embedContent({ model: "gemini-embed", contents: ["x", "y"] });
+      // Google's taskType and title reach a Gemini upstream with each input, as the client sent them.
+      const sdk = await ai.models.embedContent({ model: "gemini-embed", contents: ["x", "y"], config: { taskType: "RETRIEVAL_DOCUMENT", title: "Field notes" } });
       expect(sdk.embeddings?.map((e) => e.values)).toEqual([vector(4, 4), vector(4, 5)]);
+      const model = "models/gemini-embedding-001";
+      const hints = { taskType: "RETRIEVAL_DOCUMENT", title: "Field notes" };
+      expect(gemini.requests[1]!.body).toEqual({
+        requests: [
+          { model, content: { parts: [{ text: "x" }] }, ...hints },
+          { model, content: { parts: [{ text: "y" }] }, ...hints },
+        ],
+      });
     });
 
     it("refusals name the field, come in Google's envelope and charge nothing", async () => {

@@ -59,7 +59,7 @@ export function parseEmbeddingRequest(raw: unknown): EmbeddingRequest {
   // OpenAI's default is float.
   const encodingFormat = checked.encoding_format ?? "float";
   const user = checked.user ?? null;
-  return { model, input, inputCount, projectedTokens, dimensions, encodingFormat, user };
+  return { model, input, inputCount, projectedTokens, dimensions, encodingFormat, user, inputHints: null };
 }
 
 function parseInput(input: unknown): { input: EmbeddingInput; inputCount: number; projectedTokens: number } {

@@ -1,8 +1,8 @@
 // Google's embedContent and batchEmbedContents bodies (POST /v1beta/models/{model}:embedContent,
 // :batchEmbedContents), checked and turned into the gateway's EmbeddingRequest, so that they run
 // the very path /v1/embeddings runs (handle-embeddings.ts) on every upstream type. Each request's
-// content is text parts only (joined with a newline: one content, one vector); taskType and title are
-// accepted and not forwarded (no other upstream type has them); outputDimensionality is the
+// content is text parts only (joined with a newline: one content, one vector); taskType and title go
+// to a Gemini upstream with their input (no other upstream type has them); outputDimensionality is the
 // request's `dimensions`, so a batch must use one value. Every refusal names its field.
 import { z } from "zod";
 import { invalidRequest } from "../../errors/catalogue.js";
@@ -88,5 +88,7 @@ export function parseGeminiEmbedRequest(body: unknown, model: string, batch: boo
   }
   const input = requests.map(({ request }) => request.content.parts.map((part) => part.text).join("\n"));
   // The bounds of /v1/embeddings (text length, total tokens) apply as they are.
-  return parseEmbeddingRequest({ model, input, dimensions, encoding_format: "float" });
+  const parsed = parseEmbeddingRequest({ model, input, dimensions, encoding_format: "float" });
+  const inputHints = requests.map(({ request }) => ({ taskType: request.taskType ?? null, title: request.title ?? null }));
+  return { ...parsed, inputHints: inputHints.some((h) => h.taskType !== null || h.title !== null) ? inputHints : null };
 }

@@ -1,6 +1,7 @@
 // Embeddings on Google's Gemini API: POST /v1beta/models/{model}:batchEmbedContents, one
 // EmbedContentRequest per input, answered with { embeddings: [{ values }] } in input order, which
-// the gateway turns into OpenAI's list (readAnswer). Gemini embeds text only, at most 100 inputs in
+// the gateway turns into OpenAI's list (readAnswer), each with the taskType and title a Google client
+// gave it (EmbeddingRequest.inputHints). Gemini embeds text only, at most 100 inputs in
 // one batch, and reports no token usage for embeddings: the gateway bills its estimate, marked
 // estimated, unless an answer carries usageMetadata.promptTokenCount.
 import { GatewayError, invalidRequest } from "../../errors/catalogue.js";
@@ -40,11 +41,16 @@ export const geminiEmbeddings: EmbeddingsApi = {
   path: (model) => `/v1beta/models/${encodeURIComponent(modelName(model.upstreamModel))}:batchEmbedContents`,
   // OpenAI's `user` has no Gemini counterpart and is not sent.
   requestBody: (request, model) => ({
-    requests: texts(request).map((text) => ({
-      model: `models/${modelName(model.upstreamModel)}`,
-      content: { parts: [{ text }] },
-      ...(request.dimensions !== null && { outputDimensionality: request.dimensions }),
-    })),
+    requests: texts(request).map((text, i) => {
+      const hint = request.inputHints?.[i];
+      return {
+        model: `models/${modelName(model.upstreamModel)}`,
+        content: { parts: [{ text }] },
+        ...(hint?.taskType != null && { taskType: hint.taskType }),
+        ...(hint?.title != null && { title: hint.title }),
+        ...(request.dimensions !== null && { outputDimensionality: request.dimensions }),
+      };
+    }),
   }),
   readAnswer: (answer) => {
     const usage = isObject(answer) ? answer.usageMetadata : undefined;

@@ -8,7 +8,7 @@ import { geminiUpstream } from "./index.js";
 
 /** An embeddings request as the route's parser leaves it. */
 function embeddingRequest(fields: Partial<EmbeddingRequest> & Pick<EmbeddingRequest, "input">): EmbeddingRequest {
-  return { model: "e", inputCount: 1, projectedTokens: 1, dimensions: null, encodingFormat: "float", user: null, ...fields };
+  return { model: "e", inputCount: 1, projectedTokens: 1, dimensions: null, encodingFormat: "float", user: null, inputHints: null, ...fields };
 }
 
 describe("gemini upstream", () => {
