@@ -1,5 +1,5 @@
-// The published compatibility matrix: every client (Claude Code, Codex CLI, the Vercel AI SDK, Google's
-// Gen AI SDK) × every upstream type × every feature, each cell run for real against a gateway in front of that
+// The published compatibility matrix: every client (Claude Code, Codex CLI, Gemini CLI, the Vercel AI SDK,
+// Google's Gen AI SDK) × every upstream type × every feature, each cell run for real against a gateway in front of that
 // type's mock. The run regenerates docs/compatibility.md and docs/compatibility.json and compares
 // them with the committed ones: a cell that passed there and fails now is a regression (the test
 // fails); any other difference asks for the regenerated files to be committed
@@ -10,6 +10,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { startGateway, type TestGateway } from "../support/gateway.js";
 import { CellFailure, CLIENTS as AGENT_CLIENTS, FEATURES, installedVersion, NotApplicable, type Client, type Feature } from "./matrix/agents.js";
+import { geminiCliClient } from "./matrix/gemini-cli-client.js";
 import { genaiClient } from "./matrix/genai-client.js";
 import { comparable, regressions, renderJson, renderMarkdown, type Cell, type Matrix } from "./matrix/report.js";
 import { UPSTREAM_TYPES as REGISTERED_TYPES } from "../../src/upstreams/registry.js";
@@ -26,7 +27,7 @@ const CELL_TIMEOUT_MS = 90_000;
 type UpstreamTypeName = (typeof REGISTERED_TYPES)[number];
 
 // The Gemini API client lives in its own module (agents.ts is the agents' and the AI SDK's).
-const CLIENTS: Client[] = [...AGENT_CLIENTS, genaiClient];
+const CLIENTS: Client[] = [...AGENT_CLIENTS, genaiClient, geminiCliClient];
 
 interface UpstreamType {
   id: string;
@@ -60,6 +61,9 @@ const UPSTREAM_TYPES: UpstreamType[] = COLUMN_ORDER.flatMap((type) => COLUMNS_OF
 
 /** Cells a client cannot do whatever the upstream, with the reason. */
 const CLIENT_NOT_APPLICABLE: Partial<Record<string, Partial<Record<Feature, string>>>> = {
+  "gemini-cli": {
+    reasoning: "Gemini CLI's headless output (-p, json and stream-json) prints no thoughts, whatever the model sends.",
+  },
   "ai-sdk-openai-chat": {
     reasoning: "The AI SDK's OpenAI Chat model reads no reasoning from a Chat Completions answer (OpenAI's Chat API sends none); its Responses model does.",
   },
@@ -203,5 +207,5 @@ describe("compatibility matrix", () => {
       "docs/compatibility.md and docs/compatibility.json differ from this run: regenerate them with " +
         "COMPATIBILITY_WRITE=1 npx vitest run test/agents/compatibility-matrix.test.ts and commit both",
     ).toBe(false);
-  }, 300_000);
+  }, 1_200_000);
 });

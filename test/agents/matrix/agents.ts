@@ -51,7 +51,7 @@ export interface Client {
 
 export const ANSWER = "PONG-6061 from the mock";
 const ANSWER_PIECES = ["PONG-", "6061 ", "from the mock"];
-const TOOL_SECRET = "MATRIX-5150";
+export const TOOL_SECRET = "MATRIX-5150";
 const TOOL_ANSWER = "The tool said MATRIX-5150.";
 const REASONING = "REASON-77: the user wants the magic word";
 export const CACHED_TOKENS = 1000;
@@ -134,12 +134,12 @@ async function waitForUpstream(ctx: CellContext, timeoutMs: number): Promise<boo
   return false;
 }
 
-function runSummary(run: AgentRun): string {
+export function runSummary(run: AgentRun): string {
   const tail = (s: string) => s.trim().slice(-600);
   return `exit=${run.code} timedOut=${run.timedOut} stdout…${tail(run.stdout)} stderr…${tail(run.stderr)}`;
 }
 
-function jsonLines(text: string): Array<Record<string, any>> {
+export function jsonLines(text: string): Array<Record<string, any>> {
   return text
     .split("\n")
     .filter((l) => l.startsWith("{"))
@@ -152,7 +152,7 @@ function jsonLines(text: string): Array<Record<string, any>> {
     });
 }
 
-const RUN_TIMEOUT_MS = 60_000;
+export const RUN_TIMEOUT_MS = 60_000;
 
 // ---------------------------------------------------------------- Claude Code
 
@@ -256,7 +256,7 @@ export const claudeCode: Client = {
 };
 
 /** Starts the CLI, interrupts it (SIGINT to its group) once its request reached the upstream. */
-async function abortCli(ctx: CellContext, start: (signal: AbortSignal) => Promise<AgentRun>): Promise<void> {
+export async function abortCli(ctx: CellContext, start: (signal: AbortSignal) => Promise<AgentRun>): Promise<void> {
   const controller = new AbortController();
   const running = start(controller.signal);
   const reached = await Promise.race([waitForUpstream(ctx, 45_000), running.then(() => false)]);
