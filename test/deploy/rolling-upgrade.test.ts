@@ -50,10 +50,13 @@ function progress(line: string): void {
   process.stderr.write(`rolling-upgrade: ${line}\n`);
 }
 
-async function until(what: string, predicate: () => boolean, timeoutMs = PHASE_DEADLINE_MS): Promise<void> {
+async function until(what: string, predicate: () => boolean, outcomes: Outcome[] = [], timeoutMs = PHASE_DEADLINE_MS): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!predicate()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    if (Date.now() > deadline) {
+      const failed = outcomes.filter((outcome) => !outcome.ok).slice(-5);
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; last failures: ${JSON.stringify(failed)}`);
+    }
     await sleep(100);
   }
 }
@@ -83,12 +86,12 @@ function adminApi(baseUrl: string, token: string) {
 }
 
 /** An account with a balance and one key, made through the admin API: its id and raw key. */
-async function accountWithKey(api: ReturnType<typeof adminApi>, email: string, balanceUsd: string): Promise<{ accountId: string; key: string }> {
+async function accountWithKey(api: ReturnType<typeof adminApi>, email: string, balanceUsd: string, context = ""): Promise<{ accountId: string; key: string }> {
   const account = await api("POST", "/accounts", { email, tier: "standard", balance_usd: balanceUsd });
-  expect(account.status, JSON.stringify(account.body)).toBe(201);
+  expect(account.status, `${context}${JSON.stringify(account.body)}`).toBe(201);
   const accountId = (account.body.account as { id: string }).id;
   const key = await api("POST", `/accounts/${accountId}/keys`, { name: "upgrade" });
-  expect(key.status, JSON.stringify(key.body)).toBe(201);
+  expect(key.status, `${context}${JSON.stringify(key.body)}`).toBe(201);
   return { accountId, key: key.body.raw_key as string };
 }
 
@@ -160,7 +163,7 @@ describe.runIf(DATABASE_KINDS.includes("postgres"))("a rolling upgrade from the 
       const extra: Outcome[] = [];
       let smoke: { accountId: string; key: string } | undefined;
       try {
-        await until("the previous release to serve the load", () => load.served("old") >= 20);
+        await until("the previous release to serve the load", () => load.served("old") >= 20, load.outcomes);
 
         progress("starting this release on the same database: it migrates while the previous one serves");
         const current = await startGateway(dir("gw-upgrade-new-"), env(dir("gw-upgrade-new-data-")), { workers: 1 });
@@ -172,24 +175,26 @@ describe.runIf(DATABASE_KINDS.includes("postgres"))("a rolling upgrade from the 
 
         // The previous release keeps serving on the migrated schema, the new billing functions included.
         const servedBefore = load.served("old");
-        await until("the previous release to serve on the migrated schema", () => load.served("old") >= servedBefore + 20);
+        await until("the previous release to serve on the migrated schema", () => load.served("old") >= servedBefore + 20, load.outcomes);
 
         progress("the previous release's smoke on the migrated schema");
-        smoke = await accountWithKey(oldApi, "smoke@example.com", "5.00");
+        // A failure here names the migrations the previous release did not survive.
+        const during = `the previous release on the schema migrated by ${applied.join(", ") || "nothing"}: `;
+        smoke = await accountWithKey(oldApi, "smoke@example.com", "5.00", during);
         const smokeChat = await chatOnce(old.baseUrl, smoke.key, false, ANSWER);
-        expect(smokeChat, smokeChat.detail).toMatchObject({ ok: true, status: 200 });
+        expect(smokeChat, during + smokeChat.detail).toMatchObject({ ok: true, status: 200 });
         extra.push(smokeChat);
         for (const path of ["/v1/me", "/v1/usage"]) {
           const response = await fetch(`${old.baseUrl}${path}`, { headers: { authorization: `Bearer ${smoke.key}` } });
-          expect(response.status, `${path}: ${await response.clone().text()}`).toBe(200);
+          expect(response.status, `${during}${path}: ${await response.clone().text()}`).toBe(200);
           await response.arrayBuffer();
         }
         const usage = await oldApi("GET", `/accounts/${smoke.accountId}/usage?days=1`);
-        expect(usage.status, JSON.stringify(usage.body)).toBe(200);
+        expect(usage.status, during + JSON.stringify(usage.body)).toBe(200);
 
         progress("switching traffic to this release");
         trafficSwitch.point(Number(new URL(current.baseUrl).port), "new");
-        await until("this release to serve the load", () => load.served("new") >= 20);
+        await until("this release to serve the load", () => load.served("new") >= 20, load.outcomes);
         // A key the previous release made on the migrated schema works on this one.
         const smokeOnNew = await chatOnce(trafficSwitch.url, smoke.key, true, ANSWER);
         expect(smokeOnNew, smokeOnNew.detail).toMatchObject({ ok: true, status: 200 });
@@ -200,7 +205,7 @@ describe.runIf(DATABASE_KINDS.includes("postgres"))("a rolling upgrade from the 
         const exit = await old.exited(PHASE_DEADLINE_MS);
         expect(exit.code, old.stderr().slice(-3000)).toBe(0);
         const servedAfterDrain = load.served("new");
-        await until("this release to serve on alone", () => load.served("new") >= servedAfterDrain + 20);
+        await until("this release to serve on alone", () => load.served("new") >= servedAfterDrain + 20, load.outcomes);
       } finally {
         await load.stop();
       }
@@ -208,7 +213,7 @@ describe.runIf(DATABASE_KINDS.includes("postgres"))("a rolling upgrade from the 
       const outcomes = [...load.outcomes, ...extra];
       const failed = outcomes.filter((outcome) => !outcome.ok);
       progress(`${outcomes.length} requests: ${load.served("old")} served by the previous release, ${load.served("new")} by this one, ${failed.length} failed`);
-      expect(failed, JSON.stringify(failed.slice(0, 5))).toEqual([]);
+      expect(failed, `${failed.length} failed, by ${[...new Set(failed.map((outcome) => outcome.servedBy))].join(" and ")}: ${JSON.stringify(failed.slice(0, 5))}`).toEqual([]);
       expect(outcomes.filter((outcome) => outcome.stream).length).toBeGreaterThan(0);
 
       // The ledger: each answered request exactly once, by request id, and nothing else charged.
