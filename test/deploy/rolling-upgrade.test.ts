@@ -3,11 +3,13 @@
 // database behind a switch; this release starts on the same database and migrates it while the
 // old one serves; the old one, now on the migrated schema, still answers the previous release's
 // own smoke (an account and a key made through its admin API, a chat, its usage views); traffic is
-// switched to the new one and the old one drained with SIGTERM. All along, clients send buffered
+// switched to the new one and the old one drained with SIGTERM while two of its streams are held
+// half-way (it must finish them before it exits). All along, clients send buffered
 // and streamed chat completions: not one fails, and the ledger is exact (each answered request
 // once, by request id; each balance equals its ledger's sum; no hold left; the hash chain verifies).
 import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import type { ServerResponse } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -15,7 +17,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GATEWAY_BIN, killAll, startGateway, waitUntilHealthy, type GatewayProcess } from "../cli/gateway-process.js";
 import { createTestDatabase, DATABASE_KINDS, type TestDatabase } from "../support/databases.js";
-import { chatCompletion, chatStream, json, sleep, startMockUpstream, type MockUpstream } from "../support/mock-upstream.js";
+import { chatCompletion, json, sleep, startMockUpstream, type MockUpstream } from "../support/mock-upstream.js";
 import { previousRelease, type PreviousRelease } from "./previous-release.js";
 import { chatOnce, startLoad, startTrafficSwitch, type Outcome } from "./traffic-switch.js";
 
@@ -45,6 +47,41 @@ tiers:
 server:
   default_tier: standard
 `;
+
+const USAGE = { prompt_tokens: 12, completion_tokens: 7, total_tokens: 19 };
+
+/**
+ * Streams held half-way while the gate is closed: the answers the previous release is giving when
+ * it is told to stop, which its drain must finish.
+ */
+const gate = { closed: false, held: 0, open: () => undefined as void, opened: Promise.resolve() };
+
+function closeGate(): void {
+  gate.closed = true;
+  gate.opened = new Promise<void>((resolve) => {
+    gate.open = () => {
+      gate.closed = false;
+      resolve();
+    };
+  });
+}
+
+async function gatedStream(res: ServerResponse): Promise<void> {
+  res.writeHead(200, { "content-type": "text/event-stream" });
+  const base = { id: "chatcmpl-upgrade", object: "chat.completion.chunk", created: 1_700_000_000, model: "upstream-gpt" };
+  const send = (chunk: object) => res.write(`data: ${JSON.stringify({ ...base, ...chunk })}\n\n`);
+  send({ choices: [{ index: 0, delta: { role: "assistant", content: "up" }, finish_reason: null }] });
+  // Two, all on the previous release (the switch moves after they are held); the rest flow on.
+  if (gate.closed && gate.held < 2) {
+    gate.held += 1;
+    await gate.opened;
+  }
+  await sleep(15);
+  send({ choices: [{ index: 0, delta: { content: "graded" }, finish_reason: null }] });
+  send({ choices: [{ index: 0, delta: {}, finish_reason: "stop" }] });
+  send({ choices: [], usage: USAGE });
+  res.end("data: [DONE]\n\n");
+}
 
 function progress(line: string): void {
   process.stderr.write(`rolling-upgrade: ${line}\n`);
@@ -106,9 +143,9 @@ describe.runIf(DATABASE_KINDS.includes("postgres"))("a rolling upgrade from the 
     release = await previousRelease();
     upstream = await startMockUpstream();
     upstream.handler = async (req, res) => {
-      if (req.body?.stream) return chatStream(req, res, ["up", "graded"], { delayMs: 15, usage: { prompt_tokens: 12, completion_tokens: 7, total_tokens: 19 } });
+      if (req.body?.stream) return gatedStream(res);
       await sleep(30);
-      json(res, 200, chatCompletion(ANSWER, { usage: { prompt_tokens: 12, completion_tokens: 7, total_tokens: 19 } }));
+      json(res, 200, chatCompletion(ANSWER, { usage: USAGE }));
     };
     database = await createTestDatabase("postgres");
   }, 15 * 60_000);
@@ -192,21 +229,27 @@ describe.runIf(DATABASE_KINDS.includes("postgres"))("a rolling upgrade from the 
         const usage = await oldApi("GET", `/accounts/${smoke.accountId}/usage?days=1`);
         expect(usage.status, during + JSON.stringify(usage.body)).toBe(200);
 
-        progress("switching traffic to this release");
+        // Streams the previous release is answering when it is taken out of rotation and stopped.
+        closeGate();
+        await until("streams held half-way on the previous release", () => gate.held >= 2, load.outcomes);
+        progress("switching traffic to this release (two streams held half-way on the previous one)");
         trafficSwitch.point(Number(new URL(current.baseUrl).port), "new");
+        progress("draining the previous release (SIGTERM)");
+        old.child.kill("SIGTERM");
+        await sleep(1000);
+        expect(old.child.exitCode, "the previous release exited with streams still open").toBeNull();
+        gate.open();
+        const exit = await old.exited(PHASE_DEADLINE_MS);
+        expect(exit.code, old.stderr().slice(-3000)).toBe(0);
         await until("this release to serve the load", () => load.served("new") >= 20, load.outcomes);
         // A key the previous release made on the migrated schema works on this one.
         const smokeOnNew = await chatOnce(trafficSwitch.url, smoke.key, true, ANSWER);
         expect(smokeOnNew, smokeOnNew.detail).toMatchObject({ ok: true, status: 200 });
         extra.push(smokeOnNew);
-
-        progress("draining the previous release (SIGTERM)");
-        old.child.kill("SIGTERM");
-        const exit = await old.exited(PHASE_DEADLINE_MS);
-        expect(exit.code, old.stderr().slice(-3000)).toBe(0);
         const servedAfterDrain = load.served("new");
-        await until("this release to serve on alone", () => load.served("new") >= servedAfterDrain + 20, load.outcomes);
+        await until("this release to serve on", () => load.served("new") >= servedAfterDrain + 20, load.outcomes);
       } finally {
+        gate.open();
         await load.stop();
       }
 
