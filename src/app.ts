@@ -116,6 +116,9 @@ export async function createApp(config: GatewayConfig, options: AppOptions = {})
     ledgerWriter: true,
     backgroundCheckpoints: { onError: (message) => logger.warn({ err: message }, "SQLite background checkpoint failed") },
   });
+  if (store.newerMigrations.length > 0) {
+    logger.warn({ migrations: store.newerMigrations }, "the database was migrated by a later release; serving on it as the previous release (docs/operations.md#upgrading)");
+  }
   // The gateway's clock (epoch ms): billing's months, holds and periodic budgets, and key expiry; tests inject one.
   const now = options.now ?? Date.now;
   // Built before billing, whose write batches it times; its gauges read services built below, when scraped.

@@ -84,6 +84,8 @@ export class Store {
   constructor(
     readonly handle: DatabaseHandle,
     readonly box: SecretBox,
+    /** Migrations a later release applied to this database (ADR 0050); empty when it is this code's schema. */
+    readonly newerMigrations: readonly string[] = [],
   ) {
     this.accounts = new AccountsStore(handle.db);
     this.keys = new KeysStore(handle.db);
@@ -182,9 +184,10 @@ export interface StoreOptions extends DatabaseOptions {
  */
 export async function openStore(options: StoreOptions): Promise<Store> {
   const handle = await openDatabase(options);
+  let newerMigrations: string[] = [];
   try {
     if (options.migrate !== false) {
-      await migrateIfBehind(handle);
+      newerMigrations = await migrateIfBehind(handle);
       const mode = await handle.ledgerChain.establish(handle.db, handle.dialect, handle.sqlite, options.ledgerWriter === true);
       if (options.ledgerWriter === true && mode.kind === "locked") throw new Error(lockedChainMessage(mode));
     }
@@ -192,32 +195,47 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     await handle.close();
     throw error;
   }
-  return new Store(handle, new SecretBox(options.secret));
+  return new Store(handle, new SecretBox(options.secret), newerMigrations);
 }
 
 /**
  * What `migrate` does, at the cost of one query when the database is up to date: its recorded
  * migrations are exactly MIGRATION_NAMES (then, on PostgreSQL, the billing functions are created
- * afresh, as `migrate` does after its last migration). Otherwise (a new database, one behind the
- * code, one ahead of it, or a query that fails) migrate.ts runs, loaded only then: Kysely's
- * migrator and every migration module, which apply what is missing or report what is wrong.
+ * afresh, as `migrate` does after its last migration). A database a later release has migrated
+ * (every name of this code's, then only names after its last) is left as it is, its billing
+ * functions included: migrations are expand-only and that release's functions accept this one's
+ * calls (ADR 0050), so this release serves beside it or after a rollback. Otherwise (a new database,
+ * one behind the code, one that lacks one of this code's migrations, or a query that fails)
+ * migrate.ts runs, loaded only then: Kysely's migrator and every migration module, which apply
+ * what is missing or report what is wrong. Returns the later release's migration names.
  */
-async function migrateIfBehind(handle: DatabaseHandle): Promise<void> {
-  if (await upToDate(handle)) {
+async function migrateIfBehind(handle: DatabaseHandle): Promise<string[]> {
+  const state = await schemaState(handle);
+  if (state.kind === "ahead") return state.newer;
+  if (state.kind === "current") {
     if (handle.dialect === "postgres") await (await import("./billing-functions.js")).createBillingFunctions(handle.db, handle.dimensions);
-    return;
+    return [];
   }
   await (await import("./migrate.js")).migrate(handle);
+  return [];
 }
 
-async function upToDate(handle: DatabaseHandle): Promise<boolean> {
+type SchemaState = { kind: "current" } | { kind: "ahead"; newer: string[] } | { kind: "other" };
+
+async function schemaState(handle: DatabaseHandle): Promise<SchemaState> {
   let recorded: string[];
   try {
     const { rows } = await sql<{ name: string }>`select name from ${sql.table(DEFAULT_MIGRATION_TABLE)}`.execute(handle.db);
     recorded = rows.map((row) => row.name);
   } catch {
-    return false;
+    return { kind: "other" };
   }
   const names = new Set<string>(MIGRATION_NAMES);
-  return recorded.length === names.size && recorded.every((name) => names.has(name));
+  const last = MIGRATION_NAMES[MIGRATION_NAMES.length - 1]!;
+  const known = recorded.filter((name) => names.has(name));
+  const newer = recorded.filter((name) => !names.has(name));
+  if (known.length !== names.size) return { kind: "other" };
+  if (newer.length === 0) return { kind: "current" };
+  // Kysely orders migrations by name: one sorting before this code's last is not a later release's.
+  return newer.every((name) => name > last) ? { kind: "ahead", newer: newer.sort() } : { kind: "other" };
 }

@@ -66,16 +66,21 @@ export async function buildIfStale(): Promise<void> {
 /**
  * `gateway serve` (default), or exactly as `npm start` runs it (built: its node flags and environment;
  * call buildIfStale first, which also builds the dashboard). workers: `--workers N`; the plain command
- * defaults to 1 (one process, as before --workers existed), npm start's to its own default.
+ * defaults to 1 (one process, as before --workers existed), npm start's to its own default. bin:
+ * another build's dist/cli/main.js (the previous release, test/deploy/previous-release.ts).
  */
-export async function startGateway(cwd: string, env: Record<string, string>, options: { port?: number; built?: boolean; workers?: number } = {}): Promise<GatewayProcess> {
+export async function startGateway(
+  cwd: string,
+  env: Record<string, string>,
+  options: { port?: number; built?: boolean; workers?: number; bin?: string } = {},
+): Promise<GatewayProcess> {
   const port = options.port ?? (await freePort());
   const childEnv: NodeJS.ProcessEnv = { ...process.env };
   for (const name of GATEWAY_VARIABLES) delete childEnv[name];
   const built = options.built ? builtStartCommand() : null;
   Object.assign(childEnv, built?.env, env, { PORT: String(port), HOST: "127.0.0.1" });
   const workers = options.workers ?? (built ? undefined : 1);
-  const args = [...(built ? built.args : [GATEWAY_BIN, "serve"]), ...(workers === undefined ? [] : ["--workers", String(workers)])];
+  const args = [...(built ? built.args : [options.bin ?? GATEWAY_BIN, "serve"]), ...(workers === undefined ? [] : ["--workers", String(workers)])];
   const child = spawn(process.execPath, args, { cwd, env: childEnv, stdio: ["ignore", "pipe", "pipe"] });
   running.add(child);
   let out = "";
