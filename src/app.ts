@@ -114,6 +114,7 @@ export async function createApp(config: GatewayConfig, options: AppOptions = {})
     secret: resolveServerSecret(config),
     ledgerSecret: config.ledgerSecret,
     ledgerWriter: true,
+    timeouts: config.databaseTimeouts,
     backgroundCheckpoints: { onError: (message) => logger.warn({ err: message }, "SQLite background checkpoint failed") },
   });
   if (store.newerMigrations.length > 0) {

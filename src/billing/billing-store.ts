@@ -74,6 +74,8 @@ export interface StoreBillingOptions {
 // makes them unexpected, but a retry is cheaper than a 502.
 const TRANSIENT_CODES = new Set(["40P01", "40001", "SQLITE_BUSY"]);
 const MAX_ATTEMPTS = 3;
+/** When to try again to give back the hold of an admission whose outcome is unknown; then the sweeper. */
+const ABANDONED_HOLD_RETRY_MS = [250, 1_000, 5_000, 15_000, 60_000];
 
 function isTransient(error: unknown): boolean {
   return typeof error === "object" && error !== null && TRANSIENT_CODES.has(String((error as { code?: unknown }).code));
@@ -127,7 +129,13 @@ export class StoreBilling implements Billing {
       if (result instanceof GatewayError) throw result;
       return result;
     } catch (error) {
-      if (!(error instanceof GatewayError)) throw error;
+      if (!(error instanceof GatewayError)) {
+        // The database failed to answer, not refused: the reservation may have committed all the
+        // same (a connection lost after COMMIT), and nobody would give that hold back before its
+        // expiry. Releasing a hold that was never written changes nothing.
+        this.#releaseAbandoned(request.accountId, reservation.holdId);
+        throw error;
+      }
       throw await withRefusalFigures(this.db, error, { accountId: request.accountId, keyId: request.keyId, month: reservation.month, amount, tokens });
     }
   }
@@ -212,6 +220,14 @@ export class StoreBilling implements Billing {
     const path = this.#path;
     if (path.dialect === "postgres") return releaseHoldPostgres(path.batcher, accountId, holdId, expiredBefore, budgets);
     return path.writer.run((exec) => releaseHoldSqlite(exec, holdId, expiredBefore));
+  }
+
+  #releaseAbandoned(accountId: string, holdId: string, attempt = 0): void {
+    const delay = ABANDONED_HOLD_RETRY_MS[attempt];
+    if (delay === undefined) return; // the sweeper ends it at its expiry
+    setTimeout(() => {
+      this.#releaseOne(accountId, holdId).catch(() => this.#releaseAbandoned(accountId, holdId, attempt + 1));
+    }, delay).unref();
   }
 
   async #recordedCost(requestId: string, fallback: Nano): Promise<Nano> {

@@ -20,6 +20,7 @@
 // processes) take account locks in one global order and cannot deadlock on them. A deadlock that
 // still happens (a hold row, see holds.ts) is detected by PostgreSQL and retried (40P01).
 import { CompiledQuery, type Kysely } from "kysely";
+import { isDatabaseUnreachable } from "../store/db-errors.js";
 import type { Database } from "../store/tables.js";
 import type { PeriodStarts } from "./key-period.js";
 
@@ -99,8 +100,12 @@ export class PostgresBatcher {
       if (this.onBatch !== undefined) this.onBatch((performance.now() - started) / 1000);
       answers = (result.rows[0] as { answers?: unknown } | undefined)?.answers;
     } catch (error) {
-      if (batch.length === 1) {
-        batch[0]!.reject(error);
+      // Unreachable (down, restarting, cut off, timed out): running each operation again on its own
+      // would wait out the timeouts once per operation, one after another, while the queue behind
+      // them waits too. Each fails at once; the outcome of one whose answer was lost is settled by
+      // the caller (settlement is idempotent by request id, a release changes nothing twice).
+      if (batch.length === 1 || isDatabaseUnreachable(error)) {
+        for (const item of batch) item.reject(error);
         return;
       }
       // One operation raised and the whole batch was rolled back: run each on its own, so that each

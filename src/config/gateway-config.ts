@@ -14,6 +14,7 @@ import type { TierLimits } from "../core/traffic-limits.js";
 import type { MetricsSettings } from "../observability/metrics.js";
 import type { TracingSettings } from "../observability/settings.js";
 import type { RequestLogSettings } from "../requestlog/settings.js";
+import type { DatabaseTimeouts } from "../store/database-timeouts.js";
 
 export interface GatewayConfig {
   /** The config file read, or null when the gateway runs with an empty catalog. */
@@ -40,6 +41,8 @@ export interface GatewayConfig {
   host: string;
   port: number;
   databaseUrl: string | null;
+  /** DATABASE_CONNECT_TIMEOUT_MS and DATABASE_QUERY_TIMEOUT_MS (PostgreSQL); absent: the store's defaults. */
+  databaseTimeouts?: DatabaseTimeouts;
   dataDir: string;
   sqlitePath: string;
   secret: string | null;

@@ -9,6 +9,7 @@ import { existsSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
 import { parseProxyRange, TrustedProxies } from "../core/trusted-proxies.js";
 import { MIN_LEDGER_SECRET_LENGTH } from "../store/ledger-chain-key.js";
+import { DEFAULT_DATABASE_TIMEOUTS } from "../store/database-timeouts.js";
 import { metricsSettingsFrom, tracingSettingsFromEnv } from "../observability/settings.js";
 import { buildCatalog } from "./build-catalog.js";
 import { parseConfigText, readConfigText, withDemoCatalog } from "./config-file.js";
@@ -49,6 +50,10 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env, cwd = p
     host: env.HOST ?? "127.0.0.1",
     port: parsePort(env.PORT),
     databaseUrl: env.DATABASE_URL?.trim() || null,
+    databaseTimeouts: {
+      connectMs: parseMilliseconds("DATABASE_CONNECT_TIMEOUT_MS", env.DATABASE_CONNECT_TIMEOUT_MS, DEFAULT_DATABASE_TIMEOUTS.connectMs),
+      queryMs: parseMilliseconds("DATABASE_QUERY_TIMEOUT_MS", env.DATABASE_QUERY_TIMEOUT_MS, DEFAULT_DATABASE_TIMEOUTS.queryMs),
+    },
     dataDir,
     sqlitePath: resolve(dataDir, "gateway.db"),
     secret: env.GATEWAY_SECRET ?? null,
@@ -165,6 +170,14 @@ function parseLedgerSecret(text: string | undefined): string | null {
   if (text === undefined || text === "") return null;
   if (text.length < MIN_LEDGER_SECRET_LENGTH) throw new ConfigError(`GATEWAY_LEDGER_SECRET: at least ${MIN_LEDGER_SECRET_LENGTH} characters (it keys the ledger's hash chain)`);
   return text;
+}
+
+/** A timeout in whole milliseconds, 0 (none) to one hour. */
+function parseMilliseconds(name: string, text: string | undefined, fallback: number): number {
+  if (text === undefined || text.trim() === "") return fallback;
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 0 || value > 3_600_000) throw new ConfigError(`${name}: "${text}" is not a number of milliseconds from 0 to 3600000`);
+  return value;
 }
 
 function parsePort(text: string | undefined): number {

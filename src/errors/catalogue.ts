@@ -38,6 +38,7 @@ export const ERROR_CATALOGUE = {
   conflict: { status: 409, message: "This state transition is not allowed." },
   config_reload_refused: { status: 422, message: "The config file was not reloaded; the running config stays." },
   internal_error: { status: 500, message: "Internal error." },
+  service_unavailable: { status: 503, message: "The gateway cannot reach its database right now; nothing was charged. Retry shortly." },
 } as const satisfies Record<string, { status: number; message: string }>;
 
 export type ErrorType = keyof typeof ERROR_CATALOGUE;

@@ -2,6 +2,7 @@
 // catalogue types, and anything else as a generic internal_error (never the original message).
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { ERROR_CATALOGUE, GatewayError, loggableMessage, renderError } from "../errors/catalogue.js";
+import { isDatabaseUnreachable } from "../store/db-errors.js";
 import { closeAfterEarlyAnswer } from "./connections.js";
 
 function fromFastifyError(error: FastifyError): GatewayError | null {
@@ -29,12 +30,18 @@ function invalidJson(parserMessage: string): GatewayError {
   return new GatewayError("invalid_request", `the body is not valid JSON: ${parserMessage}`, { param: "body", logMessage: "the body is not valid JSON" });
 }
 
+/** The database is down, restarting or cut off: a refusal the client may retry, not a defect of the gateway. */
+export function databaseUnavailable(): GatewayError {
+  return new GatewayError("service_unavailable", ERROR_CATALOGUE.service_unavailable.message, { code: "database_unavailable", headers: { "retry-after": "1" } });
+}
+
 export function toGatewayError(error: unknown): GatewayError {
   if (error instanceof GatewayError) return error;
   if (error && typeof error === "object" && "code" in error) {
     const mapped = fromFastifyError(error as FastifyError);
     if (mapped) return mapped;
   }
+  if (isDatabaseUnreachable(error)) return databaseUnavailable();
   return new GatewayError("internal_error", ERROR_CATALOGUE.internal_error.message);
 }
 

@@ -182,8 +182,13 @@ async function relayBuffered(services: PipelineServices, request: FastifyRequest
     await call.release();
     throw error instanceof GatewayError ? error : new GatewayError("internal_error");
   }
-  // Settled before anything is sent: a failed settlement is a 502 and nothing is charged.
-  const charge = await call.settle(usage);
+  // Settled before anything is sent: a failed settlement is a 502 and nothing is charged. Its hold is
+  // given back in the background (at once if the database answers): a release after a settlement
+  // that did commit changes nothing.
+  const charge = await call.settle(usage).catch((error: unknown) => {
+    services.settlementRetries.releaseLater(call.hold);
+    throw error;
+  });
   meter(request, usage, charge.cost);
   const { store } = input;
   if (store !== null) storeAnswer(store.services, store.lookup, { kind: "buffered", body: scrubbed, usage, costNano: String(charge.cost), modelId: store.modelId });

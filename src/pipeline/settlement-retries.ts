@@ -21,6 +21,22 @@ export class SettlementRetries {
     return this.#pending;
   }
 
+  /**
+   * Gives back the hold of a request that was refused after admission because its settlement failed
+   * (nothing charged): retried with the same backoff while the database is unreachable, instead of
+   * leaving the amount reserved until the sweeper's expiry (15 minutes).
+   */
+  releaseLater(hold: Hold, attempt = 0): void {
+    const delay = attempt === 0 ? 0 : DELAYS_MS[Math.min(attempt - 1, DELAYS_MS.length - 1)]!;
+    const timer = setTimeout(() => {
+      this.billing.release(hold).catch((error: unknown) => {
+        this.logger.warn({ request_id: hold.requestId, attempt: attempt + 1, err: error }, "hold release failed; retrying");
+        this.releaseLater(hold, attempt + 1);
+      });
+    }, delay);
+    timer.unref();
+  }
+
   schedule(hold: Hold, usage: Usage, provider: string, trace?: RequestTrace, attempt = 0): void {
     if (attempt === 0) this.#pending += 1;
     const delay = DELAYS_MS[Math.min(attempt, DELAYS_MS.length - 1)]!;

@@ -10,7 +10,10 @@ import { ledgerChainColumns, ledgerRowHashFromValues, SQLITE_LEDGER_HASH_FUNCTIO
 import { LedgerChainKey, LedgerChainState, withLedgerKeyOption } from "./ledger-chain-key.js";
 import { SqliteBusyWait } from "./sqlite-busy-wait.js";
 import { startSqliteCheckpointer } from "./sqlite-checkpointer.js";
+import { DEFAULT_DATABASE_TIMEOUTS, type DatabaseTimeouts } from "./database-timeouts.js";
 import type { Database } from "./tables.js";
+
+export { DEFAULT_DATABASE_TIMEOUTS, type DatabaseTimeouts };
 
 export interface DatabaseHandle {
   db: Kysely<Database>;
@@ -55,12 +58,14 @@ export interface DatabaseOptions {
   dimensions?: readonly DimensionSpec[];
   /** GATEWAY_LEDGER_SECRET: the ledger chain's key is derived from it (ledger-chain-key.ts); null or absent: none. */
   ledgerSecret?: string | null;
+  /** PostgreSQL: how long to wait for a connection and for each query's answer; absent: DEFAULT_DATABASE_TIMEOUTS. */
+  timeouts?: DatabaseTimeouts;
 }
 
 export async function openDatabase(options: DatabaseOptions): Promise<DatabaseHandle> {
   const dimensions = dimensionSet(options.dimensions ?? DIMENSIONS);
   const chain = new LedgerChainState(options.ledgerSecret ? new LedgerChainKey(options.ledgerSecret) : null);
-  if (options.databaseUrl) return openPostgres(options.databaseUrl, options.poolSize ?? 10, dimensions, chain);
+  if (options.databaseUrl) return openPostgres(options.databaseUrl, options.poolSize ?? 10, options.timeouts ?? DEFAULT_DATABASE_TIMEOUTS, dimensions, chain);
   return openSqlite(options.sqlitePath, options.backgroundCheckpoints ?? null, dimensions, chain);
 }
 
@@ -160,7 +165,7 @@ function openSqlite(path: string, backgroundCheckpoints: DatabaseOptions["backgr
   };
 }
 
-async function openPostgres(url: string, max: number, dimensions: DimensionSet, chain: LedgerChainState): Promise<DatabaseHandle> {
+async function openPostgres(url: string, max: number, timeouts: DatabaseTimeouts, dimensions: DimensionSet, chain: LedgerChainState): Promise<DatabaseHandle> {
   if (!/^postgres(ql)?:\/\//.test(url)) throw new Error("DATABASE_URL must start with postgres:// or postgresql://");
   // Loaded only here: a SQLite gateway never needs the driver (~3 MiB of heap for nothing).
   const { default: pg } = await import("pg");
@@ -169,6 +174,11 @@ async function openPostgres(url: string, max: number, dimensions: DimensionSet, 
     // trigger ledger_chain_key reads (ledger-chain-key.ts): a startup option, never a statement.
     connectionString: chain.key === null ? url : withLedgerKeyOption(url, chain.key),
     max,
+    connectionTimeoutMillis: timeouts.connectMs,
+    query_timeout: timeouts.queryMs,
+    // Idle connections to a vanished server are found by the kernel instead of by the next request.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
     types: {
       getTypeParser: ((oid: Parameters<typeof pg.types.getTypeParser>[0], format?: "text" | "binary"): unknown =>
         oid === pg.types.builtins.INT8 ? (text: string) => BigInt(text) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
@@ -176,10 +186,11 @@ async function openPostgres(url: string, max: number, dimensions: DimensionSet, 
   });
   // A dropped idle connection must not crash the process; the next query reconnects.
   pool.on("error", () => undefined);
+  pool.on("connect", (client) => guardPooledClient(client));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   const parsed = new URL(url);
   const listen = async (channel: string, onNotify: () => void, onError: (error: unknown) => void) => {
-    const client = new pg.Client({ connectionString: url });
+    const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: timeouts.connectMs, keepAlive: true, keepAliveInitialDelayMillis: 10_000 });
     // A dropped connection is reported, not thrown: the catalog watch's poll covers it.
     client.on("error", onError);
     client.on("notification", (message) => {
@@ -192,4 +203,34 @@ async function openPostgres(url: string, max: number, dimensions: DimensionSet, 
     };
   };
   return { db, dialect: "postgres", sqlite: null, description: `postgres://${parsed.host}${parsed.pathname}`, dimensions, listen, ledgerChain: chain, close: () => db.destroy() };
+}
+
+/** The part of a pooled pg client guardPooledClient touches. */
+interface GuardedClient {
+  on(event: "error", listener: (error: Error) => void): unknown;
+  query: unknown;
+  end(): Promise<void>;
+}
+
+/**
+ * pg-pool listens for a client's errors only while the client is idle in the pool: a connection that
+ * dies while Kysely holds the client (a query under way, a transaction open) emits an 'error' nobody
+ * handles, and the process crashes, so every gateway died at once when PostgreSQL restarted. The
+ * query itself fails either way (the driver rejects it), so a listener that does nothing is enough.
+ * A query that timed out leaves the client waiting on an answer that may never come; ending it
+ * (pg destroys the socket of a client with a query under way) drops it from the pool instead of
+ * handing it to the next request.
+ */
+function guardPooledClient(client: GuardedClient): void {
+  client.on("error", () => undefined);
+  const query = client.query as (...args: unknown[]) => unknown;
+  client.query = (...args: unknown[]): unknown => {
+    const result = query.apply(client, args);
+    if (result instanceof Promise) {
+      result.catch((error: unknown) => {
+        if (error instanceof Error && error.message === "Query read timeout") client.end().catch(() => undefined);
+      });
+    }
+    return result;
+  };
 }

@@ -33,3 +33,28 @@ export function dbErrorKind(error: unknown): DbErrorKind | null {
 export function dbErrorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
+
+/** Socket errors of a connection to the database that could not be made or was lost. */
+const UNREACHABLE_SOCKET_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "EPIPE", "ENOTFOUND", "EAI_AGAIN"]);
+/** PostgreSQL's own: the server shutting down or starting (57P0x), and connection exceptions (class 08). */
+const UNREACHABLE_SQLSTATES = /^(57P0[1-3]|08...)$/;
+/** node-postgres and its pool say these in words only. */
+const UNREACHABLE_MESSAGES = [
+  "Connection terminated",
+  "Query read timeout",
+  "timeout exceeded when trying to connect",
+  "Client has encountered a connection error and is not queryable",
+  "Client was closed and is not queryable",
+];
+
+/**
+ * Whether an error means the database could not be reached (down, restarting, partitioned, too slow
+ * to connect or to answer) rather than refusing the statement: the request may be retried as is.
+ */
+export function isDatabaseUnreachable(error: unknown): boolean {
+  if (!error || typeof error !== "object") return false;
+  const code = String((error as { code?: unknown }).code ?? "");
+  if (UNREACHABLE_SOCKET_CODES.has(code) || UNREACHABLE_SQLSTATES.test(code)) return true;
+  const message = error instanceof Error ? error.message : "";
+  return UNREACHABLE_MESSAGES.some((text) => message.startsWith(text));
+}
