@@ -105,7 +105,8 @@ export class CallPeers {
 export function withoutCallMeta<M extends { params?: { _meta?: Record<string, unknown> } & Record<string, unknown> }>(message: M): M {
   const meta = message.params?._meta;
   if (meta === undefined || !(CALL_META in meta)) return message;
-  const { [CALL_META]: _dropped, ...rest } = meta;
+  const rest = { ...meta };
+  delete rest[CALL_META];
   return { ...message, params: { ...message.params, _meta: rest } };
 }
 
