@@ -3,7 +3,6 @@
 // filtered by the key's and the workspace's allowlists, and forward each call to its server.
 // A server that is down is never an empty list without a reason: a listing names the servers that
 // failed (in `_meta` and a log notification), and fails when every server it would list failed.
-import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import {
   CallToolRequestSchema,
@@ -23,6 +22,8 @@ import type { Principal } from "../pipeline/auth-cache.js";
 import { meteredCall, type CallServices } from "./metered-call.js";
 import type { UpstreamPool } from "./upstream-pool.js";
 import type { ServerListings, UpstreamServer } from "./upstream-server.js";
+import { notAllowed, relayCall, resolve } from "./call-relay.js";
+import { registerSessionExtras } from "./session-extras.js";
 
 /** What a session's handlers read: the pool, and the principal of the session's latest HTTP request. */
 export interface SessionContext {
@@ -40,7 +41,8 @@ export function createSessionServer(context: SessionContext): Server {
   const server = new Server(
     { name: "model-gateway", version: "1" },
     {
-      capabilities: { tools: { listChanged: true }, prompts: { listChanged: true }, resources: { listChanged: true }, logging: {} },
+      // Subscriptions and completions are forwarded to the server that owns the URI or name (session-extras.ts); a server without them refuses or completes nothing.
+      capabilities: { tools: { listChanged: true }, prompts: { listChanged: true }, resources: { listChanged: true, subscribe: true }, completions: {}, logging: {} },
       instructions: "Tools, prompts and resources of the gateway's MCP servers, each named <server>__<name> (resources: mcp-gw://<server>/<uri>).",
     },
   );
@@ -112,10 +114,13 @@ export function createSessionServer(context: SessionContext): Server {
     if (!mcpToolAllowed(keyList(), upstream.name, tool)) throw notAllowed(`tool ${presented}`, "key's");
     if (!mcpToolAllowed(workspaceList(), upstream.name, tool)) throw notAllowed(`tool ${presented}`, "workspace's");
     const call = () =>
-      forward(
+      relayCall(
+        server,
         upstream,
+        extra,
+        pool.scrubber,
         "tools/call",
-        async (client) => (await client.callTool({ name: tool, arguments: request.params.arguments ?? {} }, undefined, options(upstream, extra.signal))) as CallToolResult,
+        async (client, { meta, options }) => (await client.callTool({ name: tool, arguments: request.params.arguments ?? {}, _meta: meta }, undefined, options)) as CallToolResult,
       );
     const result = await meteredCall(
       context.services,
@@ -138,7 +143,10 @@ export function createSessionServer(context: SessionContext): Server {
       context.principal(),
       { method: "prompts/get", server: upstream.name, name, presented },
       null,
-      () => forward(upstream, "prompts/get", (client) => client.getPrompt({ name, arguments: request.params.arguments }, options(upstream, extra.signal))),
+      () =>
+        relayCall(server, upstream, extra, pool.scrubber, "prompts/get", (client, { meta, options }) =>
+          client.getPrompt({ name, arguments: request.params.arguments, _meta: meta }, options),
+        ),
       () => false,
     );
     return scrub(result);
@@ -153,43 +161,13 @@ export function createSessionServer(context: SessionContext): Server {
       context.principal(),
       { method: "resources/read", server: upstream.name, name: null, presented: null },
       null,
-      () => forward(upstream, "resources/read", (client) => client.readResource({ uri: split!.uri }, options(upstream, extra.signal))),
+      () => relayCall(server, upstream, extra, pool.scrubber, "resources/read", (client, { meta, options }) => client.readResource({ uri: split!.uri, _meta: meta }, options)),
       () => false,
     );
     // The server's own URIs in the contents are presented with the prefix, like the listing's.
     return { ...scrub(result), contents: scrub(result.contents).map((content) => ({ ...content, uri: prefixedUri(upstream.name, content.uri) })) };
   });
 
+  registerSessionExtras(server, { pool, serverAllowed, notAllowedBy: (name) => (mcpServerAllowed(keyList(), name) ? "workspace's" : "key's") });
   return server;
-}
-
-/** The configured server a presented name or URI belongs to; an MCP error for one that names none. */
-function resolve(pool: UpstreamPool, split: { server: string; name: string } | null, what: string): UpstreamServer {
-  const server = split === null ? undefined : pool.get(split.server);
-  if (server === undefined)
-    throw new McpError(ErrorCode.InvalidParams, `Unknown ${what}: names are <server>__<name> (resources mcp-gw://<server>/<uri>) for a configured MCP server.`);
-  return server;
-}
-
-function notAllowed(what: string, whose: "key's" | "workspace's"): McpError {
-  return new McpError(ErrorCode.InvalidRequest, `The ${what} is not allowed for this key: it is not in the ${whose} MCP allowlist (allowed_mcp).`, {
-    type: "forbidden",
-    code: "mcp_not_allowed",
-  });
-}
-
-/** A call on the server's client: an MCP error naming the server when it is down or the call fails. */
-async function forward<T>(upstream: UpstreamServer, method: string, call: (client: Client) => Promise<T>): Promise<T> {
-  // A server still starting (at start, after a reload or a restart) is waited for, at most its connect timeout.
-  if (upstream.state.kind === "starting") await upstream.settled();
-  const client = upstream.client();
-  try {
-    return await call(client);
-  } catch (error) {
-    throw upstream.failure(method, error);
-  }
-}
-
-function options(upstream: UpstreamServer, signal: AbortSignal) {
-  return { timeout: upstream.settings.callTimeoutMs, signal };
 }

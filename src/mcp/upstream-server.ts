@@ -13,6 +13,7 @@ import {
   McpError,
   PromptListChangedNotificationSchema,
   ResourceListChangedNotificationSchema,
+  ResourceUpdatedNotificationSchema,
   ToolListChangedNotificationSchema,
   type Prompt,
   type Resource,
@@ -22,6 +23,8 @@ import {
 import type { Logger } from "pino";
 import type { McpServerSettings } from "../config/mcp-settings.js";
 import type { Scrubber } from "../pipeline/scrub.js";
+import { callTaggingFetch, CallPeers, UPSTREAM_CLIENT_CAPABILITIES } from "./upstream-peers.js";
+import { ResourceSubscriptions } from "./upstream-subscriptions.js";
 
 // The JSON-RPC codes compared with an error's (a number: the SDK's enum is not its type).
 const CONNECTION_CLOSED: number = ErrorCode.ConnectionClosed;
@@ -57,6 +60,10 @@ export class UpstreamServer {
   #attempt: Promise<void> = Promise.resolve();
   /** Connections made so far (a restart counts one more); tests read it. */
   connections = 0;
+  /** The calls in flight, for the server's requests and logging messages made while handling one. */
+  readonly peers: CallPeers;
+  /** The sessions' resource subscriptions on this server. */
+  readonly subscriptions = new ResourceSubscriptions(() => (this.#state.kind === "ready" ? this.#client : null));
 
   constructor(
     /** Replaced on a reload that changes only the price or the call timeout. */
@@ -65,7 +72,9 @@ export class UpstreamServer {
     private readonly logger: Logger,
     /** Called when the server's listings or state changed: sessions are told their lists changed. */
     private readonly onChange: () => void,
-  ) {}
+  ) {
+    this.peers = new CallPeers(settings.transport.kind);
+  }
 
   get name(): string {
     return this.settings.name;
@@ -119,6 +128,16 @@ export class UpstreamServer {
     return new McpError(code, `MCP server ${this.name} failed ${method}: ${reason}.`, { server: this.name, reason });
   }
 
+  /** True when the connected server takes resources/subscribe. */
+  get supportsSubscribe(): boolean {
+    return this.#client?.getServerCapabilities()?.resources?.subscribe === true;
+  }
+
+  /** True when the connected server answers completion/complete. */
+  get supportsCompletions(): boolean {
+    return this.#client?.getServerCapabilities()?.completions !== undefined;
+  }
+
   #isStopped(): boolean {
     return this.#state.kind === "stopped";
   }
@@ -126,7 +145,9 @@ export class UpstreamServer {
   async #connect(): Promise<void> {
     if (this.#state.kind === "stopped") return;
     const { settings } = this;
-    const client = new Client({ name: "model-gateway", version: "1" }, { capabilities: {} });
+    // Sampling, elicitation and roots are declared: each is forwarded to the client whose call asked for it (upstream-peers.ts).
+    const client = new Client({ name: "model-gateway", version: "1" }, { capabilities: UPSTREAM_CLIENT_CAPABILITIES });
+    this.peers.install(client, this.name);
     let transport: Transport;
     if (settings.transport.kind === "stdio") {
       const stdio = new StdioClientTransport({
@@ -138,7 +159,10 @@ export class UpstreamServer {
       });
       transport = stdio;
     } else {
-      transport = new StreamableHTTPClientTransport(settings.transport.url, { requestInit: { headers: { ...settings.transport.headers }, redirect: "error" } });
+      transport = new StreamableHTTPClientTransport(settings.transport.url, {
+        requestInit: { headers: { ...settings.transport.headers }, redirect: "error" },
+        fetch: callTaggingFetch(),
+      });
     }
     try {
       await client.connect(transport, { timeout: settings.connectTimeoutMs });
@@ -159,6 +183,8 @@ export class UpstreamServer {
       client.setNotificationHandler(ToolListChangedNotificationSchema, () => void this.#relist(client, "tools"));
       client.setNotificationHandler(PromptListChangedNotificationSchema, () => void this.#relist(client, "prompts"));
       client.setNotificationHandler(ResourceListChangedNotificationSchema, () => void this.#relist(client, "resources"));
+      client.setNotificationHandler(ResourceUpdatedNotificationSchema, (notification) => this.subscriptions.deliver(notification.params.uri));
+      this.subscriptions.renew(client, settings.callTimeoutMs);
       this.logger.info({ mcp_server: this.name, tools: this.#listings.tools.length }, "MCP server connected");
       this.onChange();
     } catch (error) {
