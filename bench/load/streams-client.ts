@@ -2,7 +2,8 @@
 // share of the step's streams (stream g of n is due at t0 + ramp·g/n, so the processes interleave),
 // each on its own connection (an undici Pool with as many connections as streams: HTTP/1.1 carries
 // one stream a connection), and reads them as cheaply as it can: it counts the token's occurrences
-// in the raw bytes instead of parsing events, and keeps only the tail for [DONE] and the in-band cost.
+// in the raw bytes instead of parsing events, and keeps only the last chunks for [DONE] and the
+// in-band cost.
 // Reported per process: time to first token of every stream, errors, and what each finished stream
 // cost (request id, the usage frame's cost) for the ledger check; its own CPU and event-loop delay
 // tell whether the client, not the target, was the bottleneck.
@@ -39,6 +40,8 @@ export interface StreamsClientResult {
   /** Milliseconds from sending to the first token, one per stream that saw one. */
   ttftMs: number[];
   errors: number;
+  /** Errors by kind (the error's name, or the first word of the client's own description). */
+  errorKinds: Record<string, number>;
   /** The first few error descriptions. */
   errorSamples: string[];
   cpuMicros: number;
@@ -46,7 +49,7 @@ export interface StreamsClientResult {
 }
 
 const MARKER = `"content":"${STREAM_TOKEN}"`;
-const TAIL_CHARS = 2048;
+const TAIL_CHUNKS = 8;
 
 function countMarkers(text: string): number {
   let n = 0;
@@ -73,24 +76,34 @@ async function runOne(pool: Pool, job: StreamsClientJob, path: string, onFirstTo
   }
   let tokens = 0;
   let carry = "";
-  let tail = "";
-  for await (const chunk of body as AsyncIterable<Buffer>) {
-    const text = carry + chunk.toString("latin1");
-    const found = countMarkers(text);
-    if (found > 0 && tokens === 0) onFirstToken(performance.now() - sentAt);
-    tokens += found;
-    carry = text.slice(-(MARKER.length - 1));
-    tail = (tail + text).slice(-TAIL_CHARS);
-  }
+  // The last chunks, enough for the finish, usage and [DONE] frames: joined once, at the end.
+  const tail: string[] = [];
+  await new Promise<void>((resolve, reject) => {
+    body.on("data", (chunk: Buffer) => {
+      const raw = chunk.toString("latin1");
+      const text = carry + raw;
+      const found = countMarkers(text);
+      if (found > 0 && tokens === 0) onFirstToken(performance.now() - sentAt);
+      tokens += found;
+      carry = text.slice(-(MARKER.length - 1));
+      tail.push(raw);
+      if (tail.length > TAIL_CHUNKS) tail.shift();
+    });
+    body.once("end", resolve);
+    body.once("error", reject);
+  });
+  const last = tail.join("");
   if (tokens !== job.tokens) throw new Error(`incomplete: ${tokens} of ${job.tokens} tokens`);
-  if (!tail.includes("data: [DONE]")) throw new Error("no [DONE] at the end");
-  const costs = [...tail.matchAll(/"cost":"([0-9.]+)"/g)];
+  if (!last.includes("data: [DONE]")) throw new Error("no [DONE] at the end");
+  const costs = [...last.matchAll(/"cost":"([0-9.]+)"/g)];
   return { requestId, cost: costs.at(-1)?.[1] ?? null };
 }
 
 async function run(job: StreamsClientJob): Promise<StreamsClientResult> {
   const url = new URL(job.url);
-  const pool = new Pool(url.origin, { connections: job.indices.length, pipelining: 1, keepAliveTimeout: 120_000 });
+  // undici's 10 s connect timeout would count a loaded target's slow accept as the client's error:
+  // the client waits as long for the connection as for the whole stream.
+  const pool = new Pool(url.origin, { connections: job.indices.length, pipelining: 1, keepAliveTimeout: 120_000, connect: { timeout: job.timeoutMs } });
   const loopDelay = monitorEventLoopDelay({ resolution: 10 });
   loopDelay.enable();
   const cpuBefore = process.cpuUsage();
@@ -98,6 +111,7 @@ async function run(job: StreamsClientJob): Promise<StreamsClientResult> {
   const ttftMs: number[] = [];
   const errorSamples: string[] = [];
   let errors = 0;
+  const errorKinds: Record<string, number> = {};
   const streams = job.indices.map(async (g) => {
     const wait = job.t0 + (job.rampMs * g) / job.total - Date.now();
     if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
@@ -105,6 +119,8 @@ async function run(job: StreamsClientJob): Promise<StreamsClientResult> {
       finished.push(await runOne(pool, job, url.pathname, (ms) => ttftMs.push(ms)));
     } catch (error) {
       errors += 1;
+      const kind = error instanceof Error ? (error.name === "Error" ? (error.message.split(/[\s:]/)[0] ?? "Error") : error.name) : "unknown";
+      errorKinds[kind] = (errorKinds[kind] ?? 0) + 1;
       if (errorSamples.length < 5) errorSamples.push(error instanceof Error ? `${error.name}: ${error.message}` : String(error));
     }
   });
@@ -118,6 +134,7 @@ async function run(job: StreamsClientJob): Promise<StreamsClientResult> {
     finished,
     ttftMs,
     errors,
+    errorKinds,
     errorSamples,
     cpuMicros: cpu.user + cpu.system,
     loopDelayP99Ms: loopDelay.percentile(99) / 1e6,

@@ -37,7 +37,8 @@ function books(run: TargetRun): string {
   return (
     `${b.finishedStreams} finished (warm-up included), ${b.ledgerRows} usage rows; missing ${b.missing}, duplicates ${b.duplicates}, ` +
     `cost mismatches ${b.mismatches.length}, without in-band cost ${b.withoutCost}, rows of unfinished streams ${b.otherRows}; ` +
-    `client ${usd(b.clientTotalNano)} USD, ledger ${usd(b.ledgerTotalNano)} USD; holds left ${b.holdsLeft}`
+    `finished streams: client ${usd(b.clientTotalNano)} USD, ledger ${usd(b.ledgerFinishedNano)} USD; all usage rows ${usd(b.ledgerTotalNano)} USD; ` +
+    `holds left ${b.holdsLeft}`
   );
 }
 
@@ -59,7 +60,8 @@ export function renderStreamsMarkdown(result: StreamsResult): string {
   row("streams finished / opened; errors", (r) => `${r.finished} / ${r.opened}; ${r.errors}`);
   row("time to first token p50; p99, ms", (r) => `${f1(r.ttftMs.p50)}; ${f1(r.ttftMs.p99)}`);
   row("added over direct p50; p99, ms", (r) => (direct && r !== direct ? `${f1(r.ttftMs.p50 - direct.ttftMs.p50)}; ${f1(r.ttftMs.p99 - direct.ttftMs.p99)}` : "–"));
-  row("RSS idle; all open (median); peak, MiB", (r) => `${f1(r.idleRssMiB)}; ${f1(r.plateauRssMiB)}; ${f1(r.peakRssMiB)}`);
+  row("streams open at the plateau (median of samples)", (r) => String(r.openAtPlateau));
+  row("RSS idle; plateau (median); peak, MiB", (r) => `${f1(r.idleRssMiB)}; ${f1(r.plateauRssMiB)}; ${f1(r.peakRssMiB)}`);
   row(`memory per open stream above idle, KiB (≤ ${STREAM_TARGETS.perStreamKiB})`, (r) => (r.target === "direct" ? `${f1(r.perStreamKiB)} (the mock)` : f1(r.perStreamKiB)));
   row(`event-loop delay p50; p99; max, ramp and plateau, ms (p99 ≤ ${STREAM_TARGETS.loopDelayP99Ms})`, (r) =>
     r.loopDelayMs ? `${f1(r.loopDelayMs.p50)}; ${f1(r.loopDelayMs.p99)}; ${f1(r.loopDelayMs.max)}` : "–",
@@ -75,6 +77,12 @@ export function renderStreamsMarkdown(result: StreamsResult): string {
     const v = judge(run);
     lines.push(`**${run.target}**: memory per stream ${v.perStream}; event-loop delay p99 ${v.loopDelay}; errors ${v.errors}; billed exactly once ${v.billedOnce}.`);
     if (run.books) lines.push(`Ledger: ${books(run)}.`);
+    if (run.errors)
+      lines.push(
+        `Errors by kind: ${Object.entries(run.errorKinds)
+          .map(([kind, n]) => `${kind} ${n}`)
+          .join(", ")}.`,
+      );
     if (run.errorSamples.length) lines.push(`First errors: ${run.errorSamples.map((e) => `\`${e.replaceAll("`", "'")}\``).join("; ")}.`);
     lines.push("");
   }

@@ -40,6 +40,7 @@ export interface TargetRun {
   opened: number;
   finished: number;
   errors: number;
+  errorKinds: Record<string, number>;
   errorSamples: string[];
   /** Milliseconds from sending to the first token. */
   ttftMs: Summary;
@@ -47,7 +48,9 @@ export interface TargetRun {
   /** The median RSS while every stream was open, and the highest seen. */
   plateauRssMiB: number;
   peakRssMiB: number;
-  /** (plateau − idle) / streams. */
+  /** Streams the mock had open at the plateau's samples (median): N unless the clients fell behind. */
+  openAtPlateau: number;
+  /** The median over the plateau's samples of (RSS − idle) / streams open then. */
   perStreamKiB: number;
   peakFds: number;
   /** Over the ramp and the plateau (until just before the first stream ends); and to the end. */
@@ -87,7 +90,7 @@ interface MockStats {
 const fdsFor = (sockets: number) => sockets + 1024;
 
 async function probe(child: Child): Promise<ProbeStats> {
-  const answer = waitForMessage(child, isType<ProbeStats>("probe-stats"), 30_000);
+  const answer = waitForMessage(child, isType<ProbeStats>("probe-stats"), 60_000);
   child.proc.send({ type: "probe-stats" });
   return answer;
 }
@@ -104,12 +107,29 @@ async function runClients(clients: Child[], job: Omit<StreamsClientJob, "indices
   );
 }
 
-/** RSS and fds of the target (or of the mock, for direct), sampled from /proc. */
-function rssSampler(pid: number, t0: number): { samples: ProcessSample[]; take: () => void } {
+async function mockStats(mock: Child): Promise<MockStats> {
+  const answer = waitForMessage(mock, isType<MockStats>("stats"), 60_000);
+  mock.proc.send({ type: "stats" });
+  return answer;
+}
+
+/**
+ * RSS and fds of the target (or of the mock, for direct) from /proc, with the streams the mock has
+ * open at that moment (`inFlight`): on a loaded host the clients may not have all N open at once.
+ */
+function rssSampler(pid: number, mock: Child, t0: number): { samples: ProcessSample[]; take: () => void } {
   const samples: ProcessSample[] = [];
+  let busy = false;
   const take = () => {
+    if (busy) return;
+    busy = true;
     const s = sampleProcessTree(pid, (Date.now() - t0) / 1000);
-    if (s) samples.push(s);
+    void mockStats(mock)
+      .then((m) => {
+        if (s) samples.push({ ...s, inFlight: m.open });
+      })
+      .catch(() => undefined)
+      .finally(() => (busy = false));
   };
   return { samples, take };
 }
@@ -138,17 +158,17 @@ async function measureTarget(target: StreamsTarget, mock: Child, clients: Child[
   }
 
   if (target.child) {
-    const reset = waitForMessage(target.child, isType("probe-reset"), 10_000);
+    const reset = waitForMessage(target.child, isType("probe-reset"), 60_000);
     target.child.proc.send({ type: "probe-reset" });
     await reset;
   }
-  const mockReset = waitForMessage(mock, isType("reset"), 10_000);
+  const mockReset = waitForMessage(mock, isType("reset"), 60_000);
   mock.proc.send({ type: "reset" });
   await mockReset;
   const cpuBefore = target.child ? (await probe(target.child)).cpu : null;
 
   const t0 = Date.now() + 500;
-  const sampler = rssSampler(pid, t0);
+  const sampler = rssSampler(pid, mock, t0);
   const everyMs = Math.max(100, Math.min(1000, Math.round(streamMs / 30)));
   const timer = setInterval(sampler.take, everyMs);
   // Just before the first stream ends: the delay over the ramp and the plateau, settlements excluded.
@@ -181,18 +201,14 @@ async function measureTarget(target: StreamsTarget, mock: Child, clients: Child[
   await plateauProbe;
   const wallSeconds = (Date.now() - started) / 1000;
   const end = target.child ? await probe(target.child) : null;
-  const mockStats = await (async () => {
-    const answer = waitForMessage(mock, isType<MockStats>("stats"), 10_000);
-    mock.proc.send({ type: "stats" });
-    return answer;
-  })();
+  const mockEnd = await mockStats(mock);
 
   // The plateau: from the end of the ramp (plus a second) until the first stream ends.
   const from = (rampMs + Math.min(1000, (streamMs - rampMs) / 4)) / 1000;
   const to = (plateauEnd - t0) / 1000;
-  const plateau = sampler.samples.filter((s) => s.t >= from && s.t <= to).map((s) => s.rssMiB);
+  const plateau = sampler.samples.filter((s) => s.t >= from && s.t <= to && (s.inFlight ?? 0) > 0);
   const idleRssMiB = median(idle);
-  const plateauRssMiB = median(plateau);
+  const plateauRssMiB = median(plateau.map((s) => s.rssMiB));
   const peakRssMiB = Math.max(...sampler.samples.map((s) => s.rssMiB));
   const finished: FinishedStream[] = results.flatMap((r) => r.finished);
   const books = target.books ? await checkStreamBooks(target.books.store, target.books.accountId, [...warmFinished, ...finished]) : null;
@@ -202,19 +218,24 @@ async function measureTarget(target: StreamsTarget, mock: Child, clients: Child[
     opened: results.reduce((n, r) => n + r.opened, 0),
     finished: finished.length,
     errors: results.reduce((n, r) => n + r.errors, 0),
-    errorSamples: results.flatMap((r) => r.errorSamples).slice(0, 5),
+    errorKinds: results.reduce<Record<string, number>>((all, r) => {
+      for (const [kind, n] of Object.entries(r.errorKinds)) all[kind] = (all[kind] ?? 0) + n;
+      return all;
+    }, {}),
+    errorSamples: results.flatMap((r) => r.errorSamples).slice(0, 3),
     ttftMs: summarize(results.flatMap((r) => r.ttftMs)),
     idleRssMiB,
     plateauRssMiB,
     peakRssMiB,
-    perStreamKiB: ((plateauRssMiB - idleRssMiB) * 1024) / options.streams,
+    openAtPlateau: median(plateau.map((s) => s.inFlight ?? 0)),
+    perStreamKiB: median(plateau.map((s) => ((s.rssMiB - idleRssMiB) * 1024) / (s.inFlight ?? 1))),
     peakFds: Math.max(...sampler.samples.map((s) => s.fds)),
     loopDelayMs,
     loopDelayToEndMs: end?.loopDelayMs ?? null,
     targetCpuSeconds: cpuBefore && cpuAfter ? (cpuAfter.user + cpuAfter.system - cpuBefore.user - cpuBefore.system) / 1e6 : null,
     clientCpuSeconds: results.reduce((n, r) => n + r.cpuMicros, 0) / 1e6,
     clientLoopDelayP99Ms: Math.max(...results.map((r) => r.loopDelayP99Ms)),
-    mockLoopDelayP99Ms: mockStats.loopDelayP99Ms,
+    mockLoopDelayP99Ms: mockEnd.loopDelayP99Ms,
     wallSeconds,
     books,
   };
@@ -231,13 +252,14 @@ export async function runStreams(options: StreamsOptions): Promise<StreamsResult
   const clients: Child[] = [];
   const runs: TargetRun[] = [];
   try {
-    const { port } = await waitForMessage(mock, isType<{ type: "ready"; port: number }>("ready"), 30_000);
+    // Generous: on a loaded host loading tsx alone can take tens of seconds.
+    const { port } = await waitForMessage(mock, isType<{ type: "ready"; port: number }>("ready"), 120_000);
     fileLimits.mock = raiseFileLimit(mock.proc.pid!, fdsFor(options.streams));
     const mockUrl = `http://127.0.0.1:${port}`;
     for (let k = 0; k < options.clients; k++) {
       const client = forkChild(`streams-client-${k}`, CLIENT_SCRIPT, {});
       clients.push(client);
-      await waitForMessage(client, isType("ready"), 30_000);
+      await waitForMessage(client, isType("ready"), 120_000);
       fileLimits[`client-${k}`] = raiseFileLimit(client.proc.pid!, fdsFor(perClient));
     }
     for (const name of options.targets) {
