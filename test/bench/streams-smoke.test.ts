@@ -1,4 +1,4 @@
-// The open-streams step (bench/streams.ts) in miniature: 50 streams of 20 tokens through the paced
+// The open-streams step (bench/streams.ts) in miniature: 50 streams of 10 tokens through the paced
 // mock, our built gateway on SQLite and Portkey's gateway (when installed), so that the machinery
 // (processes, file limits, probes, samplers, the ledger check, the report) is exercised in CI. No
 // timing or memory assertions: on a shared machine those figures mean nothing at this size.
@@ -13,10 +13,10 @@ describe("open-streams step, smoke", () => {
   it("streams through direct, ours and the peer; every stream finishes and ours bills each exactly once", async () => {
     const targets = peerInstalled() ? (["direct", "ours", "peer"] as const) : (["direct", "ours"] as const);
     const lines: string[] = [];
-    const result = await runStreams({ streams: STREAMS, seconds: 2, intervalMs: 100, rampSeconds: 0.5, clients: 2, targets: [...targets], log: (line) => lines.push(line) });
+    const result = await runStreams({ streams: STREAMS, seconds: 1, intervalMs: 100, rampSeconds: 0.5, clients: 2, targets: [...targets], log: (line) => lines.push(line) });
     const report = renderStreamsMarkdown(result);
 
-    expect(result.tokensPerStream).toBe(20);
+    expect(result.tokensPerStream).toBe(10);
     expect(result.runs.map((r) => r.target)).toEqual([...targets]);
     for (const run of result.runs) {
       expect({ target: run.target, opened: run.opened, finished: run.finished, errors: run.errors, samples: run.errorSamples }).toEqual({
@@ -50,5 +50,6 @@ describe("open-streams step, smoke", () => {
     for (const name of ["bench", "mock", "client-0", "ours"]) expect(result.fileLimits[name]?.soft, name).toBeGreaterThanOrEqual(STREAMS);
     expect(report).toContain("| streams finished / opened; errors |");
     expect(report).toContain("billed exactly once met");
-  }, 240_000);
+    // Bounded, but generous: on a shared host each process start alone has taken tens of seconds.
+  }, 600_000);
 });
