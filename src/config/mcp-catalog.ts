@@ -1,4 +1,4 @@
-// MCP servers in the live catalog (docs/decisions/0046-mcp-servers-in-the-live-catalog.md): the
+// MCP servers in the live catalog (docs/decisions/0051-mcp-servers-in-the-live-catalog.md): the
 // document's `mcp_servers` section, keyed by server name, written like a config file server except
 // that a header's or an environment variable's value is never in the document: the document says
 // only that it is set (and its last four characters when it is long enough to spare them), and the

@@ -1,4 +1,4 @@
-// The live catalog's MCP servers (docs/decisions/0046-mcp-servers-in-the-live-catalog.md): their
+// The live catalog's MCP servers (docs/decisions/0051-mcp-servers-in-the-live-catalog.md): their
 // header and environment values are credentials, so the catalog document names them only and their
 // values are kept here, encrypted like the shared provider keys, one row per server and name.
 import type { Kysely } from "kysely";
