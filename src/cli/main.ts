@@ -54,10 +54,10 @@ const USAGE = `usage: gateway <command>
   admin token create --name N --scope S [--scope S ...]   an admin API token (shown once); scopes in docs/operations.md
   admin token list
   admin token revoke ID
-  admin catalog providers|models|tiers|routing-groups list | show NAME
+  admin catalog providers|models|tiers|routing-groups|mcp-servers list | show NAME
   admin catalog KIND add NAME JSON|- | set NAME JSON|- [--base V]   add an entry, or change its fields (null removes
                                           one); each change is one catalog version (catalog.source: database)
-  admin catalog providers|models disable NAME | enable NAME [--base V];  admin catalog KIND remove NAME [--base V]
+  admin catalog providers|models|mcp-servers disable NAME | enable NAME [--base V];  admin catalog KIND remove NAME [--base V]
   config check FILE                       validate a config file without serving: every error with its field path
   config export [--output FILE]           the catalog served (providers, models, tiers) as a config file, keys left out
   admin config reload [--url URL]         the running gateway re-reads its config file (like SIGHUP); needs

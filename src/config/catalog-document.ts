@@ -1,5 +1,6 @@
 // The catalog as a document: the config file's `demo`, `providers` (without their keys), `models`
-// and `tiers` sections, exactly as the file writes them. It is what the database keeps as numbered
+// and `tiers` sections, exactly as the file writes them, and the live catalog's own MCP servers
+// (`mcp_servers`, without their header and environment values: mcp-catalog.ts). It is what the database keeps as numbered
 // versions (catalog.source: database), what the admin API reads and writes, what a rollback
 // restores and what `gateway config export` writes. A document is checked by the same schema and
 // the same catalogue build as the file, reporting every error at once, each with its field path.
@@ -7,6 +8,8 @@ import { z } from "zod";
 import { buildCatalog } from "./build-catalog.js";
 import { withDemoCatalog } from "./config-file.js";
 import { ConfigError, issuesOf, type ConfigIssue, type GatewayConfig } from "./gateway-config.js";
+import { catalogMcpServersSchema, checkCatalogMcpServers, mcpSettingsWithCatalog } from "./mcp-catalog.js";
+import { mcpSettingsFrom } from "./mcp-settings.js";
 import { identifier, modelSchema, providerSchema, tierSchema, type ConfigFile } from "./schema.js";
 
 export const catalogDocumentSchema = z.strictObject({
@@ -14,6 +17,8 @@ export const catalogDocumentSchema = z.strictObject({
   providers: z.record(identifier, providerSchema.omit({ keys: true })).default({}),
   models: z.array(modelSchema).max(10_000).default([]),
   tiers: z.record(identifier, tierSchema).default({}),
+  /** Absent in a document seeded from the file: the file's MCP servers stay in its `mcp` section. */
+  mcp_servers: catalogMcpServersSchema.optional(),
 });
 
 export type CatalogDocument = z.infer<typeof catalogDocumentSchema>;
@@ -49,24 +54,33 @@ export function checkCatalogDocument(raw: unknown, file: ConfigFile): { document
     if (error instanceof ConfigError) return { document: null, issues: error.issues };
     throw error;
   }
+  const mcpIssues = checkCatalogMcpServers(parsed.data.mcp_servers, file);
+  if (mcpIssues.length > 0) return { document: null, issues: mcpIssues };
   return { document: parsed.data, issues: [] };
 }
 
 /**
  * The running config with its catalog taken from a document and the providers' keys from the
- * database (catalog.source: database). Throws ConfigError (every issue) when the pair does not build.
+ * database (catalog.source: database), its MCP servers the file's and the document's (with their
+ * stored values, by mcpSecretKey). Throws ConfigError (every issue) when the pair does not build.
  */
 export function configWithCatalog(
   config: GatewayConfig,
   document: CatalogDocument,
   keys: ReadonlyMap<string, readonly string[]>,
   at: { version: number; head: bigint },
+  mcpValues: ReadonlyMap<string, string> = new Map(),
 ): GatewayConfig {
   const label = `catalog version ${at.version}`;
   const built = buildCatalog(withDemoCatalog(fileWith(config.file, document, keys), label), label);
+  // From the file again: `config` may be a snapshot whose MCP servers already include the catalog's.
+  const fromFile = mcpSettingsFrom(config.file.mcp, (field, message) => {
+    throw new ConfigError(`${config.sourcePath ?? "(defaults)"}: ${field}: ${message}`);
+  });
+  const mcp = mcpSettingsWithCatalog(fromFile, config.file, document.mcp_servers, mcpValues);
   // The version names the file and the catalog's head (versions and key changes), so a reload after
   // either changed is never "unchanged".
-  return { ...config, ...built, version: `${config.fileVersion}+catalog.${at.head}`, catalogVersion: at.version };
+  return { ...config, ...built, mcp, version: `${config.fileVersion}+catalog.${at.head}`, catalogVersion: at.version };
 }
 
 function fileWith(file: ConfigFile, document: CatalogDocument, keys: ReadonlyMap<string, readonly string[]>): ConfigFile {

@@ -6,14 +6,15 @@
 //
 // Entities: providers (by name), models (by id), tiers (by name) and routing groups: a routing
 // group is a chat model's `deployments` and `routing` (src/config/routing-groups.ts), named by the
-// model's id, so it is listed and edited here apart from the model's other fields.
+// model's id, so it is listed and edited here apart from the model's other fields. MCP servers are
+// the document's `mcp_servers` by name (their values are taken out before: mcp-catalog.ts).
 import { GatewayError } from "../errors/catalogue.js";
 import type { CatalogDocument } from "./catalog-document.js";
 
-export const ENTITY_KINDS = ["provider", "model", "tier", "routing_group"] as const;
+export const ENTITY_KINDS = ["provider", "model", "tier", "routing_group", "mcp_server"] as const;
 export type EntityKind = (typeof ENTITY_KINDS)[number];
 /** The kinds that can be disabled (kept in the document, not served). */
-export type DisableableKind = Extract<EntityKind, "provider" | "model">;
+export type DisableableKind = Extract<EntityKind, "provider" | "model" | "mcp_server">;
 
 export type EntityChange =
   | { op: "create"; kind: EntityKind; name: string; entry: Record<string, unknown> }
@@ -36,6 +37,7 @@ const GROUP_FIELDS = ["deployments", "routing"] as const;
 export function entriesOf(document: CatalogDocument, kind: EntityKind): Array<{ name: string; entry: Entry }> {
   if (kind === "provider") return Object.entries(document.providers).map(([name, entry]) => ({ name, entry: entry }));
   if (kind === "tier") return Object.entries(document.tiers).map(([name, entry]) => ({ name, entry: entry }));
+  if (kind === "mcp_server") return Object.entries(document.mcp_servers ?? {}).map(([name, entry]) => ({ name, entry: entry }));
   if (kind === "model") return document.models.map((m) => ({ name: m.id, entry: m }));
   return document.models.filter((m) => m.deployments !== undefined).map((m) => ({ name: m.id, entry: groupOf(m as Entry) }));
 }
@@ -142,6 +144,7 @@ function withDisabled(entry: Entry, disabled: boolean): Entry {
 function put(document: CatalogDocument, kind: EntityKind, name: string, entry: Entry): CatalogDocument {
   if (kind === "provider") return { ...document, providers: { ...document.providers, [name]: entry as CatalogDocument["providers"][string] } };
   if (kind === "tier") return { ...document, tiers: { ...document.tiers, [name]: entry as CatalogDocument["tiers"][string] } };
+  if (kind === "mcp_server") return { ...document, mcp_servers: { ...document.mcp_servers, [name]: entry } };
   const index = document.models.findIndex((m) => m.id === name);
   if (index < 0) return { ...document, models: [...document.models, entry as CatalogDocument["models"][number]] };
   return replaceModel(document, index, entry);
@@ -156,11 +159,12 @@ function replaceModel(document: CatalogDocument, index: number, entry: Entry): C
 function remove(document: CatalogDocument, kind: EntityKind, name: string): CatalogDocument {
   if (kind === "provider") return { ...document, providers: Object.fromEntries(Object.entries(document.providers).filter(([n]) => n !== name)) };
   if (kind === "tier") return { ...document, tiers: Object.fromEntries(Object.entries(document.tiers).filter(([n]) => n !== name)) };
+  if (kind === "mcp_server") return { ...document, mcp_servers: Object.fromEntries(Object.entries(document.mcp_servers ?? {}).filter(([n]) => n !== name)) };
   return { ...document, models: document.models.filter((m) => m.id !== name) };
 }
 
 function label(kind: EntityKind): string {
-  return kind === "routing_group" ? "routing group" : kind;
+  return kind === "routing_group" ? "routing group" : kind === "mcp_server" ? "MCP server" : kind;
 }
 
 function notFound(kind: EntityKind, name: string): GatewayError {

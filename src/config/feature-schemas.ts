@@ -5,6 +5,13 @@ import { z } from "zod";
 /** At most this many MCP servers: every session lists all of them. */
 export const MAX_MCP_SERVERS = 50;
 
+/** A header an MCP server is sent, by name. */
+export const mcpHeaderName = z.string().min(1).max(256);
+/** An environment variable a stdio MCP server is given, by name. */
+export const mcpEnvName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "an environment variable name");
+/** The longest header or environment value. */
+export const MAX_MCP_VALUE_LENGTH = 8192;
+
 /** One MCP server: `url` (remote, streamable HTTP) or `command` (stdio), never both (mcp-settings.ts). */
 export const mcpServerSchema = z.strictObject({
   /** The prefix of its tools' and prompts' names (`<name>__<tool>`): lower-case letters and digits, single - or _ between. */
@@ -14,11 +21,11 @@ export const mcpServerSchema = z.strictObject({
     .regex(/^[a-z0-9]+(?:[-_][a-z0-9]+)*$/, "lower-case letters and digits, with single - or _ between them"),
   url: z.url().max(2048).optional(),
   /** Sent to a remote server with every request (its credentials: write them as ${AN_ENVIRONMENT_VARIABLE}). */
-  headers: z.record(z.string().min(1).max(256), z.string().max(8192)).optional(),
+  headers: z.record(mcpHeaderName, z.string().max(MAX_MCP_VALUE_LENGTH)).optional(),
   command: z.string().min(1).max(1024).optional(),
   args: z.array(z.string().max(4096)).max(100).optional(),
   /** Added to the few variables a stdio server inherits (PATH, HOME…: never the gateway's secrets). */
-  env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "an environment variable name"), z.string().max(8192)).optional(),
+  env: z.record(mcpEnvName, z.string().max(MAX_MCP_VALUE_LENGTH)).optional(),
   /** Charged per tools/call that succeeds (a USD decimal string); absent: calls are free. */
   price_per_call_usd: z.string().max(20).optional(),
   /** Connecting (and the first listing) may take this long before the server counts as down. */
@@ -40,6 +47,11 @@ export const mcpSectionSchema = z
     /** A session unused this long is closed. */
     session_idle_s: z.number().int().min(10).max(86_400).default(1_800),
     servers: z.array(mcpServerSchema).max(MAX_MCP_SERVERS).default([]),
+    /**
+     * Whether the live catalog (admin API, CLI, console) may add stdio servers: a command the gateway
+     * runs, so off by default; without it only remote URL servers can be added there.
+     */
+    allow_catalog_stdio: z.boolean().default(false),
   })
   .prefault({});
 

@@ -9,9 +9,10 @@
 import { GatewayError } from "../errors/catalogue.js";
 import type { AuditActor } from "../store/audit-store.js";
 import type { CatalogVersion, ProviderKeyInfo } from "../store/catalog-store.js";
-import type { Store } from "../store/index.js";
+import type { AuditedTransaction, Store } from "../store/index.js";
 import { catalogDocumentOf, checkCatalogDocument, configWithCatalog, documentText, type CatalogDocument } from "./catalog-document.js";
-import { applyEntityChange, type EntityChange } from "./catalog-entities.js";
+import { applyEntityChange, entriesOf, type EntityChange } from "./catalog-entities.js";
+import { withoutPlainValues, type StoredValueWrites } from "./mcp-catalog.js";
 import { ConfigError, type ConfigIssue, type GatewayConfig } from "./gateway-config.js";
 import { disableRefusedFileKey, fileKeysOf, setFileKeyStatus, type CatalogKeyInfo } from "./file-keys.js";
 import { planPriceImport, type PriceChange, type PriceFileFormat, type PriceImportIssue } from "./price-import.js";
@@ -92,11 +93,15 @@ export class LiveCatalog {
     this.refuseWhenFromFile();
     const base = await this.store.catalog.get(baseVersion);
     if (!base) throw new GatewayError("conflict", `No catalog version ${baseVersion}: reload the catalog and make the change again.`, { param: "base_version" });
-    const edit = applyEntityChange(JSON.parse(base.document) as CatalogDocument, change);
+    const document = JSON.parse(base.document) as CatalogDocument;
+    // An MCP server's header and environment values go to the encrypted store, never the document.
+    const values = change.kind === "mcp_server" ? mcpValuesOf(document, change) : null;
+    const edit = applyEntityChange(document, values?.change ?? change);
     const checked = checkCatalogDocument(edit.document, this.running().file);
     if (checked.document === null) throw invalidCatalog(checked.issues);
     const audit = { action: `catalog.${change.kind}.${change.op}`, targetType: "catalog", targetId: `${change.kind}:${change.name}`, before: edit.before, after: edit.after };
-    const version = await this.append(actor, checked.document, baseVersion, `${change.op} ${change.kind.replace("_", " ")} ${change.name}`, audit);
+    const writeValues = values && ((tx: AuditedTransaction) => tx.catalog.setMcpSecrets(change.name, values.valuesOf(edit.after)));
+    const version = await this.append(actor, checked.document, baseVersion, `${change.op} ${change.kind.replace("_", " ")} ${change.name}`, audit, writeValues ?? undefined);
     return { version, before: edit.before, after: edit.after };
   }
 
@@ -236,11 +241,23 @@ export class LiveCatalog {
     return disabled;
   }
 
-  private async append(actor: AuditActor, document: CatalogDocument, baseVersion: number, reason: string, entityAudit?: EntityAudit): Promise<CatalogVersion> {
+  private async append(
+    actor: AuditActor,
+    document: CatalogDocument,
+    baseVersion: number,
+    reason: string,
+    entityAudit?: EntityAudit,
+    writeValues?: (tx: AuditedTransaction) => Promise<void>,
+  ): Promise<CatalogVersion> {
     const previous = await this.store.catalog.get(baseVersion);
-    const changes = previous ? this.diff(JSON.parse(previous.document) as CatalogDocument, document) : null;
+    const previousDocument = previous ? (JSON.parse(previous.document) as CatalogDocument) : null;
+    const changes = previousDocument ? this.diff(previousDocument, document) : null;
+    // A server the new version no longer has takes its stored values with it (a rollback does not bring them back).
+    const goneServers = Object.keys(previousDocument?.mcp_servers ?? {}).filter((name) => !(name in (document.mcp_servers ?? {})));
     const appended = await this.store.audited(actor, async (tx) => {
       const version = await tx.catalog.append({ document: documentText(document), baseVersion, actor: actorName(actor), reason });
+      for (const name of goneServers) await tx.catalog.setMcpSecrets(name, []);
+      await writeValues?.(tx);
       await tx.record(
         entityAudit
           ? { ...entityAudit, before: { version: baseVersion, entry: entityAudit.before }, after: { version: version.version, entry: entityAudit.after } }
@@ -301,7 +318,22 @@ export async function configFromDatabase(store: Store, config: GatewayConfig, ac
     }
   }
   const keys = await store.catalog.activeSecrets();
-  return configWithCatalog(config, JSON.parse(latest!.document) as CatalogDocument, keys, { version: latest!.version, head });
+  const mcpValues = await store.catalog.mcpSecrets();
+  return configWithCatalog(config, JSON.parse(latest!.document) as CatalogDocument, keys, { version: latest!.version, head }, mcpValues);
+}
+
+/** An MCP server change without its plain values, and the values to store for the entry after it. */
+function mcpValuesOf(document: CatalogDocument, change: EntityChange): { change: EntityChange; valuesOf: (after: Record<string, unknown> | null) => StoredValueWrites } {
+  const before = entriesOf(document, "mcp_server").find((e) => e.name === change.name)?.entry ?? null;
+  if (change.op === "create") {
+    const { entry, valuesOf } = withoutPlainValues(change.entry, null);
+    return { change: { ...change, entry }, valuesOf };
+  }
+  if (change.op === "update") {
+    const { entry, valuesOf } = withoutPlainValues(change.set, before);
+    return { change: { ...change, set: entry }, valuesOf };
+  }
+  return { change, valuesOf: withoutPlainValues({}, before).valuesOf };
 }
 
 function invalidCatalog(issues: ConfigIssue[]): GatewayError {

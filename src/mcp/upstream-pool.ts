@@ -1,4 +1,4 @@
-// The configured MCP servers, kept in step with the config: apply() starts the servers a config adds,
+// The configured MCP servers (the config file's and the live catalog's), kept in step with the config: apply() starts the servers a config adds,
 // stops the ones it removes, restarts only those whose transport changed (mcp-settings.ts fingerprint)
 // and hands a changed price or call timeout to the running server. One pool per gateway process,
 // shared by every session; stopped when the server closes.
@@ -27,10 +27,16 @@ export class UpstreamPool {
     return this.#applied;
   }
 
-  /** Brings the running servers in line with `settings`; the same object again is a no-op. */
+  /**
+   * Brings the running servers in line with `settings`; the same object again, or settings whose
+   * servers are the same (a live catalog change of a model, say), is a no-op: no list_changed.
+   */
   apply(settings: McpSettings): void {
     if (settings === this.#applied) return;
+    const previous = this.#applied;
     this.#applied = settings;
+    this.#logNotServed(previous, settings);
+    if (previous !== null && sameServers(previous.servers, settings.servers)) return;
     this.#scrubber = scrubberOf(settings.servers);
     const wanted = new Map(settings.servers.map((server) => [server.name, server]));
     for (const [name, running] of this.#servers) {
@@ -54,6 +60,13 @@ export class UpstreamPool {
     this.onChange();
   }
 
+  /** Says once, when it starts, why a live catalog server is not served (mcp-catalog.ts). */
+  #logNotServed(previous: McpSettings | null, settings: McpSettings): void {
+    const before = new Set((previous?.notServed ?? []).map((entry) => JSON.stringify(entry)));
+    for (const entry of settings.notServed)
+      if (!before.has(JSON.stringify(entry))) this.logger.warn({ mcp_server: entry.name, reason: entry.reason }, "MCP server of the live catalog not served");
+  }
+
   get(name: string): UpstreamServer | undefined {
     return this.#servers.get(name);
   }
@@ -72,6 +85,17 @@ export class UpstreamPool {
     this.#servers.clear();
     await Promise.all(servers.map((s) => s.stop()));
   }
+}
+
+/** The same servers in the same order, each with the same transport, price and call timeout. */
+function sameServers(before: readonly McpServerSettings[], after: readonly McpServerSettings[]): boolean {
+  return (
+    before.length === after.length &&
+    before.every((server, i) => {
+      const other = after[i]!;
+      return server.name === other.name && server.fingerprint === other.fingerprint && server.pricePerCall === other.pricePerCall && server.callTimeoutMs === other.callTimeoutMs;
+    })
+  );
 }
 
 /** The servers' credentials (header and environment values) and addresses, for createScrubber. */

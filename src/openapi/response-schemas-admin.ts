@@ -86,12 +86,16 @@ export const configReloadSchema = z.object({
 /** A catalog version's record (/admin/v1/catalog/versions). */
 export const catalogVersionSchema = z.object({ version: z.number().int(), created_at: z.string(), actor: z.string().nullable(), reason: z.string() });
 
-/** The catalog document: the config file's demo, providers (without keys), models and tiers sections. */
+/**
+ * The catalog document: the config file's demo, providers (without keys), models and tiers sections,
+ * and the live catalog's MCP servers (their header and environment values only as {"set": true}).
+ */
 const catalogDocumentSchema = z.object({
   demo: z.boolean().optional(),
   providers: z.record(z.string(), z.record(z.string(), z.unknown())),
   models: z.array(z.record(z.string(), z.unknown())),
   tiers: z.record(z.string(), z.record(z.string(), z.unknown())),
+  mcp_servers: z.record(z.string(), z.record(z.string(), z.unknown())).optional(),
 });
 
 /** The answer of "Test" on a provider key (src/admin/provider-key-tests.ts). */

@@ -176,6 +176,33 @@ export class CatalogStore {
     return keyInfoOf(row);
   }
 
+  /** The live catalog MCP servers' header and environment values, decrypted, by mcpSecretKey(): for the MCP gateway only. */
+  async mcpSecrets(): Promise<Map<string, string>> {
+    const rows = await this.db.selectFrom("mcp_server_secrets").select(["server", "kind", "name", "ciphertext"]).execute();
+    return new Map(rows.map((row) => [mcpSecretKey(row.server, row.kind, row.name), this.box.decrypt(row.ciphertext)]));
+  }
+
+  /**
+   * Makes `server`'s stored values exactly `wanted`: a value replaces the stored one, null keeps it,
+   * and every stored name not wanted is deleted. Call it inside the catalog version's transaction
+   * (LiveCatalog.edit), which bumps the head.
+   */
+  async setMcpSecrets(server: string, wanted: ReadonlyArray<{ kind: "header" | "env"; name: string; value: string | null }>): Promise<void> {
+    const stored = await this.db.selectFrom("mcp_server_secrets").select(["kind", "name"]).where("server", "=", server).execute();
+    const keep = new Set(wanted.map((w) => mcpSecretKey(server, w.kind, w.name)));
+    for (const row of stored)
+      if (!keep.has(mcpSecretKey(server, row.kind, row.name)))
+        await this.db.deleteFrom("mcp_server_secrets").where("server", "=", server).where("kind", "=", row.kind).where("name", "=", row.name).execute();
+    for (const { kind, name, value } of wanted) {
+      if (value === null) continue;
+      await this.db.deleteFrom("mcp_server_secrets").where("server", "=", server).where("kind", "=", kind).where("name", "=", name).execute();
+      await this.db
+        .insertInto("mcp_server_secrets")
+        .values({ server, kind, name, ciphertext: this.box.encrypt(value), last4: value.slice(-4), updated_at: nowMs() })
+        .execute();
+    }
+  }
+
   private bump(): Promise<void> {
     return bumpCatalogHead(this.db, this.dialect);
   }
@@ -193,6 +220,11 @@ export async function bumpCatalogHead(db: Kysely<Database> | Transaction<Databas
     .execute();
   // Delivered at commit, and only if the transaction commits: a refused change wakes nobody.
   if (dialect === "postgres") await sql`SELECT pg_notify(${CATALOG_CHANNEL}, '')`.execute(db);
+}
+
+/** A stored MCP server value's key in mcpSecrets(). */
+export function mcpSecretKey(server: string, kind: string, name: string): string {
+  return `${server}\u0000${kind}\u0000${name}`;
 }
 
 function versionOf(row: { version: number | bigint; document: string; created_at: number | bigint; actor: string | null; reason: string }): CatalogVersion {

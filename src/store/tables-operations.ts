@@ -109,6 +109,17 @@ export interface CatalogVersionsTable {
 }
 
 /** The shared keys of the catalog's providers (catalog.source: database), encrypted at rest. */
+/** A live catalog MCP server's header or environment value, encrypted (migration 0038). */
+export interface McpServerSecretsTable {
+  server: string;
+  /** header | env */
+  kind: string;
+  name: string;
+  ciphertext: string;
+  last4: string;
+  updated_at: Stamp | number;
+}
+
 export interface ProviderKeysTable {
   id: string;
   provider: string;

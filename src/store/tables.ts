@@ -13,6 +13,7 @@ import type {
   FileKeyStatesTable,
   GatewayLeasesTable,
   HealthProbeResultsTable,
+  McpServerSecretsTable,
   ProviderKeysTable,
   RedemptionCodesTable,
   RequestLogTable,
@@ -370,6 +371,7 @@ export interface Database {
   redemption_codes: RedemptionCodesTable;
   catalog_versions: CatalogVersionsTable;
   provider_keys: ProviderKeysTable;
+  mcp_server_secrets: McpServerSecretsTable;
   catalog_head: CatalogHeadTable;
   password_links: PasswordLinksTable;
   file_key_states: FileKeyStatesTable;

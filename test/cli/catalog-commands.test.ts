@@ -88,4 +88,21 @@ describe.each(DATABASE_KINDS)("gateway admin catalog, on %s", (kind) => {
     expect(removal.before).toMatchObject({ version: 5, entry: { id: "cli-model", context_window: 32000 } });
     expect(removal.after).toEqual({ version: 6, entry: null });
   });
+
+  it("adds an MCP server whose header value is stored, never printed, and disables it", async () => {
+    const mcpServed = () => gateway.app.ctx.live.current.config.mcp.servers.map((server) => server.name);
+    const value = "Bearer cli-mcp-canary-5e1a";
+    const added = await cli.run(["admin", "catalog", "mcp-servers", "add", "tickets", "-", "--json"], {
+      stdin: JSON.stringify({ url: "https://mcp.tickets.example.com/mcp", headers: { Authorization: value } }),
+    });
+    expect(added.code, added.stderr).toBe(0);
+    await until(() => mcpServed().includes("tickets"));
+    const listed = await cli.run(["admin", "catalog", "mcp-servers", "list", "--json"]);
+    const shown = await cli.run(["admin", "catalog", "mcp-servers", "show", "tickets"]);
+    expect(JSON.parse(shown.stdout)).toMatchObject({ headers: { Authorization: { set: true, last4: value.slice(-4) } } });
+    for (const output of [added, listed, shown]) expect(output.stdout + output.stderr).not.toContain(value);
+    expect((await cli.run(["admin", "catalog", "mcp-servers", "disable", "tickets"])).code).toBe(0);
+    await until(() => !mcpServed().includes("tickets"));
+    expect((await cli.run(["admin", "catalog", "mcp-servers", "remove", "tickets"])).code).toBe(0);
+  });
 });

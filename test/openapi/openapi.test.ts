@@ -661,13 +661,14 @@ describe.each(DATABASE_KINDS)("OpenAPI description on %s", (kind) => {
 
 /**
  * A call of a per-entity catalog route on a gateway whose catalog comes from its file: reads answer
- * (a routing group: 404, the file has none), writes are 409 catalog_read_only (they are driven on a
+ * (a routing group or an MCP server: 404, the file's catalog has none), writes are 409 catalog_read_only (they are driven on a
  * database catalog in test/admin/catalog-entities.test.ts).
  */
 function entityCall(route: (typeof CATALOG_ENTITY_ROUTES)[number]): { path: string; body: unknown; expected: number } {
-  const name = { provider: "mockai", model: "gpt-mock", tier: "standard", routing_group: "gpt-mock" }[route.kind];
+  const name = { provider: "mockai", model: "gpt-mock", tier: "standard", routing_group: "gpt-mock", mcp_server: "files" }[route.kind];
   const path = route.url.replace(":name", name) + (route.method === "DELETE" ? "?base_version=1" : "");
-  if (route.method === "GET") return { path, body: undefined, expected: route.kind === "routing_group" && route.url.endsWith(":name") ? 404 : 200 };
+  const absent = route.kind === "routing_group" || route.kind === "mcp_server";
+  if (route.method === "GET") return { path, body: undefined, expected: absent && route.url.endsWith(":name") ? 404 : 200 };
   const body =
     route.method === "DELETE"
       ? undefined

@@ -54,6 +54,8 @@ export interface CatalogDocument {
   providers: Record<string, Record<string, unknown>>;
   models: Array<Record<string, unknown>>;
   tiers: Record<string, Record<string, unknown>>;
+  /** The live catalog's MCP servers; header and env values only as {"set": true, "last4"?}. */
+  mcp_servers?: Record<string, Record<string, unknown>>;
 }
 
 /** A catalog provider's shared key, shown by its last four characters only. */

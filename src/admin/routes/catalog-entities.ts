@@ -1,4 +1,4 @@
-// /admin/v1/catalog/{providers,models,tiers,routing-groups}: the live catalog one entry at a time
+// /admin/v1/catalog/{providers,models,tiers,routing-groups,mcp-servers}: the live catalog one entry at a time
 // (docs/operations.md, "The live catalog"). Each write is a thin edit of the catalog document
 // (src/config/catalog-entities.ts) made from `base_version`: checked like a whole document (400 with
 // every error and its field path), one new version (409 when the base is stale), audited with the
@@ -7,7 +7,7 @@
 import type { FastifyRequest } from "fastify";
 import { z } from "zod";
 import { DIMENSIONS } from "../../core/dimensions.js";
-import { entriesOf, entryOf, type EntityChange, type EntityKind } from "../../config/catalog-entities.js";
+import { ENTITY_KINDS, entriesOf, entryOf, type EntityChange, type EntityKind } from "../../config/catalog-entities.js";
 import { modelSchema } from "../../config/schema.js";
 import { UPSTREAM_TYPES } from "../../upstreams/capabilities.js";
 import type { LiveCatalog } from "../../config/live-catalog.js";
@@ -33,7 +33,7 @@ export const catalogEntitySchemas = {
 };
 
 /** The URL segment of each kind. */
-export const ENTITY_SEGMENTS: Record<EntityKind, string> = { provider: "providers", model: "models", tier: "tiers", routing_group: "routing-groups" };
+export const ENTITY_SEGMENTS: Record<EntityKind, string> = { provider: "providers", model: "models", tier: "tiers", routing_group: "routing-groups", mcp_server: "mcp-servers" };
 
 /** What a route answers: a list, one entry, or a change (OpenAPI picks the answer's schema by it). */
 export type EntityAnswer = "list" | "entry" | "change";
@@ -52,6 +52,12 @@ export interface CatalogEntityRoute {
   status: 200 | 201;
   run(request: FastifyRequest, actor: AuditActor, catalog: LiveCatalog): Promise<unknown>;
 }
+
+const DISABLED_MEANS = {
+  model: "unlisted, refused as an unknown model",
+  provider: "its deployments are not routed to",
+  mcp_server: "stopped, its tools, prompts and resources unlisted",
+};
 
 function label(kind: EntityKind): string {
   return kind.replace("_", " ");
@@ -143,17 +149,14 @@ function routesOf(kind: EntityKind): CatalogEntityRoute[] {
       },
     },
   ];
-  if (kind === "provider" || kind === "model") {
+  if (kind === "provider" || kind === "model" || kind === "mcp_server") {
     for (const op of ["disable", "enable"] as const)
       routes.push({
         method: "POST",
         url: `${one}/${op}`,
         scope: "catalog:write",
         kind,
-        summary:
-          op === "disable"
-            ? `Disable a ${kind}: kept in the catalog, not served (${kind === "model" ? "unlisted, refused as an unknown model" : "its deployments are not routed to"})`
-            : `Enable a disabled ${kind} again`,
+        summary: op === "disable" ? `Disable a ${label(kind)}: kept in the catalog, not served (${DISABLED_MEANS[kind]})` : `Enable a disabled ${label(kind)} again`,
         answer: "change",
         params: catalogEntitySchemas.nameParams,
         body: catalogEntitySchemas.stateBody,
@@ -167,7 +170,7 @@ function routesOf(kind: EntityKind): CatalogEntityRoute[] {
   return routes;
 }
 
-export const CATALOG_ENTITY_ROUTES: readonly CatalogEntityRoute[] = (["provider", "model", "tier", "routing_group"] as const).flatMap(routesOf);
+export const CATALOG_ENTITY_ROUTES: readonly CatalogEntityRoute[] = ENTITY_KINDS.flatMap(routesOf);
 
 export const catalogEntityRoutes: AdminRoute[] = CATALOG_ENTITY_ROUTES.map((route): AdminRoute => ({
   method: route.method,

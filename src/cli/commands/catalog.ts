@@ -1,4 +1,4 @@
-// `gateway admin catalog providers|models|tiers|routing-groups ...`: the live catalog one entry at a
+// `gateway admin catalog providers|models|tiers|routing-groups|mcp-servers ...`: the live catalog one entry at a
 // time, through the same edits as the admin API (LiveCatalog.edit, src/config/catalog-entities.ts):
 // checked like a whole document, one new version, audited as the CLI actor. The running gateways
 // serve it within a second (they watch the catalog's head). Needs catalog.source: database.
@@ -9,9 +9,9 @@ import type { Store } from "../../store/index.js";
 import { emit, parseCommand, table, UsageError, type CliIo } from "../io.js";
 import { cliActor } from "./cli-actor.js";
 
-const KINDS: Record<string, EntityKind> = { providers: "provider", models: "model", tiers: "tier", "routing-groups": "routing_group" };
+const KINDS: Record<string, EntityKind> = { providers: "provider", models: "model", tiers: "tier", "routing-groups": "routing_group", "mcp-servers": "mcp_server" };
 
-export const CATALOG_USAGE = "usage: gateway admin catalog providers|models|tiers|routing-groups list|show|add|set|disable|enable|remove ...";
+export const CATALOG_USAGE = "usage: gateway admin catalog providers|models|tiers|routing-groups|mcp-servers list|show|add|set|disable|enable|remove ...";
 
 export async function catalogCommand(args: string[], io: CliIo, store: Store, config: GatewayConfig): Promise<void> {
   const [group, sub, ...rest] = args;
@@ -48,7 +48,7 @@ export async function catalogCommand(args: string[], io: CliIo, store: Store, co
     case "disable":
     case "enable":
     case "remove": {
-      if (sub !== "remove" && kind !== "provider" && kind !== "model") throw new UsageError(`only providers and models can be ${sub}d`);
+      if (sub !== "remove" && kind !== "provider" && kind !== "model" && kind !== "mcp_server") throw new UsageError(`only providers, models and MCP servers can be ${sub}d`);
       const { positionals, values, json } = parseCommand(rest, { base: { type: "string" } }, ["NAME"]);
       const name = positionals[0]!;
       const change = (sub === "remove" ? { op: "delete", kind, name } : { op: sub, kind, name }) as EntityChange;
@@ -93,5 +93,6 @@ function summaryOf(kind: EntityKind, entry: Record<string, unknown>): Record<str
   if (kind === "provider") return { type: text(entry.type), base_url: text(entry.base_url) };
   if (kind === "model") return { kind: text(entry.kind), provider: text(entry.provider ?? "(routing group)"), upstream_model: text(entry.upstream_model) };
   if (kind === "tier") return { models: (entry.models as string[]).join(", ") };
+  if (kind === "mcp_server") return { transport: entry.url === undefined ? `stdio: ${text(entry.command)}` : text(entry.url), price_per_call_usd: text(entry.price_per_call_usd) };
   return { deployments: (entry.deployments as Array<{ name: string; provider: string }>).map((d) => `${d.name}@${d.provider}`).join(", ") };
 }

@@ -8,8 +8,8 @@ import { ErrorText, useLoad } from "../components";
 import { Dialog } from "../dialog";
 import type { Run } from "./catalog-provider-keys";
 
-export type EntityKind = "provider" | "model" | "tier";
-export const SEGMENT: Record<EntityKind, string> = { provider: "providers", model: "models", tier: "tiers" };
+export type EntityKind = "provider" | "model" | "tier" | "mcp_server";
+export const SEGMENT: Record<EntityKind, string> = { provider: "providers", model: "models", tier: "tiers", mcp_server: "mcp-servers" };
 
 /** GET /admin/catalog/entry-options: what the forms offer, from the server's schema. */
 export interface EntryOptions {
@@ -231,7 +231,7 @@ export function TierDialog(props: { name: string | null; document: CatalogDocume
   );
 }
 
-/** A row's Edit, Disable/Enable (providers and models) and Delete (after confirming). */
+/** A row's Edit, Disable/Enable (providers, models and MCP servers) and Delete (after confirming). */
 export function EntryActions(props: { kind: EntityKind; name: string; disabled: boolean; version: number; run: Run; onEdit: () => void }) {
   const [confirming, setConfirming] = useState(false);
   const { kind, name } = props;

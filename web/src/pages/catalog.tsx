@@ -9,6 +9,7 @@ import { ErrorText, Link, Notice, TableScroll, formatDate, useAction, useLoad } 
 import { ProviderKeys, type Run } from "./catalog-provider-keys";
 import { EntryActions, ProviderDialog, TierDialog, type EntityKind } from "./catalog-entity-forms";
 import { ModelDialog } from "./catalog-model-form";
+import { McpServerDialog, McpServers } from "./catalog-mcp-servers";
 import { HISTORY_LIMIT, History } from "./catalog-history";
 
 /** What a table needs to offer its row actions (an editable catalog only). */
@@ -51,9 +52,11 @@ export function CatalogPage() {
       {data && <Providers document={data.document} edit={edit} />}
       {data && <Models document={data.document} edit={edit} />}
       {data && <Tiers document={data.document} edit={edit} />}
+      {data && data.source === "database" && <McpServers document={data.document} edit={edit} />}
       {dialog && dialogProps && dialog.kind === "provider" && <ProviderDialog name={dialog.name} {...dialogProps} />}
       {dialog && dialogProps && dialog.kind === "model" && <ModelDialog id={dialog.name} {...dialogProps} />}
       {dialog && dialogProps && dialog.kind === "tier" && <TierDialog name={dialog.name} {...dialogProps} />}
+      {dialog && dialogProps && dialog.kind === "mcp_server" && <McpServerDialog name={dialog.name} {...dialogProps} />}
       {data && <ProviderKeys catalog={data} writable={writable} run={action.run} />}
       {data && data.source === "database" && <History versions={versions.data} error={versions.error} current={data.version} writable={writable} run={action.run} />}
     </section>
