@@ -305,8 +305,8 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchResults
     if (names.includes("ours-pg")) await startOurs("ours-pg", true, await newDatabase());
     if (names.includes("ours-pg-nobill")) await startOurs("ours-pg-nobill", false, await newDatabase());
     if (names.includes("ours-pg-limits")) await startOurs("ours-pg-limits", true, await newDatabase(), true);
-    // `gateway serve --workers N` itself (servers/gateway-cluster.ts), billing on. "-own": every
-    // worker commits its own billing writes (GATEWAY_SQLITE_SHARED_WRITER=0), not the primary (ADR 0047).
+    // `gateway serve --workers N` itself (servers/gateway-cluster.ts), billing on. "-primary": the
+    // primary commits every worker's billing writes (GATEWAY_SQLITE_SHARED_WRITER=1, ADR 0047).
     const startCluster = async (name: TargetName, databaseUrl: string | null, workers = 2, env: Record<string, string> = {}): Promise<void> => {
       const gateway = await startOurGateway(name, {
         mockUrl,
@@ -319,9 +319,9 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchResults
       targets.set(name, { name, ...gateway });
     };
     if (names.includes("ours-sqlite-2w")) await startCluster("ours-sqlite-2w", null);
-    if (names.includes("ours-sqlite-2w-own")) await startCluster("ours-sqlite-2w-own", null, 2, { GATEWAY_SQLITE_SHARED_WRITER: "0" });
+    if (names.includes("ours-sqlite-2w-primary")) await startCluster("ours-sqlite-2w-primary", null, 2, { GATEWAY_SQLITE_SHARED_WRITER: "1" });
     if (names.includes("ours-sqlite-4w")) await startCluster("ours-sqlite-4w", null, 4);
-    if (names.includes("ours-sqlite-4w-own")) await startCluster("ours-sqlite-4w-own", null, 4, { GATEWAY_SQLITE_SHARED_WRITER: "0" });
+    if (names.includes("ours-sqlite-4w-primary")) await startCluster("ours-sqlite-4w-primary", null, 4, { GATEWAY_SQLITE_SHARED_WRITER: "1" });
     if (names.includes("ours-pg-2w")) await startCluster("ours-pg-2w", await newDatabase());
     if (names.includes("floor-2p")) {
       const child = forkChild("floor-2p", FLOOR_SCRIPT, { env: { BENCH_MOCK_URL: mockUrl, BENCH_FLOOR_PROCESSES: "2" } });

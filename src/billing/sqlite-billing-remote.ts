@@ -14,10 +14,11 @@ import { AlreadySettled, type SettlementCore } from "./settlement.js";
 import { fromWireError, type BillingWriteAnswer, type BillingWriteRequest, type ReserveAnswer, type SqliteBillingWrites } from "./sqlite-billing-writes.js";
 
 /**
- * How long a call waits for the owner's answer: beyond the owner's own wait for the write lock (the
- * connection's busy_timeout, 5 s) and a batch's run, so that only an owner that stopped reaches it.
+ * How long a call waits for the owner's answer: well beyond the owner's own wait for the write lock
+ * (the connection's busy_timeout, 5 s) and a batch's run, and a loaded machine's stalls (10 s was
+ * reached on an oversubscribed 2-core CI machine), so that only an owner that stopped reaches it.
  */
-export const ANSWER_DEADLINE_MS = 10_000;
+export const ANSWER_DEADLINE_MS = 30_000;
 
 interface Pending {
   resolve: (answer: BillingWriteAnswer) => void;

@@ -13,11 +13,12 @@ import type { CliIo } from "./io.js";
 export const BILLING_WRITER_VARIABLE = "GATEWAY_BILLING_WRITER";
 
 /**
- * Whether the primary owns the billing writes: on SQLite, unless GATEWAY_SQLITE_SHARED_WRITER=0 (each
- * worker then writes its own, contending for the write lock: the comparison the bench makes).
+ * Whether the primary owns the billing writes: on SQLite with GATEWAY_SQLITE_SHARED_WRITER=1. Opt-in:
+ * on the 2-core machine measured the IPC round trip cost more CPU than the lock contention it saves at
+ * 1 and 2 workers (decision 0047); otherwise each worker commits its own, as before.
  */
 export function primaryWritesBilling(store: Store, env: NodeJS.ProcessEnv): boolean {
-  return store.handle.dialect === "sqlite" && env.GATEWAY_SQLITE_SHARED_WRITER !== "0";
+  return store.handle.dialect === "sqlite" && env.GATEWAY_SQLITE_SHARED_WRITER === "1";
 }
 
 export class BillingWriterHost {

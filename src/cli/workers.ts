@@ -1,8 +1,8 @@
 // `gateway serve --workers N`: the cluster primary. It migrates the database, creates the server
 // secret and bootstraps a first start once, then forks N workers that share the listening socket
 // (node:cluster) and each run the whole gateway. The primary serves no request; on PostgreSQL it
-// holds no database connection while they run, on SQLite it keeps one and commits the billing writes
-// of every worker (billing-writer-host.ts, decision 0047). It restarts a worker that exits unexpectedly (with backoff,
+// holds no database connection while they run; on SQLite with GATEWAY_SQLITE_SHARED_WRITER=1 it
+// keeps one and commits the billing writes of every worker (billing-writer-host.ts, decision 0047). It restarts a worker that exits unexpectedly (with backoff,
 // and gives up on a crash loop), forwards SIGHUP as one reload of every worker, and on SIGTERM or
 // SIGINT has every worker drain, exiting 0 only when all of them did. Decision 0026.
 import cluster, { type Worker } from "node:cluster";
