@@ -5,6 +5,7 @@ import pino, { type Logger } from "pino";
 import type { FastifyInstance } from "fastify";
 import { registerAdminApiRoutes } from "./admin/index.js";
 import { StoreBilling } from "./billing/billing-store.js";
+import type { SqliteBillingWrites } from "./billing/sqlite-billing-writes.js";
 import { configChanges } from "./config/config-diff.js";
 import { ConfigError, restartOnlyChanges, type GatewayConfig } from "./config/load.js";
 import { registerDashboardRoutes } from "./dashboard/index.js";
@@ -98,6 +99,8 @@ export interface AppOptions {
   sharedStdout?: boolean;
   /** A cluster worker's link to the primary: a scrape then reports every worker (cluster-metrics.ts). */
   clusterMetrics?: WorkerMetricsLink;
+  /** SQLite: the billing writes committed by another process (a cluster worker's link to the primary, decision 0047); default: this process's own writer. */
+  sqliteBillingWrites?: SqliteBillingWrites;
   /** The processes of this `gateway serve` sharing the port (`--workers N`): each takes an equal share of server.max_connections. */
   workers?: number;
 }
@@ -151,6 +154,7 @@ export async function createApp(config: GatewayConfig, options: AppOptions = {})
     now,
     onSweepError: (err) => logger.warn({ err }, "hold sweep failed"),
     onBatch: metrics ? (seconds) => metrics.observeBatch(dialect, seconds) : undefined,
+    ...(options.sqliteBillingWrites !== undefined && { sqliteWrites: options.sqliteBillingWrites }),
   });
   const tracing: Tracing | null = config.tracing
     ? new (await import("./observability/tracing.js")).Tracing(config.tracing, options.traceExportDelayMs === undefined ? {} : { exportDelayMs: options.traceExportDelayMs })

@@ -305,12 +305,23 @@ export async function runBench(options: BenchOptions = {}): Promise<BenchResults
     if (names.includes("ours-pg")) await startOurs("ours-pg", true, await newDatabase());
     if (names.includes("ours-pg-nobill")) await startOurs("ours-pg-nobill", false, await newDatabase());
     if (names.includes("ours-pg-limits")) await startOurs("ours-pg-limits", true, await newDatabase(), true);
-    // `gateway serve --workers 2` itself (servers/gateway-cluster.ts), billing on.
-    const startCluster = async (name: TargetName, databaseUrl: string | null): Promise<void> => {
-      const gateway = await startOurGateway(name, { mockUrl, billing: "on", databaseUrl, nodeFlags: ["--expose-gc"], script: GATEWAY_CLUSTER_SCRIPT, env: { BENCH_WORKERS: "2" } });
+    // `gateway serve --workers N` itself (servers/gateway-cluster.ts), billing on. "-primary": the
+    // primary commits every worker's billing writes (GATEWAY_SQLITE_SHARED_WRITER=1, ADR 0047).
+    const startCluster = async (name: TargetName, databaseUrl: string | null, workers = 2, env: Record<string, string> = {}): Promise<void> => {
+      const gateway = await startOurGateway(name, {
+        mockUrl,
+        billing: "on",
+        databaseUrl,
+        nodeFlags: ["--expose-gc"],
+        script: GATEWAY_CLUSTER_SCRIPT,
+        env: { BENCH_WORKERS: String(workers), ...env },
+      });
       targets.set(name, { name, ...gateway });
     };
     if (names.includes("ours-sqlite-2w")) await startCluster("ours-sqlite-2w", null);
+    if (names.includes("ours-sqlite-2w-primary")) await startCluster("ours-sqlite-2w-primary", null, 2, { GATEWAY_SQLITE_SHARED_WRITER: "1" });
+    if (names.includes("ours-sqlite-4w")) await startCluster("ours-sqlite-4w", null, 4);
+    if (names.includes("ours-sqlite-4w-primary")) await startCluster("ours-sqlite-4w-primary", null, 4, { GATEWAY_SQLITE_SHARED_WRITER: "1" });
     if (names.includes("ours-pg-2w")) await startCluster("ours-pg-2w", await newDatabase());
     if (names.includes("floor-2p")) {
       const child = forkChild("floor-2p", FLOOR_SCRIPT, { env: { BENCH_MOCK_URL: mockUrl, BENCH_FLOOR_PROCESSES: "2" } });

@@ -157,6 +157,9 @@ export function summarizeResults(r: BenchResults): Summary {
     "PostgreSQL limits on/off (billing on)": ratio(rps("ours-pg-limits", "buffered"), rps("ours-pg", "buffered")),
     "SQLite 2 workers / 1 worker (buffered)": ratio(rps("ours-sqlite-2w", "buffered"), rps("ours-sqlite", "buffered")),
     "SQLite 2 workers / 1 worker (stream)": ratio(rps("ours-sqlite-2w", "stream"), rps("ours-sqlite", "stream")),
+    "SQLite 4 workers / 1 worker (buffered)": ratio(rps("ours-sqlite-4w", "buffered"), rps("ours-sqlite", "buffered")),
+    "SQLite 2 workers, writer in the primary / in each worker (buffered)": ratio(rps("ours-sqlite-2w-primary", "buffered"), rps("ours-sqlite-2w", "buffered")),
+    "SQLite 4 workers, writer in the primary / in each worker (buffered)": ratio(rps("ours-sqlite-4w-primary", "buffered"), rps("ours-sqlite-4w", "buffered")),
     "PostgreSQL 2 workers / 1 worker (buffered)": ratio(rps("ours-pg-2w", "buffered"), rps("ours-pg", "buffered")),
     "PostgreSQL 2 workers / 1 worker (stream)": ratio(rps("ours-pg-2w", "stream"), rps("ours-pg", "stream")),
     "floor 2 processes / 1 process (buffered)": ratio(rps("floor-2p", "buffered"), rps("floor", "buffered")),
@@ -334,11 +337,11 @@ export function renderMarkdown(r: BenchResults, s: Summary): string {
       out.push(
         `| ${x.mode} | ${TARGET_LABELS[x.target]} | ${f0(x.rps)} | ${x.rpsRuns.join(", ")} | ${f0(x.cpuMicrosPerRequest)} | ${f2(x.cpuCores)} | ${f1(x.peakRssMiB)}${CLUSTER_TARGETS.includes(x.target) ? " (per process)" : ""} | ${msf(x.wrkP50)} | ${msf(x.wrkP99)} |`,
       );
-    const busy = s.throughput.filter((x) => x.sqliteBusyRetries !== null && x.target === "ours-sqlite-2w");
+    const busy = s.throughput.filter((x) => x.sqliteBusyRetries !== null && x.target.startsWith("ours-sqlite-") && CLUSTER_TARGETS.includes(x.target));
     if (busy.length > 0)
       out.push(
         "",
-        `SQLite with 2 workers: billing batches that found the other worker holding the write lock (and retried 1 ms later), median per run: ${busy.map((x) => `${x.mode} ${f0(x.sqliteBusyRetries)} (of ${f0(x.rps * p.wrkSeconds)} requests)`).join(", ")}.`,
+        `SQLite with several workers: write batches that found another process holding the write lock (and retried 1 ms later), median per run: ${busy.map((x) => `${x.target} ${x.mode} ${f0(x.sqliteBusyRetries)} (of ${f0(x.rps * p.wrkSeconds)} requests)`).join(", ")}.`,
       );
     out.push("", "| ratio | value |", "|---|---|");
     for (const [name, value] of Object.entries(s.ratios)) out.push(`| ${name} | ${value === null ? "—" : `${value.toFixed(2)}×`} |`);

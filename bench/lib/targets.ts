@@ -16,6 +16,9 @@ export const ALL_TARGETS = [
   "peer",
   "floor-2p",
   "ours-sqlite-2w",
+  "ours-sqlite-2w-primary",
+  "ours-sqlite-4w",
+  "ours-sqlite-4w-primary",
   "ours-pg-2w",
 ] as const;
 export type TargetName = (typeof ALL_TARGETS)[number];
@@ -34,6 +37,9 @@ export const TARGET_LABELS: Record<TargetName, string> = {
   peer: "peer (Portkey gateway)",
   "floor-2p": "floor: minimal Node.js proxy, 2 processes",
   "ours-sqlite-2w": "ours, SQLite, billing on, 2 workers",
+  "ours-sqlite-2w-primary": "ours, SQLite, billing on, 2 workers, billing written by the primary",
+  "ours-sqlite-4w": "ours, SQLite, billing on, 4 workers",
+  "ours-sqlite-4w-primary": "ours, SQLite, billing on, 4 workers, billing written by the primary",
   "ours-pg-2w": "ours, PostgreSQL, billing on, 2 workers",
 };
 
@@ -42,7 +48,7 @@ export const TARGET_LABELS: Record<TargetName, string> = {
  * this machine leaves): measured for maximum throughput only (after a 1 s warm-up), where the ratio
  * to one process is the question; their RSS figures are the largest worker's.
  */
-export const CLUSTER_TARGETS: readonly TargetName[] = ["floor-2p", "ours-sqlite-2w", "ours-pg-2w"];
+export const CLUSTER_TARGETS: readonly TargetName[] = ["floor-2p", "ours-sqlite-2w", "ours-sqlite-2w-primary", "ours-sqlite-4w", "ours-sqlite-4w-primary", "ours-pg-2w"];
 
 /** Targets on PostgreSQL (left out when it does not answer). */
 export const POSTGRES_TARGETS: readonly TargetName[] = ALL_TARGETS.filter((name) => name.startsWith("ours-pg"));

@@ -6,8 +6,8 @@
 // The same bench IPC as servers/gateway.ts, answered by the primary for the whole server:
 // {type:"stats"}: CPU summed over the workers and the primary; rss and peakRss the largest worker's
 // (each worker samples its own RSS every 50 ms; the target is per worker), totalRss, and every
-// worker's figures in `workers`; plus `sqliteBusyRetries`, the billing batches that found another
-// worker holding SQLite's write lock.
+// worker's figures in `workers`; plus `sqliteBusyRetries`, the write batches (the workers' and, when
+// it owns the billing writes, the primary's) that found another process holding SQLite's write lock.
 import cluster from "node:cluster";
 import { rmSync } from "node:fs";
 import { resolveServerSecret } from "../../src/config/server-secret.js";
@@ -121,7 +121,7 @@ async function runPrimary(): Promise<void> {
           memory: workers[0]?.memory,
           workers: workers.map((w) => ({ pid: w.pid, rss: w.rss, peakRss: w.peakRss, cpu: w.cpu })),
           primaryRss: process.memoryUsage.rss(),
-          sqliteBusyRetries: workers.reduce((sum, w) => sum + w.sqliteBusyRetries, 0),
+          sqliteBusyRetries: workers.reduce((sum, w) => sum + w.sqliteBusyRetries, sqliteBusyRetries()),
         });
       });
     } else if (message.type === "reset-peak") {

@@ -8,7 +8,7 @@
 // changes no window, and the windows changed are written once per transaction, before COMMIT.
 import type { Nano } from "../core/money.js";
 import type { GatewayError } from "../errors/catalogue.js";
-import { budgetScopesOf, CLAMPABLE_REFUSALS, holdOf, refusalError, type Headroom, type Refusal, type Reservation } from "./admission.js";
+import { budgetScopesOf, CLAMPABLE_REFUSALS, refusalError, type AdmissionCore, type Headroom, type Refusal } from "./admission.js";
 import { budgetHeadroom, judgeBudgets } from "../core/budget-scopes.js";
 import { budgetCountersSqlite, holdInBudgetsSqlite } from "./budgets-sqlite.js";
 import type { PeriodStarts } from "./key-period.js";
@@ -16,7 +16,6 @@ import { Statement, type SqlExec } from "../store/sqlite-writer.js";
 import type { TrafficStatus } from "../core/rate-limit-headers.js";
 import { trafficRecordOf, trafficRefusalError, trafficStatus } from "../core/traffic-limits.js";
 import { trafficWindows } from "./traffic-windows-sqlite.js";
-import type { Hold } from "./types.js";
 
 interface AccountReserved {
   held_nano: bigint;
@@ -94,8 +93,8 @@ const KEY_ROW = new Statement<KeyRow>(
     period, period_budget_nano, period_token_cap, period_started_at, period_spent_nano, period_tokens_used from keys where id = ?`,
 );
 
-/** The hold, or the refusal (returned, not thrown) with nothing changed. */
-export function reserveSqlite(exec: SqlExec, r: Reservation): Hold | GatewayError {
+/** The hold's traffic figures (null: no limit applied; the hold is holdOf(r, them)), or the refusal (returned, not thrown) with nothing changed. */
+export function reserveSqlite(exec: SqlExec, r: AdmissionCore): TrafficStatus | null | GatewayError {
   const { request, amount, month } = r;
   const tokens = BigInt(r.tokens);
 
@@ -162,11 +161,11 @@ export function reserveSqlite(exec: SqlExec, r: Reservation): Hold | GatewayErro
     scopes === null ? null : JSON.stringify(scopes),
     request.tags !== undefined && request.tags.length > 0 ? JSON.stringify(request.tags) : null,
   ]);
-  return holdOf(r, status);
+  return status;
 }
 
 /** The refusal as an error; a clampable one carries the headroom, read in the same transaction after the reservation was taken back. */
-function refuse(exec: SqlExec, r: Reservation, refusal: Refusal): GatewayError {
+function refuse(exec: SqlExec, r: AdmissionCore, refusal: Refusal): GatewayError {
   const headroom = CLAMPABLE_REFUSALS.has(refusal.code) ? headroomOf(exec, r) : null;
   return refusalError({ ...refusal, headroom }, r.month, r.amount, r.now);
 }
@@ -179,7 +178,7 @@ function periodUse(key: KeyRow, periods: PeriodStarts): { spent: bigint; tokens:
 }
 
 /** Every limit's headroom, or null when the account or key does not allow clamping (or cannot be served at all). */
-function headroomOf(exec: SqlExec, r: Reservation): Headroom | null {
+function headroomOf(exec: SqlExec, r: AdmissionCore): Headroom | null {
   const { request, month } = r;
   const account = ACCOUNT_ROW.first(exec, [request.accountId]);
   const key = KEY_ROW.first(exec, [request.keyId]);
@@ -198,7 +197,7 @@ function headroomOf(exec: SqlExec, r: Reservation): Headroom | null {
   };
 }
 
-function budgetRoom(exec: SqlExec, r: Reservation): Pick<Headroom, "budgetCost" | "budgetTokens"> {
+function budgetRoom(exec: SqlExec, r: AdmissionCore): Pick<Headroom, "budgetCost" | "budgetTokens"> {
   const budgets = r.request.budgets;
   if (budgets === undefined || budgets.length === 0) return { budgetCost: null, budgetTokens: null };
   return budgetHeadroom(budgets, budgetCountersSqlite(exec, budgetScopesOf(budgets)), r.month);
@@ -234,7 +233,7 @@ function diagnoseAccount(exec: SqlExec, accountId: string, amount: Nano, tokens:
   return { code: "insufficient_balance", detail: row.balance_nano - row.held_nano };
 }
 
-function diagnoseKey(exec: SqlExec, r: Reservation, amount: Nano, tokens: bigint): Refusal {
+function diagnoseKey(exec: SqlExec, r: AdmissionCore, amount: Nano, tokens: bigint): Refusal {
   const { request } = r;
   const row = KEY_ROW.first(exec, [request.keyId]);
   if (!row || row.account_id !== request.accountId || row.status === "revoked") return { code: "auth_error" };

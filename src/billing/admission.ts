@@ -74,6 +74,11 @@ export interface Reservation {
   periods: PeriodStarts;
 }
 
+/** A reservation without the request's model config: what admission's statements read, and what travels to the SQLite writer owner (ADR 0047). */
+export type AdmissionCore = Omit<Reservation, "request"> & {
+  request: Pick<AdmissionRequest, "requestId" | "accountId" | "keyId" | "route" | "limits" | "budgets" | "tags">;
+};
+
 /** Why admission refused, as both implementations report it; see refusalError(). */
 export type RefusalCode =
   | "no_account"

@@ -25,10 +25,9 @@ import type { ApiKey } from "../store/keys-store.js";
 import type { DatabaseHandle } from "../store/database.js";
 import type { Database } from "../store/tables.js";
 import { monthOf, newId } from "../core/ids.js";
-import type { Reservation } from "./admission.js";
+import { holdOf, type Reservation } from "./admission.js";
 import { reservePostgres } from "./admission-postgres.js";
-import { reserveSqlite } from "./admission-sqlite.js";
-import { releaseExpiredHolds as sweepExpiredHolds, releaseHoldPostgres, releaseHoldSqlite } from "./holds.js";
+import { releaseExpiredHolds as sweepExpiredHolds, releaseHoldPostgres } from "./holds.js";
 import { setKeyCaps, type KeyCapsChange } from "./key-caps.js";
 import { scopesOfColumn } from "./budgets-sqlite.js";
 import { DIMENSION_SET, TOKEN_PART_NAMES, TOKEN_PARTS, type DimensionSet } from "../core/dimensions.js";
@@ -36,8 +35,7 @@ import { periodStarts } from "./key-period.js";
 import { capBreakdown, flatBreakdown, priceBreakdown, projectCost, projectTokens, type PriceBreakdown } from "./pricing.js";
 import { AlreadySettled, type SettlementInput } from "./settlement.js";
 import { applySettlementPostgres } from "./settlement-postgres.js";
-import { applySettlementSqlite } from "./settlement-sqlite.js";
-import { SqliteWriter } from "../store/sqlite-writer.js";
+import { LocalSqliteBillingWrites, type SqliteBillingWrites } from "./sqlite-billing-writes.js";
 import { PostgresBatcher } from "./postgres-batcher.js";
 import type { AdmissionRequest, AdmitOptions, Billing, Charge, Hold } from "./types.js";
 import { accountProfile, keyUsage, type AccountProfile, type KeyUsage } from "./usage-queries.js";
@@ -68,6 +66,11 @@ export interface StoreBillingOptions {
   onSweepError?: (error: unknown) => void;
   /** Called with the seconds each write batch took (the gateway_db_batch_duration_seconds metric). */
   onBatch?: ((seconds: number) => void) | undefined;
+  /**
+   * SQLite: where admissions, settlements and releases are committed. Default: this process's own
+   * group-commit writer; a cluster worker passes the primary's (sqlite-billing-remote.ts, ADR 0047).
+   */
+  sqliteWrites?: SqliteBillingWrites;
 }
 
 // Deadlocks and serialization failures roll everything back and are safe to retry; the lock order
@@ -87,8 +90,8 @@ export class StoreBilling implements Billing {
   readonly #onSweepError: (error: unknown) => void;
   #sweepTimer: NodeJS.Timeout | undefined;
   #sweeping: Promise<unknown> | undefined;
-  /** The write path of this database: SQLite's group-commit writer or PostgreSQL's batcher. */
-  readonly #path: { dialect: "sqlite"; writer: SqliteWriter } | { dialect: "postgres"; batcher: PostgresBatcher };
+  /** The write path of this database: SQLite's billing writes (group commit, here or in the primary) or PostgreSQL's batcher. */
+  readonly #path: { dialect: "sqlite"; writes: SqliteBillingWrites } | { dialect: "postgres"; batcher: PostgresBatcher };
   /** The database's dimensions: what admission projects, settlement prices and writes, and reports sum. */
   readonly #dimensions: DimensionSet;
   /** How this process seals the ledger rows it appends (DatabaseHandle.ledgerChain). */
@@ -105,8 +108,7 @@ export class StoreBilling implements Billing {
     this.#holdTtlMs = options.holdTtlMs ?? DEFAULT_HOLD_TTL_MS;
     this.#onSweepError = options.onSweepError ?? (() => undefined);
     if (database.dialect === "sqlite") {
-      if (!database.sqlite) throw new Error("StoreBilling on SQLite needs the raw connection (DatabaseHandle.sqlite)");
-      this.#path = { dialect: "sqlite", writer: new SqliteWriter(database.db, database.sqlite, { onBatch: options.onBatch }) };
+      this.#path = { dialect: "sqlite", writes: options.sqliteWrites ?? new LocalSqliteBillingWrites(database, { onBatch: options.onBatch }) };
     } else this.#path = { dialect: "postgres", batcher: new PostgresBatcher(database.db, options.onBatch) };
   }
 
@@ -125,9 +127,9 @@ export class StoreBilling implements Billing {
     const path = this.#path;
     try {
       if (path.dialect === "postgres") return await this.#withRetry(() => reservePostgres(path.batcher, reservation));
-      const result = await this.#withRetry(() => path.writer.run((exec) => reserveSqlite(exec, reservation)));
-      if (result instanceof GatewayError) throw result;
-      return result;
+      const answer = await this.#withRetry(() => path.writes.reserve(reservation));
+      if ("refusal" in answer) throw answer.refusal;
+      return holdOf(reservation, answer.status);
     } catch (error) {
       if (!(error instanceof GatewayError)) {
         // The database failed to answer, not refused: the reservation may have committed all the
@@ -162,7 +164,7 @@ export class StoreBilling implements Billing {
     try {
       if (path.dialect === "postgres") await this.#withRetry(() => applySettlementPostgres(path.batcher, input));
       else {
-        const replay = await this.#withRetry(() => path.writer.run((exec) => applySettlementSqlite(exec, input)));
+        const replay = await this.#withRetry(() => path.writes.settle(input));
         if (replay) throw replay;
       }
       return { cost, recorded: true };
@@ -219,7 +221,7 @@ export class StoreBilling implements Billing {
   #releaseOne(accountId: string, holdId: string, expiredBefore?: number, budgets?: readonly string[]): Promise<boolean> {
     const path = this.#path;
     if (path.dialect === "postgres") return releaseHoldPostgres(path.batcher, accountId, holdId, expiredBefore, budgets);
-    return path.writer.run((exec) => releaseHoldSqlite(exec, holdId, expiredBefore));
+    return path.writes.release(holdId, expiredBefore);
   }
 
   #releaseAbandoned(accountId: string, holdId: string, attempt = 0): void {

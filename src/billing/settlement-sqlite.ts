@@ -20,7 +20,7 @@
 import { dbErrorKind, dbErrorMessage, LEDGER_ROW_EXISTS } from "../store/db-errors.js";
 import type { DimensionSet } from "../core/dimensions.js";
 import { ledgerChainColumns, ledgerRowHashFromValues, type LedgerChainColumn } from "../store/ledger-chain.js";
-import { AlreadySettled, settlementValues, type SettlementInput } from "./settlement.js";
+import { AlreadySettled, settlementValues, type SettlementWrite } from "./settlement.js";
 import { endTrafficSqlite } from "./holds.js";
 import { chargeBudgetsSqlite } from "./budgets-sqlite.js";
 import { Statement, type SqlExec } from "../store/sqlite-writer.js";
@@ -137,7 +137,7 @@ function insertLedgerRow(exec: SqlExec, layout: LedgerRowLayout, rowAndHash: rea
 }
 
 /** Undefined when recorded; an AlreadySettled (returned, not thrown) for a replay that changed nothing. */
-export function applySettlementSqlite(exec: SqlExec, input: SettlementInput): AlreadySettled | undefined {
+export function applySettlementSqlite(exec: SqlExec, input: SettlementWrite): AlreadySettled | undefined {
   const { hold, cost } = input;
   const v = settlementValues(input);
 

@@ -40,7 +40,19 @@ import { periodStarts, type PeriodStarts } from "./key-period.js";
 import { CACHE_SAVING_COLUMN, type DimensionSet } from "../core/dimensions.js";
 import type { PriceBreakdown } from "./pricing.js";
 import type { Hold } from "./types.js";
+import type { ModelConfig } from "../core/catalog.js";
 import type { LedgerChainState } from "../store/ledger-chain-key.js";
+
+/** What settlement reads of a hold: all a writer in another process needs (the model's config stays behind). */
+export type SettledHold = Pick<Hold, "id" | "requestId" | "accountId" | "keyId" | "route" | "attempts" | "budgets" | "tags"> & {
+  model: Pick<ModelConfig, "id" | "deployment" | "priceFactorPpm">;
+};
+
+/** A settlement's inputs without the writing process's own dimensions and chain: what travels to the SQLite writer owner (ADR 0047). */
+export type SettlementCore = Omit<SettlementInput, "hold" | "dimensions" | "chain"> & { hold: SettledHold };
+
+/** The inputs the statements use: a settlement core and the dimensions and chain of the process that writes. */
+export type SettlementWrite = SettlementCore & Pick<SettlementInput, "dimensions" | "chain">;
 
 export interface SettlementInput {
   hold: Hold;
@@ -122,7 +134,7 @@ export function ledgerDimensionColumns(breakdown: PriceBreakdown, dimensions: Di
   return Object.fromEntries(dimensions.ledgerColumns.map((column, i) => [column, values[i]!]));
 }
 
-export function settlementValues(input: SettlementInput): SettlementValues {
+export function settlementValues(input: SettlementWrite): SettlementValues {
   const { usage } = input;
   return {
     tokens: BigInt(totalTokens(usage)),

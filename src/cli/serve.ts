@@ -13,6 +13,8 @@ import type { CliIo } from "./io.js";
 import { printStartBanner, SHUTDOWN_DEADLINE_MS, WORKER_COUNT_VARIABLE, type PrimaryMessage, type WorkerMessage } from "./serve-common.js";
 import { superviseWorkers } from "./workers.js";
 import { WorkerMetricsLink } from "../observability/cluster-metrics.js";
+import { RemoteSqliteBillingWrites } from "../billing/sqlite-billing-remote.js";
+import { BILLING_WRITER_VARIABLE } from "./billing-writer-host.js";
 
 export async function serve(config: GatewayConfig, io: CliIo, workers = 1): Promise<void> {
   // A forked worker runs the same command line: it serves; only the primary supervises.
@@ -89,7 +91,9 @@ async function serveWorker(config: GatewayConfig, io: CliIo): Promise<void> {
   // Answered until the worker exits, draining included: its counters belong in the server's.
   const metricsLink = new WorkerMetricsLink(worker.id, send);
   worker.on("message", (message: PrimaryMessage) => metricsLink.onMessage(message ?? {}));
+  const billingWrites = process.env[BILLING_WRITER_VARIABLE] === "primary" ? remoteBillingWrites(worker) : undefined;
   const app = await createApp(config, {
+    ...(billingWrites !== undefined && { sqliteBillingWrites: billingWrites }),
     reload: () => loadConfig(io.env, io.cwd),
     logFields: { worker: worker.id },
     sharedStdout: true,
@@ -127,6 +131,17 @@ async function serveWorker(config: GatewayConfig, io: CliIo): Promise<void> {
   }
   send({ type: "listening", address });
   await runUntilStopped(app, io, () => worker.off("message", onMessage), true);
+}
+
+/** The billing writes committed by the primary (decision 0047): requests out, answers in, all failing once the channel closes. */
+function remoteBillingWrites(worker: NonNullable<typeof cluster.worker>): RemoteSqliteBillingWrites {
+  const writes = new RemoteSqliteBillingWrites((request, failed) => {
+    if (!process.connected) return failed();
+    process.send!(request, undefined, {}, (error: Error | null) => error && failed());
+  });
+  worker.on("message", (message: PrimaryMessage) => message?.type === "billing-answer" && writes.onAnswer(message));
+  process.once("disconnect", () => writes.close());
+  return writes;
 }
 
 function send(message: WorkerMessage): void {

@@ -1,7 +1,8 @@
 // `gateway serve --workers N`: the cluster primary. It migrates the database, creates the server
 // secret and bootstraps a first start once, then forks N workers that share the listening socket
-// (node:cluster) and each run the whole gateway. The primary serves no request and holds no
-// database connection while they run. It restarts a worker that exits unexpectedly (with backoff,
+// (node:cluster) and each run the whole gateway. The primary serves no request; on PostgreSQL it
+// holds no database connection while they run; on SQLite with GATEWAY_SQLITE_SHARED_WRITER=1 it
+// keeps one and commits the billing writes of every worker (billing-writer-host.ts, decision 0047). It restarts a worker that exits unexpectedly (with backoff,
 // and gives up on a crash loop), forwards SIGHUP as one reload of every worker, and on SIGTERM or
 // SIGINT has every worker drain, exiting 0 only when all of them did. Decision 0026.
 import cluster, { type Worker } from "node:cluster";
@@ -11,6 +12,7 @@ import { resolveServerSecret } from "../config/server-secret.js";
 import { PrimaryMetricsAggregator } from "../observability/cluster-metrics.js";
 import { openStore } from "../store/index.js";
 import type { CliIo } from "./io.js";
+import { BILLING_WRITER_VARIABLE, BillingWriterHost, primaryWritesBilling } from "./billing-writer-host.js";
 import { printStartBanner, SHUTDOWN_DEADLINE_MS, WORKER_COUNT_VARIABLE, type PrimaryMessage, type ReloadStatus, type WorkerMessage } from "./serve-common.js";
 
 /**
@@ -61,13 +63,22 @@ export async function superviseWorkers(config: GatewayConfig, io: CliIo, count: 
   });
   let first: BootstrapResult | null;
   let database: string;
+  const ownsWrites = primaryWritesBilling(store, io.env);
   try {
     first = await bootstrapIfEmpty(store, config);
     database = store.handle.description;
-  } finally {
+  } catch (error) {
     await store.close();
+    throw error;
   }
-  await new Supervisor(io, count).run((address) => printStartBanner(io, config, address, `${database}; ${count} workers`, first));
+  if (!ownsWrites) await store.close();
+  const host = ownsWrites ? new BillingWriterHost(store, io) : null;
+  try {
+    await new Supervisor(io, count, host).run((address) => printStartBanner(io, config, address, `${database}; ${count} workers`, first));
+  } finally {
+    // After every worker exited: nothing can send a billing write any more.
+    if (ownsWrites) await store.close();
+  }
 }
 
 type Phase = "starting" | "serving" | "stopping";
@@ -75,6 +86,7 @@ type Phase = "starting" | "serving" | "stopping";
 class Supervisor {
   readonly #io: CliIo;
   readonly #count: number;
+  readonly #billingWriter: BillingWriterHost | null;
   readonly #budget = new RestartBudget();
   readonly #live = new Set<Worker>();
   readonly #listening = new Set<Worker>();
@@ -90,9 +102,10 @@ class Supervisor {
   #onStarted: (() => void) | undefined;
   #onStopped: (() => void) | undefined;
 
-  constructor(io: CliIo, count: number) {
+  constructor(io: CliIo, count: number, billingWriter: BillingWriterHost | null) {
     this.#io = io;
     this.#count = count;
+    this.#billingWriter = billingWriter;
   }
 
   /**
@@ -112,6 +125,8 @@ class Supervisor {
       this.#io.stderr(`${signal}: no new connections; waiting up to ${SHUTDOWN_DEADLINE_MS / 1000}s for requests in flight in ${this.#live.size} workers\n`);
       this.#stop();
     };
+    // Structured clone on the IPC channel: the billing writes carry bigints (nano-USD).
+    cluster.setupPrimary({ serialization: "advanced" });
     cluster.on("message", onMessage);
     cluster.on("exit", onExit);
     process.on("SIGHUP", onHangup);
@@ -135,7 +150,7 @@ class Supervisor {
 
   #fork(): void {
     // The worker count travels with each worker: the connection cap is shared among them.
-    const worker = cluster.fork({ [WORKER_COUNT_VARIABLE]: String(this.#count) });
+    const worker = cluster.fork({ [WORKER_COUNT_VARIABLE]: String(this.#count), ...(this.#billingWriter !== null && { [BILLING_WRITER_VARIABLE]: "primary" }) });
     // A message to a worker that is going away fails asynchronously; without a listener it would end the primary.
     worker.on("error", (error: Error) => this.#io.stderr(`worker ${worker.id}: ${error.message}\n`));
     this.#live.add(worker);
@@ -143,6 +158,9 @@ class Supervisor {
 
   #onMessage(worker: Worker, message: WorkerMessage): void {
     switch (message?.type) {
+      case "billing-write":
+        this.#billingWriter?.onRequest(worker, message);
+        break;
       case "listening":
         this.#listening.add(worker);
         this.#address = message.address;

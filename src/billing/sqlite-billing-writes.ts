@@ -1,0 +1,113 @@
+// The billing writes on SQLite (admission, settlement, release) as three operations with serialisable
+// inputs and answers, so that they can run in this process (LocalSqliteBillingWrites: its own
+// SqliteWriter) or in another one that owns the database's write connection for every worker of a
+// `gateway serve --workers N` (the cluster primary, ADR 0047; the worker's side is
+// sqlite-billing-remote.ts). The messages carry the operations' inputs, never closures: what the
+// primary runs is exactly reserveSqlite, applySettlementSqlite and releaseHoldSqlite, through the same
+// group commit (sqlite-writer.ts), so batches span every worker's requests.
+import type { DatabaseHandle } from "../store/database.js";
+import { SqliteWriter } from "../store/sqlite-writer.js";
+import { GatewayError, type ErrorDetails, type ErrorType } from "../errors/catalogue.js";
+import type { TrafficStatus } from "../core/rate-limit-headers.js";
+import { LimitRefusal, type AdmissionCore, type Headroom } from "./admission.js";
+import { reserveSqlite } from "./admission-sqlite.js";
+import { applySettlementSqlite } from "./settlement-sqlite.js";
+import { releaseHoldSqlite } from "./holds.js";
+import { AlreadySettled, type SettlementInput, type SettlementCore } from "./settlement.js";
+import type { Nano } from "../core/money.js";
+
+/** What an admission answers: the hold's traffic figures, or the refusal. */
+export type ReserveAnswer = { status: TrafficStatus | null } | { refusal: GatewayError };
+
+/** The billing writes of one SQLite database; each resolves after its transaction committed. */
+export interface SqliteBillingWrites {
+  reserve(reservation: AdmissionCore): Promise<ReserveAnswer>;
+  /** undefined when recorded; an AlreadySettled (returned) for a replay that changed nothing. */
+  settle(input: SettlementCore): Promise<AlreadySettled | undefined>;
+  /** False when the hold was already gone (or, with expiredBefore, not yet expired). */
+  release(holdId: string, expiredBefore?: number): Promise<boolean>;
+}
+
+/** The writes run by this process's own group-commit writer. */
+export class LocalSqliteBillingWrites implements SqliteBillingWrites {
+  readonly #writer: SqliteWriter;
+  readonly #context: Pick<SettlementInput, "dimensions" | "chain">;
+
+  constructor(database: Pick<DatabaseHandle, "db" | "sqlite" | "dimensions" | "ledgerChain">, options: { onBatch?: ((seconds: number) => void) | undefined } = {}) {
+    if (!database.sqlite) throw new Error("the SQLite billing writes need the raw connection (DatabaseHandle.sqlite)");
+    this.#writer = new SqliteWriter(database.db, database.sqlite, options);
+    this.#context = { dimensions: database.dimensions, chain: database.ledgerChain };
+  }
+
+  async reserve(reservation: AdmissionCore): Promise<ReserveAnswer> {
+    const outcome = await this.#writer.run((exec) => reserveSqlite(exec, reservation));
+    return outcome instanceof GatewayError ? { refusal: outcome } : { status: outcome };
+  }
+
+  settle(input: SettlementCore): Promise<AlreadySettled | undefined> {
+    // The database's own dimensions and chain: those of the process that writes the row.
+    const full = { ...input, ...this.#context };
+    return this.#writer.run((exec) => applySettlementSqlite(exec, full));
+  }
+
+  release(holdId: string, expiredBefore?: number): Promise<boolean> {
+    return this.#writer.run((exec) => releaseHoldSqlite(exec, holdId, expiredBefore));
+  }
+}
+
+// The IPC messages (node:cluster with serialization "advanced": bigints and plain objects travel as
+// they are; class instances do not, hence the error shapes below).
+
+/** Worker to writer owner. */
+export type BillingWriteRequest = { type: "billing-write"; id: number } & (
+  { op: "reserve"; reservation: AdmissionCore } | { op: "settle"; input: SettlementCore } | { op: "release"; holdId: string; expiredBefore: number | null }
+);
+
+/** An error as it crosses the channel: a gateway error keeps its type, details and headroom; any other its message and code. */
+export type WireError =
+  { gateway: { type: ErrorType; message: string; details: ErrorDetails; headroom: Headroom | null | undefined } } | { failure: { message: string; code: string | undefined } };
+
+export type WireReserveAnswer = { status: TrafficStatus | null } | { refusal: WireError };
+
+/** Writer owner to worker. */
+export type BillingWriteAnswer = { type: "billing-answer"; id: number } & (
+  { reserved: WireReserveAnswer } | { settled: { replayCost: Nano | null } | null } | { released: boolean } | { error: WireError }
+);
+
+export function toWireError(error: unknown): WireError {
+  if (error instanceof GatewayError) {
+    return { gateway: { type: error.type, message: error.message, details: error.details, headroom: error instanceof LimitRefusal ? error.headroom : undefined } };
+  }
+  const code = (error as { code?: unknown } | null)?.code;
+  return { failure: { message: error instanceof Error ? error.message : String(error), code: code === undefined ? undefined : String(code) } };
+}
+
+export function fromWireError(wire: WireError): Error {
+  if ("gateway" in wire) {
+    const base = new GatewayError(wire.gateway.type, wire.gateway.message, wire.gateway.details);
+    return wire.gateway.headroom === undefined ? base : new LimitRefusal(base, wire.gateway.headroom);
+  }
+  // The code travels: SQLITE_BUSY stays a transient error for StoreBilling's retry.
+  return Object.assign(new Error(wire.failure.message), wire.failure.code === undefined ? {} : { code: wire.failure.code });
+}
+
+/** The writer owner's side: runs one request on `writes` and answers it (never throws). */
+export async function answerBillingWrite(writes: SqliteBillingWrites, request: BillingWriteRequest): Promise<BillingWriteAnswer> {
+  const id = request.id;
+  try {
+    switch (request.op) {
+      case "reserve": {
+        const answer = await writes.reserve(request.reservation);
+        return { type: "billing-answer", id, reserved: "refusal" in answer ? { refusal: toWireError(answer.refusal) } : answer };
+      }
+      case "settle": {
+        const replay = await writes.settle(request.input);
+        return { type: "billing-answer", id, settled: replay === undefined ? null : { replayCost: replay.recordedCost ?? null } };
+      }
+      case "release":
+        return { type: "billing-answer", id, released: await writes.release(request.holdId, request.expiredBefore ?? undefined) };
+    }
+  } catch (error) {
+    return { type: "billing-answer", id, error: toWireError(error) };
+  }
+}
