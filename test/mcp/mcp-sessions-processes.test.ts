@@ -171,7 +171,7 @@ for (const kind of DATABASE_KINDS) {
         expect(calls.filter((e) => e === null)).toHaveLength(10);
         const refusals = calls.filter((e) => e !== null);
         expect(refusals).toHaveLength(20);
-        for (const refusal of refusals) expect(refusal!.data).toMatchObject({ type: "rate_limit_error", code: "key_rpm_exceeded" });
+        for (const refusal of refusals) expect(refusal.data).toMatchObject({ type: "rate_limit_error", code: "key_rpm_exceeded" });
         await waitFor(
           async () => {
             const rows = await store.db.selectFrom("request_log").select("status").where("key_id", "=", rpmKey.key.id).where("route", "=", "mcp/tools/call").execute();
