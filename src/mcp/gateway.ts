@@ -49,6 +49,7 @@ export class McpGateway {
   readonly #rebuilding = new Map<string, Promise<McpSession | null>>();
   readonly #timers: NodeJS.Timeout[];
   #closed = false;
+  #checking = false;
 
   constructor(
     private readonly settings: () => McpSettings,
@@ -136,7 +137,9 @@ export class McpGateway {
 
   /** Closes the local copies the store no longer has live (closed or idle, by any process). */
   async check(): Promise<void> {
-    if (this.#sessions.size === 0) return;
+    // One check at a time: a slow database must not pile them up.
+    if (this.#sessions.size === 0 || this.#checking) return;
+    this.#checking = true;
     const now = this.now();
     try {
       const dead = await this.store.dead([...this.#sessions.keys()], this.settings().sessionIdleMs, now);
@@ -147,6 +150,8 @@ export class McpGateway {
     } catch (error) {
       // The next request of each session asks the store again; nothing is trusted longer meanwhile.
       this.logger.warn({ err: error }, "MCP sessions: could not check the local sessions");
+    } finally {
+      this.#checking = false;
     }
   }
 
