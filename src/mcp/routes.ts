@@ -63,8 +63,6 @@ async function sendWebResponse(request: FastifyRequest, reply: FastifyReply, res
   const headers: Record<string, string> = { "x-request-id": request.id };
   response.headers.forEach((value, name) => (headers[name] = value));
   raw.writeHead(response.status, headers);
-  // A GET stream may carry nothing for a long while: its head goes now, so the client knows it is open.
-  raw.flushHeaders();
   if (response.body === null) {
     raw.end();
     return;
