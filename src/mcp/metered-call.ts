@@ -2,19 +2,26 @@
 // priced tools/call is admitted first (a hold of the server's price_per_call_usd, refused like any
 // request the balance or budgets cannot cover), settled when the tool answered without an error and
 // released otherwise (nothing charged for an error). A free call on an account without balance is
-// refused too. Every call is one request log entry: server, tool or prompt, status, latency and cost;
-// never its arguments or its result.
+// refused too. Every call is admitted under the key's and the account's rate and concurrency limits
+// (their tier's defaults or their own; not the per-model ones: an MCP call names no model), through
+// billing's admission like a model request, so the count is exact across processes: a free call
+// takes a hold of nothing when a limit applies, released when the call ends, which leaves no ledger
+// row. Every call is one request log entry: server, tool or prompt, status, latency and cost; never
+// its arguments or its result.
 import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import type { Hold } from "../billing/types.js";
 import type { StoreBilling } from "../billing/billing-store.js";
 import { budgetLimitsOf } from "../core/budget-scopes.js";
 import type { ModelConfig } from "../core/catalog.js";
+import type { TrafficLimit } from "../core/traffic-limits.js";
 import { DIMENSIONS, type DimensionPriceField } from "../core/dimensions.js";
 import { newRequestId } from "../core/ids.js";
 import type { Nano } from "../core/money.js";
 import { ZERO_USAGE } from "../core/usage.js";
 import { ERROR_CATALOGUE, GatewayError, loggableMessage } from "../errors/catalogue.js";
+import type { GatewayConfig } from "../config/load.js";
 import type { Principal } from "../pipeline/auth-cache.js";
+import { trafficLimitsFor } from "../pipeline/traffic.js";
 import type { RequestLog } from "../requestlog/request-log.js";
 
 export type McpMethod = "tools/call" | "prompts/get" | "resources/read";
@@ -31,6 +38,8 @@ export interface CallRecord {
 export interface CallServices {
   billing: StoreBilling;
   requestLog: RequestLog | null;
+  /** The running config's tier limits (read per call: a reload applies to the next call). */
+  config: Pick<GatewayConfig, "tierLimits">;
 }
 
 /** What a call ended with, for its request log entry. */
@@ -82,25 +91,38 @@ export async function meteredCall<T>(
     });
   };
   let hold: Hold | null = null;
+  const charged = price !== null && record.method === "tools/call";
+  const limits = mcpTrafficLimits(services.config, principal);
+  const admission = {
+    requestId,
+    accountId: principal.account.id,
+    keyId: principal.key.id,
+    route: "mcp" as const,
+    projectedInputTokens: 0,
+    projectedOutputTokens: 0,
+    ...(limits.length > 0 && { limits }),
+  };
   try {
-    if (price !== null && record.method === "tools/call") {
+    if (charged) {
       hold = await services.billing.admit({
-        requestId,
-        accountId: principal.account.id,
-        keyId: principal.key.id,
+        ...admission,
         model: pricedModel(record.server, record.presented ?? record.server, price),
-        route: "mcp",
-        projectedInputTokens: 0,
-        projectedOutputTokens: 0,
         ...(principal.workspace != null && { budgets: budgetLimitsOf(principal.workspace, principal.account.id) }),
       });
     } else if (principal.account.balance <= 0n) {
       throw new GatewayError("quota_exceeded", "The account has no balance left; MCP calls are refused until it is topped up.");
+    } else if (limits.length > 0) {
+      hold = await services.billing.admit({ ...admission, model: pricedModel(record.server, record.presented ?? record.server, 0n) });
     }
   } catch (error) {
     const refusal = error instanceof GatewayError ? error : new GatewayError("internal_error", "The call could not be admitted.");
     finish({ status: refusal.status, errorType: refusal.type, errorMessage: loggableMessage(refusal), costNano: null });
-    throw new McpError(ErrorCode.InvalidRequest, refusal.message, { type: refusal.type, ...(refusal.details.code !== undefined && { code: refusal.details.code }) });
+    const retryAfter = refusal.details.headers?.["retry-after"];
+    throw new McpError(ErrorCode.InvalidRequest, refusal.message, {
+      type: refusal.type,
+      ...(refusal.details.code !== undefined && { code: refusal.details.code }),
+      ...(retryAfter !== undefined && { retry_after_seconds: Number(retryAfter) }),
+    });
   }
   let result: T;
   try {
@@ -122,7 +144,9 @@ export async function meteredCall<T>(
     return result;
   }
   let cost: bigint | null = null;
-  if (hold !== null) {
+  // A free call's hold only counted it against the traffic limits: released, nothing on the ledger.
+  if (hold !== null && !charged) await services.billing.release(hold).catch(() => undefined);
+  else if (hold !== null) {
     try {
       cost = (await services.billing.settle(hold, ZERO_USAGE, `mcp:${record.server}`)).cost;
     } catch (error) {
@@ -134,6 +158,19 @@ export async function meteredCall<T>(
   finish({ status: 200, errorType: null, errorMessage: null, costNano: cost });
   return result;
 }
+
+/**
+ * The key's and the account's rate and concurrency limits for an MCP call: those of no model (the
+ * empty id names none), so per-model limits never apply to MCP calls. Tokens are counted as 0.
+ */
+function mcpTrafficLimits(config: Pick<GatewayConfig, "tierLimits">, principal: Principal): readonly TrafficLimit[] {
+  const all = trafficLimitsFor(config, principal, "");
+  let limits = subjectLimits.get(all);
+  // One list per principal's list, like trafficLimitsFor's: admission-postgres.ts builds its field once per list.
+  if (limits === undefined) subjectLimits.set(all, (limits = all.filter((limit) => limit.subject === "key" || limit.subject === "account")));
+  return limits;
+}
+const subjectLimits = new WeakMap<readonly TrafficLimit[], readonly TrafficLimit[]>();
 
 /** A priced call as billing sees it: a "model" named after the tool whose only price is per request. */
 function pricedModel(server: string, presented: string, price: Nano): ModelConfig {

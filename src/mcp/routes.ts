@@ -1,5 +1,5 @@
 // POST, GET and DELETE /mcp: the MCP streamable HTTP endpoint (protocol revision of the SDK, with
-// Mcp-Session-Id sessions). Each HTTP request is authenticated with the gateway key (Bearer or
+// Mcp-Session-Id sessions, valid in every worker and process on the database: gateway.ts). Each HTTP request is authenticated with the gateway key (Bearer or
 // x-api-key; a revoked key or a suspended account is refused) and its key's standing read afresh;
 // the session's handlers then see that principal, so an allowlist change applies to the next call.
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
@@ -7,6 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { GatewayError } from "../errors/catalogue.js";
 import type { RouteContext } from "../http/route-context.js";
 import { authenticate } from "../pipeline/authenticate.js";
+import { McpSessionsStore } from "../store/mcp-sessions-store.js";
 import { McpGateway, type McpSession } from "./gateway.js";
 
 declare module "fastify" {
@@ -22,7 +23,8 @@ const SYNC_MS = 1_000;
 export function registerMcpRoutes(app: FastifyInstance, ctx: RouteContext): void {
   const gateway = new McpGateway(
     () => ctx.config.mcp,
-    () => ({ billing: ctx.billing, requestLog: ctx.pipeline.requestLog }),
+    () => ({ billing: ctx.billing, requestLog: ctx.pipeline.requestLog, config: ctx.config }),
+    new McpSessionsStore(ctx.store.db, ctx.store.dialect),
     ctx.logger,
   );
   app.decorate("mcpGateway", gateway);
@@ -40,12 +42,13 @@ export function registerMcpRoutes(app: FastifyInstance, ctx: RouteContext): void
     gateway.sync();
     const session = await sessionFor(gateway, request, principal);
     session.principal = principal;
-    session.lastUsedAt = Date.now();
+    await gateway.used(session);
     // The body is Fastify's, parsed within the body limit: the transport is handed it, never the stream.
     const headers = new Headers();
     for (const [name, value] of Object.entries(request.headers)) if (typeof value === "string") headers.set(name, value);
     const webRequest = new Request(`http://gateway${request.url}`, { method: request.method, headers });
     const response = await session.transport.handleRequest(webRequest, { parsedBody: request.body });
+    if (request.method === "DELETE" && response.status === 200) await gateway.deleted(session);
     await sendWebResponse(request, reply, response);
   };
   app.post("/mcp", handle);
@@ -82,7 +85,7 @@ async function sendWebResponse(request: FastifyRequest, reply: FastifyReply, res
 async function sessionFor(gateway: McpGateway, request: FastifyRequest, principal: McpSession["principal"]): Promise<McpSession> {
   const id = request.headers["mcp-session-id"];
   if (typeof id === "string" && id.length > 0) {
-    const session = gateway.find(id, principal.key.id);
+    const session = await gateway.find(id, principal);
     if (session === null) {
       throw new GatewayError("not_found", "No MCP session with this Mcp-Session-Id for this key: it expired or was closed. Send an initialize request to open a new one.", {
         code: "mcp_session_not_found",
@@ -90,6 +93,6 @@ async function sessionFor(gateway: McpGateway, request: FastifyRequest, principa
     }
     return session;
   }
-  if (request.method === "POST" && isInitializeRequest(request.body)) return gateway.open(principal);
+  if (request.method === "POST" && isInitializeRequest(request.body)) return gateway.open(principal, request.body.params);
   throw new GatewayError("invalid_request", "Send the Mcp-Session-Id header of your MCP session, or an initialize request (POST) to open one.", { code: "mcp_session_required" });
 }

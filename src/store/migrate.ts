@@ -42,6 +42,7 @@ import * as alerts from "./migrations/0033-alerts.js";
 import * as requestLogGuardrails from "./migrations/0034-request-log-guardrails.js";
 import * as responseCache from "./migrations/0035-response-cache.js";
 import * as principalGuardrails from "./migrations/0036-principal-guardrails.js";
+import * as mcpSessions from "./migrations/0037-mcp-sessions.js";
 import * as mcpServerSecrets from "./migrations/0038-mcp-server-secrets.js";
 import { createBillingFunctions } from "./billing-functions.js";
 import type { MigrationName } from "./migration-names.js";
@@ -86,6 +87,7 @@ const MIGRATIONS: Record<MigrationName, MigrationModule> = {
   "0034-request-log-guardrails": requestLogGuardrails,
   "0035-response-cache": responseCache,
   "0036-principal-guardrails": principalGuardrails,
+  "0037-mcp-sessions": mcpSessions,
   "0038-mcp-server-secrets": mcpServerSecrets,
 };
 

@@ -39,6 +39,7 @@ export const MIGRATION_NAMES = [
   "0034-request-log-guardrails",
   "0035-response-cache",
   "0036-principal-guardrails",
+  "0037-mcp-sessions",
   "0038-mcp-server-secrets",
 ] as const;
 

@@ -206,6 +206,22 @@ export interface CacheSettingsTable {
   updated_at: Stamp;
 }
 
+/** The MCP gateway's sessions, shared by every gateway process (migration 0037, ADR 0045). */
+export interface McpSessionsTable {
+  /** The Mcp-Session-Id: random, unguessable. */
+  id: string;
+  key_id: string;
+  created_at: Stamp;
+  /** Written at most every few seconds per session and process (mcp-sessions-store.ts). */
+  last_used_at: Stamp;
+  closed_at: Stamp | null;
+  close_reason: string | null;
+  /** The protocol version the gateway answered the initialize with. */
+  protocol_version: string;
+  /** The client's initialize params (protocolVersion, capabilities, clientInfo) as JSON. */
+  initialize_params: string;
+}
+
 export type VideoTaskStatus = "queued" | "in_progress" | "completed" | "failed" | "expired";
 
 export interface VideoTasksTable {

@@ -19,6 +19,7 @@ import type {
   RequestLogTable,
   StripeEventsTable,
   CacheSettingsTable,
+  McpSessionsTable,
   StoredResponsesTable,
   VideoTasksTable,
 } from "./tables-operations.js";
@@ -379,6 +380,7 @@ export interface Database {
   health_probe_results: HealthProbeResultsTable;
   stripe_events: StripeEventsTable;
   cache_settings: CacheSettingsTable;
+  mcp_sessions: McpSessionsTable;
   alert_subscriptions: AlertSubscriptionsTable;
   alert_events: AlertEventsTable;
   alert_deliveries: AlertDeliveriesTable;
