@@ -4,7 +4,7 @@
 // (a pass-through: the thought signature of the model's call comes back unchanged, usage billed). The key is GEMINI_API_KEY, GOOGLE_GEMINI_BASE_URL points at the gateway, telemetry, usage
 // statistics and update checks are off, and every other request goes to the proxy trap: none may
 // leave the machine. The bundle is plain JavaScript, run with this Node.
-import { mkdirSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { geminiResponse, geminiStream, startGeminiMock, type GeminiMock, type GeminiPart } from "../support/gemini-upstream.js";
@@ -12,8 +12,8 @@ import { anthropicStream, chatStream, type MockUpstream, type RecordedRequest } 
 import { startGateway, type TestGateway } from "../support/gateway.js";
 import {
   describeRun,
+  geminiCliEnv,
   geminiCliLauncher,
-  isolatedEnv,
   recordGatewayRequests,
   runAgent,
   startProxyTrap,
@@ -40,27 +40,7 @@ const launcher = geminiCliLauncher();
 /** One headless run with a private HOME (its settings: API-key auth, no telemetry, no update checks). */
 async function runGeminiCli(rig: { gatewayUrl: string; key: string; proxy: ProxyTrap }, model: string, prompt: string, cwd: string): Promise<AgentRun> {
   expect(launcher, "@google/gemini-cli is missing: run npm install").toBeTruthy();
-  const home = tempDir("gemini-home-");
-  mkdirSync(join(home, ".gemini"), { recursive: true });
-  writeFileSync(
-    join(home, ".gemini", "settings.json"),
-    JSON.stringify({
-      general: { disableAutoUpdate: true, disableUpdateNag: true },
-      privacy: { usageStatisticsEnabled: false },
-      telemetry: { enabled: false },
-      security: { auth: { selectedType: "gemini-api-key" } },
-    }),
-  );
-  const env = {
-    ...isolatedEnv(home, rig.proxy),
-    GEMINI_API_KEY: rig.key,
-    GOOGLE_GEMINI_BASE_URL: rig.gatewayUrl,
-    GEMINI_TELEMETRY_ENABLED: "false",
-    // No relaunch of itself with a larger heap: one process, in the test's process group.
-    GEMINI_CLI_NO_RELAUNCH: "true",
-    // Headless runs refuse an untrusted folder; the temporary cwd is the test's own.
-    GEMINI_CLI_TRUST_WORKSPACE: "true",
-  };
+  const env = geminiCliEnv(rig.gatewayUrl, rig.key, rig.proxy);
   return runAgent(process.execPath, [launcher!, "-p", prompt, "-m", model, "--output-format", "json"], { env, cwd, timeoutMs: RUN_TIMEOUT_MS });
 }
 

@@ -3,7 +3,7 @@
 // the gateway is recorded (and refused) instead of leaving the machine.
 import { spawn } from "node:child_process";
 import type { IncomingHttpHeaders, IncomingMessage, Server as HttpServer, ServerResponse } from "node:http";
-import { existsSync, mkdtempSync, readFileSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -246,4 +246,32 @@ export function geminiCliLauncher(): string | null {
   if (!dir) return null;
   const bin = (JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { bin?: Record<string, string> }).bin?.gemini;
   return bin && existsSync(join(dir, bin)) ? join(dir, bin) : null;
+}
+
+/**
+ * Gemini CLI's environment for one headless run against the gateway, in a private HOME whose settings
+ * choose API-key auth and turn telemetry, usage statistics and update checks off.
+ */
+export function geminiCliEnv(gatewayUrl: string, key: string, proxy: ProxyTrap): Record<string, string> {
+  const home = tempDir("gemini-home-");
+  mkdirSync(join(home, ".gemini"), { recursive: true });
+  writeFileSync(
+    join(home, ".gemini", "settings.json"),
+    JSON.stringify({
+      general: { disableAutoUpdate: true, disableUpdateNag: true },
+      privacy: { usageStatisticsEnabled: false },
+      telemetry: { enabled: false },
+      security: { auth: { selectedType: "gemini-api-key" } },
+    }),
+  );
+  return {
+    ...isolatedEnv(home, proxy),
+    GEMINI_API_KEY: key,
+    GOOGLE_GEMINI_BASE_URL: gatewayUrl,
+    GEMINI_TELEMETRY_ENABLED: "false",
+    // One process in the test's process group (no relaunch with a larger heap), so signals reach it.
+    GEMINI_CLI_NO_RELAUNCH: "true",
+    // Headless runs refuse an untrusted folder; the temporary cwd is the test's own.
+    GEMINI_CLI_TRUST_WORKSPACE: "true",
+  };
 }

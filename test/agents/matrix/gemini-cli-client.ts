@@ -1,9 +1,9 @@
 // The compatibility matrix's Gemini CLI column: `gemini -p` headless (pinned @google/gemini-cli) with
 // GOOGLE_GEMINI_BASE_URL at the gateway's /v1beta and the gateway key as GEMINI_API_KEY, telemetry,
 // usage statistics and update checks off, every other request sent to the proxy trap.
-import { mkdirSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { geminiCliLauncher, isolatedEnv, runAgent, tempDir, type AgentRun } from "../support.js";
+import { geminiCliEnv, geminiCliLauncher, runAgent, tempDir, type AgentRun } from "../support.js";
 import {
   abortCli,
   ANSWER,
@@ -24,26 +24,7 @@ import {
 async function gemini(ctx: CellContext, prompt: string, options: { format: "json" | "stream-json"; cwd?: string; signal?: AbortSignal }): Promise<AgentRun> {
   const launcher = geminiCliLauncher();
   check(launcher, "@google/gemini-cli is missing: run npm install");
-  const home = tempDir("matrix-gemini-");
-  mkdirSync(join(home, ".gemini"), { recursive: true });
-  writeFileSync(
-    join(home, ".gemini", "settings.json"),
-    JSON.stringify({
-      general: { disableAutoUpdate: true, disableUpdateNag: true },
-      privacy: { usageStatisticsEnabled: false },
-      telemetry: { enabled: false },
-      security: { auth: { selectedType: "gemini-api-key" } },
-    }),
-  );
-  const env = {
-    ...isolatedEnv(home, ctx.proxy),
-    GEMINI_API_KEY: ctx.key,
-    GOOGLE_GEMINI_BASE_URL: ctx.gatewayUrl,
-    GEMINI_TELEMETRY_ENABLED: "false",
-    // One process in the test's process group (no relaunch with a larger heap), so SIGINT reaches it.
-    GEMINI_CLI_NO_RELAUNCH: "true",
-    GEMINI_CLI_TRUST_WORKSPACE: "true",
-  };
+  const env = geminiCliEnv(ctx.gatewayUrl, ctx.key, ctx.proxy);
   const args = [launcher, "-p", prompt, "-m", ctx.model, "--output-format", options.format];
   return runAgent(process.execPath, args, { env, cwd: options.cwd ?? tempDir("matrix-gemini-cwd-"), timeoutMs: RUN_TIMEOUT_MS, ...(options.signal && { signal: options.signal }) });
 }
