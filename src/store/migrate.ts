@@ -42,6 +42,7 @@ import * as alerts from "./migrations/0033-alerts.js";
 import * as requestLogGuardrails from "./migrations/0034-request-log-guardrails.js";
 import * as responseCache from "./migrations/0035-response-cache.js";
 import * as principalGuardrails from "./migrations/0036-principal-guardrails.js";
+import * as accountEscrows from "./migrations/0039-account-escrows.js";
 import { createBillingFunctions } from "./billing-functions.js";
 import type { MigrationName } from "./migration-names.js";
 
@@ -85,6 +86,7 @@ const MIGRATIONS: Record<MigrationName, MigrationModule> = {
   "0034-request-log-guardrails": requestLogGuardrails,
   "0035-response-cache": responseCache,
   "0036-principal-guardrails": principalGuardrails,
+  "0039-account-escrows": accountEscrows,
 };
 
 /** What migrating needs of a database handle. */

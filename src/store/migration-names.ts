@@ -39,6 +39,7 @@ export const MIGRATION_NAMES = [
   "0034-request-log-guardrails",
   "0035-response-cache",
   "0036-principal-guardrails",
+  "0039-account-escrows",
 ] as const;
 
 export type MigrationName = (typeof MIGRATION_NAMES)[number];
