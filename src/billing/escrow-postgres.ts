@@ -31,7 +31,7 @@ export interface EscrowOptions {
   leaseMs?: number;
   /** How often leases are renewed and recalls looked for, ms (default 100). */
   tickMs?: number;
-  /** A slice unused this long, with nothing in flight, is given back, ms (default 2 s). */
+  /** A slice unused this long, with nothing in flight, is given back, ms (default 10 s). */
   idleMs?: number;
   /** How long the database's word that an account and key are plain stays good, ms (default 1 s). */
   plainMs?: number;
@@ -83,7 +83,7 @@ export class PostgresEscrow {
     this.#maxSlice = options.maxSliceNano ?? 10_000_000_000n;
     this.#sliceRequests = BigInt(options.sliceRequests ?? 32);
     this.#leaseMs = options.leaseMs ?? 30_000;
-    this.#idleMs = options.idleMs ?? 2_000;
+    this.#idleMs = options.idleMs ?? 10_000;
     this.#plainMs = options.plainMs ?? 1_000;
     this.#timer = setInterval(() => {
       if (this.#ticking === null && this.#slices.size > 0) this.#ticking = this.#tick().finally(() => (this.#ticking = null));

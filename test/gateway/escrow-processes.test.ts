@@ -64,11 +64,23 @@ for (const kind of DATABASE_KINDS) {
         const gateways = await Promise.all([startGateway(dir, env), startGateway(dir, env)]);
         await Promise.all(gateways.map((g) => waitUntilHealthy(g)));
         // Warm-up: each process learns the account and key are plain and takes a slice.
-        for (const gateway of gateways) for (let i = 0; i < 3; i++) expect((await chat(gateway, key.raw)).status).toBe(200);
-        await waitFor(async () => (await slices(store, owner.id)).length === 2, 10_000, () => "two slices");
+        await Promise.all(
+          gateways.map(async (gateway) => {
+            for (let i = 0; i < 3; i++) expect((await chat(gateway, key.raw)).status).toBe(200);
+          }),
+        );
+        await waitFor(
+          async () => (await slices(store, owner.id)).length === 2,
+          10_000,
+          () => "two slices",
+        );
         gateOpen = false;
         const probing = chat(gateways[0]!, probe.raw);
-        await waitFor(() => arrived > 6, 10_000, () => "the probe at the mock");
+        await waitFor(
+          () => arrived > 6,
+          10_000,
+          () => "the probe at the mock",
+        );
         const [probeHold] = await store.db.selectFrom("holds").select("amount_nano").where("key_id", "=", probe.id).execute();
         const hold = probeHold!.amount_nano;
         gates.splice(0).forEach((open) => open());
@@ -83,7 +95,11 @@ for (const kind of DATABASE_KINDS) {
         const responses = Array.from({ length: 200 }, (_, i) => chat(gateways[i % 2]!, key.raw));
         const statuses: number[] = [];
         const settled = responses.map((r) => r.then((response) => (statuses.push(response.status), response.arrayBuffer())));
-        await waitFor(() => statuses.length === 170 && arrived - arrivedBefore === 30, 30_000, () => `${statuses.length} answered, ${arrived - arrivedBefore} at the mock`);
+        await waitFor(
+          () => statuses.length === 170 && arrived - arrivedBefore === 30,
+          30_000,
+          () => `${statuses.length} answered, ${arrived - arrivedBefore} at the mock`,
+        );
         const during = await account(store, owner.id);
         expect(during.balance_nano).toBeGreaterThanOrEqual(during.held_nano);
         gateOpen = true;
@@ -102,7 +118,11 @@ for (const kind of DATABASE_KINDS) {
         // SIGKILL after taking a slice: it stays until its lease ran out, then the sweeper gives it back.
         await store.accounts.adjustBalance(owner.id, 10_000_000_000n, "test");
         for (let i = 0; i < 3; i++) expect((await chat(gateways[1]!, key.raw)).status).toBe(200);
-        await waitFor(async () => (await slices(store, owner.id)).length === 1, 10_000, () => "one slice");
+        await waitFor(
+          async () => (await slices(store, owner.id)).length === 1,
+          10_000,
+          () => "one slice",
+        );
         gateways[1]!.child.kill("SIGKILL");
         await gateways[1]!.exited(10_000);
         const [left] = await slices(store, owner.id);
