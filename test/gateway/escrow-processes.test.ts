@@ -75,14 +75,14 @@ for (const kind of DATABASE_KINDS) {
           () => "two slices",
         );
         gateOpen = false;
-        const probing = chat(gateways[0]!, probe.raw);
+        const probing = chat(gateways[0], probe.raw);
+        const probeHolds = () => store.db.selectFrom("holds").select("amount_nano").where("key_id", "=", probe.id).execute();
         await waitFor(
-          () => arrived > 6,
+          async () => (await probeHolds()).length === 1,
           10_000,
-          () => "the probe at the mock",
+          () => "the probe's hold",
         );
-        const [probeHold] = await store.db.selectFrom("holds").select("amount_nano").where("key_id", "=", probe.id).execute();
-        const hold = probeHold!.amount_nano;
+        const hold = (await probeHolds())[0]!.amount_nano;
         gates.splice(0).forEach((open) => open());
         expect((await probing).status).toBe(200);
 
@@ -112,19 +112,19 @@ for (const kind of DATABASE_KINDS) {
         expect(start.balance_nano - end.balance_nano).toBe((await usageSum(store, owner.id)) - usageBefore);
 
         // SIGTERM: each process gives its slice back before it exits.
-        gateways[0]!.child.kill("SIGTERM");
-        expect((await gateways[0]!.exited(30_000)).code).toBe(0);
+        gateways[0].child.kill("SIGTERM");
+        expect((await gateways[0].exited(30_000)).code).toBe(0);
         expect((await slices(store, owner.id)).length).toBeLessThanOrEqual(1);
         // SIGKILL after taking a slice: it stays until its lease ran out, then the sweeper gives it back.
         await store.accounts.adjustBalance(owner.id, 10_000_000_000n, "test");
-        for (let i = 0; i < 3; i++) expect((await chat(gateways[1]!, key.raw)).status).toBe(200);
+        for (let i = 0; i < 3; i++) expect((await chat(gateways[1], key.raw)).status).toBe(200);
         await waitFor(
           async () => (await slices(store, owner.id)).length === 1,
           10_000,
           () => "one slice",
         );
-        gateways[1]!.child.kill("SIGKILL");
-        await gateways[1]!.exited(10_000);
+        gateways[1].child.kill("SIGKILL");
+        await gateways[1].exited(10_000);
         const [left] = await slices(store, owner.id);
         const sweeper = new StoreBilling(store.handle);
         await sweeper.releaseExpiredHolds(Date.now());
