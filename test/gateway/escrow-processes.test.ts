@@ -76,7 +76,7 @@ for (const kind of DATABASE_KINDS) {
         );
         gateOpen = false;
         const probing = chat(gateways[0], probe.raw);
-        const probeHolds = () => store.db.selectFrom("holds").select("amount_nano").where("key_id", "=", probe.id).execute();
+        const probeHolds = () => store.db.selectFrom("holds").select("amount_nano").where("key_id", "=", probe.key.id).execute();
         await waitFor(
           async () => (await probeHolds()).length === 1,
           10_000,
