@@ -1,4 +1,4 @@
-// `node --import tsx bench/billing-pair.ts [--pairs 20000] [--concurrency 1 | --rate 1000] [--limits] [--database postgres://… [--stores 2 [--account-each]]]`
+// `node --import tsx bench/billing-pair.ts [--pairs 20000] [--concurrency 1 | --rate 1000] [--limits] [--database postgres://… [--stores 2 [--account-each]] [--escrow]]`
 // What the billing store costs per request on its own, without HTTP: sequential admission + settlement
 // pairs for one account and key, each awaited before the next, so every group-commit batch holds one
 // operation (as at 1,000 req/s in the gateway). Prints wall time and this process's CPU (user, system)
@@ -10,7 +10,8 @@
 // account get rpm, tpm and concurrency limits too high to refuse (as the bench's "limits enabled").
 // `--stores N` (PostgreSQL, with --concurrency): N stores, each its own pool and group-commit batcher as
 // N gateway workers have, the pairs in flight split evenly between them; on the one account, or with
-// `--account-each` on an account (and key) of each store's own.
+// `--account-each` on an account (and key) of each store's own. `--escrow` (PostgreSQL): each store admits
+// from its slice of the account's balance (ADR 0048), as GATEWAY_BALANCE_ESCROW=1 does.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -34,6 +35,7 @@ const rate = Number(valueOf("--rate", "0"));
 const withLimits = args.includes("--limits");
 const storeCount = Number(valueOf("--stores", "1"));
 const accountEach = args.includes("--account-each");
+const escrow = args.includes("--escrow");
 if (!(Number.isInteger(storeCount) && storeCount >= 1) || (storeCount > 1 && (!adminUrl || rate > 0 || concurrency % storeCount !== 0 || pairs % storeCount !== 0))) {
   // Several SQLite connections in one process would wait for each other's write lock synchronously.
   throw new Error("--stores N: PostgreSQL (--database), and --concurrency and --pairs multiples of N");
@@ -72,7 +74,7 @@ try {
       : undefined;
     return { billing, accountId: account.id, keyId: key.id, model, limits };
   };
-  const billings = stores.map((s) => new StoreBilling(s.handle, { onBatch: () => (batches += 1) }));
+  const billings = stores.map((s) => new StoreBilling(s.handle, { onBatch: () => (batches += 1), escrow: escrow ? {} : undefined }));
   const subject = await newSubject(billings[0]!, 0);
   const subjects = await Promise.all(billings.map(async (billing, i) => (i === 0 ? subject : accountEach ? newSubject(billing, i) : { ...subject, billing })));
   const runSplit = (count: number, onPair?: (done: number) => void) =>
@@ -92,12 +94,12 @@ try {
   const serverCpuAfter = serverCpuBefore === null ? null : postgresCpuMicros();
   const serverCpu = serverCpuBefore === null || serverCpuAfter === null ? "" : `, PostgreSQL server CPU ${((serverCpuAfter - serverCpuBefore) / pairs).toFixed(1)} µs/pair`;
   const database = databaseUrl ? "PostgreSQL" : "SQLite";
-  const split = storeCount > 1 ? ` over ${storeCount} stores${accountEach ? ", an account each" : ", one account"}` : "";
+  const split = `${storeCount > 1 ? ` over ${storeCount} stores${accountEach ? ", an account each" : ", one account"}` : ""}${escrow ? ", escrow" : ""}`;
   const load = rate > 0 ? `${rate} a second` : `${concurrency} in flight${split}`;
   console.log(
     `${database}, ${pairs} admission+settlement pairs, ${load}${withLimits ? ", limits on key and account" : ""}: wall ${(wallUs / pairs).toFixed(1)} µs/pair, CPU user ${(cpu.user / pairs).toFixed(1)} + system ${(cpu.system / pairs).toFixed(1)} µs/pair${serverCpu}`,
   );
-  if (!times) console.log(`  ${((2 * pairs) / batches).toFixed(2)} operations a batch`);
+  if (!times) console.log(`  ${((2 * pairs) / batches).toFixed(2)} operations (${(pairs / batches).toFixed(2)} pairs) a batch`);
   if (times) {
     const ms = (values: number[]) => {
       const { p50, p99 } = summarize(values);
@@ -105,6 +107,7 @@ try {
     };
     console.log(`  admission ${ms(times.admit)}, settlement ${ms(times.settle)}, pair ${ms(times.pair)}; ${((2 * pairs) / batches).toFixed(2)} operations a batch`);
   }
+  for (const billing of billings) await billing.close();
 } finally {
   for (const s of stores) await s.close();
   if (pgDatabase) await dropBenchDatabase(adminUrl, pgDatabase.name);

@@ -155,6 +155,7 @@ export async function createApp(config: GatewayConfig, options: AppOptions = {})
     onSweepError: (err) => logger.warn({ err }, "hold sweep failed"),
     onBatch: metrics ? (seconds) => metrics.observeBatch(dialect, seconds) : undefined,
     ...(options.sqliteBillingWrites !== undefined && { sqliteWrites: options.sqliteBillingWrites }),
+    escrow: config.balanceEscrow === true && dialect === "postgres" ? {} : undefined,
   });
   const tracing: Tracing | null = config.tracing
     ? new (await import("./observability/tracing.js")).Tracing(config.tracing, options.traceExportDelayMs === undefined ? {} : { exportDelayMs: options.traceExportDelayMs })
@@ -338,7 +339,8 @@ export async function createApp(config: GatewayConfig, options: AppOptions = {})
       await tracing?.shutdown().catch((err: unknown) => logger.warn({ err }, "exporting the last spans failed"));
       authCache.stop();
       health.stop();
-      await billing.stopSweeper();
+      // After the server: no request is in flight, so every balance slice goes back whole.
+      await billing.close();
       await responseCache.close();
       await store.close();
       logDestination?.close();

@@ -5,7 +5,7 @@
 // a refusal writes nothing. It answers 'ok' or a refusal code, which becomes the same GatewayError as on SQLite
 // (refusalError in admission.ts), with the headroom gw_batch read under its locks.
 import { budgetScopesOf, holdOf, isRefusalCode, refusalError, type Headroom, type Reservation } from "./admission.js";
-import { pgPeriods, type PgField, type PostgresBatcher } from "./postgres-batcher.js";
+import { pgPeriods, type PgAnswer, type PgField, type PostgresBatcher } from "./postgres-batcher.js";
 import type { BudgetFigures, BudgetLimit } from "../core/budget-scopes.js";
 import { trafficRefusalError, trafficStatus, type TrafficLimit, type WindowCounts } from "../core/traffic-limits.js";
 import type { Hold } from "./types.js";
@@ -39,7 +39,8 @@ function scopeLimitsField(budgets: readonly BudgetLimit[]): PgField {
   return field;
 }
 
-export async function reservePostgres(batcher: PostgresBatcher, r: Reservation): Promise<Hold> {
+/** `observe` sees gw_batch's answer before it is read (the escrow reads whether the account and key are plain, and recalls). */
+export async function reservePostgres(batcher: PostgresBatcher, r: Reservation, observe?: (answer: PgAnswer) => void): Promise<Hold> {
   const { request, amount, month } = r;
   const limits = request.limits !== undefined && request.limits.length > 0 ? request.limits : null;
   const budgets = request.budgets !== undefined && request.budgets.length > 0 ? request.budgets : null;
@@ -63,6 +64,7 @@ export async function reservePostgres(batcher: PostgresBatcher, r: Reservation):
     request.accountId,
     request.keyId,
   );
+  observe?.(row);
   const { outcome, detail } = row;
   if (outcome === "ok") return holdOf(r, limits === null ? null : trafficStatus(limits, windowsOf(row.windows, limits.length), r.now));
   if (outcome === "traffic_limited" && limits !== null) {

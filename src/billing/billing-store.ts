@@ -36,7 +36,8 @@ import { capBreakdown, flatBreakdown, priceBreakdown, projectCost, projectTokens
 import { AlreadySettled, type SettlementInput } from "./settlement.js";
 import { applySettlementPostgres } from "./settlement-postgres.js";
 import { LocalSqliteBillingWrites, type SqliteBillingWrites } from "./sqlite-billing-writes.js";
-import { PostgresBatcher } from "./postgres-batcher.js";
+import { PostgresBatcher, type PgAnswer } from "./postgres-batcher.js";
+import { PostgresEscrow, sweepExpiredEscrows, type EscrowOptions } from "./escrow-postgres.js";
 import type { AdmissionRequest, AdmitOptions, Billing, Charge, Hold } from "./types.js";
 import { accountProfile, keyUsage, type AccountProfile, type KeyUsage } from "./usage-queries.js";
 
@@ -71,7 +72,17 @@ export interface StoreBillingOptions {
    * group-commit writer; a cluster worker passes the primary's (sqlite-billing-remote.ts, ADR 0047).
    */
   sqliteWrites?: SqliteBillingWrites;
+  /** PostgreSQL: admit from this process's slice of an account's balance where the balance alone decides (escrow-postgres.ts, ADR 0048); absent: off. */
+  escrow?: EscrowOptions | undefined;
 }
+
+/**
+ * How long an admission refused for the balance while other processes' slices were out waits for
+ * them to give back what they do not use, admitting again every RECALL_POLL_MS (the holders look
+ * every 100 ms): a slice never makes a false refusal.
+ */
+const RECALL_WAIT_MS = 2_000;
+const RECALL_POLL_MS = 25;
 
 // Deadlocks and serialization failures roll everything back and are safe to retry; the lock order
 // makes them unexpected, but a retry is cheaper than a 502.
@@ -96,6 +107,8 @@ export class StoreBilling implements Billing {
   readonly #dimensions: DimensionSet;
   /** How this process seals the ledger rows it appends (DatabaseHandle.ledgerChain). */
   readonly #chain: DatabaseHandle["ledgerChain"];
+  /** PostgreSQL with options.escrow: this process's slices of account balances. */
+  readonly #escrow: PostgresEscrow | null = null;
 
   private readonly db: Kysely<Database>;
 
@@ -109,7 +122,11 @@ export class StoreBilling implements Billing {
     this.#onSweepError = options.onSweepError ?? (() => undefined);
     if (database.dialect === "sqlite") {
       this.#path = { dialect: "sqlite", writes: options.sqliteWrites ?? new LocalSqliteBillingWrites(database, { onBatch: options.onBatch }) };
-    } else this.#path = { dialect: "postgres", batcher: new PostgresBatcher(database.db, options.onBatch) };
+    } else {
+      const batcher = new PostgresBatcher(database.db, options.onBatch);
+      this.#path = { dialect: "postgres", batcher };
+      if (options.escrow !== undefined) this.#escrow = new PostgresEscrow(batcher, database.db, this.now, options.escrow);
+    }
   }
 
   /** Checks every limit and reserves the projected cost and tokens; see admission.ts for the order. */
@@ -126,7 +143,7 @@ export class StoreBilling implements Billing {
     const reservation: Reservation = { request, holdId: newId("hold"), amount, tokens, now, ttlMs, month: monthOf(now), periods: periodStarts(now) };
     const path = this.#path;
     try {
-      if (path.dialect === "postgres") return await this.#withRetry(() => reservePostgres(path.batcher, reservation));
+      if (path.dialect === "postgres") return await this.#admitPostgres(path.batcher, reservation, options.ttlMs !== undefined);
       const answer = await this.#withRetry(() => path.writes.reserve(reservation));
       if ("refusal" in answer) throw answer.refusal;
       return holdOf(reservation, answer.status);
@@ -162,8 +179,15 @@ export class StoreBilling implements Billing {
     const input: SettlementInput = { hold, usage: normalized, provider, cost, breakdown, now: this.now(), dimensions: this.#dimensions, chain: this.#chain };
     const path = this.#path;
     try {
-      if (path.dialect === "postgres") await this.#withRetry(() => applySettlementPostgres(path.batcher, input));
-      else {
+      if (path.dialect === "postgres") {
+        const escrow = this.#escrow;
+        const observe = escrow === null ? undefined : (answer: PgAnswer) => escrow.noteAnswer(hold.accountId, hold.keyId, answer, 0n);
+        try {
+          await this.#withRetry(() => applySettlementPostgres(path.batcher, input, escrow?.settleFields(hold), observe));
+        } finally {
+          escrow?.settled(hold);
+        }
+      } else {
         const replay = await this.#withRetry(() => path.writes.settle(input));
         if (replay) throw replay;
       }
@@ -176,12 +200,18 @@ export class StoreBilling implements Billing {
 
   /** Gives a hold back; releasing twice, or after settlement, changes nothing. */
   async release(hold: Hold): Promise<void> {
+    if (this.#escrow?.release(hold) === true) return;
     await this.#withRetry(() => this.#releaseOne(hold.accountId, hold.id, undefined, hold.budgets));
   }
 
   /** Releases holds past their expiry (left by crashed processes). Returns how many. */
-  releaseExpiredHolds(now: number = this.now()): Promise<number> {
-    return sweepExpiredHolds(this.db, now, (expired, expiredBefore) => this.#releaseOne(expired.account_id, expired.id, expiredBefore, scopesOfColumn(expired.budgets)));
+  async releaseExpiredHolds(now: number = this.now()): Promise<number> {
+    const released = await sweepExpiredHolds(this.db, now, (expired, expiredBefore) =>
+      this.#releaseOne(expired.account_id, expired.id, expiredBefore, scopesOfColumn(expired.budgets)),
+    );
+    // And the balance slices of processes that died (their leases ran out), whichever process held them.
+    if (this.#path.dialect === "postgres") await sweepExpiredEscrows(this.db, this.#path.batcher, now);
+    return released;
   }
 
   /** Sweeps expired holds every intervalMs until stopSweeper(); the timer does not keep Node alive. */
@@ -203,6 +233,12 @@ export class StoreBilling implements Billing {
     await this.#sweeping;
   }
 
+  /** Stops the sweeper and gives this process's balance slices back (shutdown, after the last request). */
+  async close(): Promise<void> {
+    await this.stopSweeper();
+    await this.#escrow?.close();
+  }
+
   /** Changes a key's caps (recorded in key_allocations) and re-judges exhaustion; see key-caps.ts. */
   setKeyCaps(keyId: string, caps: KeyCapsChange, actorAccountId: string | null): Promise<ApiKey> {
     return setKeyCaps(this.db, keyId, caps, actorAccountId, this.now());
@@ -216,6 +252,31 @@ export class StoreBilling implements Billing {
   /** GET /v1/usage: totals, by model and by UTC day, over [start, end) (default: the 30 days up to now). */
   keyUsage(keyId: string, range: { start?: number; end?: number } = {}): Promise<KeyUsage> {
     return keyUsage(this.db, keyId, range, this.now(), this.#dimensions);
+  }
+
+  /** Admission on PostgreSQL: from this process's slice when it can, else gw_batch, waiting out a recall (RECALL_WAIT_MS). */
+  async #admitPostgres(batcher: PostgresBatcher, r: Reservation, ownLifetime: boolean): Promise<Hold> {
+    const escrow = this.#escrow;
+    if (escrow === null) return this.#withRetry(() => reservePostgres(batcher, r));
+    const local = escrow.admit(r, ownLifetime);
+    if (local !== null) return local;
+    const deadline = performance.now() + RECALL_WAIT_MS;
+    const { accountId, keyId } = r.request;
+    for (;;) {
+      let recalled = 0;
+      const observe = (answer: PgAnswer) => {
+        recalled = Number(answer.recalled ?? 0);
+        escrow.noteAnswer(accountId, keyId, answer, r.amount);
+      };
+      try {
+        return await this.#withRetry(() => reservePostgres(batcher, r, observe));
+      } catch (error) {
+        const forBalance = error instanceof GatewayError && error.details.code === "insufficient_balance";
+        if (!forBalance || recalled === 0 || performance.now() > deadline) throw error;
+      }
+      escrow.giveBackUnused(accountId);
+      await new Promise((resolve) => setTimeout(resolve, RECALL_POLL_MS));
+    }
   }
 
   #releaseOne(accountId: string, holdId: string, expiredBefore?: number, budgets?: readonly string[]): Promise<boolean> {

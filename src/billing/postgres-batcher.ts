@@ -24,7 +24,7 @@ import { isDatabaseUnreachable } from "../store/db-errors.js";
 import type { Database } from "../store/tables.js";
 import type { PeriodStarts } from "./key-period.js";
 
-export type PgOperationKind = "admit" | "settle" | "release";
+export type PgOperationKind = "admit" | "settle" | "release" | "escrow";
 /** A field of an operation, as JSON: amounts, token counts and times as decimal text (never through a float). */
 export type PgField = string | number | null | readonly PgField[] | { readonly [name: string]: PgField };
 /** One operation of gw_batch: its kind and its named fields (gw-batch-function.ts lists them). */

@@ -10,7 +10,13 @@ import { pgInteger, pgPeriods, type PgAnswer, type PgField, type PostgresBatcher
 import { AlreadySettled, settlementValues, type SettlementInput } from "./settlement.js";
 
 /** Applies the settlement; throws AlreadySettled (with the recorded cost, when known) on a replay. */
-export async function applySettlementPostgres(batcher: PostgresBatcher, input: SettlementInput): Promise<void> {
+/** `escrow`: the fields of a hold admitted from a slice (escrow-postgres.ts); `observe` sees the answer. */
+export async function applySettlementPostgres(
+  batcher: PostgresBatcher,
+  input: SettlementInput,
+  escrow: Record<string, PgField> = {},
+  observe?: (answer: PgAnswer) => void,
+): Promise<void> {
   const { hold, cost } = input;
   const v = settlementValues(input);
   // The ledger row's own values by column name; gw_batch adds the account, key, request, cost and note.
@@ -47,6 +53,7 @@ export async function applySettlementPostgres(batcher: PostgresBatcher, input: S
         row,
         ...(hold.budgets !== undefined && hold.budgets.length > 0 && { scopes: hold.budgets }),
         ...(hold.tags !== undefined && hold.tags.length > 0 && { tags: hold.tags }),
+        ...escrow,
       },
       hold.accountId,
       hold.keyId,
@@ -55,6 +62,7 @@ export async function applySettlementPostgres(batcher: PostgresBatcher, input: S
     if (sqlState(error) === ALREADY_SETTLED_SQLSTATE) throw new AlreadySettled(hold.requestId);
     throw error;
   }
+  observe?.(answer);
   if (answer.recorded === true) return;
   if (answer.recorded === false) throw new AlreadySettled(hold.requestId, typeof answer.cost === "string" ? BigInt(answer.cost) : undefined);
   throw new Error(`gw_settle answered ${JSON.stringify(answer)}`);

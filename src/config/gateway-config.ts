@@ -49,6 +49,8 @@ export interface GatewayConfig {
   /** GATEWAY_LEDGER_SECRET: the key of the ledger's hash chain is derived from it (ADR 0032); null: none. */
   ledgerSecret: string | null;
   logLevel: string;
+  /** GATEWAY_BALANCE_ESCROW=1: on PostgreSQL, admit from per-process slices of account balances (ADR 0048); absent: off. */
+  balanceEscrow?: boolean;
   bodyLimitBytes: number;
   connections: ConnectionLimits;
   /** server.signup (docs/dashboard.md, "Signing in"): who may create an account on the sign-in page. */

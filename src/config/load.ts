@@ -59,6 +59,7 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env, cwd = p
     secret: env.GATEWAY_SECRET ?? null,
     ledgerSecret: parseLedgerSecret(env.GATEWAY_LEDGER_SECRET),
     logLevel: env.LOG_LEVEL ?? "info",
+    balanceEscrow: env.GATEWAY_BALANCE_ESCROW === "1" || env.GATEWAY_BALANCE_ESCROW === "true",
     trustedProxies: trustedProxiesFrom(file.server.trusted_proxies ?? [], sourcePath ?? "(defaults)"),
     publicUrl: publicUrlFrom(file.server.public_url, sourcePath ?? "(defaults)"),
     metrics: metricsSettingsFrom(file.metrics, env, (field, message) => {

@@ -10,8 +10,9 @@
 // through a float; null where a field has no value. The batcher's callers build them
 // (admission-postgres.ts, settlement-postgres.ts, holds.ts):
 //   admit:   k, account, key, request, hold, amount, tokens, month, now, expires, periods, limits, scopes, scope_limits, tags
-//   settle:  k, hold, account, key, request, cost, tokens, now, month, periods, row, scopes, tags
+//   settle:  k, hold, account, key, request, cost, tokens, now, month, periods, row, scopes, tags, escrow, escrow_amount
 //   release: k, hold, expired_before (null: release it whatever its expiry), scopes
+//   escrow:  k, account, holder, want, least, now, expires, trim, expired_before (escrow-functions.ts)
 // scopes: the budget scopes the operation reserves in, charges or gives back (absent: none; ADR 0037,
 // budget-functions.ts), locked before any account row; scope_limits: per scope, [cost limit, token
 // limit, refusal code]. A refusal by a budget answers its code and "figures". tags: the request's tags
@@ -34,17 +35,16 @@ import { DIMENSION_SET, type DimensionSet } from "../core/dimensions.js";
 import { DROP_OLD_ROW_WRITERS, ROW_WRITERS } from "./gw-batch-row-writers.js";
 import { BUDGET_DECLARATIONS, BUDGET_HOLD, BUDGET_JUDGE, BUDGET_LOCK, BUDGET_RELEASE, BUDGET_SETTLE, BUDGET_WRITE } from "./budget-functions.js";
 import { DROP_OLD_TRAFFIC_FUNCTIONS, TRAFFIC_DECLARATIONS, TRAFFIC_WRITE, trafficAdmit, trafficEnd } from "./traffic-functions.js";
+import { ESCROW_DECLARATIONS, ESCROW_OP, ESCROW_PLAIN, ESCROW_RECALL, ESCROW_SETTLE } from "./escrow-functions.js";
 
 /** SQLSTATE of a settlement replay that had to undo its own hold deletion (settlement-postgres.ts reads it as the replay it is). */
 export const ALREADY_SETTLED_SQLSTATE = "GW409";
 
-// Answers: a JSON array, one object per operation.
-// enable_seqscan off: PL/pgSQL keeps each statement's plan for the session, planned with the
-// statistics of that moment. Statistics taken while holds (or traffic_windows) was empty made the
-// hold's delete a sequential scan, which then read every live and dead hold on every settlement for the
-// connection's life (test/billing/postgres-gw-batch.test.ts). Every statement here, and in the
-// helpers and ledger triggers it calls, is meant to find its rows by index. Measured with
-// bench/gw-batch-ab.ts: +0.6% per operation at 2 and at 10 operations a call (noise).
+// Answers: a JSON array, one object per operation. enable_seqscan off: PL/pgSQL keeps each
+// statement's plan for the session, planned with the statistics of that moment; planned while holds
+// was empty, the hold's delete was a sequential scan of every live and dead hold on every settlement
+// (test/billing/postgres-gw-batch.test.ts). Every statement here is meant to find its rows by index;
+// measured with bench/gw-batch-ab.ts: +0.6% per operation at 2 and at 10 operations a call (noise).
 export function gwBatchSql(dimensions: DimensionSet): string {
   const dimensionColumns = dimensions.ledgerColumns.join(", ");
   // A dimension column absent from the row is 0, its default: the caller leaves out the zeros (most of a row's).
@@ -123,6 +123,7 @@ declare
   p_tokens bigint;
   -- the traffic windows of this call (traffic-functions.ts)${TRAFFIC_DECLARATIONS}
   -- the budget scopes of this call (budget-functions.ts)${BUDGET_DECLARATIONS}
+  -- an escrow operation's slice (escrow-functions.ts)${ESCROW_DECLARATIONS}
 begin
   -- Every budget row the batch names, locked first, in scope order (budget-functions.ts).${BUDGET_LOCK}
   for op in select e.value from jsonb_array_elements(p_ops) with ordinality as e(value, n) order by e.n loop
@@ -151,6 +152,8 @@ begin
         answers := answers || jsonb_build_object('released', false);
         continue;
       end if;
+    elsif v_kind = 'escrow' then
+      o_account := op->>'account'; o_key := null;
     else
       raise exception 'unknown billing operation %', v_kind;
     end if;
@@ -178,7 +181,7 @@ begin
       d_cost := 0; d_tokens := 0; d_requests := 0;
     end if;
     -- Another month (a batch across midnight UTC on the 1st): write back the previous month's sums.
-    if v_kind <> 'release' and mon is distinct from op->>'month' then
+    if v_kind in ('admit', 'settle') and mon is distinct from op->>'month' then
       if d_requests > 0 then perform gw_add_month(acc, mon, d_cost, d_tokens, d_requests); end if;
       mon := op->>'month';
       m_loaded := false;
@@ -255,8 +258,8 @@ begin
         end if;
       end if;
       -- The budget scopes (a workspace key's workspace and member budgets), after the key's checks.${BUDGET_JUDGE}
-      if v_refusal is not null then
-        answers := answers || jsonb_build_object('outcome', v_refusal, 'figures', b_figures,
+      if v_refusal is not null then${ESCROW_RECALL}
+        answers := answers || jsonb_build_object('outcome', v_refusal, 'figures', b_figures, 'recalled', e_count,
           'detail', case when v_refusal = 'insufficient_balance' then (a_balance - a_held)::text
                          when v_refusal like 'key_period_%' then k_period end,
           'headroom', case when a_clamp = 1 and k_found and k_status = 'enabled' and k_clamp = 1 then jsonb_build_object(
@@ -289,7 +292,7 @@ ${trafficAdmit("op->>'limits'", "(op->>'now')::bigint", "v_tokens")}
       k_held_tokens := k_held_tokens + v_tokens;
       a_dirty := true;
       k_dirty := true;
-      answers := answers || jsonb_build_object('outcome', 'ok', 'detail', null, 'windows', v_verdict->'windows');
+      answers := answers || jsonb_build_object('outcome', 'ok', 'detail', null, 'windows', v_verdict->'windows', 'plain', ${ESCROW_PLAIN});
 
     elsif v_kind = 'settle' then
       if not acc_found then raise exception 'account % does not exist', acc; end if;
@@ -348,11 +351,11 @@ ${trafficAdmit("op->>'limits'", "(op->>'now')::bigint", "v_tokens")}
       end if;
       d_cost := d_cost + v_cost;
       d_tokens := d_tokens + v_tokens;
-      d_requests := d_requests + 1;${BUDGET_SETTLE}
+      d_requests := d_requests + 1;${BUDGET_SETTLE}${ESCROW_SETTLE}
       if h_traffic is not null then${trafficEnd("h_traffic", "v_tokens")}
       end if;
-      answers := answers || jsonb_build_object('recorded', true, 'cost', v_cost::text);
-
+      answers := answers || jsonb_build_object('recorded', true, 'cost', v_cost::text, 'plain', ${ESCROW_PLAIN});
+    elsif v_kind = 'escrow' then${ESCROW_OP}
     else -- release: the hold row is gone; give its reservation back.
       if acc_found then
         a_held := a_held - h_amount;

@@ -44,6 +44,7 @@ import * as responseCache from "./migrations/0035-response-cache.js";
 import * as principalGuardrails from "./migrations/0036-principal-guardrails.js";
 import * as mcpSessions from "./migrations/0037-mcp-sessions.js";
 import * as mcpServerSecrets from "./migrations/0038-mcp-server-secrets.js";
+import * as accountEscrows from "./migrations/0039-account-escrows.js";
 import { createBillingFunctions } from "./billing-functions.js";
 import type { MigrationName } from "./migration-names.js";
 
@@ -89,6 +90,7 @@ const MIGRATIONS: Record<MigrationName, MigrationModule> = {
   "0036-principal-guardrails": principalGuardrails,
   "0037-mcp-sessions": mcpSessions,
   "0038-mcp-server-secrets": mcpServerSecrets,
+  "0039-account-escrows": accountEscrows,
 };
 
 /** What migrating needs of a database handle. */

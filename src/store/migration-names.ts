@@ -41,6 +41,7 @@ export const MIGRATION_NAMES = [
   "0036-principal-guardrails",
   "0037-mcp-sessions",
   "0038-mcp-server-secrets",
+  "0039-account-escrows",
 ] as const;
 
 export type MigrationName = (typeof MIGRATION_NAMES)[number];

@@ -190,6 +190,16 @@ export interface HoldsTable {
   tags: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
+/** A gateway process's slice of an account's balance, counted in its held_nano (migration 0039, ADR 0048). */
+export interface AccountEscrowsTable {
+  account_id: string;
+  holder: string;
+  amount_nano: Int;
+  expires_at: Stamp;
+  /** 0 none; 1 asked to give back what it does not use; 2 gave it back since. */
+  recall: ColumnType<number, number | undefined, number>;
+}
+
 /** One tag of a charged ledger row (migration 0030): its cost and tokens kept for breakdowns by tag. */
 export interface LedgerTagsTable {
   ledger_id: Int;
@@ -350,6 +360,7 @@ export interface Database {
   ledger_chain_keys: LedgerChainKeysTable;
   monthly_usage: MonthlyUsageTable;
   holds: HoldsTable;
+  account_escrows: AccountEscrowsTable;
   traffic_windows: TrafficWindowsTable;
   budget_usage: BudgetUsageTable;
   ledger_tags: LedgerTagsTable;
