@@ -20,6 +20,9 @@ import { startNetnsUpstream, type NetnsUpstream } from "./netns/mock-upstream.js
 import { createNetwork, type Network } from "./netns/network.js";
 import { startPostgresHost, type PostgresHost } from "./netns/postgres-host.js";
 
+/** How long HAProxy may take to mark a killed host down: two failed checks 500 ms apart, each up to 1 s. */
+const HAPROXY_DETECTS_MS = 2_000;
+
 /** The gateways' database timeouts in this test (DATABASE_CONNECT_TIMEOUT_MS, DATABASE_QUERY_TIMEOUT_MS). */
 const CONNECT_TIMEOUT_MS = 5000;
 const QUERY_TIMEOUT_MS = 5000;
@@ -215,7 +218,10 @@ describe("several gateway hosts behind HAProxy, on one PostgreSQL host", () => {
 
       // The books: settled once the load is over.
       const attempts = [...load.attempts, ...direct];
-      const cutByKill = attempts.filter((a) => a.outcome === "broken" && a.startedAt <= killedAt && a.startedAt + a.latencyMs <= killSettledAt);
+      // Cut by the kill: in flight on gw1 when it died, or sent to it by HAProxy before its checks
+      // marked it down (inter 500 ms x fall 2, plus a 1 s check timeout); a connection the dying
+      // host had accepted is reset, which no proxy can retry safely.
+      const cutByKill = attempts.filter((a) => a.outcome === "broken" && a.startedAt <= killedAt + HAPROXY_DETECTS_MS && a.startedAt + a.latencyMs <= killSettledAt);
       const books = await settledBooks(store, account.id, cutByKill.length, 20_000);
       const holdsLeft = books.holds.map((hold) => {
         const seen = attempts.find((a) => a.requestId === hold.requestId);
@@ -245,7 +251,7 @@ describe("several gateway hosts behind HAProxy, on one PostgreSQL host", () => {
         broken.map((a) => `${a.via} stream=${a.stream} +${a.startedAt - killedAt}ms ${a.latencyMs}ms: ${a.detail}`),
         logs(),
       ).toEqual([]);
-      expect(cutByKill.length).toBeLessThanOrEqual(4);
+      expect(cutByKill.length).toBeLessThanOrEqual(6);
       const refusals = attempts.filter((a) => a.outcome === "refused");
       for (const refusal of refusals) {
         expect(Object.keys(ERROR_CATALOGUE), show(refusal)).toContain(refusal.errorType);
