@@ -1,4 +1,4 @@
-// The MCP gateway's sessions (ADR 0045). A session is a row of the shared store (mcp_sessions): any
+// The MCP gateway's sessions (ADR 0045). A session is a row of the shared store (mcp_sessions): every
 // worker or gateway process on the database accepts a live session of the key that opened it
 // (another key is told it does not exist). A process keeps a local copy of each session it serves
 // (an SDK WebStandardStreamableHTTPServerTransport and session server); one that has none rebuilds it
