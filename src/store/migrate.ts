@@ -4,7 +4,7 @@
 // openStore runs this module only when the database is behind the code (migration-names.ts).
 // The numbered migrations are frozen: they import nothing that changes with the code (their column lists
 // are literals), only builders that take those lists as parameters (dimension-sql.ts, ledger-chain-sql.ts).
-import { Migrator, type Kysely, type Migration } from "kysely";
+import { Migrator, sql, type Kysely, type Migration, type MigrationResultSet } from "kysely";
 import type { DatabaseHandle } from "./database.js";
 import * as initial from "./migrations/0001-initial.js";
 import * as billingFunctions from "./migrations/0002-billing-functions.js";
@@ -101,6 +101,19 @@ export interface MigrationReport {
 }
 
 /**
+ * A migration on a database that serves (ADR 0052) waits at most this long for each table lock: a
+ * queued ACCESS EXCLUSIVE lock blocks every later query of its table, and a migration that holds one
+ * table while it waits for another can deadlock with a request that holds the second. It gives up
+ * before PostgreSQL's deadlock check (deadlock_timeout, 1 s by default) would pick a victim, which
+ * could be a request of the release still serving, and tries again.
+ */
+const SERVING_LOCK_TIMEOUT_MS = 200;
+/** How long a migration on a serving database keeps trying to get its locks before start fails. */
+const SERVING_LOCK_DEADLINE_MS = 120_000;
+/** PostgreSQL's lock_not_available (lock_timeout) and deadlock_detected. */
+const LOCK_CONFLICT_SQLSTATES = new Set(["55P03", "40P01"]);
+
+/**
  * Applies the migrations not yet applied, in order, up to `upTo` (a migration's name) or all of them.
  * Several processes starting on one new SQLite file: the losers of the write lock try again.
  */
@@ -117,16 +130,64 @@ export async function migrate(handle: MigrationTarget, upTo?: string): Promise<M
 }
 
 async function migrateOnce(handle: MigrationTarget, upTo: string | undefined): Promise<MigrationReport> {
-  const migrations: Record<string, Migration> = {};
-  for (const [name, module] of Object.entries(MIGRATIONS)) {
-    migrations[name] = { up: (db) => module.up(db, handle.dialect) };
-  }
-  const migrator = new Migrator({ db: handle.db, provider: { getMigrations: async () => migrations } });
-  const { error, results = [] } = upTo === undefined ? await migrator.migrateToLatest() : await migrator.migrateTo(upTo);
-  if (error) throw error instanceof Error ? error : new Error(String(error));
+  const migrator = new Migrator({ db: handle.db, provider: { getMigrations: async () => migrationsFor(handle.dialect, false) } });
+  const serving = handle.dialect === "postgres" && (await hasMigrationTable(handle.db));
+  const applied = serving ? await migrateServing(handle, upTo) : runResults(upTo === undefined ? await migrator.migrateToLatest() : await migrator.migrateTo(upTo));
   // The billing functions follow the code, not a migration (ADR 0009): their current definitions are
   // created on every run up to the latest schema (a run stopped at `upTo` leaves an older schema the
   // current texts may not fit).
   if (handle.dialect === "postgres" && upTo === undefined) await createBillingFunctions(handle.db, handle.dimensions);
-  return { applied: results.filter((r) => r.status === "Success").map((r) => r.migrationName) };
+  return { applied };
+}
+
+/**
+ * The pending migrations of a serving PostgreSQL database, each in its own transaction with a lock
+ * timeout, so that none holds one table's lock while it waits for the next migration's. One step up
+ * at a time (never migrateTo: it goes down to a name another process has already passed). A step that
+ * finds a lock busy is tried again, up to a deadline.
+ */
+async function migrateServing(handle: MigrationTarget, upTo: string | undefined): Promise<string[]> {
+  const migrator = new Migrator({ db: handle.db, provider: { getMigrations: async () => migrationsFor(handle.dialect, true) } });
+  const deadline = Date.now() + SERVING_LOCK_DEADLINE_MS;
+  const applied: string[] = [];
+  for (let attempt = 1; ;) {
+    if (upTo !== undefined && (await migrator.getMigrations()).some((migration) => migration.name === upTo && migration.executedAt !== undefined)) {
+      return applied;
+    }
+    try {
+      // Also where Kysely refuses a database that records a migration this code does not know.
+      const step = runResults(await migrator.migrateUp());
+      if (step.length === 0) return applied;
+      applied.push(...step);
+    } catch (error) {
+      const code = String((error as { code?: unknown }).code ?? "");
+      if (!LOCK_CONFLICT_SQLSTATES.has(code) || Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 25 * attempt++) + Math.random() * 100));
+    }
+  }
+}
+
+/** Whether Kysely's record of migrations exists: the schema has been migrated before, and may be serving. */
+async function hasMigrationTable(db: MigrationTarget["db"]): Promise<boolean> {
+  const { rows } = await sql<{ found: boolean }>`select to_regclass('kysely_migration') is not null as found`.execute(db);
+  return rows[0]?.found === true;
+}
+
+function migrationsFor(dialect: DatabaseHandle["dialect"], lockTimeout: boolean): Record<string, Migration> {
+  const migrations: Record<string, Migration> = {};
+  for (const [name, module] of Object.entries(MIGRATIONS)) {
+    migrations[name] = {
+      up: async (db) => {
+        // SET LOCAL: only this migration's transaction, which Kysely opens on PostgreSQL.
+        if (lockTimeout) await sql.raw(`set local lock_timeout = '${SERVING_LOCK_TIMEOUT_MS}ms'`).execute(db);
+        await module.up(db, dialect);
+      },
+    };
+  }
+  return migrations;
+}
+
+function runResults({ error, results = [] }: MigrationResultSet): string[] {
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+  return results.filter((r) => r.status === "Success").map((r) => r.migrationName);
 }
