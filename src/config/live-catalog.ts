@@ -31,6 +31,8 @@ export interface CatalogDiff {
   providers: SectionDiff;
   models: SectionDiff;
   tiers: SectionDiff;
+  /** The live catalog's MCP servers, as the document writes them (values only as set/last four). */
+  mcp_servers: SectionDiff;
   demo: { before: boolean | null; after: boolean | null } | null;
 }
 
@@ -145,6 +147,7 @@ export class LiveCatalog {
       providers: sectionDiff(before.providers, after.providers),
       models: sectionDiff(models(before), models(after)),
       tiers: sectionDiff(before.tiers, after.tiers),
+      mcp_servers: sectionDiff(before.mcp_servers ?? {}, after.mcp_servers ?? {}),
       demo: demoBefore === demoAfter ? null : { before: demoBefore, after: demoAfter },
     };
   }
@@ -354,13 +357,27 @@ function sectionDiff(before: Record<string, unknown>, after: Record<string, unkn
 /** The audit row's before: each changed or removed entry as it was. */
 function beforeOf(diff: CatalogDiff): Record<string, unknown> {
   const side = (section: SectionDiff) => ({ ...section.removed, ...Object.fromEntries(Object.entries(section.changed).map(([k, v]) => [k, v.before])) });
-  return { providers: side(diff.providers), models: side(diff.models), tiers: side(diff.tiers), ...(diff.demo && { demo: diff.demo.before }) };
+  const mcpServers = side(diff.mcp_servers);
+  return {
+    providers: side(diff.providers),
+    models: side(diff.models),
+    tiers: side(diff.tiers),
+    ...(Object.keys(mcpServers).length > 0 && { mcp_servers: mcpServers }),
+    ...(diff.demo && { demo: diff.demo.before }),
+  };
 }
 
 /** The audit row's after: each changed or added entry as it is now. */
 function afterOf(diff: CatalogDiff): Record<string, unknown> {
   const side = (section: SectionDiff) => ({ ...section.added, ...Object.fromEntries(Object.entries(section.changed).map(([k, v]) => [k, v.after])) });
-  return { providers: side(diff.providers), models: side(diff.models), tiers: side(diff.tiers), ...(diff.demo && { demo: diff.demo.after }) };
+  const mcpServers = side(diff.mcp_servers);
+  return {
+    providers: side(diff.providers),
+    models: side(diff.models),
+    tiers: side(diff.tiers),
+    ...(Object.keys(mcpServers).length > 0 && { mcp_servers: mcpServers }),
+    ...(diff.demo && { demo: diff.demo.after }),
+  };
 }
 
 function databaseKey(info: ProviderKeyInfo): CatalogKeyInfo {

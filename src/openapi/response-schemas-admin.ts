@@ -155,6 +155,7 @@ export const catalogDiffSchema = z.object({
     providers: sectionDiffSchema,
     models: sectionDiffSchema,
     tiers: sectionDiffSchema,
+    mcp_servers: sectionDiffSchema,
     demo: z.object({ before: z.boolean().nullable(), after: z.boolean().nullable() }).nullable(),
   }),
 });

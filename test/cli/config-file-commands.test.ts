@@ -1,7 +1,7 @@
 // `gateway config check FILE` lists every error of a file with its field path (issue 40, item 3),
 // and `gateway config export` writes the catalog served as a file that check accepts and that
 // reproduces it: from the file, and from the database after a change through the admin API.
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ADMIN_SCOPES } from "../../src/admin/scopes.js";
@@ -105,5 +105,25 @@ describe.each(DATABASE_KINDS)("gateway config export, on %s", (kind) => {
     expect(stdout.stdout).toMatch(/^# The catalog of version 2 \(edit, /);
     expect(stdout.stdout).toContain("keys stored for: mock (1)");
     expect(stdout.stdout).not.toContain("sk-shared-0000");
+
+    // The catalog's MCP servers go to mcp.servers, their header values left out and named in a comment.
+    const canary = "mcp-export-canary-0123456789";
+    const added = await fetch(`${gateway.url}/admin/v1/catalog/mcp-servers`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+      body: JSON.stringify({
+        name: "notes",
+        entry: { url: "http://127.0.0.1:9/mcp", headers: { Authorization: `Bearer ${canary}` }, price_per_call_usd: "0.01" },
+        base_version: 2,
+      }),
+    });
+    expect(added.status, await added.clone().text()).toBe(201);
+    const withMcp = await cli.run(["config", "export", "--output", output]);
+    expect(withMcp.code).toBe(0);
+    const text = readFileSync(output, "utf8");
+    expect(text).toContain("# MCP server values are secrets and are not exported: notes (header Authorization).");
+    expect(text).not.toContain(canary);
+    expect((await cli.run(["config", "check", output])).code).toBe(0);
+    expect(readConfigFile(output, {}).mcp.servers).toEqual([expect.objectContaining({ name: "notes", url: "http://127.0.0.1:9/mcp", price_per_call_usd: "0.01" })]);
   });
 });

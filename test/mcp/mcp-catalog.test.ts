@@ -129,7 +129,10 @@ describe.each(DATABASE_KINDS)("MCP servers in the live catalog, on %s", (kind) =
     const one = await admin("GET", "/catalog/mcp-servers/notes");
     expect((one.body.entry as { headers: unknown }).headers).toEqual({ Authorization: { set: true, last4: notes.token.slice(-4) } });
     for (const row of (await admin("GET", "/catalog/versions?limit=100")).body.data as Array<{ version: number }>) await admin("GET", `/catalog/versions/${row.version}`);
-    await admin("GET", "/catalog/diff?from=1");
+    // The diff from the seeded version names the server added since, its header as set only.
+    const diff = await admin("GET", "/catalog/diff?from=1");
+    const mcpChanges = (diff.body.changes as { mcp_servers: { added: Record<string, { headers: unknown }> } }).mcp_servers;
+    expect(mcpChanges.added.notes?.headers).toEqual({ Authorization: { set: true, last4: notes.token.slice(-4) } });
     const audit = await admin("GET", "/audit?target_type=catalog&limit=100");
     const actions = (audit.body.data as Array<{ action: string }>).map((row) => row.action);
     expect(actions).toEqual(expect.arrayContaining(["catalog.mcp_server.create", "catalog.mcp_server.update", "catalog.mcp_server.disable", "catalog.mcp_server.enable"]));
@@ -154,6 +157,25 @@ describe.each(DATABASE_KINDS)("MCP servers in the live catalog, on %s", (kind) =
     const audit = await a.app.ctx.store.db.selectFrom("audit_log").selectAll().execute();
     const everything = [...answers, ...rows.map((r) => r.ciphertext), ...documents.map((d) => d.document), plain(audit), plain(a.logs), plain(b.logs)];
     expect(everything.filter((text) => text.includes(notes.token))).toEqual([]);
+  });
+
+  it("shows a server removed by a whole-document change in the version's diff and audit row", async () => {
+    const current = await admin("GET", "/catalog");
+    const document = current.body.document as { mcp_servers?: Record<string, unknown> };
+    expect(Object.keys(document.mcp_servers ?? {})).toContain("again");
+    const rest = Object.fromEntries(Object.entries(document.mcp_servers ?? {}).filter(([name]) => name !== "again"));
+    const replaced = await admin("POST", "/catalog/versions", { document: { ...document, mcp_servers: rest }, base_version: current.body.version });
+    expect(replaced.status, JSON.stringify(replaced.body)).toBe(201);
+    const diff = await admin("GET", `/catalog/diff?from=${current.body.version as number}`);
+    const removed = (diff.body.changes as { mcp_servers: { removed: Record<string, { headers: unknown }> } }).mcp_servers.removed;
+    expect(removed.again?.headers).toEqual({ Authorization: { set: true, last4: notes.token.slice(-4) } });
+    const audit = (await admin("GET", "/audit?target_type=catalog&action=catalog.update&limit=1")).body.data as Array<{
+      before: { mcp_servers?: Record<string, unknown> };
+      after: { mcp_servers?: unknown };
+    }>;
+    expect(Object.keys(audit[0]?.before.mcp_servers ?? {})).toEqual(["again"]);
+    expect(audit[0]?.after.mcp_servers).toBeUndefined();
+    expect(answers.filter((text) => text.includes(notes.token))).toEqual([]);
   });
 
   it("refuses a file server's name, a stdio command without allow_catalog_stdio, and plain http off loopback", async () => {

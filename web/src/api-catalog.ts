@@ -110,5 +110,11 @@ export interface CatalogDiff {
   object: "catalog.diff";
   from: number;
   to: number | null;
-  changes: { providers: CatalogSectionDiff; models: CatalogSectionDiff; tiers: CatalogSectionDiff; demo: { before: boolean | null; after: boolean | null } | null };
+  changes: {
+    providers: CatalogSectionDiff;
+    models: CatalogSectionDiff;
+    tiers: CatalogSectionDiff;
+    mcp_servers: CatalogSectionDiff;
+    demo: { before: boolean | null; after: boolean | null } | null;
+  };
 }

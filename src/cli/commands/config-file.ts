@@ -1,8 +1,9 @@
 // `gateway config check FILE`: validates a config file without serving: every error, each with its
 // field path, exit 1; a summary and exit 0 when it is valid. `gateway config export`: the catalog
 // served (the database's latest version with catalog.source: database, else the file's) written as
-// a config file that `check` accepts and that reproduces it. Provider keys are secrets and are not
-// exported: the file says how many each provider has and where to add them.
+// a config file that `check` accepts and that reproduces it (the catalog's MCP servers as mcp.servers).
+// Provider keys and MCP servers' header and environment values are secrets and are not exported: the
+// file says which are stored and where to add them.
 import { writeFileSync } from "node:fs";
 import { isAbsolute, resolve } from "node:path";
 import { stringify } from "yaml";
@@ -61,11 +62,29 @@ async function exportCatalog(args: string[], io: CliIo): Promise<number> {
   }
   const providers = Object.fromEntries(Object.entries(document.providers).map(([name, provider]) => [name, { ...provider, keys: [] as string[] }]));
   const withKeys = [...keyCounts].filter(([, n]) => n > 0).map(([name, n]) => `${name} (${n})`);
+  // The live catalog's MCP servers as the file's mcp.servers, their header and environment values left out like keys.
+  const mcpServers = Object.entries(document.mcp_servers ?? {}).map(([name, server]) => {
+    const rest: Partial<typeof server> = { ...server };
+    delete rest.headers;
+    delete rest.env;
+    return { name, ...rest };
+  });
+  const withValues = Object.entries(document.mcp_servers ?? {})
+    .map(([name, server]) => [name, [...Object.keys(server.headers ?? {}).map((h) => `header ${h}`), ...Object.keys(server.env ?? {}).map((e) => `env ${e}`)]] as const)
+    .filter(([, values]) => values.length > 0)
+    .map(([name, values]) => `${name} (${values.join(", ")})`);
   const text = [
     `# ${header}`,
     "# Provider keys are secrets and are not exported" +
       (withKeys.length > 0 ? `; keys stored for: ${withKeys.join(", ")}. Add them as keys: [\${ENV_VAR}] or with POST /admin/v1/catalog/provider-keys.` : "."),
-    stringify({ ...(document.demo === undefined ? {} : { demo: document.demo }), providers, models: document.models, tiers: document.tiers }),
+    ...(withValues.length > 0 ? [`# MCP server values are secrets and are not exported: ${withValues.join("; ")}. Add them as headers or env with \${ENV_VAR}.`] : []),
+    stringify({
+      ...(document.demo === undefined ? {} : { demo: document.demo }),
+      providers,
+      models: document.models,
+      tiers: document.tiers,
+      ...(mcpServers.length > 0 ? { mcp: { servers: mcpServers } } : {}),
+    }),
   ].join("\n");
   const output = values.output;
   if (typeof output === "string" && output !== "") {

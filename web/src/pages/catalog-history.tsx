@@ -104,6 +104,7 @@ function DiffView(props: { diff: CatalogDiff }) {
     ["Providers", changes.providers],
     ["Models", changes.models],
     ["Tiers", changes.tiers],
+    ["MCP servers", changes.mcp_servers],
   ];
   const empty = sections.every(([, s]) => Object.keys(s.added).length + Object.keys(s.removed).length + Object.keys(s.changed).length === 0) && changes.demo === null;
   if (empty) return <p>No differences: this version&apos;s catalog is the one served now.</p>;
