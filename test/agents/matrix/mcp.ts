@@ -16,13 +16,13 @@ import { EVERYTHING_SERVER, startHttpMcpServer, type HttpMcpServer } from "../..
 import { UNAVAILABLE_META } from "../../../src/mcp/session-server.js";
 import { UPSTREAM_CLIENT_CAPABILITIES } from "../../../src/mcp/upstream-peers.js";
 import { tempDir, type ProxyTrap } from "../support.js";
-import { CellFailure, check, claude, jsonLines, runSummary } from "./agents.js";
+import { CellFailure, check, claude, installedVersion, jsonLines, runSummary } from "./agents.js";
 import { anthropicUpstream, type MatrixUpstream, type SeenUpstream } from "./upstreams.js";
 import type { Cell } from "./report.js";
 
 export const MCP_SERVER_KINDS = [
-  { id: "stdio", name: "stdio server the gateway supervises (server-everything)" },
-  { id: "http", name: "Remote streamable HTTP server" },
+  { id: "stdio", name: `stdio server the gateway supervises (server-everything ${installedVersion("@modelcontextprotocol/server-everything")})` },
+  { id: "http", name: "Remote streamable HTTP server (made with the SDK)" },
 ] as const;
 export type McpServerKind = (typeof MCP_SERVER_KINDS)[number]["id"];
 
