@@ -31,7 +31,30 @@ describe("compatibility summary", () => {
       features: ["plain", "reasoning"],
       results: { codex: { anthropic: { plain: "pass", reasoning: "fail" }, "google-operations": { plain: "n/a", reasoning: "n/a" } } },
       totals: { pass: 1, fail: 1, "n/a": 2 },
+      mcp: null,
     });
+  });
+
+  it("summarises the MCP part apart, with totals of its own", () => {
+    const mcp = {
+      clients: [{ id: "mcp-sdk", name: "MCP SDK", packages: { "@modelcontextprotocol/sdk": "1.0.0" } }],
+      server_kinds: [{ id: "stdio", name: "stdio" }],
+      features: [
+        { id: "tool-call", name: "Tool called" },
+        { id: "prompts", name: "Prompts" },
+      ],
+      results: { "mcp-sdk": { stdio: { "tool-call": { status: "pass" }, prompts: { status: "n/a", reason: "no prompts" } } } },
+    };
+    const summary = compatibilitySummary(JSON.stringify({ ...matrix, mcp }));
+    expect(summary?.mcp).toEqual({
+      clients: mcp.clients,
+      server_kinds: ["stdio"],
+      features: ["tool-call", "prompts"],
+      results: { "mcp-sdk": { stdio: { "tool-call": "pass", prompts: "n/a" } } },
+      totals: { pass: 1, fail: 0, "n/a": 1 },
+    });
+    expect(summary?.totals).toEqual({ pass: 1, fail: 1, "n/a": 2 });
+    expect(compatibilitySummary(JSON.stringify({ ...matrix, mcp: { ...mcp, results: { "mcp-sdk": { stdio: { prompts: { status: "maybe" } } } } } }))).toBeNull();
   });
 
   it("is null for a document that is not a matrix", () => {

@@ -1,6 +1,7 @@
 // The published compatibility matrix: every client (Claude Code, Codex CLI, Gemini CLI, the Vercel AI SDK,
 // Google's Gen AI SDK) × every upstream type × every feature, each cell run for real against a gateway in front of that
-// type's mock. The run regenerates docs/compatibility.md and docs/compatibility.json and compares
+// type's mock; and its MCP part: MCP clients × kinds of MCP server × MCP features, against one
+// gateway's /mcp in front of real MCP servers (matrix/mcp.ts). The run regenerates docs/compatibility.md and docs/compatibility.json and compares
 // them with the committed ones: a cell that passed there and fails now is a regression (the test
 // fails); any other difference asks for the regenerated files to be committed
 // (COMPATIBILITY_WRITE=1 writes them). Cells failing because a feature is not built yet only show
@@ -12,6 +13,7 @@ import { startGateway, type TestGateway } from "../support/gateway.js";
 import { CellFailure, CLIENTS as AGENT_CLIENTS, FEATURES, installedVersion, NotApplicable, type Client, type Feature } from "./matrix/agents.js";
 import { geminiCliClient } from "./matrix/gemini-cli-client.js";
 import { genaiClient } from "./matrix/genai-client.js";
+import { MCP_CLIENTS, MCP_FEATURES, MCP_SERVER_KINDS, startMcpRig, type McpClient, type McpResults, type McpRig } from "./matrix/mcp.js";
 import { comparable, regressions, renderJson, renderMarkdown, type Cell, type Matrix } from "./matrix/report.js";
 import { UPSTREAM_TYPES as REGISTERED_TYPES } from "../../src/upstreams/registry.js";
 import { anthropicUpstream, azureUpstream, bedrockUpstream, geminiUpstream, openaiUpstream, type MatrixUpstream } from "./matrix/upstreams.js";
@@ -23,6 +25,8 @@ const WRITE = process.env.COMPATIBILITY_WRITE === "1";
 // Two CLI runs at a time on a 2-core machine; the AI SDK cells are in-process and cheap.
 const POOL = 3;
 const CELL_TIMEOUT_MS = 90_000;
+// One MCP client's whole run (the SDK client's sessions, or one Claude Code process of three turns).
+const MCP_CLIENT_TIMEOUT_MS = 120_000;
 
 type UpstreamTypeName = (typeof REGISTERED_TYPES)[number];
 
@@ -97,6 +101,17 @@ function describeError(error: unknown): string {
   return `${error.message}${cause}${body}`;
 }
 
+/** Runs an MCP client; a run that does not finish fails all its cells. */
+async function runMcpClient(client: McpClient, rig: McpRig, failures: string[]): Promise<McpResults> {
+  try {
+    return await withTimeout(client.run(rig, failures), MCP_CLIENT_TIMEOUT_MS);
+  } catch (error) {
+    failures.push(`${client.id} × mcp: ${describeError(error).slice(0, 600)}`);
+    const failed = () => Object.fromEntries(MCP_FEATURES.map((f) => [f.id, { status: "fail" }])) as McpResults[keyof McpResults];
+    return { stdio: failed(), http: failed() };
+  }
+}
+
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new CellFailure(`no outcome within ${ms / 1000} s`)), ms)));
@@ -111,7 +126,9 @@ describe("compatibility matrix", () => {
   const gateways: TestGateway[] = [];
   const upstreams: MatrixUpstream[] = [];
   let proxy: ProxyTrap | undefined;
+  let mcpRig: McpRig | undefined;
   afterAll(async () => {
+    await mcpRig?.close();
     for (const gateway of gateways) await gateway.close();
     for (const upstream of upstreams) await upstream.close();
     await proxy?.close();
@@ -126,6 +143,27 @@ describe("compatibility matrix", () => {
     const record = (client: Client, upstream: string, feature: Feature, cell: Cell) => {
       ((results[client.id] ??= {})[upstream] ??= {})[feature] = cell;
     };
+
+    // The MCP part: one gateway, its clients one after the other (a single task of the pool).
+    mcpRig = await startMcpRig(proxy);
+    const rig = mcpRig;
+    const mcpResults: Record<string, McpResults> = {};
+    tasks.push(async () => {
+      for (const client of MCP_CLIENTS) {
+        // A run that lost a cell passing in the committed matrix gets a second try before it counts.
+        for (let attempt = 1; ; attempt++) {
+          const runFailures: string[] = [];
+          const outcome = await runMcpClient(client, rig, runFailures);
+          const lostOne = MCP_SERVER_KINDS.some(({ id: kind }) =>
+            MCP_FEATURES.some(({ id: feature }) => committed?.mcp?.results[client.id]?.[kind]?.[feature]?.status === "pass" && outcome[kind][feature].status !== "pass"),
+          );
+          if (lostOne && attempt === 1) continue;
+          failures.push(...runFailures);
+          mcpResults[client.id] = outcome;
+          break;
+        }
+      }
+    });
 
     for (const type of UPSTREAM_TYPES) {
       if (!type.start) {
@@ -185,6 +223,12 @@ describe("compatibility matrix", () => {
       upstream_types: UPSTREAM_TYPES.map((t) => ({ id: t.id, name: t.name })),
       features: FEATURES.map((f) => ({ id: f.id, name: f.name })),
       results: ordered,
+      mcp: {
+        clients: MCP_CLIENTS.map((c) => ({ id: c.id, name: c.name, packages: Object.fromEntries(c.packages.map((p) => [p, installedVersion(p)])) })),
+        server_kinds: MCP_SERVER_KINDS.map((k) => ({ id: k.id, name: k.name })),
+        features: MCP_FEATURES.map((f) => ({ id: f.id, name: f.name })),
+        results: Object.fromEntries(MCP_CLIENTS.map((c) => [c.id, mcpResults[c.id]!])),
+      },
     };
     // The date moves only when the content does, so an unchanged matrix leaves the files alone.
     if (committed && comparable(committed) === comparable(current)) current.generated = committed.generated;

@@ -49,6 +49,7 @@ describe("models and catalog", () => {
     // The compatibility matrix's summary (docs/compatibility.json, written by the matrix test).
     expect(catalog.compatibility).toEqual(loadCompatibilitySummary());
     expect(catalog.compatibility?.results["claude-code"]?.anthropic?.plain, "the catalog serves no compatibility summary").toMatch(/^(pass|fail)$/);
+    expect(catalog.compatibility?.mcp?.results["mcp-sdk"]?.stdio?.["tool-call"], "the catalog serves no MCP part of the matrix").toMatch(/^(pass|fail)$/);
     const gpt = catalog.data.find((m) => m.id === "gpt-mock")!;
     expect(gpt).toMatchObject({
       kind: "chat",

@@ -156,7 +156,7 @@ export const RUN_TIMEOUT_MS = 60_000;
 
 // ---------------------------------------------------------------- Claude Code
 
-async function claude(ctx: CellContext, options: { prompt?: string; args: string[]; input?: string; cwd?: string; signal?: AbortSignal }): Promise<AgentRun> {
+export async function claude(ctx: CellContext, options: { prompt?: string; args: string[]; input?: string; cwd?: string; signal?: AbortSignal }): Promise<AgentRun> {
   const binary = claudeBinary();
   check(binary, "the @anthropic-ai/claude-code native binary is missing: run npm install");
   const home = tempDir("matrix-claude-");

@@ -8,6 +8,15 @@ export interface Cell {
   reason?: string;
 }
 
+/** The MCP gateway's part: MCP clients × kinds of MCP server × MCP features, against one gateway's /mcp. */
+export interface McpMatrix {
+  clients: Array<{ id: string; name: string; packages: Record<string, string> }>;
+  server_kinds: Array<{ id: string; name: string }>;
+  features: Array<{ id: string; name: string }>;
+  /** client id → server kind → feature → cell */
+  results: Record<string, Record<string, Record<string, Cell>>>;
+}
+
 export interface Matrix {
   generated: string;
   clients: Array<{ id: string; name: string; packages: Record<string, string> }>;
@@ -15,6 +24,7 @@ export interface Matrix {
   features: Array<{ id: string; name: string }>;
   /** client id → upstream type → feature → cell */
   results: Record<string, Record<string, Record<string, Cell>>>;
+  mcp?: McpMatrix;
 }
 
 /** The matrix without its date: what decides whether the committed files are current. */
@@ -28,6 +38,44 @@ export function renderJson(matrix: Matrix): string {
 
 const SYMBOL: Record<CellStatus, string> = { pass: "pass", fail: "**fail**", "n/a": "n/a" };
 
+function packageTable(clients: Matrix["clients"]): string[] {
+  return [
+    "| Client | Packages |",
+    "| --- | --- |",
+    ...clients.map(
+      (c) =>
+        `| ${c.name} | ${Object.entries(c.packages)
+          .map(([name, version]) => `\`${name}@${version}\``)
+          .join(", ")} |`,
+    ),
+  ];
+}
+
+const MCP_INTRO = [
+  "## MCP gateway",
+  "",
+  "Each MCP client connects to one gateway's `/mcp` (streamable HTTP, a gateway key), which serves two",
+  "live MCP servers, one of each kind, and one dead server of each kind. Each cell is checked on both",
+  "ends: what the client got against what the server answers a direct client of its own (its tools,",
+  "prompts, resources), what the HTTP server received, and what the gateway's request log recorded.",
+  "Claude Code runs headless once, its MCP config naming the gateway three times (a key allowed",
+  "everything, a key with an allowlist, a key allowed only the dead servers): two turns are the",
+  "servers' prompts as slash commands, in the third a mock model has it call the tools.",
+  "",
+  "- **Tools listed**: the client has exactly the server's tools, under the gateway's prefixed names.",
+  "- **Tool called**: a call's arguments reach the server and its answer reaches the client.",
+  "- **Prompts (list + get)**: the client has the server's prompts; one, got with its arguments, comes back as the server made it.",
+  "- **Resources (list + read)**: the server's resources are listed under `mcp-gw://` URIs; one read returns the server's content.",
+  "- **Allowlist**: with a key allowing one tool of the server, only that tool is listed, and a call of another never reaches",
+  "  the server (the gateway refuses it; Claude Code, never offered it, refuses it itself).",
+  "- **Dead server**: a listing of a key allowed only dead servers is an MCP error naming each with why, never an empty list",
+  "  (Claude Code shows it in its debug log); the SDK client's call of its tool is refused naming it.",
+  "- **Request log**: the call is recorded with its server, tool and status, and without its arguments.",
+  "",
+  "### MCP clients tested",
+  "",
+];
+
 export function renderMarkdown(matrix: Matrix): string {
   const lines = [
     "# Compatibility matrix",
@@ -40,17 +88,11 @@ export function renderMarkdown(matrix: Matrix): string {
     "client returned, what the upstream received). `fail` is the real outcome of the last run (often a",
     "feature not built yet); `n/a` says why the cell cannot apply. The same data is served as the",
     "`compatibility` field of `GET /v1/catalog` ([api-contract.md](api-contract.md)).",
+    ...(matrix.mcp ? ["", "The [MCP gateway](#mcp-gateway) part runs MCP clients against the gateway's `/mcp`, in front of real MCP servers."] : []),
     "",
     "## Clients tested",
     "",
-    "| Client | Packages |",
-    "| --- | --- |",
-    ...matrix.clients.map(
-      (c) =>
-        `| ${c.name} | ${Object.entries(c.packages)
-          .map(([name, version]) => `\`${name}@${version}\``)
-          .join(", ")} |`,
-    ),
+    ...packageTable(matrix.clients),
     "",
     "## Features",
     "",
@@ -64,16 +106,11 @@ export function renderMarkdown(matrix: Matrix): string {
     "",
   ];
   const notes: string[] = [];
-  for (const upstream of matrix.upstream_types) {
-    lines.push(
-      `## Upstream: ${upstream.name} (\`${upstream.id}\`)`,
-      "",
-      `| Client | ${matrix.features.map((f) => f.name).join(" | ")} |`,
-      `| --- |${" --- |".repeat(matrix.features.length)}`,
-    );
-    for (const client of matrix.clients) {
-      const row = matrix.features.map((feature) => {
-        const cell = matrix.results[client.id]?.[upstream.id]?.[feature.id];
+  const table = (title: string, clients: Matrix["clients"], features: Matrix["features"], cellOf: (client: string, feature: string) => Cell | undefined) => {
+    lines.push(title, "", `| Client | ${features.map((f) => f.name).join(" | ")} |`, `| --- |${" --- |".repeat(features.length)}`);
+    for (const client of clients) {
+      const row = features.map((feature) => {
+        const cell = cellOf(client.id, feature.id);
         if (!cell) return "–";
         if (cell.reason && !notes.includes(cell.reason)) notes.push(cell.reason);
         return cell.reason ? `${SYMBOL[cell.status]} [${notes.indexOf(cell.reason) + 1}]` : SYMBOL[cell.status];
@@ -81,6 +118,16 @@ export function renderMarkdown(matrix: Matrix): string {
       lines.push(`| ${client.name} | ${row.join(" | ")} |`);
     }
     lines.push("");
+  };
+  for (const upstream of matrix.upstream_types) {
+    table(`## Upstream: ${upstream.name} (\`${upstream.id}\`)`, matrix.clients, matrix.features, (client, feature) => matrix.results[client]?.[upstream.id]?.[feature]);
+  }
+  if (matrix.mcp) {
+    const mcp = matrix.mcp;
+    lines.push(...MCP_INTRO, ...packageTable(mcp.clients), "");
+    for (const kind of mcp.server_kinds) {
+      table(`### MCP server: ${kind.name} (\`${kind.id}\`)`, mcp.clients, mcp.features, (client, feature) => mcp.results[client]?.[kind.id]?.[feature]);
+    }
   }
   if (notes.length) {
     lines.push("## Notes", "");
@@ -92,14 +139,17 @@ export function renderMarkdown(matrix: Matrix): string {
 
 /** Cells that passed in the committed matrix and do not pass now. */
 export function regressions(committed: Matrix, current: Matrix): string[] {
-  const out: string[] = [];
-  for (const [client, upstreams] of Object.entries(committed.results)) {
-    for (const [upstream, features] of Object.entries(upstreams)) {
-      for (const [feature, cell] of Object.entries(features)) {
-        const now = current.results[client]?.[upstream]?.[feature];
-        if (cell.status === "pass" && now?.status !== "pass") out.push(`${client} × ${upstream} × ${feature}: was pass, now ${now?.status ?? "missing"}`);
+  const lost = (before: Matrix["results"], now: Matrix["results"] | undefined, label: string) => {
+    const out: string[] = [];
+    for (const [client, columns] of Object.entries(before)) {
+      for (const [column, features] of Object.entries(columns)) {
+        for (const [feature, cell] of Object.entries(features)) {
+          const status = now?.[client]?.[column]?.[feature]?.status;
+          if (cell.status === "pass" && status !== "pass") out.push(`${client} × ${label}${column} × ${feature}: was pass, now ${status ?? "missing"}`);
+        }
       }
     }
-  }
-  return out;
+    return out;
+  };
+  return [...lost(committed.results, current.results, ""), ...(committed.mcp ? lost(committed.mcp.results, current.mcp?.results, "mcp ") : [])];
 }
