@@ -15,7 +15,7 @@
 // Holds expire after 15 minutes by default (longer than any buffered or streamed response the
 // gateway allows); video tasks, which settle when the task completes, pass a longer ttlMs to admit().
 // Once startLiveness() has run, a hold of the default lifetime also names this process (holds.holder,
-// process-liveness.ts, ADR 0054): when the process dies, the sweeper of any other releases it within
+// process-liveness.ts, ADR 0054): when the process dies, the sweeper of another releases it within
 // the liveness lease and one sweep, not 15 minutes. A video task's hold names no process: it outlives
 // the one that took it. A released hold whose settlement arrives afterwards still charges the full
 // cost (see settlement.ts for the over-balance policy).

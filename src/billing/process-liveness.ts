@@ -1,7 +1,7 @@
 // A gateway process's liveness (gateway_processes, migration 0040; ADR 0054, docs/billing.md "Holds").
 // Each serving process has a holder id of its own, new at every start, and keeps a row with it
 // renewed every LIVENESS_RENEW_MS until LIVENESS_TTL_MS ahead. The holds it takes carry the id
-// (holds.holder); the sweeper of any process releases the holds whose holder's row has run out or is
+// (holds.holder); the sweeper of every process releases the holds whose holder's row has run out or is
 // gone (holds.ts), so the holds of a process killed mid-request come back within the lease and one
 // sweep interval, not after their 15-minute expiry. A process that was only cut off from the database
 // and settles afterwards is charged once, as after a hold's expiry (settlement.ts).
@@ -50,7 +50,7 @@ export class ProcessLiveness {
     this.#onError = options.onError ?? (() => undefined);
   }
 
-  /** Writes the row (before any hold names it) and renews it until stop(); the timer does not keep Node alive. */
+  /** Writes the row (before a hold names it) and renews it until stop(); the timer does not keep Node alive. */
   async start(): Promise<void> {
     await this.renew();
     if (this.#timer) return;
@@ -80,7 +80,7 @@ export class ProcessLiveness {
     await this.#renewing;
   }
 
-  /** Removes the row: only once no hold names this process any more. */
+  /** Removes the row: only once no hold names this process. */
   async remove(): Promise<void> {
     await this.db.deleteFrom("gateway_processes").where("holder", "=", this.holder).execute();
   }

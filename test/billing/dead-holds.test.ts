@@ -111,7 +111,7 @@ for (const kind of DATABASE_KINDS) {
       const previousRelease = new StoreBilling(store.handle, { now: clock.now });
       const accountId = await makeAccount(store, { balance: USD });
       const keyId = await makeKey(store, accountId);
-      const lost = await gone.admit(admission(accountId, keyId));
+      await gone.admit(admission(accountId, keyId));
       const old = await previousRelease.admit(admission(accountId, keyId, 100, 100));
       expect((await holders()).find((h) => h.request_id === old.requestId)?.holder).toBeNull();
       await store.db.deleteFrom("gateway_processes").where("holder", "=", gone.holder!).execute();

@@ -162,8 +162,7 @@ for (const kind of DATABASE_KINDS) {
         // (the holds taken before it: the live worker's own streams end within 3 s); the bound is the
         // lease and one sweep, with room for a loaded machine.
         const releaseBound = HOLD_LIVENESS_MS * 2 + 8_000;
-        const holdsBeforeKill = () =>
-          setup.store.db.selectFrom("holds").select("id").where("account_id", "=", account.id).where("created_at", "<=", BigInt(killedAt)).execute();
+        const holdsBeforeKill = () => setup.store.db.selectFrom("holds").select("id").where("account_id", "=", account.id).where("created_at", "<=", BigInt(killedAt)).execute();
         const releasedIn = waitFor(
           async () => (await holdsBeforeKill()).length === 0,
           releaseBound,
