@@ -226,6 +226,7 @@ for (const kind of DATABASE_KINDS) {
         const gateway = await startGateway(setup.dir, setup.env, { workers: 2 });
         await waitUntilServing(gateway);
         const streams = await openStreamsInTurn(gateway.baseUrl, raw, 4);
+        expect(await setup.store.db.selectFrom("gateway_processes").select("holder").execute()).toHaveLength(2);
         gateway.child.kill("SIGTERM");
         // As a service manager or `timeout` does, the whole process group is signalled too: each
         // worker then gets SIGTERM twice (its own and the primary's) and must keep draining.
@@ -254,6 +255,8 @@ for (const kind of DATABASE_KINDS) {
         const charges = await usageCharges(setup.store, account.id);
         expect([...charges.keys()].sort()).toEqual(streams.map((s) => s.requestId).sort());
         expect((await setup.store.accounts.get(account.id))!.held).toBe(0n);
+        // Each worker removed its liveness row once its holds were settled (ADR 0054).
+        expect(await setup.store.db.selectFrom("gateway_processes").select("holder").execute()).toEqual([]);
       } finally {
         await setup.close();
       }
