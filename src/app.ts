@@ -103,6 +103,11 @@ export interface AppOptions {
   sqliteBillingWrites?: SqliteBillingWrites;
   /** The processes of this `gateway serve` sharing the port (`--workers N`): each takes an equal share of server.max_connections. */
   workers?: number;
+  /**
+   * Tests only: the liveness lease of this process (ms, renewed every third) and the hold sweeper's
+   * interval, shortened so that a killed process's holds come back within seconds (ADR 0054).
+   */
+  holdLiveness?: { ttlMs: number; sweepIntervalMs: number };
 }
 
 /** How often a process reads the catalog's head serial (on PostgreSQL NOTIFY usually comes first). */
@@ -164,7 +169,9 @@ export async function createApp(config: GatewayConfig, options: AppOptions = {})
   await authCache.start();
   const health = new UpstreamHealth(store.upstreamHealth, config.upstreamHealth, logger);
   await health.start();
-  billing.startSweeper();
+  // Before serving: a hold may name this process only once its liveness row exists (process-liveness.ts).
+  await billing.startLiveness(options.holdLiveness === undefined ? {} : { ttlMs: options.holdLiveness.ttlMs });
+  billing.startSweeper(options.holdLiveness?.sweepIntervalMs);
   const rotation = new KeyRotation();
   const settlementRetries: SettlementRetries = new SettlementRetries(billing, logger);
   const responseCache = await openResponseCache(config, store, logger);
@@ -339,7 +346,8 @@ export async function createApp(config: GatewayConfig, options: AppOptions = {})
       await tracing?.shutdown().catch((err: unknown) => logger.warn({ err }, "exporting the last spans failed"));
       authCache.stop();
       health.stop();
-      // After the server: no request is in flight, so every balance slice goes back whole.
+      // After the server: no request is in flight, so every balance slice goes back whole, and the
+      // liveness row goes only after the holds that name this process.
       await billing.close();
       await responseCache.close();
       await store.close();

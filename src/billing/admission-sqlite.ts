@@ -81,8 +81,8 @@ const RESERVE_KEY = new Statement<{ id: string }>(`
 const UNRESERVE_KEY = new Statement<never>(`update keys set held_nano = held_nano - ?, held_tokens = held_tokens - ? where id = ?`);
 
 const INSERT_HOLD = new Statement<never>(`
-  insert into holds (id, account_id, key_id, request_id, amount_nano, tokens, created_at, expires_at, traffic, budgets, tags)
-  values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+  insert into holds (id, account_id, key_id, request_id, amount_nano, tokens, created_at, expires_at, traffic, budgets, tags, holder)
+  values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
 
 const ACCOUNT_ROW = new Statement<AccountRow>(
   `select status, balance_nano, held_nano, held_tokens, monthly_budget_nano, monthly_token_budget, clamp_output from accounts where id = ?`,
@@ -160,6 +160,7 @@ export function reserveSqlite(exec: SqlExec, r: AdmissionCore): TrafficStatus | 
     traffic,
     scopes === null ? null : JSON.stringify(scopes),
     request.tags !== undefined && request.tags.length > 0 ? JSON.stringify(request.tags) : null,
+    r.holder,
   ]);
   return status;
 }

@@ -68,6 +68,8 @@ export interface Reservation {
   tokens: number;
   now: number;
   ttlMs: number;
+  /** The admitting process's liveness row (process-liveness.ts), written on the hold; null: the hold ends at its expiry only. */
+  holder: string | null;
   /** monthOf(now), the UTC month the monthly budget is judged for. */
   month: string;
   /** periodStarts(now): the current window of each kind, for the key's periodic budget. */

@@ -14,8 +14,11 @@
 //
 // Holds expire after 15 minutes by default (longer than any buffered or streamed response the
 // gateway allows); video tasks, which settle when the task completes, pass a longer ttlMs to admit().
-// An expired hold is released by the sweeper; a settlement that arrives afterwards still charges the
-// full cost (see settlement.ts for the over-balance policy).
+// Once startLiveness() has run, a hold of the default lifetime also names this process (holds.holder,
+// process-liveness.ts, ADR 0054): when the process dies, the sweeper of another releases it within
+// the liveness lease and one sweep, not 15 minutes. A video task's hold names no process: it outlives
+// the one that took it. A released hold whose settlement arrives afterwards still charges the full
+// cost (see settlement.ts for the over-balance policy).
 import type { Kysely } from "kysely";
 import type { Nano } from "../core/money.js";
 import { withRefusalFigures } from "./refusal-figures.js";
@@ -27,7 +30,8 @@ import type { Database } from "../store/tables.js";
 import { monthOf, newId } from "../core/ids.js";
 import { holdOf, type Reservation } from "./admission.js";
 import { reservePostgres } from "./admission-postgres.js";
-import { releaseExpiredHolds as sweepExpiredHolds, releaseHoldPostgres } from "./holds.js";
+import { forgetDeadProcesses, releaseExpiredHolds as sweepExpiredHolds, releaseHoldPostgres } from "./holds.js";
+import { ProcessLiveness, type LivenessOptions } from "./process-liveness.js";
 import { setKeyCaps, type KeyCapsChange } from "./key-caps.js";
 import { scopesOfColumn } from "./budgets-sqlite.js";
 import { DIMENSION_SET, TOKEN_PART_NAMES, TOKEN_PARTS, type DimensionSet } from "../core/dimensions.js";
@@ -109,6 +113,8 @@ export class StoreBilling implements Billing {
   readonly #chain: DatabaseHandle["ledgerChain"];
   /** PostgreSQL with options.escrow: this process's slices of account balances. */
   readonly #escrow: PostgresEscrow | null = null;
+  /** This process's liveness row, once startLiveness() wrote it: the holder its holds name. */
+  #liveness: ProcessLiveness | null = null;
 
   private readonly db: Kysely<Database>;
 
@@ -140,7 +146,9 @@ export class StoreBilling implements Billing {
     }
     const ttlMs = options.ttlMs ?? this.#holdTtlMs;
     const now = this.now();
-    const reservation: Reservation = { request, holdId: newId("hold"), amount, tokens, now, ttlMs, month: monthOf(now), periods: periodStarts(now) };
+    // A hold with a lifetime of its own (a video task) outlives this process: it names no holder.
+    const holder = options.ttlMs === undefined ? (this.#liveness?.holder ?? null) : null;
+    const reservation: Reservation = { request, holdId: newId("hold"), amount, tokens, now, ttlMs, holder, month: monthOf(now), periods: periodStarts(now) };
     const path = this.#path;
     try {
       if (path.dialect === "postgres") return await this.#admitPostgres(path.batcher, reservation, options.ttlMs !== undefined);
@@ -204,11 +212,12 @@ export class StoreBilling implements Billing {
     await this.#withRetry(() => this.#releaseOne(hold.accountId, hold.id, undefined, hold.budgets));
   }
 
-  /** Releases holds past their expiry (left by crashed processes). Returns how many. */
+  /** Releases holds past their expiry or left by a process whose liveness ran out (a crashed one). Returns how many. */
   async releaseExpiredHolds(now: number = this.now()): Promise<number> {
-    const released = await sweepExpiredHolds(this.db, now, (expired, expiredBefore) =>
-      this.#releaseOne(expired.account_id, expired.id, expiredBefore, scopesOfColumn(expired.budgets)),
-    );
+    // This process is alive whatever its row says (a renewal late behind a stall, a test's clock jump): never its own holds.
+    await this.#liveness?.renew(Math.max(now, this.now()));
+    const released = await sweepExpiredHolds(this.db, now, (due, sweptAt) => this.#releaseOne(due.account_id, due.id, sweptAt, scopesOfColumn(due.budgets)));
+    await forgetDeadProcesses(this.db, now);
     // And the balance slices of processes that died (their leases ran out), whichever process held them.
     if (this.#path.dialect === "postgres") await sweepExpiredEscrows(this.db, this.#path.batcher, now);
     return released;
@@ -233,10 +242,41 @@ export class StoreBilling implements Billing {
     await this.#sweeping;
   }
 
-  /** Stops the sweeper and gives this process's balance slices back (shutdown, after the last request). */
+  /**
+   * Writes this process's liveness row and renews it until close(); from then on its holds name it, so
+   * that they are released soon after it dies (process-liveness.ts). Called once, before serving.
+   */
+  async startLiveness(options: LivenessOptions = {}): Promise<void> {
+    if (this.#liveness !== null) return;
+    const liveness = new ProcessLiveness(this.db, this.now, { onError: this.#onSweepError, ...options });
+    await liveness.start();
+    this.#liveness = liveness;
+  }
+
+  /** The holder id this process's holds carry; null before startLiveness(). */
+  get holder(): string | null {
+    return this.#liveness?.holder ?? null;
+  }
+
+  /**
+   * Stops the sweeper, gives this process's balance slices back, then releases the holds that still
+   * name it (a settlement retry that had not succeeded) and only then removes its liveness row
+   * (shutdown, after the last request). What fails is left to the row's expiry and another sweeper.
+   */
   async close(): Promise<void> {
     await this.stopSweeper();
     await this.#escrow?.close();
+    const liveness = this.#liveness;
+    if (liveness === null) return;
+    this.#liveness = null;
+    await liveness.stop();
+    try {
+      const own = await this.db.selectFrom("holds").select(["id", "account_id", "budgets"]).where("holder", "=", liveness.holder).execute();
+      for (const hold of own) await this.#withRetry(() => this.#releaseOne(hold.account_id, hold.id, undefined, scopesOfColumn(hold.budgets)));
+      await liveness.remove();
+    } catch (error) {
+      this.#onSweepError(error);
+    }
   }
 
   /** Changes a key's caps (recorded in key_allocations) and re-judges exhaustion; see key-caps.ts. */
@@ -279,10 +319,11 @@ export class StoreBilling implements Billing {
     }
   }
 
-  #releaseOne(accountId: string, holdId: string, expiredBefore?: number, budgets?: readonly string[]): Promise<boolean> {
+  /** `sweptAt`: the sweeper's release, only of a hold expired by then or left by a dead holder (holds.ts). */
+  #releaseOne(accountId: string, holdId: string, sweptAt?: number, budgets?: readonly string[]): Promise<boolean> {
     const path = this.#path;
-    if (path.dialect === "postgres") return releaseHoldPostgres(path.batcher, accountId, holdId, expiredBefore, budgets);
-    return path.writes.release(holdId, expiredBefore);
+    if (path.dialect === "postgres") return releaseHoldPostgres(path.batcher, accountId, holdId, sweptAt, budgets);
+    return path.writes.release(holdId, sweptAt);
   }
 
   #releaseAbandoned(accountId: string, holdId: string, attempt = 0): void {

@@ -24,7 +24,7 @@ export interface SqliteBillingWrites {
   reserve(reservation: AdmissionCore): Promise<ReserveAnswer>;
   /** undefined when recorded; an AlreadySettled (returned) for a replay that changed nothing. */
   settle(input: SettlementCore): Promise<AlreadySettled | undefined>;
-  /** False when the hold was already gone (or, with expiredBefore, not yet expired). */
+  /** False when the hold was already gone (or, with expiredBefore, the sweep's time: neither expired by then nor left by a dead holder). */
   release(holdId: string, expiredBefore?: number): Promise<boolean>;
 }
 

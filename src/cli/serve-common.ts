@@ -12,6 +12,18 @@ import type { CliIo } from "./io.js";
 /** The environment variable that tells each forked worker how many workers serve the port. */
 export const WORKER_COUNT_VARIABLE = "GATEWAY_WORKER_COUNT";
 
+/**
+ * Tests only: a process's liveness lease and the hold sweeper's interval in ms (ADR 0054), so that a
+ * test sees a killed worker's holds released within seconds instead of within a minute.
+ */
+export const TEST_HOLD_LIVENESS_VARIABLE = "GATEWAY_TEST_HOLD_LIVENESS_MS";
+
+/** The app option TEST_HOLD_LIVENESS_VARIABLE sets; undefined when it is unset or not a positive integer. */
+export function testHoldLiveness(env: NodeJS.ProcessEnv): { ttlMs: number; sweepIntervalMs: number } | undefined {
+  const ms = Number(env[TEST_HOLD_LIVENESS_VARIABLE]);
+  return Number.isSafeInteger(ms) && ms > 0 ? { ttlMs: ms, sweepIntervalMs: ms } : undefined;
+}
+
 /** How long SIGTERM waits for requests in flight before closing what is left. */
 export const SHUTDOWN_DEADLINE_MS = 30_000;
 

@@ -10,7 +10,7 @@ import type { ReloadOutcome } from "../http/route-context.js";
 import { setFlagsFromString } from "node:v8";
 import { tuneHeapForServing } from "./heap.js";
 import type { CliIo } from "./io.js";
-import { printStartBanner, SHUTDOWN_DEADLINE_MS, WORKER_COUNT_VARIABLE, type PrimaryMessage, type WorkerMessage } from "./serve-common.js";
+import { printStartBanner, SHUTDOWN_DEADLINE_MS, testHoldLiveness, WORKER_COUNT_VARIABLE, type PrimaryMessage, type WorkerMessage } from "./serve-common.js";
 import { superviseWorkers } from "./workers.js";
 import { WorkerMetricsLink } from "../observability/cluster-metrics.js";
 import { RemoteSqliteBillingWrites } from "../billing/sqlite-billing-remote.js";
@@ -22,7 +22,8 @@ export async function serve(config: GatewayConfig, io: CliIo, workers = 1): Prom
   if (workers > 1) return superviseWorkers(config, io, workers);
   tuneHeapForServing(setFlagsFromString);
   // A reload reads the same file (GATEWAY_CONFIG or ./gateway.config.yaml) with the same environment.
-  const app = await createApp(config, { reload: () => loadConfig(io.env, io.cwd) });
+  const holdLiveness = testHoldLiveness(io.env);
+  const app = await createApp(config, { reload: () => loadConfig(io.env, io.cwd), ...(holdLiveness !== undefined && { holdLiveness }) });
   // From here on SIGHUP reloads (before, its default action would end the process).
   const onHangup = () => void reloadOnSignal(app, io);
   process.on("SIGHUP", onHangup);
@@ -92,7 +93,9 @@ async function serveWorker(config: GatewayConfig, io: CliIo): Promise<void> {
   const metricsLink = new WorkerMetricsLink(worker.id, send);
   worker.on("message", (message: PrimaryMessage) => metricsLink.onMessage(message ?? {}));
   const billingWrites = process.env[BILLING_WRITER_VARIABLE] === "primary" ? remoteBillingWrites(worker) : undefined;
+  const holdLiveness = testHoldLiveness(io.env);
   const app = await createApp(config, {
+    ...(holdLiveness !== undefined && { holdLiveness }),
     ...(billingWrites !== undefined && { sqliteBillingWrites: billingWrites }),
     reload: () => loadConfig(io.env, io.cwd),
     logFields: { worker: worker.id },

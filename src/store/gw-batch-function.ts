@@ -9,9 +9,12 @@
 // positional arguments). Amounts, token counts and times are decimal text, so that no bigint passes
 // through a float; null where a field has no value. The batcher's callers build them
 // (admission-postgres.ts, settlement-postgres.ts, holds.ts):
-//   admit:   k, account, key, request, hold, amount, tokens, month, now, expires, periods, limits, scopes, scope_limits, tags
+//   admit:   k, account, key, request, hold, amount, tokens, month, now, expires, periods, limits, scopes, scope_limits, tags, holder
 //   settle:  k, hold, account, key, request, cost, tokens, now, month, periods, row, scopes, tags, escrow, escrow_amount
-//   release: k, hold, expired_before (null: release it whatever its expiry), scopes
+//   release: k, hold, expired_before (null: release it whatever its expiry), dead_holders, scopes
+// holder: the admitting process's liveness row (gateway_processes, migration 0040; absent: none, the
+// hold ends at its expiry only). dead_holders (with expired_before, the sweeper): also release the hold
+// when its holder has no row alive at expired_before (ADR 0054).
 //   escrow:  k, account, holder, want, least, now, expires, trim, expired_before (escrow-functions.ts)
 // scopes: the budget scopes the operation reserves in, charges or gives back (absent: none; ADR 0037,
 // budget-functions.ts), locked before any account row; scope_limits: per scope, [cost limit, token
@@ -146,7 +149,9 @@ begin
       o_account := op->>'account';
       o_key := op->>'key';
     elsif v_kind = 'release' then
-      delete from holds where id = op->>'hold' and (op->>'expired_before' is null or expires_at <= (op->>'expired_before')::bigint)
+      delete from holds where id = op->>'hold' and (op->>'expired_before' is null or expires_at <= (op->>'expired_before')::bigint
+          or (op ? 'dead_holders' and holds.holder is not null and not exists (select 1 from gateway_processes p
+            where p.holder = holds.holder and p.expires_at > (op->>'expired_before')::bigint)))
         returning account_id, key_id, amount_nano, tokens, traffic, budgets into o_account, o_key, h_amount, h_tokens, h_traffic, h_budgets;
       if not found then
         answers := answers || jsonb_build_object('released', false);
@@ -284,8 +289,9 @@ ${trafficAdmit("op->>'limits'", "(op->>'now')::bigint", "v_tokens")}
         end if;
         v_traffic := v_verdict->>'record';
       end if;
-      insert into holds (id, account_id, key_id, request_id, amount_nano, tokens, created_at, expires_at, traffic, budgets, tags)
-        values (op->>'hold', acc, kid, op->>'request', v_amount, v_tokens, (op->>'now')::bigint, (op->>'expires')::bigint, v_traffic, (op->'scopes')::text, (op->'tags')::text);${BUDGET_HOLD}
+      insert into holds (id, account_id, key_id, request_id, amount_nano, tokens, created_at, expires_at, traffic, budgets, tags, holder)
+        values (op->>'hold', acc, kid, op->>'request', v_amount, v_tokens, (op->>'now')::bigint, (op->>'expires')::bigint, v_traffic, (op->'scopes')::text,
+          (op->'tags')::text, op->>'holder');${BUDGET_HOLD}
       a_held := a_held + v_amount;
       a_held_tokens := a_held_tokens + v_tokens;
       k_held := k_held + v_amount;

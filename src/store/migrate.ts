@@ -45,6 +45,7 @@ import * as principalGuardrails from "./migrations/0036-principal-guardrails.js"
 import * as mcpSessions from "./migrations/0037-mcp-sessions.js";
 import * as mcpServerSecrets from "./migrations/0038-mcp-server-secrets.js";
 import * as accountEscrows from "./migrations/0039-account-escrows.js";
+import * as holdHolders from "./migrations/0040-hold-holders.js";
 import { createBillingFunctions } from "./billing-functions.js";
 import type { MigrationName } from "./migration-names.js";
 
@@ -91,6 +92,7 @@ const MIGRATIONS: Record<MigrationName, MigrationModule> = {
   "0037-mcp-sessions": mcpSessions,
   "0038-mcp-server-secrets": mcpServerSecrets,
   "0039-account-escrows": accountEscrows,
+  "0040-hold-holders": holdHolders,
 };
 
 /** What migrating needs of a database handle. */

@@ -42,6 +42,7 @@ export const MIGRATION_NAMES = [
   "0037-mcp-sessions",
   "0038-mcp-server-secrets",
   "0039-account-escrows",
+  "0040-hold-holders",
 ] as const;
 
 export type MigrationName = (typeof MIGRATION_NAMES)[number];

@@ -156,6 +156,13 @@ export interface GatewayLeasesTable {
   expires_at: Int | number;
 }
 
+/** A serving gateway process's liveness, renewed while it lives; the sweeper releases the holds of one whose row ran out (migration 0040). */
+export interface GatewayProcessesTable {
+  holder: string;
+  started_at: Int | number;
+  expires_at: Int | number;
+}
+
 /** Each probed deployment's last active health probe (migration 0027). */
 export interface HealthProbeResultsTable {
   scope: string;

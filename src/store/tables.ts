@@ -12,6 +12,7 @@ import type {
   CatalogVersionsTable,
   FileKeyStatesTable,
   GatewayLeasesTable,
+  GatewayProcessesTable,
   HealthProbeResultsTable,
   McpServerSecretsTable,
   ProviderKeysTable,
@@ -188,6 +189,8 @@ export interface HoldsTable {
   budgets: ColumnType<string | null, string | null | undefined, string | null>;
   /** The request's tags as a JSON array of "key=value" texts (core/request-tags.ts); null: none (migration 0030). */
   tags: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The process that took the hold (gateway_processes); null: it ends only at expires_at (migration 0040). */
+  holder: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 /** A gateway process's slice of an account's balance, counted in its held_nano (migration 0039, ADR 0048). */
@@ -388,6 +391,7 @@ export interface Database {
   password_links: PasswordLinksTable;
   file_key_states: FileKeyStatesTable;
   gateway_leases: GatewayLeasesTable;
+  gateway_processes: GatewayProcessesTable;
   health_probe_results: HealthProbeResultsTable;
   stripe_events: StripeEventsTable;
   cache_settings: CacheSettingsTable;

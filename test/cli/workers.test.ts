@@ -1,5 +1,6 @@
 // `gateway serve --workers 2` as a real child process, on each database: a worker killed with SIGKILL
-// mid-stream is replaced, its holds are released by the sweeper and every finished stream is charged
+// mid-stream is replaced, its holds are released by a live worker's sweeper once its liveness has run
+// out (ADR 0054; the lease shortened to HOLD_LIVENESS_MS for the test) and every finished stream is charged
 // exactly once; SIGTERM drains every worker; SIGHUP reloads every worker as one recorded reload; a
 // worker that cannot listen fails the start. (The billing race with two workers: test/gateway/concurrency.test.ts.)
 import { createHash } from "node:crypto";
@@ -14,6 +15,10 @@ import { createTestDatabase, DATABASE_KINDS, type TestDatabase } from "../suppor
 import { mockConfig } from "../support/gateway.js";
 import { chatStream, startMockUpstream, type MockUpstream } from "../support/mock-upstream.js";
 import { freePort, killAll, READY_DEADLINE_MS, startGateway, waitFor, waitUntilHealthy, type GatewayProcess } from "./gateway-process.js";
+import { TEST_HOLD_LIVENESS_VARIABLE } from "../../src/cli/serve-common.js";
+
+/** The liveness lease and sweep interval the kill test serves with: a dead worker's holds are back within twice this. */
+const HOLD_LIVENESS_MS = 2_000;
 
 afterAll(() => killAll());
 
@@ -94,7 +99,7 @@ interface Setup {
   close(): Promise<void>;
 }
 
-async function setUp(kind: "sqlite" | "postgres", words: number): Promise<Setup> {
+async function setUp(kind: "sqlite" | "postgres", words: number, extraEnv: Record<string, string> = {}): Promise<Setup> {
   const mock = await startMockUpstream();
   mock.handler = (req, res) =>
     chatStream(
@@ -111,7 +116,7 @@ async function setUp(kind: "sqlite" | "postgres", words: number): Promise<Setup>
     database,
     mock,
     dir,
-    env: { ...database.env, GATEWAY_CONFIG: join(dir, "gateway.config.yaml") },
+    env: { ...database.env, GATEWAY_CONFIG: join(dir, "gateway.config.yaml"), ...extraEnv },
     store,
     close: async () => {
       killAll();
@@ -135,8 +140,8 @@ async function usageCharges(store: Store, accountId: string): Promise<Map<string
 
 for (const kind of DATABASE_KINDS) {
   describe(`gateway serve --workers 2 on ${kind}`, () => {
-    it("replaces a worker killed mid-stream; the sweeper releases its holds; each finished stream is charged once", { timeout: 120_000 }, async () => {
-      const setup = await setUp(kind, 30);
+    it("replaces a worker killed mid-stream; a live worker releases its holds once its liveness ran out; each finished stream is charged once", { timeout: 120_000 }, async () => {
+      const setup = await setUp(kind, 30, { [TEST_HOLD_LIVENESS_VARIABLE]: String(HOLD_LIVENESS_MS) });
       const START = 1_000_000_000n;
       const account = await setup.store.accounts.create({ email: `sigkill-${kind}@example.com`, tier: "standard", balance: START });
       const { raw } = await setup.store.keys.create({ accountId: account.id });
@@ -146,7 +151,26 @@ for (const kind of DATABASE_KINDS) {
         expect(workerPids(gateway).size).toBe(2);
         const streams = await openStreamsInTurn(gateway.baseUrl, raw, 4);
         const victim = workerPids(gateway).get(1)!;
+        // Every hold in flight names its worker's liveness row; two workers, two rows.
+        const holders = new Set((await setup.store.db.selectFrom("holds").select("holder").where("account_id", "=", account.id).execute()).map((h) => h.holder));
+        expect(holders.size).toBe(2);
+        expect(holders.has(null)).toBe(false);
         process.kill(victim, "SIGKILL");
+        const killedAt = Date.now();
+        // The dead worker's holds do not wait for their 15-minute expiry: once its liveness row has run
+        // out (the lease), a live worker's next sweep gives their reservation back. Timed from the kill
+        // (the holds taken before it: the live worker's own streams end within 3 s); the bound is the
+        // lease and one sweep, with room for a loaded machine.
+        const releaseBound = HOLD_LIVENESS_MS * 2 + 8_000;
+        const holdsBeforeKill = () => setup.store.db.selectFrom("holds").select("id").where("account_id", "=", account.id).where("created_at", "<=", BigInt(killedAt)).execute();
+        const releasedIn = waitFor(
+          async () => (await holdsBeforeKill()).length === 0,
+          releaseBound,
+          () => `the killed worker's holds were not released within ${releaseBound / 1000}s of its death`,
+        ).then(
+          () => Date.now() - killedAt,
+          (error: unknown) => error as Error,
+        );
         const ends = await Promise.all(streams.map((s) => s.ended));
         const finished = streams.filter((_, i) => !ends[i]!.broken && ends[i]!.text.trimEnd().endsWith("data: [DONE]"));
         const broken = streams.filter((_, i) => ends[i]!.broken);
@@ -166,15 +190,13 @@ for (const kind of DATABASE_KINDS) {
         const afterEnds = await Promise.all(after.map((s) => s.ended));
         for (const end of afterEnds) expect(end.broken).toBe(false);
 
-        // The dead worker's holds stay until they expire; expire them now (instead of in 15 minutes)
-        // and a live worker's sweeper (every 30 s) gives their reservation back.
-        const held = (await setup.store.accounts.get(account.id))!.held;
-        expect(held > 0n).toBe(true);
-        await setup.store.db.updateTable("holds").set({ expires_at: 0n }).where("account_id", "=", account.id).execute();
+        const released = await releasedIn;
+        if (released instanceof Error) throw released;
+        expect(released).toBeLessThan(releaseBound);
         await waitFor(
           async () => (await setup.store.accounts.get(account.id))!.held === 0n,
-          45_000,
-          () => "the sweeper did not release the killed worker's holds",
+          10_000,
+          () => "holds left after the last streams",
         );
         const keys = await setup.store.keys.listByAccount(account.id);
         expect(keys.map((k) => k.held)).toEqual([0n]);
@@ -204,6 +226,7 @@ for (const kind of DATABASE_KINDS) {
         const gateway = await startGateway(setup.dir, setup.env, { workers: 2 });
         await waitUntilServing(gateway);
         const streams = await openStreamsInTurn(gateway.baseUrl, raw, 4);
+        expect(await setup.store.db.selectFrom("gateway_processes").select("holder").execute()).toHaveLength(2);
         gateway.child.kill("SIGTERM");
         // As a service manager or `timeout` does, the whole process group is signalled too: each
         // worker then gets SIGTERM twice (its own and the primary's) and must keep draining.
@@ -232,6 +255,8 @@ for (const kind of DATABASE_KINDS) {
         const charges = await usageCharges(setup.store, account.id);
         expect([...charges.keys()].sort()).toEqual(streams.map((s) => s.requestId).sort());
         expect((await setup.store.accounts.get(account.id))!.held).toBe(0n);
+        // Each worker removed its liveness row once its holds were settled (ADR 0054).
+        expect(await setup.store.db.selectFrom("gateway_processes").select("holder").execute()).toEqual([]);
       } finally {
         await setup.close();
       }
