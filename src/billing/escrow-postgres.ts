@@ -193,12 +193,16 @@ export class PostgresEscrow {
       .finally(() => (slice.busy = null));
   }
 
-  /** Gives the slice back down to `keep`; counted before it is sent. */
+  /**
+   * Gives the slice back down to `keep`; counted before it is sent. With requests in flight, as the
+   * amount beyond them (a settlement of one of them may commit first and take its share out).
+   */
   #trim(accountId: string, keep: bigint): Promise<void> {
     const slice = this.#slice(accountId);
     if (slice.busy !== null) return slice.busy;
-    if (slice.amount > keep) slice.amount = keep;
-    slice.busy = this.#escrowOp(accountId, keep, true, this.now(), 0n)
+    const give = slice.amount > keep ? slice.amount - keep : 0n;
+    slice.amount -= give;
+    slice.busy = this.#escrowOp(accountId, keep, true, this.now(), 0n, keep === 0n ? undefined : give)
       .then(() => undefined)
       .catch(() => undefined)
       .finally(() => {
@@ -209,9 +213,19 @@ export class PostgresEscrow {
   }
 
   /** `least`: a refill only when half of what is available covers this (the triggering request's amount). */
-  #escrowOp(accountId: string, want: bigint, trim: boolean, now: number, least: bigint): Promise<PgAnswer> {
+  #escrowOp(accountId: string, want: bigint, trim: boolean, now: number, least: bigint, give?: bigint): Promise<PgAnswer> {
     const expires = (now + this.#leaseMs).toString();
-    const op = { k: "escrow", account: accountId, holder: this.holder, want: want.toString(), least: least.toString(), now: now.toString(), expires, trim: trim ? 1 : 0 } as const;
+    const op = {
+      k: "escrow",
+      account: accountId,
+      holder: this.holder,
+      want: want.toString(),
+      least: least.toString(),
+      now: now.toString(),
+      expires,
+      trim: trim ? 1 : 0,
+      ...(give !== undefined && { give: give.toString() }),
+    } as const;
     return this.batcher.call(op, accountId, AFTER_KEYS);
   }
 
@@ -234,7 +248,8 @@ export class PostgresEscrow {
         // Gone (its lease ran out and the sweeper gave it back): nothing of it is left to admit from.
         if (row === undefined) slice.amount = 0n;
         if (row === undefined && slice.amount === 0n && slice.outstanding === 0n && now - slice.lastUse > this.#idleMs) this.#slices.delete(accountId);
-        else if (row !== undefined && row.recall === 1) void this.#trim(accountId, slice.outstanding);
+        // A recall, or one answered while a request was in flight that has since been released: what it no longer needs goes back.
+        else if (row !== undefined && (row.recall === 1 || (row.recall === 2 && slice.amount > slice.outstanding))) void this.#trim(accountId, slice.outstanding);
         else if (now - slice.lastUse > this.#idleMs && slice.outstanding === 0n) void this.#trim(accountId, 0n);
         else if (row !== undefined && Number(row.expires_at) - now < this.#leaseMs / 2) renew.push(accountId);
       }

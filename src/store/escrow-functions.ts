@@ -4,13 +4,15 @@
 // mirrors, so held_nano always equals the holds plus the slices out, and a slice only ever comes
 // out of balance - held: the account cannot go below zero by it.
 //
-// The escrow operation (fields: account, holder, want, least, now, expires, trim, expired_before):
+// The escrow operation (fields: account, holder, want, least, now, expires, trim, give, expired_before):
 //   trim false: a refill, up to `want` in all, taking at most half of what is available (so that one
 //     holder never takes the last of the balance), nothing when that half is less than `least` (one
 //     request's amount: near the end of a balance every admission is central and exact), while a
 //     recall is pending, or when the account is not plain (suspended, or a monthly budget: central);
-//   trim true: give back down to `want` (what the holder's requests in flight still need; 0: all),
-//     answering a recall. With expired_before (the sweeper): only when the lease has run out.
+//   trim true: give back down to `want` (0: all), or, with `give`, that much: what the holder counts
+//     beyond its requests in flight (a settlement committed just before the trim already took its
+//     hold's amount out, so "down to" would strand that much in a recalled slice). Answers a recall.
+//     With expired_before (the sweeper): only when the lease has run out.
 // A settlement of a hold admitted from a slice (field escrow: the holder, escrow_amount: the hold's
 // amount) takes that amount out of the slice and out of held_nano, after its ledger row was written.
 // A refusal for the balance asks the other slices back (recall 1) and answers how many are pending:
@@ -39,6 +41,7 @@ export const ESCROW_OP = `
       end if;
       e_new := (op->>'want')::bigint;
       if (op->>'trim')::boolean then
+        if op ? 'give' then e_new := e_amount - least(e_amount, (op->>'give')::bigint); end if;
         e_new := greatest(0, least(e_new, e_amount));
         if e_recall = 1 then e_recall := 2; end if;
       elsif e_recall = 1 or a_status <> 'active' or a_budget is not null or a_token_budget is not null

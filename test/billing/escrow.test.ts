@@ -125,6 +125,26 @@ for (const kind of DATABASE_KINDS) {
       await own[0]!.release(central);
     });
 
+    it("a give-back that follows a settlement in the same batch strands nothing in the slice", async () => {
+      const own = new StoreBilling(stores[0]!.handle, { escrow: ESCROW });
+      const accountId = await makeAccount(store, { balance: 10_000_000_000n });
+      const keyId = await makeKey(store, accountId);
+      await own.settle(await own.admit(admission(accountId, keyId)), usage(1000, 100), "mock");
+      await until(async () => (await escrowRows(store, accountId)).length === 1);
+      const first = await own.admit(admission(accountId, keyId));
+      const second = await own.admit(admission(accountId, keyId));
+      expect(await holdsSum(store, accountId)).toBe(0n); // both from the slice
+      // The settlement and the give-back at shutdown go in one batch, the settlement first: the
+      // give-back must not keep the settled hold's share (it did: "down to the two in flight").
+      const settling = own.settle(first, usage(1000, 100), "mock");
+      await own.close();
+      await settling;
+      await own.settle(second, usage(1000, 100), "mock");
+      const slices = (await escrowRows(store, accountId)).reduce((sum, row) => sum + row.amount_nano, 0n);
+      expect(slices).toBe(0n);
+      expect(await accountRow(store, accountId)).toEqual({ balance_nano: 10_000_000_000n - 3n * COST, held_nano: 0n });
+    });
+
     it("a holder that stops (its process died) has its slice given back by the sweeper once the lease ran out", async () => {
       const dying = await openTestStore(database);
       const holder = new StoreBilling(dying.handle, { escrow: { ...ESCROW, leaseMs: 1_000 } });
