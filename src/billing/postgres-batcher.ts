@@ -101,10 +101,17 @@ export class PostgresBatcher {
       answers = (result.rows[0] as { answers?: unknown } | undefined)?.answers;
     } catch (error) {
       // Unreachable (down, restarting, cut off, timed out): running each operation again on its own
-      // would wait out the timeouts once per operation, one after another, while the queue behind
-      // them waits too. Each fails at once; the outcome of one whose answer was lost is settled by
-      // the caller (settlement is idempotent by request id, a release changes nothing twice).
-      if (batch.length === 1 || isDatabaseUnreachable(error)) {
+      // would wait out the timeouts once per operation, one after another. Each fails at once; the
+      // outcome of one whose answer was lost is settled by the caller (settlement is idempotent by
+      // request id, a release changes nothing twice). So do the operations queued behind the batch:
+      // sent next, each would wait out a timeout of its own after this one (a request to a host cut
+      // off from the database waited twice the query timeout, and was answered late when the cut
+      // healed meanwhile). Never sent, they changed nothing; decision 0053.
+      if (isDatabaseUnreachable(error)) {
+        for (const item of [...batch, ...this.#queue.splice(0)]) item.reject(error);
+        return;
+      }
+      if (batch.length === 1) {
         for (const item of batch) item.reject(error);
         return;
       }

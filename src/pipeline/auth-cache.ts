@@ -35,6 +35,8 @@ export class AuthCache {
   readonly #inflight = new Map<string, Promise<Principal | null>>();
   #lastEventSeq = -1n;
   #timer: NodeJS.Timeout | undefined;
+  /** The timer's poll under way: the next tick skips rather than queue a second one behind it. */
+  #polling: Promise<void> | undefined;
 
   /** The gateway's clock (epoch ms); tests inject one. Judges key expiry, not the cache's own TTLs. */
   readonly now: () => number;
@@ -95,7 +97,14 @@ export class AuthCache {
   async start(): Promise<void> {
     this.#lastEventSeq = await latestSeq(this.store.db);
     await this.tagBudgets.reload();
-    this.#timer = setInterval(() => void this.poll().catch(() => undefined), AUTH_EVENT_POLL_MS);
+    // While the database is out of reach each poll waits out a timeout (decision 0049): polls one
+    // behind the other would hold a pooled connection each, and leave none to the requests.
+    this.#timer = setInterval(() => {
+      if (this.#polling !== undefined) return;
+      this.#polling = this.poll()
+        .catch(() => undefined)
+        .finally(() => (this.#polling = undefined));
+    }, AUTH_EVENT_POLL_MS);
     this.#timer.unref();
   }
 

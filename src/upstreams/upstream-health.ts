@@ -46,6 +46,7 @@ export class UpstreamHealth {
   /** Told when this process opens a breaker (the upstream.breaker_open alert); never awaited. */
   onOpened: ((scope: string, openedUntil: number) => void) | null = null;
   #pollTimer: NodeJS.Timeout | undefined;
+  #polling: Promise<void> | undefined;
   #windowTimer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -124,7 +125,14 @@ export class UpstreamHealth {
   /** Reads the current shared state, then follows it; writes the windows of busy scopes. */
   async start(): Promise<void> {
     await this.poll();
-    this.#pollTimer = setInterval(() => void this.poll().catch((err: unknown) => this.logger.warn({ err }, "reading upstream health failed")), BREAKER_POLL_MS);
+    // One poll at a time: while the database is out of reach each waits out a timeout (decision
+    // 0049), and polls one behind the other would hold a pooled connection each.
+    this.#pollTimer = setInterval(() => {
+      if (this.#polling !== undefined) return;
+      this.#polling = this.poll()
+        .catch((err: unknown) => this.logger.warn({ err }, "reading upstream health failed"))
+        .finally(() => (this.#polling = undefined));
+    }, BREAKER_POLL_MS);
     this.#windowTimer = setInterval(() => void this.writeWindows(), WINDOW_WRITE_MS);
     this.#pollTimer.unref();
     this.#windowTimer.unref();

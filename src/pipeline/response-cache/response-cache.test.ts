@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { hitPriceBasisPoints } from "../../config/cache-settings.js";
+import { hitPriceBasisPoints, type CacheSettings } from "../../config/cache-settings.js";
+import type { CacheSetting, CacheSettingsStore } from "../../store/cache-settings-store.js";
 import { MemoryBackend } from "./backends.js";
 import { cacheKey } from "./cache-key.js";
-import { hitCost } from "./response-cache.js";
+import { hitCost, ResponseCache } from "./response-cache.js";
 
 describe("the memory backend", () => {
   it("stays within its byte bound, the least recently used leaving first, and counts evictions", async () => {
@@ -79,5 +80,43 @@ describe("the cache key", () => {
       cacheKey("p:", { ...base, accountId: null, body }),
     ];
     expect(new Set([key, ...variants]).size).toBe(variants.length + 1);
+  });
+});
+
+describe("the settings read of a request's key", () => {
+  const settings = { minTtlSeconds: 1, maxTtlSeconds: 3600, allowGatewayScope: false } as CacheSettings;
+  const subjects = { keyId: "key_1", workspaceId: null };
+  /** A settings store whose reads fail with `error` (or answer one setting), counting them. */
+  const storeThat = (error: Error | null) => {
+    const reads: string[][] = [];
+    const store = {
+      read: async (subjectsRead: readonly string[]) => {
+        reads.push([...subjectsRead]);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        if (error) throw error;
+        return new Map<string, CacheSetting>([[subjectsRead[0]!, { ttlSeconds: 60, scope: "account", updatedAt: 1 }]]);
+      },
+    };
+    return { store: store as unknown as CacheSettingsStore, reads };
+  };
+
+  it("is shared by the requests of one key that come while it is under way", async () => {
+    const { store, reads } = storeThat(null);
+    const cache = new ResponseCache(new MemoryBackend(1000), store, () => undefined);
+    const policies = await Promise.all([cache.policyFor(subjects, settings), cache.policyFor(subjects, settings), cache.policyFor(subjects, settings)]);
+    expect(policies).toEqual([0, 1, 2].map(() => ({ ttlSeconds: 60, scope: "account" })));
+    expect(reads).toHaveLength(1);
+  });
+
+  it("fails the request when the database is out of reach, and serves it without the cache on other errors", async () => {
+    const errors: unknown[] = [];
+    const unreachable = storeThat(new Error("Query read timeout"));
+    const cut = new ResponseCache(new MemoryBackend(1000), unreachable.store, (error) => errors.push(error));
+    await expect(cut.policyFor(subjects, settings)).rejects.toThrow("Query read timeout");
+    const broken = storeThat(Object.assign(new Error("relation does not exist"), { code: "42P01" }));
+    const other = new ResponseCache(new MemoryBackend(1000), broken.store, (error) => errors.push(error));
+    expect(await other.policyFor(subjects, settings)).toBeNull();
+    expect(errors).toHaveLength(1);
+    expect(other.counts().errors).toBe(1);
   });
 });

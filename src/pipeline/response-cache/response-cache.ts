@@ -2,10 +2,13 @@
 // its workspace's setting, read from the database and kept a few seconds per key), entries read and
 // written through a backend (backends.ts), and the counts the metrics report. Every backend failure
 // is counted and becomes a miss (a read) or nothing stored (a write): the cache never fails a request.
+// A database that cannot be reached for the settings does (decision 0053): the admission after the
+// read needs the same database, and would only add a timeout of its own to the request's wait.
 import type { CacheSettings } from "../../config/cache-settings.js";
 import type { Usage } from "../../core/usage.js";
 import type { ClientFrame } from "../../upstreams/plan.js";
 import { cacheSubject, type CacheScope, type CacheSettingsStore, type CacheSetting } from "../../store/cache-settings-store.js";
+import { isDatabaseUnreachable } from "../../store/db-errors.js";
 import type { CacheBackend } from "./backends.js";
 
 /** What a request's cache use is: how long its answer is kept and who may be served it. */
@@ -33,6 +36,10 @@ export interface CacheSubjects {
 export class ResponseCache {
   readonly #counts: Record<CacheEvent, number> = { hits: 0, misses: 0, stores: 0, errors: 0, too_large: 0 };
   readonly #settings = new Map<string, { setting: CacheSetting | null; until: number }>();
+  /** The settings reads under way, by key id: concurrent requests of one key share one read. */
+  readonly #reading = new Map<string, Promise<CacheSetting | null>>();
+  /** Counts forget() calls: a read begun before one is not remembered after it. */
+  #generation = 0;
 
   constructor(
     readonly backend: CacheBackend,
@@ -62,6 +69,8 @@ export class ResponseCache {
   /** Forgets what this process read of a key's settings (an admin change here applies at once). */
   forget(): void {
     this.#settings.clear();
+    this.#reading.clear();
+    this.#generation += 1;
   }
 
   async lookup(key: string): Promise<CacheEntry | null> {
@@ -102,9 +111,21 @@ export class ResponseCache {
   }
 
   async #settingOf(subjects: CacheSubjects): Promise<CacheSetting | null> {
-    const now = this.now();
     const remembered = this.#settings.get(subjects.keyId);
-    if (remembered !== undefined && remembered.until > now) return remembered.setting;
+    if (remembered !== undefined && remembered.until > this.now()) return remembered.setting;
+    let reading = this.#reading.get(subjects.keyId);
+    if (reading === undefined) {
+      const read: Promise<CacheSetting | null> = this.#readSetting(subjects).finally(() => {
+        if (this.#reading.get(subjects.keyId) === read) this.#reading.delete(subjects.keyId);
+      });
+      this.#reading.set(subjects.keyId, (reading = read));
+    }
+    return reading;
+  }
+
+  async #readSetting(subjects: CacheSubjects): Promise<CacheSetting | null> {
+    const now = this.now();
+    const generation = this.#generation;
     const keySubject = cacheSubject("key", subjects.keyId);
     const workspaceSubject = subjects.workspaceId === null ? null : cacheSubject("workspace", subjects.workspaceId);
     let setting: CacheSetting | null;
@@ -112,10 +133,13 @@ export class ResponseCache {
       const rows = await this.store.read(workspaceSubject === null ? [keySubject] : [keySubject, workspaceSubject]);
       setting = rows.get(keySubject) ?? (workspaceSubject === null ? undefined : rows.get(workspaceSubject)) ?? null;
     } catch (error) {
+      // The database is out of reach: the request fails now with its 503 (see the top).
+      if (isDatabaseUnreachable(error)) throw error;
       // The settings could not be read: no cache for this request (it is served as without one).
       this.#failed(error);
       return null;
     }
+    if (generation !== this.#generation) return setting;
     if (this.#settings.size >= MAX_REMEMBERED_KEYS) this.#settings.clear();
     this.#settings.set(subjects.keyId, { setting, until: now + SETTINGS_TTL_MS });
     return setting;
