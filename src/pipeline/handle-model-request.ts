@@ -87,7 +87,8 @@ export async function handleModelRequest(services: PipelineServices, format: Cli
     },
   };
   const cached = await lookUpAnswer(services, request, reply, { route: format.route, modelId: model.id, body, delivery: plan.stream ? "stream" : "buffered" });
-  if (cached?.entry) return serveHit(services, request, reply, metered, cached.entry, format);
+  // A client gone meanwhile is not served a hit it would be charged for: openMeteredCall returns null.
+  if (cached?.entry && !cancellation.aborted) return serveHit(services, request, reply, metered, cached.entry, format);
   const call = await openMeteredCall(services, metered);
   if (call === null) {
     // The client went away: nothing held, nobody to answer.

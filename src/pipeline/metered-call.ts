@@ -25,6 +25,7 @@ import type { RoutingGroup } from "../core/catalog.js";
 import { Cancellation } from "../core/cancellation.js";
 import type { Usage } from "../core/usage.js";
 import { ClientAbortedError } from "../upstreams/upstream-client.js";
+import { isClientGone } from "./client-departure.js";
 import { forward, type ForwardRequest, type Forwarded, type ForwardServices } from "./forward.js";
 import { forwardToGroup, type PlanFor } from "./routing.js";
 import type { PipelineServices } from "./services.js";
@@ -113,6 +114,8 @@ async function releaseHold(billing: MeteringServices["billing"], hold: Hold, tra
  * the forward's failure after releasing the hold; null when the client went away (hold released).
  */
 export async function openMeteredCall(services: MeteringServices, request: MeteredRequest): Promise<MeteredCall | null> {
+  // Gone while its body was read or checked: nothing to hold, nothing to forward.
+  if (request.signal.aborted) return null;
   const { admission } = request;
   const group = admission.model.group;
   const { hold: admitted, clampedOutputTokens } = request.trace === undefined ? await admit(services, request) : await tracedAdmit(services, request, request.trace);
@@ -214,9 +217,13 @@ function dearestDeployment(admission: AdmissionRequest, group: RoutingGroup): Ad
   return dearest;
 }
 
-/** Aborted when the client closes the connection before its response finished. */
+/** Aborted when the client closes the connection before its response finished, at once when it already has. */
 export function cancelOnClientClose(reply: FastifyReply): Cancellation {
   const cancellation = new Cancellation();
+  if (isClientGone(reply.request.raw.socket)) {
+    cancellation.abort();
+    return cancellation;
+  }
   reply.raw.once("close", () => {
     if (!reply.raw.writableFinished) cancellation.abort();
   });
