@@ -3,8 +3,8 @@
 // meanwhile, its complete request and its close then arriving together. Such a request is stopped
 // before its body is read: nothing forwarded, nothing held, nothing charged; recorded as a 499.
 import type { Socket } from "node:net";
-import { setImmediate as nextTurn } from "node:timers/promises";
 import type { FastifyReply, FastifyRequest } from "fastify";
+import { Cancellation } from "../core/cancellation.js";
 import { recordClientGone, type RequestRecorders } from "./request-context.js";
 
 /**
@@ -16,15 +16,53 @@ export function isClientGone(socket: Socket | null | undefined): boolean {
 }
 
 /**
- * For a billed route's onRequest, after authentication (the 499 then names its key). Waits one
- * event-loop turn first: the close that arrived with the request is read only after everything the
- * request started without waiting for I/O (SQLite's admission included) would have run, the
- * upstream request already sent. After this check, nothing waits before the body is read, which
- * Fastify would otherwise wait for forever from a connection that closed in between.
+ * Resolves in the check phase after the next poll phase: a read that did not fill libuv's buffer
+ * ends the socket's reads for that poll, so a FIN that came with the request is read at the next.
+ */
+function afterNextPoll(): Promise<void> {
+  return new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
+}
+
+/**
+ * For a billed route's onRequest, after authentication (the 499 then names its key). Without the
+ * wait, everything the request starts without I/O (SQLite's admission included) would run before
+ * the close is read, the upstream request sent; it costs about 2 µs of CPU. After this check nothing
+ * waits before the body is read, which Fastify would otherwise wait for forever on a connection
+ * closed in between.
  */
 export async function stopIfClientGone(request: FastifyRequest, reply: FastifyReply, recorders: RequestRecorders): Promise<void> {
-  await nextTurn();
+  await afterNextPoll();
   if (!isClientGone(request.raw.socket)) return;
   recordClientGone(request, recorders);
   reply.hijack();
+}
+
+/**
+ * Aborted when the response closes unfinished; `aborted` also as soon as the client is gone, read
+ * from its connection when asked: a FIN closes the response only once Node has ended its side too.
+ */
+class ClientCancellation extends Cancellation {
+  readonly #socket: Socket;
+
+  constructor(socket: Socket) {
+    super();
+    this.#socket = socket;
+  }
+
+  override get aborted(): boolean {
+    return super.aborted || isClientGone(this.#socket);
+  }
+}
+
+/** Aborted when the client closes the connection before its response finished, at once when it already has. */
+export function cancelOnClientClose(reply: FastifyReply): Cancellation {
+  const cancellation = new ClientCancellation(reply.request.raw.socket);
+  if (cancellation.aborted) {
+    cancellation.abort();
+    return cancellation;
+  }
+  reply.raw.once("close", () => {
+    if (!reply.raw.writableFinished) cancellation.abort();
+  });
+  return cancellation;
 }

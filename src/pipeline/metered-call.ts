@@ -22,10 +22,8 @@ import { coveredOutputTokens } from "../billing/clamping.js";
 import { projectCost } from "../billing/pricing.js";
 import type { AdmissionRequest, AdmitOptions, Charge, Hold } from "../billing/types.js";
 import type { RoutingGroup } from "../core/catalog.js";
-import { Cancellation } from "../core/cancellation.js";
 import type { Usage } from "../core/usage.js";
 import { ClientAbortedError } from "../upstreams/upstream-client.js";
-import { isClientGone } from "./client-departure.js";
 import { forward, type ForwardRequest, type Forwarded, type ForwardServices } from "./forward.js";
 import { forwardToGroup, type PlanFor } from "./routing.js";
 import type { PipelineServices } from "./services.js";
@@ -132,6 +130,8 @@ export async function openMeteredCall(services: MeteringServices, request: Meter
   };
   let upstream: Forwarded;
   try {
+    // Gone during the admission: released below, nothing sent.
+    if (request.signal.aborted) throw new ClientAbortedError("the client went away");
     if (clampedOutputTokens !== null && request.clamp) forwarded = { ...forwarded, ...(await request.clamp.limitOutput(clampedOutputTokens)) };
     if (group) {
       if (!forwarded.planFor) throw new Error(`model ${admission.model.id} is a routing group: planFor is required`);
@@ -215,19 +215,6 @@ function dearestDeployment(admission: AdmissionRequest, group: RoutingGroup): Ad
     }
   }
   return dearest;
-}
-
-/** Aborted when the client closes the connection before its response finished, at once when it already has. */
-export function cancelOnClientClose(reply: FastifyReply): Cancellation {
-  const cancellation = new Cancellation();
-  if (isClientGone(reply.request.raw.socket)) {
-    cancellation.abort();
-    return cancellation;
-  }
-  reply.raw.once("close", () => {
-    if (!reply.raw.writableFinished) cancellation.abort();
-  });
-  return cancellation;
 }
 
 /** Records each attempt's number on the log line and in the x-gateway-attempts header. */
