@@ -122,7 +122,8 @@ const MAX_WORKERS = 256;
  * The default worker count: on SQLite the count that measured fastest (2 on a quiet 16-core
  * machine: 1, 2, 4, 8 workers gave 3,615, 5,146, 4,568 and 3,633 req/s, every worker contending for
  * SQLite's one writer; the primary as the one billing writer, decision 0047, measured worse on 2
- * cores and is opt-in); on PostgreSQL one per core.
+ * cores and is opt-in); on PostgreSQL one per core (the billing of different accounts runs in
+ * parallel there). docs/operations.md, "How many workers".
  */
 export function defaultWorkers(sqlite: boolean, cores = availableParallelism()): number {
   return sqlite ? Math.min(SQLITE_DEFAULT_WORKERS, cores) : cores;

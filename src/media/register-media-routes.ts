@@ -4,9 +4,10 @@
 // authenticate before the body is read, like every /v1 route. The video upload is registered in its
 // own Fastify scope so the multipart parser (the OpenAI SDK uploads video requests as
 // multipart/form-data) applies to that route only.
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { RouteContext } from "../http/route-context.js";
 import { authenticate } from "../pipeline/authenticate.js";
+import { stopIfClientGone } from "../pipeline/client-departure.js";
 import { registerGeminiRoutes } from "../http/routes/gemini.js";
 import { handleEmbeddings } from "./embeddings/handle-embeddings.js";
 import { handleGeminiEmbeddings } from "./embeddings/gemini-embeddings.js";
@@ -20,8 +21,9 @@ export function registerMediaRoutes(app: FastifyInstance, ctx: RouteContext): vo
   const { authCache } = ctx.pipeline;
   const tasks = new VideoTaskService(ctx.live, ctx.logger);
   // Submits bill, and admission reads the standing again; polls and downloads read it afresh.
-  const onRequest = async (request: FastifyRequest) => {
+  const onRequest = async (request: FastifyRequest, reply: FastifyReply) => {
     await authenticate(request, authCache, "cached");
+    await stopIfClientGone(request, reply, request.snapshot.pipeline);
   };
   const onUnbilledRequest = async (request: FastifyRequest) => {
     await authenticate(request, authCache, "exact");

@@ -18,7 +18,8 @@ import { countTokensRequestSchema } from "../formats/request-schemas.js";
 import { geminiCountTokensRequestSchema } from "../formats/gemini/request-schema.js";
 import { forward, type Forwarded } from "./forward.js";
 import { requestedModel } from "./admission.js";
-import { cancelOnClientClose, countAttempts } from "./metered-call.js";
+import { countAttempts } from "./metered-call.js";
+import { cancelOnClientClose } from "./client-departure.js";
 import type { PipelineServices } from "./services.js";
 import { upstreamError } from "./upstream-errors.js";
 

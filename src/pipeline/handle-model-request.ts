@@ -20,7 +20,8 @@ import type { ClientFormat } from "../formats/client-format.js";
 import type { FrameEncoder } from "./relay.js";
 import { checkOutputTokenLimits } from "../formats/fields.js";
 import { admissionFor, requestedModel } from "./admission.js";
-import { cancelOnClientClose, openMeteredCall, type MeteredCall, type MeteredRequest } from "./metered-call.js";
+import { openMeteredCall, type MeteredCall, type MeteredRequest } from "./metered-call.js";
+import { cancelOnClientClose } from "./client-departure.js";
 import { lookUpAnswer, storableFrames, storeAnswer, type CacheLookup } from "./response-cache/cache-stage.js";
 import { RecordingTranslator } from "./response-cache/recording-translator.js";
 import { serveHit } from "./response-cache/serve-hit.js";
@@ -87,7 +88,8 @@ export async function handleModelRequest(services: PipelineServices, format: Cli
     },
   };
   const cached = await lookUpAnswer(services, request, reply, { route: format.route, modelId: model.id, body, delivery: plan.stream ? "stream" : "buffered" });
-  if (cached?.entry) return serveHit(services, request, reply, metered, cached.entry, format);
+  // A client gone meanwhile is not served a hit it would be charged for: openMeteredCall returns null.
+  if (cached?.entry && !cancellation.aborted) return serveHit(services, request, reply, metered, cached.entry, format);
   const call = await openMeteredCall(services, metered);
   if (call === null) {
     // The client went away: nothing held, nobody to answer.

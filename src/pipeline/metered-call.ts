@@ -22,7 +22,6 @@ import { coveredOutputTokens } from "../billing/clamping.js";
 import { projectCost } from "../billing/pricing.js";
 import type { AdmissionRequest, AdmitOptions, Charge, Hold } from "../billing/types.js";
 import type { RoutingGroup } from "../core/catalog.js";
-import { Cancellation } from "../core/cancellation.js";
 import type { Usage } from "../core/usage.js";
 import { ClientAbortedError } from "../upstreams/upstream-client.js";
 import { forward, type ForwardRequest, type Forwarded, type ForwardServices } from "./forward.js";
@@ -113,6 +112,8 @@ async function releaseHold(billing: MeteringServices["billing"], hold: Hold, tra
  * the forward's failure after releasing the hold; null when the client went away (hold released).
  */
 export async function openMeteredCall(services: MeteringServices, request: MeteredRequest): Promise<MeteredCall | null> {
+  // Gone while its body was read or checked: nothing to hold, nothing to forward.
+  if (request.signal.aborted) return null;
   const { admission } = request;
   const group = admission.model.group;
   const { hold: admitted, clampedOutputTokens } = request.trace === undefined ? await admit(services, request) : await tracedAdmit(services, request, request.trace);
@@ -129,6 +130,8 @@ export async function openMeteredCall(services: MeteringServices, request: Meter
   };
   let upstream: Forwarded;
   try {
+    // Gone during the admission: released below, nothing sent.
+    if (request.signal.aborted) throw new ClientAbortedError("the client went away");
     if (clampedOutputTokens !== null && request.clamp) forwarded = { ...forwarded, ...(await request.clamp.limitOutput(clampedOutputTokens)) };
     if (group) {
       if (!forwarded.planFor) throw new Error(`model ${admission.model.id} is a routing group: planFor is required`);
@@ -212,15 +215,6 @@ function dearestDeployment(admission: AdmissionRequest, group: RoutingGroup): Ad
     }
   }
   return dearest;
-}
-
-/** Aborted when the client closes the connection before its response finished. */
-export function cancelOnClientClose(reply: FastifyReply): Cancellation {
-  const cancellation = new Cancellation();
-  reply.raw.once("close", () => {
-    if (!reply.raw.writableFinished) cancellation.abort();
-  });
-  return cancellation;
 }
 
 /** Records each attempt's number on the log line and in the x-gateway-attempts header. */

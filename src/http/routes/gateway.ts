@@ -1,9 +1,10 @@
 // The /v1 model routes (Google's /v1beta, gemini.ts, is registered with the media routes, which serve its
 // embedding methods): every one authenticates before its body is
 // read, then runs the pipeline.
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { RouteContext } from "../route-context.js";
 import { authenticate } from "../../pipeline/authenticate.js";
+import { stopIfClientGone } from "../../pipeline/client-departure.js";
 import type { ClientFormat } from "../../formats/client-format.js";
 import { chatFormat } from "../../formats/chat/chat-format.js";
 import { countMessagesTokens } from "../../pipeline/count-tokens.js";
@@ -16,8 +17,9 @@ export function registerGatewayRoutes(app: FastifyInstance, ctx: RouteContext): 
   // Shared by every config snapshot; the rest of the pipeline comes from the request's snapshot.
   const { authCache } = ctx.pipeline;
   // The model routes bill, and admission reads the standing again; the others read it afresh.
-  const onRequest = async (request: FastifyRequest) => {
+  const onRequest = async (request: FastifyRequest, reply: FastifyReply) => {
     await authenticate(request, authCache, "cached");
+    await stopIfClientGone(request, reply, request.snapshot.pipeline);
   };
   const onUnbilledRequest = async (request: FastifyRequest) => {
     await authenticate(request, authCache, "exact");

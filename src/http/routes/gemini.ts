@@ -10,6 +10,7 @@ import { GatewayError, invalidRequest } from "../../errors/catalogue.js";
 import { geminiFormat } from "../../formats/gemini/gemini-format.js";
 import { unknownModel, usableModels } from "../../pipeline/admission.js";
 import { authenticate, GOOGLE_API_KEY } from "../../pipeline/authenticate.js";
+import { stopIfClientGone } from "../../pipeline/client-departure.js";
 import { handleModelRequest } from "../../pipeline/handle-model-request.js";
 import { countGeminiTokens } from "../../pipeline/count-tokens.js";
 import type { GeminiModel } from "../../wire/gemini/types.js";
@@ -97,11 +98,12 @@ export function registerGeminiRoutes(app: FastifyInstance, ctx: RouteContext, em
   const { authCache } = ctx.pipeline;
   const rest = (request: FastifyRequest) => (request.params as Record<string, string | undefined>)["*"] ?? "";
   // The model routes bill (admission reads the standing again); counting and listing do not.
-  const onModelRequestUnder = (prefix: string) => async (request: FastifyRequest) => {
+  const onModelRequestUnder = (prefix: string) => async (request: FastifyRequest, reply: FastifyReply) => {
     const { action } = parseModelAction(rest(request));
     // One registered route serves five methods: the log, metrics and traces name each.
     request.meter.route = `${prefix}/{model}:${action}`;
     await authenticate(request, authCache, action === "countTokens" ? "exact" : "cached", GOOGLE_API_KEY);
+    if (action !== "countTokens") await stopIfClientGone(request, reply, request.snapshot.pipeline);
   };
   const onUnbilledRequest = async (request: FastifyRequest) => {
     await authenticate(request, authCache, "exact", GOOGLE_API_KEY);
