@@ -59,7 +59,7 @@ export class LocalSqliteBillingWrites implements SqliteBillingWrites {
 // they are; class instances do not, hence the error shapes below). A worker sends every operation it
 // issued in one event-loop turn in one message, and the owner answers every operation of a worker
 // that it committed in one turn in one message (TurnBatch below): per message, the pipe write and the
-// wake-up of the other process cost more than the encoding (bench/results/history/2026-11-29T1610-sqlite-ipc-batches.md).
+// wake-up of the other process cost more than the encoding (bench/results/history/2026-11-29T1616-sqlite-ipc-batches.md).
 
 /** One operation of a worker, with the id its answer carries. */
 export type BillingWriteRequest = { id: number } & (
