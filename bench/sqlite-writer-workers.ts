@@ -1,25 +1,32 @@
 // `node --import tsx bench/sqlite-writer-workers.ts [--pairs 4000] [--concurrency 24] [--workers 1,2,4] [--reps 3]`
 // The billing of N cluster workers on one SQLite file, without HTTP (ADR 0047): admission + settlement
-// pairs, `--concurrency` in flight in all (split over the workers), under two designs, alternating
+// pairs, `--concurrency` in flight in all (split over the workers), under three designs, alternating
 // in one run:
 //   own:     every worker commits its own pairs with its own SqliteWriter (contending for the lock);
 //   primary: every worker sends them to the cluster primary (RemoteSqliteBillingWrites over the IPC
-//            channel), which commits them all with one SqliteWriter.
+//            channel: one message per worker turn, one answer message per owner turn), which commits
+//            them all with one SqliteWriter;
+//   per-op:  the same with one message per operation and per answer (the first version, kept in
+//            bench/lib/per-operation-remote.ts for this comparison).
 // Prints, per design and worker count, the CPU of every process (workers and primary) per pair, the
-// wall time per pair and the write-lock retries; then the ratios primary / own per repetition.
+// wall time per pair, the write-lock retries and the IPC messages; then the ratios per repetition.
 import cluster from "node:cluster";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { StoreBilling } from "../src/billing/billing-store.js";
 import { RemoteSqliteBillingWrites } from "../src/billing/sqlite-billing-remote.js";
-import { answerBillingWrite, LocalSqliteBillingWrites, type BillingWriteAnswer, type BillingWriteRequest } from "../src/billing/sqlite-billing-writes.js";
+import { answerBillingWrite, BillingWriteAnswerer, LocalSqliteBillingWrites, type BillingAnswerBatch, type BillingWriteBatch } from "../src/billing/sqlite-billing-writes.js";
 import { openStore } from "../src/store/index.js";
 import { sqliteBusyRetries } from "../src/store/sqlite-writer.js";
 import { pairModel, runPairs } from "./lib/billing-pairs.js";
+import { PerOperationRemoteWrites, type BillingWriteAnswer, type BillingWriteRequest } from "./lib/per-operation-remote.js";
 
 const SECRET = "bench-secret-0123456789abcdefghijklmnop";
-type Design = "own" | "primary";
+/** Pairs each worker runs before it measures (their messages count in the per-pair figure). */
+const WARM_UP_PAIRS = 200;
+const DESIGNS = ["own", "per-op", "primary"] as const;
+type Design = (typeof DESIGNS)[number];
 type Job = { type: "job"; design: Design; pairs: number; concurrency: number; accountId: string; keyId: string };
 type Done = { type: "done"; cpuMicros: number; busyRetries: number };
 
@@ -30,17 +37,16 @@ async function worker(): Promise<void> {
   const dir = process.env.BENCH_DIR!;
   const model = pairModel(dir);
   const store = await openStore({ databaseUrl: null, sqlitePath: join(dir, "gw.db"), secret: SECRET, migrate: false });
-  let remote: RemoteSqliteBillingWrites | undefined;
-  process.on("message", (message: Job | BillingWriteAnswer) => {
-    if (message.type === "billing-answer") return remote?.onAnswer(message);
+  let remote: RemoteSqliteBillingWrites | PerOperationRemoteWrites | undefined;
+  const send = (message: BillingWriteBatch | BillingWriteRequest, failed: () => void) => process.send!(message, undefined, {}, (error: Error | null) => error && failed());
+  process.on("message", (message: Job | BillingAnswerBatch | BillingWriteAnswer) => {
+    if (message.type === "billing-answers") return remote instanceof RemoteSqliteBillingWrites && remote.onAnswers(message);
+    if (message.type === "billing-answer") return remote instanceof PerOperationRemoteWrites && remote.onAnswer(message);
     void (async () => {
-      remote =
-        message.design === "primary"
-          ? new RemoteSqliteBillingWrites((request, failed) => process.send!(request, undefined, {}, (error: Error | null) => error && failed()))
-          : undefined;
+      remote = message.design === "primary" ? new RemoteSqliteBillingWrites(send) : message.design === "per-op" ? new PerOperationRemoteWrites(send) : undefined;
       const billing = new StoreBilling(store.handle, remote === undefined ? {} : { sqliteWrites: remote });
       const subject = { billing, accountId: message.accountId, keyId: message.keyId, model };
-      await runPairs(subject, 200, message.concurrency); // warm-up
+      await runPairs(subject, WARM_UP_PAIRS, message.concurrency);
       const busyBefore = sqliteBusyRetries();
       const before = process.cpuUsage();
       await runPairs(subject, message.pairs, message.concurrency);
@@ -48,6 +54,8 @@ async function worker(): Promise<void> {
       process.send!({ type: "done", cpuMicros: cpu.user + cpu.system, busyRetries: sqliteBusyRetries() - busyBefore } satisfies Done);
     })();
   });
+  // Ended by the primary: exit normally, so that `node --cpu-prof` writes each worker's profile.
+  process.once("SIGTERM", () => process.exit(0));
   process.send!({ type: "ready" });
 }
 
@@ -73,15 +81,27 @@ async function primary(): Promise<void> {
   try {
     for (let rep = 1; rep <= reps; rep++) {
       for (const count of workerCounts) {
-        for (const design of rep % 2 === 1 ? (["own", "primary"] as const) : (["primary", "own"] as const)) {
+        for (const design of rep % 2 === 1 ? DESIGNS : [...DESIGNS].reverse()) {
           const account = await store.accounts.create({ email: `w${rep}-${count}-${design}@example.com`, tier: "standard", balance: 1_000_000_000_000_000n });
           const { key } = await store.keys.create({ accountId: account.id });
           const workers = Array.from({ length: count }, () => cluster.fork());
           await Promise.all(workers.map((w) => new Promise<void>((resolve) => w.once("message", () => resolve()))));
-          const onMessage = (w: (typeof workers)[number], message: BillingWriteRequest) => {
-            if (message.type === "billing-write") void answerBillingWrite(writes, message).then((answer) => w.isConnected() && w.send(answer));
-          };
-          for (const w of workers) w.on("message", (message: BillingWriteRequest) => onMessage(w, message));
+          let messages = 0;
+          for (const w of workers) {
+            const answerer = new BillingWriteAnswerer(writes, (answers) => {
+              messages += 1;
+              if (w.isConnected()) w.send(answers);
+            });
+            w.on("message", (message: BillingWriteBatch | BillingWriteRequest) => {
+              if (message.type === "billing-writes") {
+                messages += 1;
+                answerer.onRequests(message);
+              } else if (message.type === "billing-write") {
+                messages += 2;
+                void answerBillingWrite(writes, message).then((answer) => w.isConnected() && w.send({ type: "billing-answer", ...answer }));
+              }
+            });
+          }
           const busyBefore = sqliteBusyRetries();
           const ownBefore = process.cpuUsage();
           const started = process.hrtime.bigint();
@@ -106,16 +126,23 @@ async function primary(): Promise<void> {
           const perPair = cpu / pairs;
           results.set(`${count}-${design}`, [...(results.get(`${count}-${design}`) ?? []), perPair]);
           console.log(
-            `rep ${rep}, ${count} worker(s), writer ${design.padEnd(7)}: CPU ${perPair.toFixed(1)} µs/pair (all processes), wall ${(wallUs / pairs).toFixed(1)} µs/pair, lock retries ${busy}`,
+            `rep ${rep}, ${count} worker(s), writer ${design.padEnd(7)}: CPU ${perPair.toFixed(1)} µs/pair (all processes; the primary's ${((own.user + own.system) / pairs).toFixed(1)}), wall ${(wallUs / pairs).toFixed(1)} µs/pair, lock retries ${busy}, IPC messages/pair ${(messages / (pairs + WARM_UP_PAIRS * count)).toFixed(2)}`,
           );
         }
       }
     }
+    const ratios = (a: number[], b: number[]) => a.map((v, i) => (v / b[i]!).toFixed(2)).join(", ");
     for (const count of workerCounts) {
-      const own = results.get(`${count}-own`)!;
-      const shared = results.get(`${count}-primary`)!;
+      const [own, perOp, shared] = DESIGNS.map((design) => results.get(`${count}-${design}`)!);
+      const figures = DESIGNS.map(
+        (design) =>
+          `${design} ${results
+            .get(`${count}-${design}`)!
+            .map((v) => v.toFixed(0))
+            .join(", ")}`,
+      ).join("; ");
       console.log(
-        `${count} worker(s): CPU/pair own ${own.map((v) => v.toFixed(0)).join(", ")}; primary ${shared.map((v) => v.toFixed(0)).join(", ")}; primary/own per rep ${shared.map((v, i) => (v / own[i]!).toFixed(2)).join(", ")}`,
+        `${count} worker(s): CPU/pair ${figures}; per rep: primary/own ${ratios(shared!, own!)}; per-op/own ${ratios(perOp!, own!)}; primary/per-op ${ratios(shared!, perOp!)}`,
       );
     }
   } finally {

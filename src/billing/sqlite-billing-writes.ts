@@ -56,23 +56,54 @@ export class LocalSqliteBillingWrites implements SqliteBillingWrites {
 }
 
 // The IPC messages (node:cluster with serialization "advanced": bigints and plain objects travel as
-// they are; class instances do not, hence the error shapes below).
+// they are; class instances do not, hence the error shapes below). A worker sends every operation it
+// issued in one event-loop turn in one message, and the owner answers every operation of a worker
+// that it committed in one turn in one message (TurnBatch below): per message, the pipe write and the
+// wake-up of the other process cost more than the encoding (bench/results/history/2026-11-29T1616-sqlite-ipc-batches.md).
 
-/** Worker to writer owner. */
-export type BillingWriteRequest = { type: "billing-write"; id: number } & (
+/** One operation of a worker, with the id its answer carries. */
+export type BillingWriteRequest = { id: number } & (
   { op: "reserve"; reservation: AdmissionCore } | { op: "settle"; input: SettlementCore } | { op: "release"; holdId: string; expiredBefore: number | null }
 );
 
-/** An error as it crosses the channel: a gateway error keeps its type, details and headroom; any other its message and code. */
+/** Worker to writer owner: the operations of one turn. */
+export type BillingWriteBatch = { type: "billing-writes"; requests: BillingWriteRequest[] };
+
+/** An error as it crosses the channel: a gateway error keeps its type, details and headroom; every other its message and code. */
 export type WireError =
   { gateway: { type: ErrorType; message: string; details: ErrorDetails; headroom: Headroom | null | undefined } } | { failure: { message: string; code: string | undefined } };
 
 export type WireReserveAnswer = { status: TrafficStatus | null } | { refusal: WireError };
 
-/** Writer owner to worker. */
-export type BillingWriteAnswer = { type: "billing-answer"; id: number } & (
+/** The answer to one operation, after its transaction committed (or its error). */
+export type BillingWriteAnswer = { id: number } & (
   { reserved: WireReserveAnswer } | { settled: { replayCost: Nano | null } | null } | { released: boolean } | { error: WireError }
 );
+
+/** Writer owner to worker: the answers of one turn. */
+export type BillingAnswerBatch = { type: "billing-answers"; answers: BillingWriteAnswer[] };
+
+/** Collects items through the rest of this event-loop turn and hands them over together. */
+export class TurnBatch<T> {
+  #items: T[] = [];
+  readonly #deliver: (items: T[]) => void;
+
+  constructor(deliver: (items: T[]) => void) {
+    this.#deliver = deliver;
+  }
+
+  add(item: T): void {
+    // setImmediate, not a microtask: the callers' promise chains of this turn all join the batch.
+    if (this.#items.length === 0) setImmediate(() => this.#flush());
+    this.#items.push(item);
+  }
+
+  #flush(): void {
+    const items = this.#items;
+    this.#items = [];
+    this.#deliver(items);
+  }
+}
 
 export function toWireError(error: unknown): WireError {
   if (error instanceof GatewayError) {
@@ -91,23 +122,43 @@ export function fromWireError(wire: WireError): Error {
   return Object.assign(new Error(wire.failure.message), wire.failure.code === undefined ? {} : { code: wire.failure.code });
 }
 
-/** The writer owner's side: runs one request on `writes` and answers it (never throws). */
+/**
+ * The writer owner's side for one worker: runs the operations of each of its messages on `writes`
+ * (they join the writer's next group transaction) and sends their answers, each after its COMMIT,
+ * in one message per turn.
+ */
+export class BillingWriteAnswerer {
+  readonly #writes: SqliteBillingWrites;
+  readonly #outbox: TurnBatch<BillingWriteAnswer>;
+
+  /** `send` hands a message of answers to the worker (it must not throw). */
+  constructor(writes: SqliteBillingWrites, send: (batch: BillingAnswerBatch) => void) {
+    this.#writes = writes;
+    this.#outbox = new TurnBatch((answers) => send({ type: "billing-answers", answers }));
+  }
+
+  onRequests(batch: BillingWriteBatch): void {
+    for (const request of batch.requests) void answerBillingWrite(this.#writes, request).then((answer) => this.#outbox.add(answer));
+  }
+}
+
+/** Runs one operation on `writes` and answers it (never throws). */
 export async function answerBillingWrite(writes: SqliteBillingWrites, request: BillingWriteRequest): Promise<BillingWriteAnswer> {
   const id = request.id;
   try {
     switch (request.op) {
       case "reserve": {
         const answer = await writes.reserve(request.reservation);
-        return { type: "billing-answer", id, reserved: "refusal" in answer ? { refusal: toWireError(answer.refusal) } : answer };
+        return { id, reserved: "refusal" in answer ? { refusal: toWireError(answer.refusal) } : answer };
       }
       case "settle": {
         const replay = await writes.settle(request.input);
-        return { type: "billing-answer", id, settled: replay === undefined ? null : { replayCost: replay.recordedCost ?? null } };
+        return { id, settled: replay === undefined ? null : { replayCost: replay.recordedCost ?? null } };
       }
       case "release":
-        return { type: "billing-answer", id, released: await writes.release(request.holdId, request.expiredBefore ?? undefined) };
+        return { id, released: await writes.release(request.holdId, request.expiredBefore ?? undefined) };
     }
   } catch (error) {
-    return { type: "billing-answer", id, error: toWireError(error) };
+    return { id, error: toWireError(error) };
   }
 }

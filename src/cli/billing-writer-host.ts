@@ -5,7 +5,7 @@
 // themselves (WAL readers do not wait for the writer) and write everything else (request log, admin,
 // sessions) through their own connections, as several processes always could.
 import type { Worker } from "node:cluster";
-import { answerBillingWrite, LocalSqliteBillingWrites, type BillingWriteRequest } from "../billing/sqlite-billing-writes.js";
+import { BillingWriteAnswerer, LocalSqliteBillingWrites, type BillingWriteBatch } from "../billing/sqlite-billing-writes.js";
 import type { Store } from "../store/index.js";
 import type { CliIo } from "./io.js";
 
@@ -24,21 +24,28 @@ export function primaryWritesBilling(store: Store, env: NodeJS.ProcessEnv): bool
 export class BillingWriterHost {
   readonly #writes: LocalSqliteBillingWrites;
   readonly #io: CliIo;
+  /** One per worker: its answers of a turn go out in one message. */
+  readonly #answerers = new WeakMap<Worker, BillingWriteAnswerer>();
 
   constructor(store: Store, io: CliIo) {
     this.#writes = new LocalSqliteBillingWrites(store.handle);
     this.#io = io;
   }
 
-  /** Runs a worker's request and answers it; a worker gone meanwhile gets nothing (its calls died with it). */
-  onRequest(worker: Worker, request: BillingWriteRequest): void {
-    void answerBillingWrite(this.#writes, request).then((answer) => {
-      if (!worker.isConnected()) return;
-      try {
-        worker.send(answer);
-      } catch (error) {
-        this.#io.stderr(`worker ${worker.id}: billing answer not delivered: ${(error as Error).message}\n`);
-      }
-    });
+  /** Runs a worker's requests and answers them; a worker gone meanwhile gets nothing (its calls died with it). */
+  onRequests(worker: Worker, batch: BillingWriteBatch): void {
+    let answerer = this.#answerers.get(worker);
+    if (answerer === undefined) {
+      answerer = new BillingWriteAnswerer(this.#writes, (answers) => {
+        if (!worker.isConnected()) return;
+        try {
+          worker.send(answers);
+        } catch (error) {
+          this.#io.stderr(`worker ${worker.id}: billing answers not delivered: ${(error as Error).message}\n`);
+        }
+      });
+      this.#answerers.set(worker, answerer);
+    }
+    answerer.onRequests(batch);
   }
 }

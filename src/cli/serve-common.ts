@@ -4,7 +4,7 @@ import type { BootstrapResult } from "../accounts/bootstrap.js";
 import type { GatewayConfig } from "../config/load.js";
 import type { ReloadOutcome } from "../http/route-context.js";
 import type { PrimaryMetricsMessage, WorkerMetricsMessage } from "../observability/cluster-metrics.js";
-import type { BillingWriteAnswer, BillingWriteRequest } from "../billing/sqlite-billing-writes.js";
+import type { BillingAnswerBatch, BillingWriteBatch } from "../billing/sqlite-billing-writes.js";
 import { upstreamOf } from "../upstreams/registry.js";
 import { firstStartMessage } from "./first-start.js";
 import type { CliIo } from "./io.js";
@@ -37,11 +37,11 @@ export type WorkerMessage =
   /** This worker swapped in a new config through the admin API (and recorded it): the others follow. */
   | { type: "reload-peers"; version: string }
   | WorkerMetricsMessage
-  /** An admission, settlement or release for the primary to commit (SQLite, decision 0047). */
-  | BillingWriteRequest;
+  /** Admissions, settlements and releases of one turn for the primary to commit (SQLite, decision 0047). */
+  | BillingWriteBatch;
 
 /** Primary to worker: reload the config file; audit false when another worker records this reload. */
-export type PrimaryMessage = { type: "reload"; sequence: number; audit: boolean } | PrimaryMetricsMessage | BillingWriteAnswer;
+export type PrimaryMessage = { type: "reload"; sequence: number; audit: boolean } | PrimaryMetricsMessage | BillingAnswerBatch;
 
 /** The start-up lines on stderr: the address, the config in use and, once, the first-start message. */
 export function printStartBanner(io: CliIo, config: GatewayConfig, address: string, database: string, first: BootstrapResult | null): void {

@@ -138,11 +138,11 @@ async function serveWorker(config: GatewayConfig, io: CliIo): Promise<void> {
 
 /** The billing writes committed by the primary (decision 0047): requests out, answers in, all failing once the channel closes. */
 function remoteBillingWrites(worker: NonNullable<typeof cluster.worker>): RemoteSqliteBillingWrites {
-  const writes = new RemoteSqliteBillingWrites((request, failed) => {
+  const writes = new RemoteSqliteBillingWrites((batch, failed) => {
     if (!process.connected) return failed();
-    process.send!(request, undefined, {}, (error: Error | null) => error && failed());
+    process.send!(batch, undefined, {}, (error: Error | null) => error && failed());
   });
-  worker.on("message", (message: PrimaryMessage) => message?.type === "billing-answer" && writes.onAnswer(message));
+  worker.on("message", (message: PrimaryMessage) => message?.type === "billing-answers" && writes.onAnswers(message));
   process.once("disconnect", () => writes.close());
   return writes;
 }

@@ -158,8 +158,8 @@ class Supervisor {
 
   #onMessage(worker: Worker, message: WorkerMessage): void {
     switch (message?.type) {
-      case "billing-write":
-        this.#billingWriter?.onRequest(worker, message);
+      case "billing-writes":
+        this.#billingWriter?.onRequests(worker, message);
         break;
       case "listening":
         this.#listening.add(worker);

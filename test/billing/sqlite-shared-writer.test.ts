@@ -1,14 +1,15 @@
 // The billing writes of SQLite committed by another process (ADR 0047), in one process: a worker's
 // StoreBilling sends its admissions, settlements and releases through RemoteSqliteBillingWrites, the
-// "primary" runs them with answerBillingWrite on its own connection's group-commit writer. The
+// "primary" runs them with a BillingWriteAnswerer on its own connection's group-commit writer. The
 // channel copies each message with structuredClone, as node:cluster's "advanced" serialization does,
-// and delivers it a turn later. Two workers share one owner: their operations join one batch.
+// and delivers it a turn later. Two workers share one owner: their operations join one batch. A
+// worker's operations of one turn travel in one message, and their answers come back in one.
 import { sql } from "kysely";
 import { describe, expect, it } from "vitest";
 import { LimitRefusal } from "../../src/billing/admission.js";
 import { StoreBilling } from "../../src/billing/billing-store.js";
 import { RemoteSqliteBillingWrites } from "../../src/billing/sqlite-billing-remote.js";
-import { answerBillingWrite, LocalSqliteBillingWrites, type BillingWriteRequest } from "../../src/billing/sqlite-billing-writes.js";
+import { BillingWriteAnswerer, LocalSqliteBillingWrites, type BillingWriteBatch } from "../../src/billing/sqlite-billing-writes.js";
 import { applicableLimits, NO_TIER_LIMITS, subjectLimitsFromInput } from "../../src/core/traffic-limits.js";
 import { GatewayError } from "../../src/errors/catalogue.js";
 import type { Store } from "../../src/store/index.js";
@@ -16,14 +17,26 @@ import { admission, counters, makeAccount, makeKey, MODEL, usage, useBillingStor
 
 const USD = 1_000_000_000n;
 
+/** The messages a channel carried: `sent` to the owner (operations in each), `answered` back (answers in each). */
+interface Channel {
+  stopped: boolean;
+  sent: number[];
+  answered: number[];
+}
+
 /** A worker's billing whose writes the owner commits; `batches` counts the owner's group transactions. */
-function workerOf(store: Store, owner: LocalSqliteBillingWrites, channel: { stopped: boolean; sent: number }): StoreBilling {
+function workerOf(store: Store, owner: LocalSqliteBillingWrites, channel: Channel): StoreBilling {
+  const answerer = new BillingWriteAnswerer(owner, (message) => {
+    channel.answered.push(message.answers.length);
+    const copy = structuredClone(message);
+    setImmediate(() => remote.onAnswers(copy));
+  });
   const remote: RemoteSqliteBillingWrites = new RemoteSqliteBillingWrites(
-    (request: BillingWriteRequest) => {
-      channel.sent += 1;
+    (message: BillingWriteBatch) => {
+      channel.sent.push(message.requests.length);
       if (channel.stopped) return; // an owner that stopped answering
-      const copy = structuredClone(request);
-      setImmediate(() => void answerBillingWrite(owner, copy).then((answer) => setImmediate(() => remote.onAnswer(structuredClone(answer)))));
+      const copy = structuredClone(message);
+      setImmediate(() => answerer.onRequests(copy));
     },
     { deadlineMs: 300 },
   );
@@ -34,7 +47,7 @@ describe("SQLite billing writes committed by one owner for several workers", () 
   let store: Store;
   let owner: LocalSqliteBillingWrites;
   let batches = 0;
-  const channel = { stopped: false, sent: 0 };
+  const channel: Channel = { stopped: false, sent: [], answered: [] };
   let workers: StoreBilling[];
   useBillingStore("sqlite", (f) => {
     store = f.store;
@@ -102,6 +115,58 @@ describe("SQLite billing writes committed by one owner for several workers", () 
       expect((await counters(store, ok, okKey)).ledger).toBe(1);
     } finally {
       await sql`drop trigger fail_shared_batch`.execute(store.db);
+    }
+  });
+
+  it("a worker's operations of one turn travel in one message, and their answers come back in one", async () => {
+    const accountId = await makeAccount(store, { balance: USD });
+    const keyId = await makeKey(store, accountId);
+    channel.sent = [];
+    channel.answered = [];
+    const holds = await Promise.all(Array.from({ length: 8 }, () => workers[0]!.admit(admission(accountId, keyId))));
+    expect(channel.sent).toEqual([8]);
+    expect(channel.answered).toEqual([8]);
+    channel.sent = [];
+    channel.answered = [];
+    const settled = await Promise.all(holds.slice(0, 6).map((hold) => workers[0]!.settle(hold, usage(100, 100), "mock")));
+    const released = await Promise.all([workers[1]!.release(holds[6]!), workers[1]!.release(holds[7]!)]);
+    expect(settled.every((charge) => charge.recorded && charge.cost === 1_250_000n)).toBe(true);
+    expect(released).toHaveLength(2);
+    expect(channel.sent).toEqual([6, 2]);
+    expect(channel.answered).toEqual([6, 2]);
+    const state = await counters(store, accountId, keyId);
+    expect(state.ledger).toBe(6);
+    expect(state.account).toMatchObject({ held_nano: 0n, total_spent_nano: 6n * 1_250_000n });
+  });
+
+  it("a failure in one message of a worker fails that operation alone; the others of the message commit", async () => {
+    const ok = await makeAccount(store, { balance: USD });
+    const okKey = await makeKey(store, ok);
+    const failing = await makeAccount(store, { balance: USD });
+    const failingKey = await makeKey(store, failing);
+    const [okHold, failingHold] = await Promise.all([workers[0]!.admit(admission(ok, okKey)), workers[0]!.admit(admission(failing, failingKey))]);
+    const failingBefore = await counters(store, failing, failingKey);
+    await sql`create trigger fail_one_of_message before insert on monthly_usage when new.account_id = ${sql.lit(failing)}
+      begin select raise(abort, 'injected failure'); end`.execute(store.db);
+    channel.sent = [];
+    channel.answered = [];
+    try {
+      const [charged, failed, admitted] = await Promise.allSettled([
+        workers[0]!.settle(okHold, usage(100, 100), "mock"),
+        workers[0]!.settle(failingHold, usage(100, 100), "mock"),
+        workers[0]!.admit(admission(ok, okKey)),
+      ]);
+      expect(channel.sent).toEqual([3]);
+      expect(channel.answered).toEqual([3]);
+      expect(charged).toMatchObject({ status: "fulfilled", value: { recorded: true, cost: 1_250_000n } });
+      expect(failed).toMatchObject({ status: "rejected", reason: { type: "ledger_write_failed", status: 502 } });
+      expect(admitted.status).toBe("fulfilled");
+      expect(await counters(store, failing, failingKey)).toEqual(failingBefore);
+      const okState = await counters(store, ok, okKey);
+      expect(okState.ledger).toBe(1);
+      expect(okState.holds).toHaveLength(1); // the second admission's
+    } finally {
+      await sql`drop trigger fail_one_of_message`.execute(store.db);
     }
   });
 

@@ -137,15 +137,21 @@ for (const shared of [false, true])
       );
       const rows = await store.db.selectFrom("ledger").select("request_id").where("account_id", "=", account.id).where("kind", "=", "usage").execute();
       expect(rows.map((r) => r.request_id).sort()).toEqual(ok.map((a) => a.requestId).sort());
-      // Every worker served some of them (the log's worker field).
-      const served = new Set(
-        gateway
-          .stdout()
-          .split("\n")
-          .filter((line) => line.includes('"path":"/v1/chat/completions"'))
-          .map((line) => (JSON.parse(line) as { worker: number }).worker),
+      // Every worker served some of them (the log's worker field). A worker writes its log lines in
+      // blocks, a few hundred milliseconds after the answers (src/core/log-destination.ts): wait for them.
+      const served = () =>
+        new Set(
+          gateway
+            .stdout()
+            .split("\n")
+            .filter((line) => line.includes('"path":"/v1/chat/completions"'))
+            .map((line) => (JSON.parse(line) as { worker: number }).worker),
+        );
+      await waitFor(
+        () => served().size === WORKERS,
+        5_000,
+        () => `workers that logged a request: ${[...served()].join(", ")}`,
       );
-      expect(served.size).toBe(WORKERS);
     });
 
     it("a revoke is seen by every worker within a second", { timeout: 60_000 }, async () => {
