@@ -268,8 +268,8 @@ export class LiveCatalog {
               action: reason.startsWith("rollback") ? "catalog.rollback" : reason === "price import" ? "catalog.price_import" : "catalog.update",
               targetType: "catalog",
               targetId: String(version.version),
-              before: changes && { version: baseVersion, ...beforeOf(changes) },
-              after: changes && { version: version.version, ...afterOf(changes) },
+              before: changes && { version: baseVersion, ...sideOf(changes, "before") },
+              after: changes && { version: version.version, ...sideOf(changes, "after") },
             },
       );
       return version;
@@ -354,29 +354,19 @@ function sectionDiff(before: Record<string, unknown>, after: Record<string, unkn
   return diff;
 }
 
-/** The audit row's before: each changed or removed entry as it was. */
-function beforeOf(diff: CatalogDiff): Record<string, unknown> {
-  const side = (section: SectionDiff) => ({ ...section.removed, ...Object.fromEntries(Object.entries(section.changed).map(([k, v]) => [k, v.before])) });
+/** The audit row's before (each changed or removed entry as it was) or after (each changed or added entry as it is now). */
+function sideOf(diff: CatalogDiff, which: "before" | "after"): Record<string, unknown> {
+  const side = (section: SectionDiff) => ({
+    ...(which === "before" ? section.removed : section.added),
+    ...Object.fromEntries(Object.entries(section.changed).map(([k, v]) => [k, v[which]])),
+  });
   const mcpServers = side(diff.mcp_servers);
   return {
     providers: side(diff.providers),
     models: side(diff.models),
     tiers: side(diff.tiers),
     ...(Object.keys(mcpServers).length > 0 && { mcp_servers: mcpServers }),
-    ...(diff.demo && { demo: diff.demo.before }),
-  };
-}
-
-/** The audit row's after: each changed or added entry as it is now. */
-function afterOf(diff: CatalogDiff): Record<string, unknown> {
-  const side = (section: SectionDiff) => ({ ...section.added, ...Object.fromEntries(Object.entries(section.changed).map(([k, v]) => [k, v.after])) });
-  const mcpServers = side(diff.mcp_servers);
-  return {
-    providers: side(diff.providers),
-    models: side(diff.models),
-    tiers: side(diff.tiers),
-    ...(Object.keys(mcpServers).length > 0 && { mcp_servers: mcpServers }),
-    ...(diff.demo && { demo: diff.demo.after }),
+    ...(diff.demo && { demo: diff.demo[which] }),
   };
 }
 
