@@ -13,6 +13,7 @@
 // holder renewed its liveness meanwhile, is not touched.
 import type { Kysely } from "kysely";
 import type { Database } from "../store/tables.js";
+import { transact } from "../store/transact.js";
 import type { PostgresBatcher } from "./postgres-batcher.js";
 import { Statement, type SqlExec } from "../store/sqlite-writer.js";
 import type { TrafficRecord } from "../core/traffic-limits.js";
@@ -138,9 +139,11 @@ export async function releaseExpiredHolds(
  * (a row whose holds remain stays, so that an operator can still see whose they were).
  */
 export async function forgetDeadProcesses(db: Kysely<Database>, now: number): Promise<void> {
-  await db
-    .deleteFrom("gateway_processes")
-    .where("expires_at", "<=", BigInt(now))
-    .where((eb) => eb.not(eb.exists(eb.selectFrom("holds").select("holds.id").whereRef("holds.holder", "=", "gateway_processes.holder"))))
-    .execute();
+  await transact(db, (trx) =>
+    trx
+      .deleteFrom("gateway_processes")
+      .where("expires_at", "<=", BigInt(now))
+      .where((eb) => eb.not(eb.exists(eb.selectFrom("holds").select("holds.id").whereRef("holds.holder", "=", "gateway_processes.holder"))))
+      .execute(),
+  );
 }

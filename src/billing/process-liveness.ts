@@ -11,6 +11,7 @@
 import type { Kysely } from "kysely";
 import { newId } from "../core/ids.js";
 import type { Database } from "../store/tables.js";
+import { transact } from "../store/transact.js";
 
 /**
  * How long a row stays alive after its last renewal. Three renewals may fail or be late (a stalled
@@ -66,11 +67,14 @@ export class ProcessLiveness {
   /** Moves the row's expiry to `now` + the lease; writes it again if a sweeper forgot it (this process was taken for dead). */
   async renew(now: number = this.now()): Promise<void> {
     const expiresAt = BigInt(now + this.#ttlMs);
-    await this.db
-      .insertInto("gateway_processes")
-      .values({ holder: this.holder, started_at: BigInt(now), expires_at: expiresAt })
-      .onConflict((oc) => oc.column("holder").doUpdateSet({ expires_at: expiresAt }))
-      .execute();
+    // transact: SQLite can refuse the write lock at once while other processes write (workers starting together).
+    await transact(this.db, (trx) =>
+      trx
+        .insertInto("gateway_processes")
+        .values({ holder: this.holder, started_at: BigInt(now), expires_at: expiresAt })
+        .onConflict((oc) => oc.column("holder").doUpdateSet({ expires_at: expiresAt }))
+        .execute(),
+    );
   }
 
   /** Stops renewing (the row then runs out by itself) and waits for a renewal in flight. */
@@ -82,6 +86,6 @@ export class ProcessLiveness {
 
   /** Removes the row: only once no hold names this process. */
   async remove(): Promise<void> {
-    await this.db.deleteFrom("gateway_processes").where("holder", "=", this.holder).execute();
+    await transact(this.db, (trx) => trx.deleteFrom("gateway_processes").where("holder", "=", this.holder).execute());
   }
 }
