@@ -258,3 +258,13 @@ export interface StoredResponsesTable {
   created_at: Stamp;
   expires_at: Stamp;
 }
+
+/** A gateway process's slice of an account's balance, counted in its held_nano (migration 0039, ADR 0048). */
+export interface AccountEscrowsTable {
+  account_id: string;
+  holder: string;
+  amount_nano: Int;
+  expires_at: Stamp;
+  /** 0 none; 1 asked to give back what it does not use; 2 gave it back since. */
+  recall: ColumnType<number, number | undefined, number>;
+}

@@ -5,6 +5,7 @@ import type { ColumnType, Generated } from "kysely";
 
 import type { Int, Stamp } from "./column-types.js";
 import type {
+  AccountEscrowsTable,
   AdminIdempotencyTable,
   AdminTokensTable,
   AuditLogTable,
@@ -191,16 +192,6 @@ export interface HoldsTable {
   tags: ColumnType<string | null, string | null | undefined, string | null>;
   /** The process that took the hold (gateway_processes); null: it ends only at expires_at (migration 0040). */
   holder: ColumnType<string | null, string | null | undefined, string | null>;
-}
-
-/** A gateway process's slice of an account's balance, counted in its held_nano (migration 0039, ADR 0048). */
-export interface AccountEscrowsTable {
-  account_id: string;
-  holder: string;
-  amount_nano: Int;
-  expires_at: Stamp;
-  /** 0 none; 1 asked to give back what it does not use; 2 gave it back since. */
-  recall: ColumnType<number, number | undefined, number>;
 }
 
 /** One tag of a charged ledger row (migration 0030): its cost and tokens kept for breakdowns by tag. */
