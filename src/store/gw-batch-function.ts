@@ -34,6 +34,7 @@
 // A refusal by one answers outcome "traffic_limited" with the verdict of trafficAdmit
 // (traffic-functions.ts), an admission the counted windows ("windows") for the response headers. The traffic windows
 // are read once per call and written once at its end (traffic-functions.ts).
+import { RELEASE_DELETE } from "./release-functions.js";
 import { DIMENSION_SET, type DimensionSet } from "../core/dimensions.js";
 import { DROP_OLD_ROW_WRITERS, ROW_WRITERS } from "./gw-batch-row-writers.js";
 import { BUDGET_DECLARATIONS, BUDGET_HOLD, BUDGET_JUDGE, BUDGET_LOCK, BUDGET_RELEASE, BUDGET_SETTLE, BUDGET_WRITE } from "./budget-functions.js";
@@ -148,15 +149,7 @@ begin
       if not v_released then h_amount := 0; h_tokens := 0; end if;
       o_account := op->>'account';
       o_key := op->>'key';
-    elsif v_kind = 'release' then
-      delete from holds where id = op->>'hold' and (op->>'expired_before' is null or expires_at <= (op->>'expired_before')::bigint
-          or (op ? 'dead_holders' and holds.holder is not null and not exists (select 1 from gateway_processes p
-            where p.holder = holds.holder and p.expires_at > (op->>'expired_before')::bigint)))
-        returning account_id, key_id, amount_nano, tokens, traffic, budgets into o_account, o_key, h_amount, h_tokens, h_traffic, h_budgets;
-      if not found then
-        answers := answers || jsonb_build_object('released', false);
-        continue;
-      end if;
+    elsif v_kind = 'release' then${RELEASE_DELETE}
     elsif v_kind = 'escrow' then
       o_account := op->>'account'; o_key := null;
     else
